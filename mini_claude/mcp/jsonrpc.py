@@ -1,0 +1,318 @@
+"""JSON-RPC 2.0 session over any `Transport`: ids, pending futures, dispatch, errors.
+
+It knows nothing of MCP or pipes. Invariants:
+
+* A pending request is registered *before* its message is sent and removed in `finally`, so a reply can never
+  arrive for an id we do not know yet, and an abandoned wait never leaks an entry.
+* Incoming messages with a `method` are requests (with `id`) or notifications (without); only messages without a
+  `method` are responses. A server request whose id equals one of ours is therefore never taken for a response.
+* When the transport ends, every pending request fails at once with the transport's error (for a process: exit
+  code and stderr tail). Nothing waits forever: each request has a deadline timer; `touch()` pushes it back.
+* Unknown ids, duplicate replies, non-object JSON and malformed messages are logged and survive.
+* A request whose local wait is cancelled or times out triggers `on_abandoned(id, method, reason)` (the MCP client
+  sends `notifications/cancelled` from it); its late reply is then an unknown id and ignored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mini_claude.errors import JsonRpcError, McpError, McpTimeoutError, TransportError
+from mini_claude.mcp.transports.base import Transport
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "JsonRpcSession",
+    "NotificationHandler",
+    "RequestHandler",
+]
+
+log = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+RequestHandler = Callable[[Any], Awaitable[Any]]
+NotificationHandler = Callable[[str, Any], Any]
+AbandonedHook = Callable[[int, str, str], None]
+
+
+class _Pending:
+    """One in-flight request: its future, its method, and its deadline timer."""
+
+    __slots__ = ("deadline", "future", "method", "timeout", "timer")
+
+    def __init__(self, future: asyncio.Future[Any], method: str, timeout: float | None) -> None:
+        self.future = future
+        self.method = method
+        self.timeout = timeout
+        self.deadline = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+
+
+class JsonRpcSession:
+    """A JSON-RPC 2.0 peer on top of a started `Transport`.
+
+    Example:
+
+        session = JsonRpcSession(transport, name="demo")
+        session.start()
+        result = await session.request("tools/list", {}, timeout=30)
+        await session.notify("notifications/initialized")
+        await session.close()
+    """
+
+    def __init__(self, transport: Transport, *, name: str | None = None) -> None:
+        self.transport = transport
+        self.name = name
+        self._next_id = 1
+        self._pending: dict[int, _Pending] = {}
+        self._request_handlers: dict[str, RequestHandler] = {"ping": _pong}
+        self._notification_handlers: dict[str, NotificationHandler] = {}
+        self._fallback_notification: NotificationHandler | None = None
+        self._handler_tasks: set[asyncio.Task[None]] = set()
+        self._reader: asyncio.Task[None] | None = None
+        self._closed_error: McpError | None = None
+        self.on_abandoned: AbandonedHook | None = None
+        self.on_closed: Callable[[McpError], None] | None = None
+
+    # ---- setup -------------------------------------------------------------------------------------------------
+
+    def set_request_handler(self, method: str, handler: RequestHandler) -> None:
+        """Serve requests from the peer. The handler returns the result or raises `JsonRpcError`."""
+        self._request_handlers[method] = handler
+
+    def set_notification_handler(self, method: str, handler: NotificationHandler) -> None:
+        self._notification_handlers[method] = handler
+
+    def set_fallback_notification_handler(self, handler: NotificationHandler) -> None:
+        """Receives every notification that has no handler of its own."""
+        self._fallback_notification = handler
+
+    def start(self) -> None:
+        """Start reading from the (already started) transport."""
+        if self._reader is None:
+            self._reader = asyncio.get_running_loop().create_task(self._read_loop(), name=f"jsonrpc-{self.name}")
+
+    @property
+    def closed(self) -> bool:
+        return self._closed_error is not None
+
+    @property
+    def closed_error(self) -> McpError | None:
+        return self._closed_error
+
+    # ---- outgoing ----------------------------------------------------------------------------------------------
+
+    async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
+        """Send a request and wait for its result. Raises JsonRpcError, McpTimeoutError or TransportError."""
+        if self._closed_error is not None:
+            raise self._closed_error
+        request_id = self._next_id
+        self._next_id += 1
+        loop = asyncio.get_running_loop()
+        pending = _Pending(loop.create_future(), method, timeout)
+        self._pending[request_id] = pending
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            if timeout is not None:
+                pending.deadline = loop.time() + timeout
+                pending.timer = loop.call_at(pending.deadline, self._on_deadline, request_id)
+            await self.transport.send(message)
+            return await pending.future
+        except asyncio.CancelledError:
+            if request_id in self._pending:
+                self._abandon(request_id, method, "cancelled by the client")
+            raise
+        except McpTimeoutError:
+            self._abandon(request_id, method, f"timed out after {timeout:g}s")
+            raise
+        finally:
+            entry = self._pending.pop(request_id, None)
+            if entry is not None and entry.timer is not None:
+                entry.timer.cancel()
+
+    def next_request_id(self) -> int:
+        """The id the next `request()` will use (lets a caller tie a progress token to it beforehand)."""
+        return self._next_id
+
+    def touch(self, request_id: int) -> bool:
+        """Push a pending request's deadline back by its full timeout (e.g. on progress). False if not pending."""
+        pending = self._pending.get(request_id)
+        if pending is None:
+            return False
+        if pending.timeout is not None:
+            pending.deadline = asyncio.get_running_loop().time() + pending.timeout
+        return True
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        if self._closed_error is not None:
+            raise self._closed_error
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.transport.send(message)
+
+    async def close(self) -> None:
+        """Stop reading, close the transport, fail whatever is still pending. Idempotent."""
+        if self._closed_error is None:
+            self._fail_all(TransportError("connection closed by the client", server=self.name))
+        reader, self._reader = self._reader, None
+        if reader is not None and reader is not asyncio.current_task():
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await reader
+        for task in list(self._handler_tasks):
+            task.cancel()
+        await self.transport.close()
+
+    # ---- internals ---------------------------------------------------------------------------------------------
+
+    def _on_deadline(self, request_id: int) -> None:
+        pending = self._pending.get(request_id)
+        if pending is None or pending.future.done():
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() < pending.deadline:  # touched since: sleep until the new deadline
+            pending.timer = loop.call_at(pending.deadline, self._on_deadline, request_id)
+            return
+        assert pending.timeout is not None
+        pending.future.set_exception(McpTimeoutError(pending.method, pending.timeout, server=self.name))
+
+    def _abandon(self, request_id: int, method: str, reason: str) -> None:
+        self._pending.pop(request_id, None)
+        hook = self.on_abandoned
+        if hook is not None and self._closed_error is None:
+            try:
+                hook(request_id, method, reason)
+            except Exception:  # a hook bug must not turn a timeout into a different error
+                log.exception("%s: on_abandoned hook failed", self.name)
+
+    def _fail_all(self, error: McpError) -> None:
+        if self._closed_error is None:
+            self._closed_error = error
+        for pending in list(self._pending.values()):
+            if not pending.future.done():
+                pending.future.set_exception(error)
+                # a caller that already went away must not make asyncio log "exception never retrieved"
+                pending.future.exception()
+        self._pending.clear()
+        if self.on_closed is not None:
+            try:
+                self.on_closed(error)
+            except Exception:
+                log.exception("%s: on_closed hook failed", self.name)
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                message = await self.transport.receive()
+                if isinstance(message, dict):
+                    self._dispatch(message)
+                elif isinstance(message, list):
+                    log.warning("%s: received a JSON-RPC batch of %d (deprecated); handling each", self.name,
+                                len(message))
+                    for item in message:
+                        if isinstance(item, dict):
+                            self._dispatch(item)
+                        else:
+                            log.warning("%s: ignoring non-object batch item: %.200r", self.name, item)
+                else:
+                    log.warning("%s: ignoring non-object JSON message: %.200r", self.name, message)
+        except McpError as exc:
+            self._fail_all(exc)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a reader bug must still release every waiter
+            log.exception("%s: reader failed", self.name)
+            self._fail_all(TransportError(f"reader failed: {exc!r}", server=self.name))
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if method is None:
+            self._on_response(message)
+        elif not isinstance(method, str):
+            log.warning("%s: ignoring message with non-string method: %.200r", self.name, message)
+        elif "id" in message:
+            task = asyncio.get_running_loop().create_task(self._serve(message["id"], method, message.get("params")))
+            self._handler_tasks.add(task)
+            task.add_done_callback(self._handler_tasks.discard)
+        else:
+            self._on_notification(method, message.get("params"))
+
+    def _on_response(self, message: dict[str, Any]) -> None:
+        request_id = message.get("id")
+        pending = self._pending.get(request_id) if isinstance(request_id, int) else None
+        if pending is None:
+            # late reply to an abandoned request, a duplicate, or an id we never sent
+            log.debug("%s: response for unknown id %.50r ignored", self.name, request_id)
+            return
+        if pending.future.done():
+            return
+        if "error" in message:
+            err = message["error"]
+            if isinstance(err, dict):
+                code = err.get("code")
+                pending.future.set_exception(JsonRpcError(
+                    code if isinstance(code, int) else INTERNAL_ERROR,
+                    str(err.get("message", "unknown error")), err.get("data"), server=self.name))
+            else:
+                pending.future.set_exception(JsonRpcError(INTERNAL_ERROR, f"malformed error: {err!r:.200}",
+                                                          server=self.name))
+        elif "result" in message:
+            pending.future.set_result(message["result"])
+        else:
+            pending.future.set_exception(JsonRpcError(
+                INVALID_REQUEST, "response has neither result nor error", server=self.name))
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        handler = self._notification_handlers.get(method, self._fallback_notification)
+        if handler is None:
+            log.debug("%s: unhandled notification %s", self.name, method)
+            return
+        try:
+            outcome = handler(method, params)
+            if asyncio.iscoroutine(outcome):
+                task = asyncio.get_running_loop().create_task(outcome)
+                self._handler_tasks.add(task)
+                task.add_done_callback(self._handler_tasks.discard)
+        except Exception:
+            log.exception("%s: notification handler for %s failed", self.name, method)
+
+    async def _serve(self, request_id: Any, method: str, params: Any) -> None:
+        handler = self._request_handlers.get(method)
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        if handler is None:
+            reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
+        else:
+            try:
+                reply["result"] = await handler(params)
+            except JsonRpcError as exc:
+                reply["error"] = {"code": exc.code, "message": exc.rpc_message}
+                if exc.data is not None:
+                    reply["error"]["data"] = exc.data
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.exception("%s: handler for %s failed", self.name, method)
+                reply["error"] = {"code": INTERNAL_ERROR, "message": f"{type(exc).__name__}: {exc}"}
+        with contextlib.suppress(McpError):
+            await self.transport.send(reply)
+
+
+async def _pong(_params: Any) -> dict[str, Any]:
+    return {}
+

@@ -1,0 +1,1 @@
+"""Model backends behind one `Model` protocol: Anthropic Messages, OpenAI-compatible, and the offline mock server."""

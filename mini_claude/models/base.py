@@ -1,0 +1,65 @@
+"""The `Model` protocol and the data that crosses it.
+
+The conversation history is kept in Anthropic Messages format (plain dicts): `{"role": "user"|"assistant",
+"content": [blocks]}` with `text`, `image`, `tool_use` and `tool_result` blocks. Every backend converts to and
+from its own wire format at its edge; the agent only ever sees this one shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = ["AssistantTurn", "Model", "ToolSpec", "Usage"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool definition as sent to the model."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+
+
+@dataclass
+class AssistantTurn:
+    """One assistant message: Anthropic-format content blocks (`text`, `tool_use` with parsed `input`)."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def tool_uses(self) -> list[dict[str, Any]]:
+        return [b for b in self.content if b.get("type") == "tool_use"]
+
+    @property
+    def text(self) -> str:
+        return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
+
+
+class Model(Protocol):
+    """A chat model that can call tools. `on_text` receives text deltas as they stream in."""
+
+    name: str
+
+    async def complete(
+        self,
+        *,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[ToolSpec],
+        on_text: Callable[[str], None] | None = None,
+    ) -> AssistantTurn: ...

@@ -7,7 +7,8 @@ It knows nothing of MCP or pipes. Invariants:
 * Incoming messages with a `method` are requests (with `id`) or notifications (without); only messages without a
   `method` are responses. A server request whose id equals one of ours is therefore never taken for a response.
 * When the transport ends, every pending request fails at once with the transport's error (for a process: exit
-  code and stderr tail). Nothing waits forever: each request has a deadline timer; `touch()` pushes it back.
+  code and stderr tail). Nothing waits forever: each request has a deadline timer; `touch()` pushes it back. The
+  deadline covers the send too: a peer that stopped reading (a full pipe) cannot block a request past it.
 * Unknown ids, duplicate replies, non-object JSON and malformed messages are logged and survive.
 * A request whose local wait is cancelled or times out triggers `on_abandoned(id, method, reason)` (the MCP client
   sends `notifications/cancelled` from it); its late reply is then an unknown id and ignored.
@@ -43,15 +44,17 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
+HANDLER_CANCEL_WAIT_S = 1.0  # on close: how long cancelled server-request handlers get to unwind
+
 RequestHandler = Callable[[Any], Awaitable[Any]]
 NotificationHandler = Callable[[str, Any], Any]
 AbandonedHook = Callable[[int, str, str], None]
 
 
 class _Pending:
-    """One in-flight request: its future, its method, and its deadline timer."""
+    """One in-flight request: its future, its method, its deadline timer, and its task while it is sending."""
 
-    __slots__ = ("deadline", "future", "method", "timeout", "timer")
+    __slots__ = ("deadline", "future", "method", "send_cut", "sender", "timeout", "timer")
 
     def __init__(self, future: asyncio.Future[Any], method: str, timeout: float | None) -> None:
         self.future = future
@@ -59,6 +62,8 @@ class _Pending:
         self.timeout = timeout
         self.deadline = 0.0
         self.timer: asyncio.TimerHandle | None = None
+        self.sender: asyncio.Task[Any] | None = None  # set while transport.send() runs
+        self.send_cut = False  # the deadline passed during send(): we cancelled the sender
 
 
 class JsonRpcSession:
@@ -84,6 +89,7 @@ class JsonRpcSession:
         self._handler_tasks: set[asyncio.Task[None]] = set()
         self._reader: asyncio.Task[None] | None = None
         self._closed_error: McpError | None = None
+        self._closed_notified = False
         self.on_abandoned: AbandonedHook | None = None
         self.on_closed: Callable[[McpError], None] | None = None
 
@@ -118,7 +124,8 @@ class JsonRpcSession:
     async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
         """Send a request and wait for its result. Raises JsonRpcError, McpTimeoutError or TransportError."""
         if self._closed_error is not None:
-            raise self._closed_error
+            # a stored exception re-raised as is would grow its traceback (and pin frames) on every raise
+            raise self._closed_error.with_traceback(None)
         request_id = self._next_id
         self._next_id += 1
         loop = asyncio.get_running_loop()
@@ -131,10 +138,22 @@ class JsonRpcSession:
             if timeout is not None:
                 pending.deadline = loop.time() + timeout
                 pending.timer = loop.call_at(pending.deadline, self._on_deadline, request_id)
-            await self.transport.send(message)
+            sender = pending.sender = asyncio.current_task()
+            try:
+                await self.transport.send(message)
+            except asyncio.CancelledError:
+                # our deadline cut a send that was stuck (peer not reading); anyone else's cancel wins
+                if pending.send_cut and sender is not None and sender.uncancel() == 0:
+                    raise McpTimeoutError(method, timeout or 0.0, server=self.name) from None
+                raise
+            finally:
+                pending.sender = None
             return await pending.future
         except asyncio.CancelledError:
-            if request_id in self._pending:
+            future = pending.future
+            # no notifications/cancelled for a request that was already answered
+            if request_id in self._pending and (
+                    future.cancelled() or not future.done() or isinstance(future.exception(), McpTimeoutError)):
                 self._abandon(request_id, method, "cancelled by the client")
             raise
         except McpTimeoutError:
@@ -159,8 +178,9 @@ class JsonRpcSession:
         return True
 
     async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification. Raises TransportError when the connection is gone."""
         if self._closed_error is not None:
-            raise self._closed_error
+            raise self._closed_error.with_traceback(None)
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
@@ -175,8 +195,12 @@ class JsonRpcSession:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader
-        for task in list(self._handler_tasks):
+        current = asyncio.current_task()
+        handlers = [task for task in self._handler_tasks if task is not current]
+        for task in handlers:
             task.cancel()
+        if handlers:  # let them unwind now rather than be destroyed pending when the loop ends
+            await asyncio.wait(handlers, timeout=HANDLER_CANCEL_WAIT_S)
         await self.transport.close()
 
     # ---- internals ---------------------------------------------------------------------------------------------
@@ -191,6 +215,10 @@ class JsonRpcSession:
             return
         assert pending.timeout is not None
         pending.future.set_exception(McpTimeoutError(pending.method, pending.timeout, server=self.name))
+        if pending.sender is not None:  # still inside transport.send(): the peer is not reading; cut it
+            pending.send_cut = True
+            pending.future.exception()  # request() raises its own McpTimeoutError; mark this one retrieved
+            pending.sender.cancel()
 
     def _abandon(self, request_id: int, method: str, reason: str) -> None:
         self._pending.pop(request_id, None)
@@ -205,11 +233,16 @@ class JsonRpcSession:
         if self._closed_error is None:
             self._closed_error = error
         for pending in list(self._pending.values()):
+            if pending.timer is not None:
+                pending.timer.cancel()
             if not pending.future.done():
                 pending.future.set_exception(error)
                 # a caller that already went away must not make asyncio log "exception never retrieved"
                 pending.future.exception()
         self._pending.clear()
+        if self._closed_notified:
+            return
+        self._closed_notified = True
         if self.on_closed is not None:
             try:
                 self.on_closed(error)
@@ -220,18 +253,21 @@ class JsonRpcSession:
         try:
             while True:
                 message = await self.transport.receive()
-                if isinstance(message, dict):
-                    self._dispatch(message)
-                elif isinstance(message, list):
-                    log.warning("%s: received a JSON-RPC batch of %d (deprecated); handling each", self.name,
-                                len(message))
-                    for item in message:
-                        if isinstance(item, dict):
-                            self._dispatch(item)
-                        else:
-                            log.warning("%s: ignoring non-object batch item: %.200r", self.name, item)
-                else:
-                    log.warning("%s: ignoring non-object JSON message: %.200r", self.name, message)
+                try:
+                    if isinstance(message, dict):
+                        self._dispatch(message)
+                    elif isinstance(message, list):
+                        log.warning("%s: received a JSON-RPC batch of %d (deprecated); handling each", self.name,
+                                    len(message))
+                        for item in message:
+                            if isinstance(item, dict):
+                                self._dispatch(item)
+                            else:
+                                log.warning("%s: ignoring non-object batch item: %.200r", self.name, item)
+                    else:
+                        log.warning("%s: ignoring non-object JSON message: %.200r", self.name, message)
+                except Exception:  # one message that trips a bug must not end the session (try is free in 3.11)
+                    log.exception("%s: failed to dispatch a message: %.200r", self.name, message)
         except McpError as exc:
             self._fail_all(exc)
         except asyncio.CancelledError:
@@ -255,10 +291,15 @@ class JsonRpcSession:
 
     def _on_response(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
-        pending = self._pending.get(request_id) if isinstance(request_id, int) else None
+        # exactly int: `true` must not match id 1 (bool is an int subclass and True == 1)
+        pending = self._pending.get(request_id) if type(request_id) is int else None
         if pending is None:
-            # late reply to an abandoned request, a duplicate, or an id we never sent
-            log.debug("%s: response for unknown id %.50r ignored", self.name, request_id)
+            if request_id is None and isinstance(message.get("error"), dict):
+                # the peer could not even read one of our messages (parse error / invalid request)
+                log.warning("%s: error response without id: %.200r", self.name, message["error"])
+            else:
+                # late reply to an abandoned request, a duplicate, or an id we never sent
+                log.debug("%s: response for unknown id %.50r ignored", self.name, request_id)
             return
         if pending.future.done():
             return
@@ -309,8 +350,16 @@ class JsonRpcSession:
             except Exception as exc:
                 log.exception("%s: handler for %s failed", self.name, method)
                 reply["error"] = {"code": INTERNAL_ERROR, "message": f"{type(exc).__name__}: {exc}"}
-        with contextlib.suppress(McpError):
+        try:
             await self.transport.send(reply)
+        except McpError:
+            pass  # the connection is gone; nobody to answer
+        except (TypeError, ValueError) as exc:  # the handler's result is not JSON (or has NaN): say so
+            log.error("%s: result of handler for %s is not JSON-serializable: %s", self.name, method, exc)
+            reply.pop("result", None)
+            reply["error"] = {"code": INTERNAL_ERROR, "message": f"result is not JSON-serializable: {exc}"}
+            with contextlib.suppress(McpError):
+                await self.transport.send(reply)
 
 
 async def _pong(_params: Any) -> dict[str, Any]:

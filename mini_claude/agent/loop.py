@@ -1,0 +1,247 @@
+"""The agent loop: user text → model → tool calls → tool results → … until the model stops.
+
+Invariants the rest of the product relies on:
+
+* Every `tool_use` the model emits gets exactly one `tool_result` in the next user message — when the tool ran,
+  failed, raised, was denied, was unknown, or was interrupted. A history the API would reject cannot be built.
+* Consecutive read-only tool calls of one turn run concurrently; any other call runs alone, in order.
+* Interrupting (cancelling the task running `run`) cancels running tools, completes the history with
+  "interrupted" results, and re-raises `CancelledError`; the next `run` continues on a valid history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mini_claude.models.base import AssistantTurn, Model, ToolSpec, Usage
+from mini_claude.tools.base import Tool, ToolContext, ToolResult
+
+__all__ = ["Agent", "AgentUI", "Gate", "RunOutcome", "SilentUI"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_TURNS = 50
+INTERRUPTED_TEXT = "The user interrupted this tool call before it finished."
+CANCEL_GRACE_S = 10.0
+
+
+class Gate(Protocol):
+    """The permission gate as the loop sees it (mini_claude.permissions.gate.PermissionGate fits)."""
+
+    async def check(self, tool: Tool, args: dict[str, Any]) -> Any:  # -> Decision(allowed, reason)
+        ...
+
+
+class AgentUI(Protocol):
+    """What the loop tells the terminal. All methods are cheap and synchronous."""
+
+    def text_delta(self, text: str) -> None: ...
+    def assistant_done(self, turn: AssistantTurn) -> None: ...
+    def tool_started(self, name: str, args: dict[str, Any]) -> None: ...
+    def tool_finished(self, name: str, result: ToolResult) -> None: ...
+
+
+class SilentUI:
+    """An AgentUI that shows nothing (tests, sub-agents)."""
+
+    def text_delta(self, text: str) -> None:
+        pass
+
+    def assistant_done(self, turn: AssistantTurn) -> None:
+        pass
+
+    def tool_started(self, name: str, args: dict[str, Any]) -> None:
+        pass
+
+    def tool_finished(self, name: str, result: ToolResult) -> None:
+        pass
+
+
+@dataclass
+class RunOutcome:
+    """How one `run` ended: the final assistant text and why it stopped (`end_turn`, `max_turns`, ...)."""
+
+    text: str
+    stop: str
+    turns: int
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass
+class _Call:
+    block: dict[str, Any]
+    tool: Tool | None
+    result: ToolResult | None = None
+
+
+class Agent:
+    """Holds one conversation. `tools` is called before each model request, so tools can join mid-session
+    (MCP servers finishing their startup)."""
+
+    def __init__(
+        self,
+        *,
+        model: Model,
+        tools: Callable[[], Sequence[Tool]],
+        gate: Gate,
+        ctx: ToolContext,
+        system: str | Callable[[], str],
+        ui: AgentUI | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        result_cap: Callable[[ToolResult, ToolContext, str], ToolResult] | None = None,
+    ) -> None:
+        self.model = model
+        self._tools = tools
+        self.gate = gate
+        self.ctx = ctx
+        self._system = system
+        self.ui = ui or SilentUI()
+        self.max_turns = max_turns
+        self._result_cap = result_cap
+        self.history: list[dict[str, Any]] = []
+        self.usage = Usage()
+
+    # ---- public ------------------------------------------------------------------------------------------------
+
+    async def run(self, user_text: str) -> RunOutcome:
+        self._append_user([{"type": "text", "text": user_text}])
+        usage = Usage()
+        for turn_no in range(1, self.max_turns + 1):
+            tools = {t.name: t for t in self._tools()}
+            turn = await self.model.complete(
+                system=self.system_prompt(),
+                messages=self.history,
+                tools=[ToolSpec(t.name, t.description, t.input_schema) for t in tools.values()],
+                on_text=self.ui.text_delta,
+            )
+            usage.add(turn.usage)
+            self.usage.add(turn.usage)
+            self.history.append({"role": "assistant", "content": turn.content or [{"type": "text", "text": ""}]})
+            self.ui.assistant_done(turn)
+            if not turn.tool_uses:
+                return RunOutcome(turn.text, turn.stop_reason or "end_turn", turn_no, usage)
+            await self._run_tool_calls([_Call(b, tools.get(b.get("name", ""))) for b in turn.tool_uses])
+        return RunOutcome(self._last_text(), "max_turns", self.max_turns, usage)
+
+    def clear(self) -> None:
+        self.history.clear()
+
+    def system_prompt(self) -> str:
+        return self._system() if callable(self._system) else self._system
+
+    # ---- tools -------------------------------------------------------------------------------------------------
+
+    async def _run_tool_calls(self, calls: list[_Call]) -> None:
+        try:
+            for batch in _batches(calls):
+                await self._run_batch(batch)
+        finally:
+            # runs on success, error and cancellation alike: every tool_use gets its tool_result
+            blocks = []
+            for call in calls:
+                result = call.result or ToolResult.error(INTERRUPTED_TEXT)
+                blocks.append(_tool_result_block(call.block.get("id", ""), result))
+            self._append_user(blocks)
+
+    async def _run_batch(self, batch: list[_Call]) -> None:
+        runnable: list[_Call] = []
+        for call in batch:  # permission prompts one at a time, before anything in the batch runs
+            if await self._admit(call):
+                runnable.append(call)
+        if not runnable:
+            return
+        if len(runnable) == 1:
+            await self._run_one(runnable[0])
+            return
+        tasks = [asyncio.ensure_future(self._run_one(c)) for c in runnable]
+        try:
+            await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancel()
+            await asyncio.wait(tasks, timeout=CANCEL_GRACE_S)
+            raise
+
+    async def _admit(self, call: _Call) -> bool:
+        name = call.block.get("name", "")
+        if call.tool is None:
+            call.result = ToolResult.error(f"unknown tool {name!r}; available tools are listed in the request")
+            return False
+        args = call.block.get("input")
+        if not isinstance(args, dict):
+            call.result = ToolResult.error(f"tool input must be a JSON object, got {type(args).__name__}")
+            return False
+        decision = await self.gate.check(call.tool, args)
+        if not decision.allowed:
+            call.result = ToolResult.error(decision.reason)
+            self.ui.tool_started(name, args)
+            self.ui.tool_finished(name, call.result)
+            return False
+        return True
+
+    async def _run_one(self, call: _Call) -> None:
+        assert call.tool is not None
+        name, args = call.tool.name, call.block["input"]
+        self.ui.tool_started(name, args)
+        try:
+            result = await call.tool.run(args, self.ctx)
+        except asyncio.CancelledError:
+            call.result = ToolResult.error(INTERRUPTED_TEXT)
+            self.ui.tool_finished(name, call.result)
+            raise
+        except Exception as exc:  # a tool bug or failure becomes an is_error result the model can read
+            log.debug("tool %s raised", name, exc_info=True)
+            result = ToolResult.error(f"{name} failed: {exc}" if str(exc) else f"{name} failed: {exc!r}")
+        if self._result_cap is not None:
+            result = self._result_cap(result, self.ctx, name)
+        call.result = result
+        self.ui.tool_finished(name, result)
+
+    # ---- history -----------------------------------------------------------------------------------------------
+
+    def _append_user(self, blocks: list[dict[str, Any]]) -> None:
+        """Add user content, merging into a trailing user message (after an interruption) so roles alternate."""
+        if self.history and self.history[-1]["role"] == "user":
+            previous = self.history[-1]["content"]
+            if blocks and blocks[0].get("type") == "text" and not any(b.get("type") == "text" for b in previous):
+                blocks = [{"type": "text", "text": "[The previous request was interrupted by the user.]"}, *blocks]
+            previous.extend(blocks)
+        else:
+            self.history.append({"role": "user", "content": list(blocks)})
+
+    def _last_text(self) -> str:
+        for message in reversed(self.history):
+            if message["role"] == "assistant":
+                return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
+        return ""
+
+
+def _batches(calls: list[_Call]) -> list[list[_Call]]:
+    """Consecutive read-only calls form one concurrent batch; every other call is a batch of its own."""
+    batches: list[list[_Call]] = []
+    for call in calls:
+        read_only = call.tool is not None and call.tool.read_only
+        if read_only and batches and batches[-1][0].tool is not None and batches[-1][0].tool.read_only:
+            batches[-1].append(call)
+        else:
+            batches.append([call])
+    return batches
+
+
+def _tool_result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
+    content = result.content or [{"type": "text", "text": "(no output)"}]
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if result.is_error:
+        block["is_error"] = True
+    return block
+
+
+def format_args(args: dict[str, Any], limit: int = 200) -> str:
+    """Compact one-line JSON of tool arguments, for `→ name({...})` lines."""
+    text = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= limit else text[: limit - 1] + "…"

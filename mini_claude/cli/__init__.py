@@ -1,0 +1,1 @@
+"""The command line: argument parsing, the REPL, rendering, `mcp` subcommands, the demo."""

@@ -1,0 +1,104 @@
+"""`mini-claude` entry point: parses flags, dispatches subcommands, and owns exit codes.
+
+    mini-claude                      interactive REPL
+    mini-claude -p "prompt"          one-shot: the final answer on stdout, everything else on stderr
+    mini-claude demo                 offline scripted demo (bundled mock model + demo MCP server)
+    mini-claude mock-model ...       serve the offline mock model over HTTP
+    mini-claude mcp ...              list / get / add / remove / tools / call MCP servers
+
+Heavy modules are imported only on the paths that need them, so `--version` is instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from mini_claude import __version__
+
+__all__ = ["build_parser", "main"]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mini-claude",
+        description="A terminal coding agent with a first-class MCP client.",
+        epilog="Subcommands: `mini-claude demo`, `mini-claude mock-model --help`, `mini-claude mcp --help`.",
+    )
+    parser.add_argument("prompt", nargs="?", help="a prompt to start with (with -p: answer it and exit)")
+    parser.add_argument("-p", "--print", dest="print_mode", action="store_true",
+                        help="non-interactive: answer PROMPT (or stdin), print only the final answer, exit")
+    parser.add_argument("--model", help="model name (default: $MINI_CLAUDE_MODEL or the backend's default)")
+    parser.add_argument("--yolo", "--dangerously-skip-permissions", dest="yolo", action="store_true",
+                        help="allow every tool call without asking (deny rules still apply)")
+    parser.add_argument("--plan", action="store_true", help="plan mode: read-only tools only")
+    parser.add_argument("--permission-mode", choices=["default", "acceptEdits", "plan", "bypassPermissions"],
+                        help="permission mode")
+    parser.add_argument("--allowedTools", "--allowed-tools", dest="allowed_tools", action="append", default=[],
+                        metavar="RULE", help='allow rule, e.g. "Bash(git status:*)" (repeatable)')
+    parser.add_argument("--disallowedTools", "--disallowed-tools", dest="disallowed_tools", action="append",
+                        default=[], metavar="RULE", help="deny rule (repeatable)")
+    parser.add_argument("--max-turns", type=int, default=50, help="model turns per prompt (default 50)")
+    parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE_OR_JSON",
+                        help="extra MCP servers: a file or an inline JSON string (repeatable)")
+    parser.add_argument("--strict-mcp-config", action="store_true", help="use only the --mcp-config servers")
+    parser.add_argument("--trust-project-mcp", action="store_true",
+                        help="start project-level MCP servers (.mcp.json) without asking")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs on stderr")
+    parser.add_argument("--version", action="version", version=f"mini-claude {__version__}")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args_list
+    try:
+        return _dispatch(args_list)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        from mini_claude.errors import MiniClaudeError
+
+        if debug:
+            raise
+        if isinstance(exc, MiniClaudeError):
+            sys.stderr.write(f"mini-claude: {exc}\n")
+        else:
+            sys.stderr.write(f"mini-claude: unexpected error: {exc!r} (run with --debug for a traceback)\n")
+        return EXIT_ERROR
+
+
+def _dispatch(argv: list[str]) -> int:
+    if argv and argv[0] == "mock-model":
+        from mini_claude.models.mock_server import main as mock_main
+
+        return mock_main(argv[1:])
+    if argv and argv[0] == "mcp":
+        from mini_claude.cli.mcp_cmd import main as mcp_main
+
+        return mcp_main(argv[1:])
+    if argv and argv[0] == "demo":
+        from mini_claude.cli.demo import main as demo_main
+
+        return demo_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    _setup_logging(args.debug)
+    from mini_claude.cli.run import run_interactive, run_print
+
+    if args.print_mode:
+        return run_print(args)
+    return run_interactive(args)
+
+
+def _setup_logging(debug: bool) -> None:
+    import logging
+
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")

@@ -1,0 +1,298 @@
+"""`mini-claude mcp …`: inspect, edit and exercise the configured MCP servers.
+
+    mcp list [--json]                      status of every server (connects to all in parallel)
+    mcp get NAME [--json]                  merged config (secrets masked), source, status, tools
+    mcp tools NAME [--json]                the server's tools
+    mcp call NAME TOOL [JSON_ARGS] [--json]   call one tool; exit 0 ok, 1 tool error, 2 unreachable, 3 usage/config
+    mcp add [-s SCOPE] [-t TYPE] [-e K=V] [-H "K: V"] NAME -- CMD [ARGS…]   (http/sse: NAME URL)
+    mcp add-json [-s SCOPE] NAME JSON
+    mcp remove [-s SCOPE] NAME
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from mini_claude.cli.render import clean
+from mini_claude.errors import ConfigError, JsonRpcError, McpError, MiniClaudeError
+
+__all__ = ["EXIT_CONFIG", "EXIT_TOOL_ERROR", "EXIT_UNREACHABLE", "build_parser", "main"]
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_UNREACHABLE = 2
+EXIT_CONFIG = 3
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # exit 3 (bad usage), not argparse's 2
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mini-claude mcp", description="Manage and exercise MCP servers.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def common(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
+        if json_flag:
+            p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.add_argument("--mcp-config", action="append", default=[], metavar="FILE_OR_JSON")
+        p.add_argument("--strict-mcp-config", action="store_true")
+        p.add_argument("--trust-project-mcp", action="store_true",
+                       help="start project-level servers (.mcp.json) without approval")
+
+    common(sub.add_parser("list", help="status of every server"))
+    p = sub.add_parser("get", help="one server's config, status and tools")
+    p.add_argument("name")
+    common(p)
+    p = sub.add_parser("tools", help="list a server's tools")
+    p.add_argument("name")
+    common(p)
+    p = sub.add_parser("call", help="call one tool and print its result")
+    p.add_argument("name")
+    p.add_argument("tool")
+    p.add_argument("arguments", nargs="?", default="{}", help="JSON object of arguments")
+    common(p)
+    p = sub.add_parser("add", help="add a server: NAME -- CMD ARGS… (stdio) or NAME URL (http/sse)")
+    p.add_argument("-s", "--scope", choices=["local", "project", "user"], default="local")
+    p.add_argument("-t", "--transport", choices=["stdio", "http", "sse"], default="stdio")
+    p.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("-H", "--header", action="append", default=[], metavar="'Key: Value'")
+    p.add_argument("name")
+    p.add_argument("target", nargs=argparse.REMAINDER, help="CMD [ARGS…] or URL")
+    p = sub.add_parser("add-json", help="add a server from a JSON entry")
+    p.add_argument("-s", "--scope", choices=["local", "project", "user"], default="local")
+    p.add_argument("name")
+    p.add_argument("json")
+    p = sub.add_parser("remove", help="remove a server")
+    p.add_argument("-s", "--scope", choices=["local", "project", "user"])
+    p.add_argument("name")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except _UsageError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return EXIT_CONFIG
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    try:
+        if args.command in ("add", "add-json", "remove"):
+            return _edit(args)
+        return asyncio.run(_inspect(args))
+    except ConfigError as exc:
+        sys.stderr.write(f"mini-claude mcp: {exc}\n")
+        return EXIT_CONFIG
+    except McpError as exc:
+        sys.stderr.write(f"mini-claude mcp: {exc}\n")
+        return EXIT_UNREACHABLE
+    except MiniClaudeError as exc:
+        sys.stderr.write(f"mini-claude mcp: {exc}\n")
+        return EXIT_CONFIG
+
+
+# ---- editing the config files ----------------------------------------------------------------------------------
+
+def _edit(args: argparse.Namespace) -> int:
+    from mini_claude.mcp.config import add_server, remove_server, validate_entry
+    from mini_claude.paths import user_home
+
+    cwd, home = Path.cwd(), user_home()
+    if args.command == "remove":
+        paths = remove_server(args.name, scope=args.scope, cwd=cwd, home=home)
+        for path in paths:
+            print(f"Removed MCP server {args.name!r} from {path}")
+        return EXIT_OK
+    if args.command == "add-json":
+        try:
+            entry = json.loads(args.json)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"invalid JSON: {exc.msg} at column {exc.colno}", file="add-json") from exc
+        if not isinstance(entry, dict):
+            raise ConfigError("the server entry must be a JSON object", file="add-json")
+    else:
+        entry = _entry_from_flags(args)
+    errors = validate_entry(args.name, entry)
+    if errors:
+        for err in errors:
+            sys.stderr.write(f"mini-claude mcp: {err}\n")
+        return EXIT_CONFIG
+    path = add_server(args.name, entry, scope=args.scope, cwd=cwd, home=home)
+    print(f"Added {entry.get('type', 'stdio')} MCP server {args.name!r} to {args.scope} config ({path})")
+    return EXIT_OK
+
+
+def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any]:
+    target = list(args.target)
+    if target and target[0] == "--":
+        target = target[1:]
+    if not target:
+        raise ConfigError("missing the server's command (stdio: NAME -- CMD ARGS…) or URL (http/sse: NAME URL)",
+                          file="mcp add")
+    entry: dict[str, Any] = {}
+    if args.transport == "stdio":
+        entry = {"type": "stdio", "command": target[0], "args": target[1:]}
+    else:
+        if len(target) != 1:
+            raise ConfigError(f"{args.transport} servers take one URL", file="mcp add")
+        entry = {"type": args.transport, "url": target[0]}
+    if args.env:
+        env = {}
+        for item in args.env:
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise ConfigError(f"-e expects KEY=VALUE, got {item.split('=')[0]!r}", file="mcp add")
+            env[key] = value
+        entry["env"] = env
+    if args.header:
+        headers = {}
+        for item in args.header:
+            key, sep, value = item.partition(":")
+            if not sep or not key.strip():
+                raise ConfigError("-H expects 'Key: Value'", file="mcp add")
+            headers[key.strip()] = value.strip()
+        entry["headers"] = headers
+    return entry
+
+
+# ---- connecting --------------------------------------------------------------------------------------------------
+
+async def _inspect(args: argparse.Namespace) -> int:
+    from mini_claude.cli.session import SessionOptions, build_env, load_servers, resolve_approvals
+    from mini_claude.mcp.manager import McpManager, ServerStatus
+    from mini_claude.settings import load_settings
+
+    cwd = Path.cwd()
+    env = build_env(cwd)
+    opts = SessionOptions(cwd=cwd, mcp_config=args.mcp_config, strict_mcp_config=args.strict_mcp_config,
+                          trust_project_mcp=args.trust_project_mcp)
+    from mini_claude.paths import user_home
+
+    settings = load_settings(cwd=cwd, home=user_home(env))
+    config = load_servers(opts, env)
+    for err in config.errors:
+        sys.stderr.write(f"MCP config: {err}\n")
+    for warning in config.warnings:
+        sys.stderr.write(f"MCP config: {warning}\n")
+    servers = config.servers
+    if args.command != "list":
+        if args.name not in servers:
+            known = ", ".join(sorted(servers)) or "none"
+            raise ConfigError(f"no MCP server named {args.name!r} (configured: {known})")
+        servers = {args.name: servers[args.name]}
+    held = await resolve_approvals(config, settings, cwd=cwd, env=env, trust_all=args.trust_project_mcp, ask=None)
+    manager = McpManager(servers.values(), env=env, held={k: v for k, v in held.items() if k in servers})
+    manager.start()
+    try:
+        await manager.wait_started()
+        if args.command == "list":
+            return _print_list(manager, args.json)
+        state = manager.states[args.name]
+        if args.command == "get":
+            return _print_get(state, args.json)
+        if state.status is not ServerStatus.READY:
+            sys.stderr.write(f"mini-claude mcp: {args.name}: {state.status.value}: {state.error}\n")
+            return EXIT_UNREACHABLE
+        if args.command == "tools":
+            return _print_tools(manager, state, args.json)
+        return await _call(manager, state, args)
+    finally:
+        await manager.aclose()
+
+
+def _state_dict(state: Any) -> dict[str, Any]:
+    return {"name": state.name, "status": state.status.value,
+            "tools": len(state.tools) if state.status.value == "ready" else None,
+            "error": state.error, "source": state.config.source, "type": state.config.type}
+
+
+def _print_list(manager: Any, as_json: bool) -> int:
+    states = list(manager.states.values())
+    if as_json:
+        print(json.dumps([_state_dict(s) for s in states], indent=2))
+        return EXIT_OK
+    if not states:
+        print("No MCP servers configured. Add one with: mini-claude mcp add NAME -- COMMAND [ARGS…]")
+        return EXIT_OK
+    width = max(len(s.name) for s in states)
+    for s in states:
+        print(clean(f"{s.name:<{width}}  {s.status.value:<14}  {s.summary()}").rstrip())
+    return EXIT_OK
+
+
+def _print_get(state: Any, as_json: bool) -> int:
+    from mini_claude.mcp.config import mask_secrets
+
+    info = _state_dict(state)
+    info["config"] = mask_secrets(dict(state.config.raw))
+    info["tool_names"] = [t.name for t in state.tools]
+    if as_json:
+        print(json.dumps(info, indent=2))
+        return EXIT_OK
+    print(clean(f"{state.name}  ({state.config.type}, from {state.config.source})"))
+    print(clean(f"  status: {state.status.value}" + (f" — {state.summary()}" if state.summary() else "")))
+    for line in json.dumps(info["config"], indent=2).splitlines():
+        print("  " + clean(line))
+    if state.tools:
+        print("  tools: " + clean(", ".join(info["tool_names"])))
+    return EXIT_OK
+
+
+def _print_tools(manager: Any, state: Any, as_json: bool) -> int:
+    table = manager.name_table()
+    rows = [{"name": t.name, "qualified_name": table.qualified(state.name, t.name),
+             "description": t.description or "", "input_schema": t.input_schema,
+             "read_only": t.read_only_hint} for t in state.tools]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    for row in rows:
+        first = (row["description"].strip().splitlines() or [""])[0]
+        print(clean(f"{row['qualified_name']}  {first[:100]}"))
+    return EXIT_OK
+
+
+async def _call(manager: Any, state: Any, args: argparse.Namespace) -> int:
+    from mini_claude.mcp.content import convert_result
+    from mini_claude.paths import state_dir
+
+    try:
+        arguments = json.loads(args.arguments)
+    except json.JSONDecodeError as exc:
+        sys.stderr.write(f"mini-claude mcp: JSON_ARGS is not valid JSON: {exc.msg} at column {exc.colno}\n")
+        return EXIT_CONFIG
+    if not isinstance(arguments, dict):
+        sys.stderr.write("mini-claude mcp: JSON_ARGS must be a JSON object\n")
+        return EXIT_CONFIG
+    if args.tool not in {t.name for t in state.tools}:
+        sys.stderr.write(f"mini-claude mcp: {state.name} has no tool {args.tool!r} "
+                         f"(see `mini-claude mcp tools {state.name}`)\n")
+        return EXIT_CONFIG
+    try:
+        result = await manager.call_tool(state.name, args.tool, arguments)
+    except JsonRpcError as exc:  # the server answered: the call itself failed
+        sys.stderr.write(f"mini-claude mcp: {exc}\n")
+        return EXIT_TOOL_ERROR
+    if args.json:
+        print(json.dumps(result.raw, indent=2))
+    else:
+        converted = convert_result(result, spill_dir=state_dir() / "tool-output" / "cli", stem=args.tool)
+        for block in converted.blocks:
+            if block.get("type") == "text":
+                print(clean(block["text"]))
+            else:
+                print(f"[{block.get('type')} block]")
+        for warning in converted.warnings:
+            sys.stderr.write(f"warning: {warning}\n")
+    return EXIT_TOOL_ERROR if result.is_error else EXIT_OK

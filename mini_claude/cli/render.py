@@ -1,0 +1,137 @@
+"""Terminal output: the agent's text, `→ tool({...})` lines, tool results, status tables.
+
+Rich rendering (markdown, diffs) when stdout is a terminal; plain text otherwise. In print mode (`-p`) only the
+final answer goes to stdout; everything else goes to stderr. Server-supplied text reaches the screen only
+through `clean()`, which strips terminal control sequences.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import IO, Any
+
+from mini_claude.models.base import AssistantTurn
+from mini_claude.tools.base import ToolResult
+
+__all__ = ["TerminalUI", "clean", "format_tool_call"]
+
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
+RESULT_PREVIEW_LINES = 4
+RESULT_PREVIEW_CHARS = 300
+
+
+def clean(text: str) -> str:
+    """Remove terminal escape/control sequences (keeps newlines and tabs)."""
+    return _CONTROL.sub("", text)
+
+
+def format_tool_call(name: str, args: dict[str, Any], limit: int = 200) -> str:
+    text = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return f"→ {name}({text})"
+
+
+class TerminalUI:
+    """An AgentUI for the terminal. `print_mode`: stdout gets only the final answer (written by the caller)."""
+
+    def __init__(self, *, print_mode: bool = False, out: IO[str] | None = None, err: IO[str] | None = None,
+                 rich_output: bool | None = None) -> None:
+        self.print_mode = print_mode
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.rich = (self.out.isatty() if rich_output is None else rich_output) and not print_mode
+        self._buffer: list[str] = []
+        self._live: Any = None
+        self._console: Any = None
+
+    # ---- AgentUI -----------------------------------------------------------------------------------------------
+
+    def text_delta(self, text: str) -> None:
+        if self.print_mode:
+            return
+        self._buffer.append(text)
+        if self.rich:
+            self._live_update()
+        else:
+            self.out.write(text)
+            self.out.flush()
+
+    def assistant_done(self, turn: AssistantTurn) -> None:
+        if self.print_mode:
+            return
+        if not self._buffer and turn.text:  # non-streaming backend: show the whole text now
+            self.text_delta(turn.text)
+        self._end_text()
+
+    def tool_started(self, name: str, args: dict[str, Any]) -> None:
+        self._end_text()
+        self._line(self._tool_stream(), format_tool_call(name, args), style="bold cyan")
+
+    def tool_finished(self, name: str, result: ToolResult) -> None:
+        text = clean(result.as_text())
+        lines = text.splitlines() or ["(no output)"]
+        shown = lines[:RESULT_PREVIEW_LINES]
+        preview = "\n".join(f"  {'⎿' if i == 0 else ' '} {line[:RESULT_PREVIEW_CHARS]}" for i, line in enumerate(shown))
+        if len(lines) > len(shown):
+            preview += f"\n    … (+{len(lines) - len(shown)} lines)"
+        stream = self._tool_stream()
+        if self.rich and name == "edit_file" and not result.is_error and "@@" in text:
+            self._console_for(stream).print(self._syntax(text))
+            return
+        self._line(stream, preview, style="red" if result.is_error else "dim")
+
+    # ---- helpers -----------------------------------------------------------------------------------------------
+
+    def info(self, text: str) -> None:
+        self._line(self.err, clean(text), style="dim")
+
+    def warn(self, text: str) -> None:
+        self._line(self.err, clean(text), style="yellow")
+
+    def error(self, text: str) -> None:
+        self._line(self.err, clean(text), style="bold red")
+
+    def _tool_stream(self) -> IO[str]:
+        return self.err if self.print_mode else self.out
+
+    def _line(self, stream: IO[str], text: str, *, style: str = "") -> None:
+        if self.rich and stream is self.out:
+            self._console_for(stream).print(text, style=style, markup=False, highlight=False)
+        else:
+            stream.write(text + "\n")
+            stream.flush()
+
+    def _console_for(self, stream: IO[str]) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(file=stream, highlight=False)
+        return self._console
+
+    def _live_update(self) -> None:
+        from rich.markdown import Markdown
+
+        if self._live is None:
+            from rich.live import Live
+
+            self._live = Live(console=self._console_for(self.out), refresh_per_second=12, transient=False)
+            self._live.start()
+        self._live.update(Markdown("".join(self._buffer)))
+
+    def _end_text(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        elif self._buffer and not self.rich and not "".join(self._buffer).endswith("\n"):
+            self.out.write("\n")
+            self.out.flush()
+        self._buffer = []
+
+    @staticmethod
+    def _syntax(text: str) -> Any:
+        from rich.syntax import Syntax
+
+        return Syntax(text, "diff", theme="ansi_dark", background_color="default")

@@ -1,0 +1,157 @@
+"""The interactive REPL: prompt_toolkit input, slash commands, Ctrl+C handling, permission and approval prompts.
+
+Ctrl+C during a turn cancels that turn (tools are cancelled, the history stays valid) and returns to the prompt;
+Ctrl+C at an empty prompt twice in a row exits. MCP servers start in the background: the prompt is usable at once
+and servers announce themselves as they become ready or fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from typing import Any
+
+from mini_claude.cli.render import TerminalUI, clean
+from mini_claude.cli.run import server_line, start_interactive_session
+from mini_claude.errors import MiniClaudeError
+from mini_claude.mcp.config import ServerConfig
+from mini_claude.mcp.manager import ServerState
+from mini_claude.paths import state_dir
+
+__all__ = ["SLASH_COMMANDS", "Repl"]
+
+SLASH_COMMANDS = {
+    "/help": "show this help",
+    "/clear": "forget the conversation",
+    "/cost": "tokens used in this session",
+    "/model": "show or set the model: /model NAME",
+    "/mcp": "status of every MCP server",
+    "/exit": "leave (also: exit, quit, Ctrl+D)",
+}
+
+
+class Repl:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.ui = TerminalUI()
+        self.parts: Any = None
+        self._turn: asyncio.Task[Any] | None = None
+        self._session: Any = None
+
+    async def run(self) -> int:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.completion import WordCompleter
+        from prompt_toolkit.history import FileHistory
+
+        history_dir = state_dir()
+        history_dir.mkdir(parents=True, exist_ok=True)
+        self._session = PromptSession(history=FileHistory(str(history_dir / "repl-history")),
+                                      completer=WordCompleter(list(SLASH_COMMANDS), sentence=True))
+        self.parts = await start_interactive_session(self.args, self.ui, self._ask_server, self._ask_permission,
+                                                     self._server_changed)
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGINT, self._interrupt)
+        self.ui.info(f"mini-claude — model {self.parts.agent.model.name}; /help for commands, Ctrl+D to exit")
+        try:
+            pending = self.args.prompt
+            interrupts = 0
+            while True:
+                if pending is None:
+                    try:
+                        pending = await self._session.prompt_async("> ")
+                    except KeyboardInterrupt:
+                        interrupts += 1
+                        if interrupts >= 2:
+                            return 0
+                        self.ui.info("(press Ctrl+C again to exit)")
+                        continue
+                    except EOFError:
+                        return 0
+                interrupts = 0
+                text, pending = pending.strip(), None
+                if not text:
+                    continue
+                if text in ("exit", "quit", "/exit", "/quit"):
+                    return 0
+                if text.startswith("/"):
+                    await self._slash(text)
+                    continue
+                await self._run_turn(text)
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGINT)
+            await self.parts.manager.aclose()
+
+    async def _run_turn(self, text: str) -> None:
+        self._turn = asyncio.ensure_future(self.parts.agent.run(text))
+        try:
+            outcome = await self._turn
+            if outcome.stop == "max_turns":
+                self.ui.warn(f"stopped after {self.parts.agent.max_turns} turns (--max-turns)")
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+            self.ui.warn("interrupted")
+        except MiniClaudeError as exc:
+            self.ui.error(str(exc))
+        finally:
+            self._turn = None
+
+    def _interrupt(self) -> None:
+        if self._turn is not None and not self._turn.done():
+            self._turn.cancel()
+
+    async def _slash(self, text: str) -> None:
+        command, _, rest = text.partition(" ")
+        if command == "/help":
+            for name, help_text in SLASH_COMMANDS.items():
+                print(f"  {name:<8} {help_text}")
+        elif command == "/clear":
+            self.parts.agent.clear()
+            self.ui.info("conversation cleared")
+        elif command == "/cost":
+            usage = self.parts.agent.usage
+            print(f"  input tokens: {usage.input_tokens}, output tokens: {usage.output_tokens}")
+        elif command == "/model":
+            if rest.strip():
+                self.parts.agent.model.name = rest.strip()
+                if hasattr(self.parts.agent.model, "model"):
+                    self.parts.agent.model.model = rest.strip()
+            print(f"  model: {self.parts.agent.model.name}")
+        elif command == "/mcp":
+            states = list(self.parts.manager.states.values())
+            if not states:
+                print("  no MCP servers configured (see `mini-claude mcp add --help`)")
+            for state in states:
+                print("  " + clean(server_line(state)))
+        else:
+            self.ui.warn(f"unknown command {command}; /help lists them")
+
+    def _server_changed(self, state: ServerState) -> None:
+        self.ui.info(f"MCP {clean(server_line(state))}")
+
+    async def _ask(self, question: str, choices: dict[str, str]) -> str:
+        keys = "/".join(choices)
+        while True:
+            try:
+                answer = (await self._session.prompt_async(f"{question} [{keys}] ")).strip().lower()
+            except (KeyboardInterrupt, EOFError):
+                return choices["n"]
+            if answer[:1] in choices:
+                return choices[answer[:1]]
+
+    async def _ask_server(self, cfg: ServerConfig) -> str:
+        what = cfg.url if cfg.url else " ".join([cfg.command or "", *cfg.args])
+        print(f"Project MCP server {cfg.name!r} from {cfg.source} wants to run: {clean(what)}", file=sys.stderr)
+        return await self._ask("Start it?", {"y": "approve", "a": "approve-all", "n": "deny"})
+
+    async def _ask_permission(self, tool: Any, args: dict[str, Any]) -> str:
+        preview = json.dumps(args, ensure_ascii=False)[:300]
+        return await self._ask(f"Allow {tool.name}({clean(preview)})?  yes / always / no",
+                               {"y": "yes", "a": "always", "n": "no"})

@@ -1,0 +1,161 @@
+"""Assembling one agent session from flags, environment and config files: model, tools, gate, MCP servers."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mini_claude.agent.loop import Agent, AgentUI
+from mini_claude.agent.system_prompt import build_system_prompt
+from mini_claude.errors import ConfigError
+from mini_claude.mcp.approval import ApprovalStore, approval_hint, approval_state
+from mini_claude.mcp.config import LoadedConfig, ServerConfig, load_mcp_config
+from mini_claude.mcp.manager import McpManager, ServerStatus
+from mini_claude.models.base import Model
+from mini_claude.paths import state_dir, user_home
+from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
+from mini_claude.settings import Settings, load_settings
+from mini_claude.tools.base import Tool, ToolContext
+
+__all__ = ["SessionOptions", "SessionParts", "build_env", "load_servers", "resolve_approvals"]
+
+ApproveFn = Callable[[ServerConfig], Awaitable[str]]  # -> "approve" | "approve-all" | "deny"
+
+
+@dataclass
+class SessionOptions:
+    cwd: Path
+    model: str | None = None
+    mode: str | None = None
+    max_turns: int = 50
+    mcp_config: list[str] = field(default_factory=list)
+    strict_mcp_config: bool = False
+    trust_project_mcp: bool = False
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SessionParts:
+    agent: Agent
+    manager: McpManager
+    settings: Settings
+    config: LoadedConfig
+    gate: PermissionGate
+    env: dict[str, str]
+
+
+def build_env(cwd: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The process environment plus `.env` in the working directory (the environment wins)."""
+    from mini_claude.models.factory import load_dotenv
+
+    env = dict(os.environ if base is None else base)
+    dotenv = cwd / ".env"
+    if dotenv.is_file():
+        for key, value in load_dotenv(dotenv).items():
+            env.setdefault(key, value)
+    return env
+
+
+def load_servers(opts: SessionOptions, env: Mapping[str, str]) -> LoadedConfig:
+    return load_mcp_config(cwd=opts.cwd, home=user_home(env), env=env, extra=opts.mcp_config,
+                           strict=opts.strict_mcp_config)
+
+
+async def resolve_approvals(
+    config: LoadedConfig,
+    settings: Settings,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    trust_all: bool,
+    ask: ApproveFn | None,
+) -> dict[str, tuple[ServerStatus, str]]:
+    """Decide which project-level servers may start. Returns the servers held back, with status and reason.
+
+    Interactive (`ask` given): each unknown server is asked once (approve / approve all / deny) and the answer
+    is remembered with the server's fingerprint. Non-interactive: unknown servers are held with a hint that
+    names the setting which approves them.
+    """
+    store = ApprovalStore.default(env)
+    held: dict[str, tuple[ServerStatus, str]] = {}
+    approve_all = False
+    for cfg in config.servers.values():
+        if cfg.disabled:
+            continue
+        state = approval_state(cfg, project=cwd, store=store, user_settings=settings.user, trust_all=trust_all)
+        if state == "approved":
+            continue
+        if state == "denied":
+            held[cfg.name] = (ServerStatus.DISABLED, f"denied for this project (remove it from "
+                                                     f"disabledMcpjsonServers or {store.path} to ask again)")
+            continue
+        if approve_all:
+            store.record(cwd, cfg, "approved")
+            continue
+        if ask is None:
+            held[cfg.name] = (ServerStatus.NEEDS_APPROVAL, approval_hint(cfg.name))
+            continue
+        answer = await ask(cfg)
+        if answer in ("approve", "approve-all"):
+            store.record(cwd, cfg, "approved")
+            approve_all = answer == "approve-all"
+        else:
+            store.record(cwd, cfg, "denied")
+            held[cfg.name] = (ServerStatus.DISABLED, "denied by you for this project")
+    return held
+
+
+def build_session(
+    opts: SessionOptions,
+    *,
+    model: Model,
+    env: dict[str, str],
+    ui: AgentUI,
+    held: dict[str, tuple[ServerStatus, str]],
+    config: LoadedConfig,
+    settings: Settings,
+    ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None,
+    on_server_change: Callable[[Any], None] | None = None,
+) -> SessionParts:
+    from mini_claude.tools.builtins import builtin_tools
+    from mini_claude.tools.output import cap_result
+
+    manager = McpManager(config.servers.values(), env=env, held=held, on_change=on_server_change)
+    mode_name = opts.mode or settings.default_mode or "default"
+    try:
+        mode = PermissionMode.parse(mode_name)
+    except ValueError as exc:
+        raise ConfigError(str(exc), key="permissions.defaultMode") from exc
+    rules = RuleSet.from_settings(settings)
+    if opts.allowed_tools or opts.disallowed_tools:
+        rules = rules.with_cli(allow=opts.allowed_tools, deny=opts.disallowed_tools)
+    gate = PermissionGate(mode, rules, ask=ask_permission, cwd=opts.cwd, server_of=manager.server_of)
+    builtins = builtin_tools()
+
+    def tools() -> list[Tool]:
+        return [*builtins, *manager.tools()]
+
+    def system() -> str:
+        return build_system_prompt(opts.cwd, manager.instructions())
+
+    spill_dir = state_dir(env) / "tool-output" / uuid.uuid4().hex[:12]
+    ctx = ToolContext(cwd=opts.cwd, spill_dir=spill_dir)
+
+    def cap(result: Any, context: ToolContext, name: str) -> Any:
+        return cap_result(result, context, tool_name=name, max_chars=MAX_RESULT_CHARS)
+
+    agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
+                  result_cap=cap)
+    return SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env)
+
+
+MAX_RESULT_CHARS = 200_000
+
+
+def load_session_settings(cwd: Path, env: Mapping[str, str]) -> Settings:
+    return load_settings(cwd=cwd, home=user_home(env))

@@ -1,0 +1,186 @@
+"""`AnthropicModel`: the Anthropic Messages API through the official `anthropic` SDK, streaming or not.
+
+Our history already is Messages format, so it passes through (minus empty text blocks, which the API rejects). Streaming reads the raw event stream
+(`messages.create(stream=True)`): text deltas go to `on_text` as they arrive, `input_json_delta` pieces are joined
+per block and parsed at `content_block_stop`. The SDK is imported in the constructor, not at module import
+(it takes over a second), and its own retries are off: `retry.run_with_retry` is the one retry layer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from mini_claude.errors import ModelError
+from mini_claude.models.base import AssistantTurn, ToolSpec, Usage
+from mini_claude.models.retry import RetryPolicy, map_anthropic_error, run_with_retry
+
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel"]
+
+DEFAULT_MAX_TOKENS = 8192
+EMPTY_TURN_TEXT = "(no response)"
+
+
+class AnthropicModel:
+    """A `Model` backed by the Anthropic Messages API (or anything that speaks it, such as the mock server)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        stream: bool = True,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        import anthropic
+
+        self.name = model
+        self.max_tokens = max_tokens
+        self.stream = stream
+        self.retry = retry or RetryPolicy.from_env()
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,  # run_with_retry is the one retry layer
+        )  # the SDK's default timeouts (10 min read, 5 s connect) suit long generations
+        self.base_url = str(self._client.base_url).rstrip("/")
+
+    async def complete(
+        self,
+        *,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[ToolSpec],
+        on_text: Callable[[str], None] | None = None,
+    ) -> AssistantTurn:
+        params: dict[str, Any] = {"model": self.name, "max_tokens": self.max_tokens,
+                                  "messages": _wire_messages(messages)}
+        if system:
+            params["system"] = system
+        if tools:
+            params["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                               for t in tools]
+        map_error = partial(map_anthropic_error, base_url=self.base_url)
+        if not self.stream:
+            return await run_with_retry(lambda: self._complete_once(params), policy=self.retry, map_error=map_error)
+        emitted = False
+
+        def emit(text: str) -> None:
+            nonlocal emitted
+            emitted = True
+            if on_text is not None:
+                on_text(text)
+
+        return await run_with_retry(lambda: self._stream_once(params, emit), policy=self.retry,
+                                    map_error=map_error, may_retry=lambda: not emitted)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    # ---- one attempt -------------------------------------------------------------------------------------------
+
+    async def _complete_once(self, params: dict[str, Any]) -> AssistantTurn:
+        message = await self._client.messages.create(**params)
+        content: list[dict[str, Any]] = []
+        for block in message.content:
+            if block.type == "text":
+                content.append({"type": "text", "text": block.text})
+            elif block.type == "tool_use":
+                content.append({"type": "tool_use", "id": block.id, "name": block.name,
+                                "input": _as_input(block.input, block.name)})
+            # other block types (thinking, server tools) are not requested and not kept
+        usage = Usage(message.usage.input_tokens or 0, message.usage.output_tokens or 0)
+        return AssistantTurn(content=content, stop_reason=message.stop_reason, usage=usage)
+
+    async def _stream_once(self, params: dict[str, Any], emit: Callable[[str], None]) -> AssistantTurn:
+        blocks: dict[int, dict[str, Any]] = {}
+        json_parts: dict[int, list[str]] = {}
+        usage = Usage()
+        stop_reason: str | None = None
+        finished = False
+        stream = await self._client.messages.create(**params, stream=True)
+        async with stream:
+            async for event in stream:
+                kind = event.type
+                if kind == "message_start":
+                    usage.input_tokens = event.message.usage.input_tokens or 0
+                    usage.output_tokens = event.message.usage.output_tokens or 0
+                elif kind == "content_block_start":
+                    block = event.content_block
+                    if block.type == "text":
+                        blocks[event.index] = {"type": "text", "text": block.text or ""}
+                        if block.text:
+                            emit(block.text)
+                    elif block.type == "tool_use":
+                        blocks[event.index] = {"type": "tool_use", "id": block.id, "name": block.name,
+                                               "input": _as_input(block.input, block.name)}
+                        json_parts[event.index] = []
+                elif kind == "content_block_delta":
+                    delta = event.delta
+                    target = blocks.get(event.index)
+                    if target is None:
+                        continue
+                    if delta.type == "text_delta" and target["type"] == "text":
+                        target["text"] += delta.text
+                        if delta.text:
+                            emit(delta.text)
+                    elif delta.type == "input_json_delta" and event.index in json_parts:
+                        json_parts[event.index].append(delta.partial_json)
+                elif kind == "content_block_stop":
+                    parts = json_parts.pop(event.index, None)
+                    if parts:
+                        target = blocks[event.index]
+                        target["input"] = _parse_input("".join(parts), target["name"])
+                elif kind == "message_delta":
+                    stop_reason = event.delta.stop_reason or stop_reason
+                    if event.usage.output_tokens is not None:
+                        usage.output_tokens = event.usage.output_tokens
+                    if getattr(event.usage, "input_tokens", None):
+                        usage.input_tokens = event.usage.input_tokens
+                elif kind == "message_stop":
+                    finished = True
+        if not finished:
+            raise ModelError(f"the model API at {self.base_url} ended the stream before message_stop",
+                             retryable=True)
+        return AssistantTurn(content=[blocks[i] for i in sorted(blocks)], stop_reason=stop_reason, usage=usage)
+
+
+def _wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history as sent. The API rejects empty text blocks, which an empty answer leaves in the history:
+    drop them, and stand in a placeholder for an assistant message that had nothing else."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list) and any(_empty_text(b) for b in content):
+            kept = [b for b in content if not _empty_text(b)]
+            if not kept:
+                kept = [{"type": "text", "text": EMPTY_TURN_TEXT}] if message.get("role") == "assistant" else content
+            message = {**message, "content": kept}
+        out.append(message)
+    return out
+
+
+def _empty_text(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "text" and not block.get("text")
+
+
+def _parse_input(raw: str, tool_name: str) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"the model sent invalid JSON input for tool {tool_name!r}: {exc.msg}") from None
+    return _as_input(value, tool_name)
+
+
+def _as_input(value: object, tool_name: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ModelError(f"the model sent a non-object input for tool {tool_name!r}")
+    return dict(value)

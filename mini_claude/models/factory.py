@@ -1,0 +1,133 @@
+"""Choosing and building the model backend from the environment, and reading `.env` files.
+
+Backend: `MINI_CLAUDE_BACKEND=anthropic|openai` forces one; otherwise `ANTHROPIC_API_KEY` picks Anthropic
+(`ANTHROPIC_BASE_URL` honoured) and `OPENAI_API_KEY` picks OpenAI-compatible (`OPENAI_BASE_URL` honoured).
+Model name: the `name` argument (`--model`), else `MINI_CLAUDE_MODEL`, else the backend's default.
+`MINI_CLAUDE_STREAM=0` turns streaming off; `MINI_CLAUDE_RETRY_BASE_S` sets the retry base delay.
+Key values are passed to the SDK and never printed or logged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from mini_claude.errors import ConfigError, ModelError
+from mini_claude.models.base import Model
+from mini_claude.models.retry import RetryPolicy
+
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_ANTHROPIC_MODEL",
+    "DEFAULT_OPENAI_MODEL",
+    "NO_KEY_MESSAGE",
+    "choose_backend",
+    "create_model",
+    "load_dotenv",
+]
+
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+BACKENDS = ("anthropic", "openai")
+NO_KEY_MESSAGE = ("no model API key: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, with OPENAI_BASE_URL for a "
+                  "compatible server) in the environment or .env")
+# local OpenAI-compatible servers (llama.cpp, vLLM, Ollama) need no key, but the SDK insists on one
+UNUSED_OPENAI_KEY = "not-needed"
+_FALSE_VALUES = frozenset({"0", "false", "no", "off"})
+_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+
+def choose_backend(env: Mapping[str, str]) -> str:
+    """'anthropic' or 'openai', following the rules in the module docstring."""
+    forced = _get(env, "MINI_CLAUDE_BACKEND").lower()
+    if forced:
+        if forced not in BACKENDS:
+            raise ModelError(f"MINI_CLAUDE_BACKEND must be 'anthropic' or 'openai', not {forced!r}")
+        return forced
+    if _get(env, "ANTHROPIC_API_KEY"):
+        return "anthropic"
+    if _get(env, "OPENAI_API_KEY"):
+        return "openai"
+    raise ModelError(NO_KEY_MESSAGE)
+
+
+def create_model(name: str | None, env: Mapping[str, str]) -> Model:
+    """Build the model backend the environment asks for. Raises ModelError (one line) when it cannot."""
+    backend = choose_backend(env)
+    stream = _get(env, "MINI_CLAUDE_STREAM").lower() not in _FALSE_VALUES
+    retry = RetryPolicy.from_env(env)
+    model_name = name or _get(env, "MINI_CLAUDE_MODEL")
+    if backend == "anthropic":
+        key = _get(env, "ANTHROPIC_API_KEY")
+        if not key:
+            raise ModelError("no model API key: MINI_CLAUDE_BACKEND=anthropic needs ANTHROPIC_API_KEY "
+                             "in the environment or .env")
+        from mini_claude.models.anthropic import AnthropicModel
+
+        return AnthropicModel(model_name or DEFAULT_ANTHROPIC_MODEL, api_key=key,
+                              base_url=_get(env, "ANTHROPIC_BASE_URL") or None, stream=stream, retry=retry)
+    key = _get(env, "OPENAI_API_KEY")
+    base_url = _get(env, "OPENAI_BASE_URL") or None
+    if not key:
+        if base_url is None:
+            raise ModelError("no model API key: MINI_CLAUDE_BACKEND=openai needs OPENAI_API_KEY (or "
+                             "OPENAI_BASE_URL for a compatible server that needs no key) in the environment or .env")
+        key = UNUSED_OPENAI_KEY
+    from mini_claude.models.openai_compat import OpenAICompatModel
+
+    return OpenAICompatModel(model_name or DEFAULT_OPENAI_MODEL, api_key=key, base_url=base_url, stream=stream,
+                             retry=retry)
+
+
+def load_dotenv(path: Path) -> dict[str, str]:
+    """Parse a `.env` file: `KEY=VALUE` lines, optional `export `, `#` comments, single or double quotes.
+
+    Double-quoted values understand `\\n`, `\\t`, `\\"` and `\\\\`; single-quoted values are literal; an unquoted
+    value ends at ` #`. Lines that are not assignments are skipped. A missing file is empty; an unreadable one
+    raises ConfigError. Values are returned, never logged.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read: {exc.__class__.__name__}", file=str(path)) from None
+    values: dict[str, str] = {}
+    for raw_line in text.splitlines():
+        line = raw_line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export ") or line.startswith("export\t"):
+            line = line[len("export"):].lstrip()
+        key, sep, rest = line.partition("=")
+        key = key.strip()
+        if not sep or not _KEY_RE.fullmatch(key):
+            continue
+        values[key] = _dotenv_value(rest.strip())
+    return values
+
+
+def _dotenv_value(rest: str) -> str:
+    if rest[:1] in ("'", '"'):
+        quote = rest[0]
+        out: list[str] = []
+        i = 1
+        while i < len(rest):
+            ch = rest[i]
+            if ch == quote:
+                return "".join(out)
+            if quote == '"' and ch == "\\" and i + 1 < len(rest):
+                nxt = rest[i + 1]
+                out.append({"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}.get(nxt, "\\" + nxt))
+                i += 2
+                continue
+            out.append(ch)
+            i += 1
+        return rest[1:]  # no closing quote: take the rest as written
+    comment = re.search(r"\s#", rest)
+    return (rest[: comment.start()] if comment else rest).strip()
+
+
+def _get(env: Mapping[str, str], key: str) -> str:
+    return (env.get(key) or "").strip()

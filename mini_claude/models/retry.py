@@ -1,0 +1,296 @@
+"""Retrying model requests, and turning SDK exceptions into `ModelError`.
+
+`run_with_retry` runs one attempt at a time with full-jitter exponential backoff, honouring the server's
+`retry-after` / `retry-after-ms` / `x-should-retry` headers. The SDK clients are built with `max_retries=0`, so
+this is the only retry layer. A streaming attempt that already showed text to the user is never retried (the
+caller's `may_retry` says so): the user would see the answer twice.
+
+Foreign exceptions are translated in exactly one function per SDK: `map_anthropic_error` and
+`map_openai_error`. Both classify by exception type and HTTP status (and by the structured `error.type` of an
+Anthropic mid-stream error event), never by message text. The SDKs are imported lazily inside them, so
+importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import os
+import random
+import socket
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from mini_claude.errors import ModelError
+
+__all__ = [
+    "NON_RETRYABLE_STATUSES",
+    "RETRY_BASE_ENV",
+    "RetryPolicy",
+    "is_retryable_status",
+    "map_anthropic_error",
+    "map_openai_error",
+    "one_line",
+    "retry_after_s",
+    "run_with_retry",
+]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+RETRY_BASE_ENV = "MINI_CLAUDE_RETRY_BASE_S"
+NON_RETRYABLE_STATUSES = frozenset({400, 401, 403, 404, 422})
+RETRYABLE_CLIENT_STATUSES = frozenset({408, 409, 429})
+MAX_MESSAGE_CHARS = 300
+
+# Anthropic's mid-stream `error` events arrive on a 200 response; their `error.type` says what the status would
+# have been (https://docs.anthropic.com/en/api/errors).
+_ANTHROPIC_ERROR_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently to retry. Attempt n (1-based) waits up to `base * 2**(n-1)`, capped."""
+
+    max_attempts: int = 4
+    base_delay_s: float = 0.5
+    max_delay_s: float = 20.0
+    jitter: bool = True
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> RetryPolicy:
+        """The default policy, with `MINI_CLAUDE_RETRY_BASE_S` overriding the base delay when it parses."""
+        source = os.environ if env is None else env
+        raw = (source.get(RETRY_BASE_ENV) or "").strip()
+        if raw:
+            try:
+                base = float(raw)
+            except ValueError:
+                log.warning("ignoring %s=%r: not a number of seconds", RETRY_BASE_ENV, raw)
+            else:
+                if base >= 0:
+                    return cls(base_delay_s=base)
+                log.warning("ignoring %s=%r: negative", RETRY_BASE_ENV, raw)
+        return cls()
+
+    def delay_s(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait after failed attempt `attempt`. A server's retry-after wins, capped at max_delay_s."""
+        if retry_after is not None:
+            return max(0.0, min(retry_after, self.max_delay_s))
+        ceiling = min(self.max_delay_s, self.base_delay_s * (2 ** max(0, attempt - 1)))
+        return random.uniform(0.0, ceiling) if self.jitter else ceiling
+
+
+def is_retryable_status(status: int) -> bool:
+    """429, 408, 409 and every 5xx (including Anthropic's 529 overloaded) are worth another try."""
+    if status in NON_RETRYABLE_STATUSES:
+        return False
+    return status in RETRYABLE_CLIENT_STATUSES or status >= 500
+
+
+def retry_after_s(headers: Mapping[str, str] | None) -> float | None:
+    """The server's requested wait from `retry-after-ms` or `retry-after` (seconds or an HTTP date), if any."""
+    if not headers:
+        return None
+    try:
+        raw_ms = headers.get("retry-after-ms")
+        if raw_ms is not None:
+            return max(0.0, float(raw_ms) / 1000.0)
+    except (TypeError, ValueError):
+        pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except (TypeError, ValueError):
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(str(raw))
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def one_line(text: object, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """Collapse whitespace so a message is one readable line, and cut it if it is long."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+async def run_with_retry(
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    policy: RetryPolicy,
+    map_error: Callable[[BaseException], ModelError | None],
+    may_retry: Callable[[], bool] = lambda: True,
+) -> T:
+    """Await `attempt()` until it succeeds, retrying retryable failures while `may_retry()` is true.
+
+    `map_error` turns a foreign exception into a `ModelError` (None: not ours, re-raise it unchanged).
+    """
+    attempts = max(1, policy.max_attempts)
+    for number in range(1, attempts + 1):
+        try:
+            return await attempt()
+        except ModelError as err:
+            exc: BaseException = err
+            mapped: ModelError = err
+        except Exception as err:
+            found = map_error(err)
+            if found is None:
+                raise
+            exc, mapped = err, found
+        if not mapped.retryable or not may_retry():
+            raise mapped from (None if mapped is exc else exc)
+        if number == attempts:
+            gave_up = ModelError(f"{mapped} (gave up after {attempts} attempts)", status=mapped.status,
+                                 retryable=True)
+            raise gave_up from exc
+        delay = policy.delay_s(number, retry_after_s(_response_headers(exc)))
+        log.info("model request failed (%s); retry %d/%d in %.2fs", mapped, number, attempts - 1, delay)
+        await asyncio.sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover - the loop always returns or raises
+
+
+# ---- error mapping --------------------------------------------------------------------------------------------
+
+
+def map_anthropic_error(exc: BaseException, *, base_url: str) -> ModelError | None:
+    """Translate an `anthropic` SDK (or transport) exception into a one-line `ModelError`; None if foreign."""
+    if isinstance(exc, ModelError):
+        return exc
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        status = exc.status_code
+        body = exc.body if isinstance(exc.body, Mapping) else None
+        error = body.get("error") if body is not None else None
+        error_type = error.get("type") if isinstance(error, Mapping) else None
+        if status < 400 and isinstance(error_type, str):  # an `error` event inside a 200 stream
+            status = _ANTHROPIC_ERROR_TYPE_STATUS.get(error_type, 500)
+        api_message = exc.api_message if isinstance(getattr(exc, "api_message", None), str) else None
+        return _status_error(status, api_message or _body_text(exc.body), _response_headers(exc))
+    if isinstance(exc, anthropic.APITimeoutError):
+        return ModelError(f"the model API at {base_url} timed out", retryable=True)
+    if isinstance(exc, anthropic.APIConnectionError):
+        return _connection_error(exc, base_url)
+    if isinstance(exc, anthropic.APIResponseValidationError):
+        return ModelError(f"the model API at {base_url} sent an unexpected response: {one_line(exc.message)}",
+                          status=exc.status_code)
+    if isinstance(exc, anthropic.AnthropicError):
+        return ModelError(f"model API client error: {one_line(exc) or type(exc).__name__}")
+    return _transport_error(exc, base_url)
+
+
+def map_openai_error(exc: BaseException, *, base_url: str) -> ModelError | None:
+    """Translate an `openai` SDK (or transport) exception into a one-line `ModelError`; None if foreign."""
+    if isinstance(exc, ModelError):
+        return exc
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        # the SDK has already unwrapped `{"error": {...}}` into `body`
+        body = exc.body if isinstance(exc.body, Mapping) else None
+        message = body.get("message") if body is not None else None
+        text = message if isinstance(message, str) and message else _body_text(exc.body)
+        return _status_error(exc.status_code, text, _response_headers(exc))
+    if isinstance(exc, openai.APITimeoutError):
+        return ModelError(f"the model API at {base_url} timed out", retryable=True)
+    if isinstance(exc, openai.APIConnectionError):
+        return _connection_error(exc, base_url)
+    if isinstance(exc, openai.APIResponseValidationError):
+        return ModelError(f"the model API at {base_url} sent an unexpected response: {one_line(exc.message)}",
+                          status=exc.status_code)
+    if isinstance(exc, openai.APIError):  # an error object inside a stream: no status to go by
+        return ModelError(f"model API error: {one_line(exc.message)}")
+    if isinstance(exc, openai.OpenAIError):
+        return ModelError(f"model API client error: {one_line(exc) or type(exc).__name__}")
+    return _transport_error(exc, base_url)
+
+
+def _status_error(status: int, text: str, headers: Mapping[str, str] | None) -> ModelError:
+    retryable = is_retryable_status(status)
+    should_retry = (headers or {}).get("x-should-retry")
+    if should_retry in ("true", "false") and status not in NON_RETRYABLE_STATUSES:
+        retryable = should_retry == "true"
+    detail = one_line(text) or "(no message)"
+    return ModelError(f"model API error {status}: {detail}", status=status, retryable=retryable)
+
+
+def _connection_error(exc: BaseException, base_url: str) -> ModelError:
+    # the SDK's own message ("Connection error.") says nothing; the reason is in the cause chain
+    cause = exc.__cause__ or exc.__context__
+    reason = _network_reason(cause) if cause is not None else "connection failed"
+    return ModelError(f"cannot reach the model API at {base_url}: {reason}", retryable=True)
+
+
+def _transport_error(exc: BaseException, base_url: str) -> ModelError | None:
+    """Transport exceptions that escape an SDK while a stream is being read (httpx2, or httpx if loaded)."""
+    timeouts = tuple(m.TimeoutException for m in _http_modules())
+    transports = tuple(m.TransportError for m in _http_modules())
+    if timeouts and isinstance(exc, timeouts):
+        return ModelError(f"the model API at {base_url} timed out", retryable=True)
+    if transports and isinstance(exc, transports):
+        return ModelError(f"the connection to the model API at {base_url} broke: {_network_reason(exc)}",
+                          retryable=True)
+    return None
+
+
+def _http_modules() -> list[Any]:
+    return [m for m in (sys.modules.get("httpx2"), sys.modules.get("httpx")) if m is not None]
+
+
+def _network_reason(exc: BaseException) -> str:
+    """A short human reason from the cause chain, classified by exception type."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    fallback = ""
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(current, ConnectionResetError):
+            return "connection reset by the server"
+        if isinstance(current, socket.gaierror):
+            return "unknown host"
+        if isinstance(current, TimeoutError):
+            return "timed out"
+        text = one_line(current)
+        if text and not fallback:
+            fallback = text
+        current = current.__cause__ or current.__context__
+    return fallback or "connection failed"
+
+
+def _response_headers(exc: BaseException) -> Mapping[str, str] | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    return headers if isinstance(headers, Mapping) else None
+
+
+def _body_text(body: object) -> str:
+    if body is None:
+        return ""
+    if isinstance(body, Mapping):
+        for key in ("message", "detail", "error"):
+            value = body.get(key)
+            if isinstance(value, str) and value:
+                return value
+            if isinstance(value, Mapping) and isinstance(value.get("message"), str):
+                return value["message"]
+    return str(body)

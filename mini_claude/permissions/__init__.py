@@ -1,0 +1,31 @@
+"""Permissions: Claude Code-syntax allow / ask / deny rules (rules.py), modes and the gate (gate.py)."""
+
+from mini_claude.permissions.gate import AskAnswer, AskFn, Decision, PermissionGate, PermissionMode
+from mini_claude.permissions.rules import (
+    MatchEnv,
+    Rule,
+    RuleSet,
+    ShellCommand,
+    ToolCall,
+    claude_tool_name,
+    parse_rule,
+    split_rule_list,
+    split_shell_command,
+)
+
+__all__ = [
+    "AskAnswer",
+    "AskFn",
+    "Decision",
+    "MatchEnv",
+    "PermissionGate",
+    "PermissionMode",
+    "Rule",
+    "RuleSet",
+    "ShellCommand",
+    "ToolCall",
+    "claude_tool_name",
+    "parse_rule",
+    "split_rule_list",
+    "split_shell_command",
+]

@@ -1,0 +1,187 @@
+"""Claude Code-format settings files: `~/.claude/settings.json` (user), `<cwd>/.claude/settings.json` (project)
+and `<cwd>/.claude/settings.local.json` (local), read in that order and merged.
+
+Lists (permission rules) are concatenated, each rule remembering the file and key it came from; single values
+(`permissions.defaultMode`, `model`) come from the last file that sets them; `env` dicts are merged, later files
+winning. A malformed file or value becomes a `ConfigError` in `Settings.errors` (file + key) and everything else
+still loads. Missing files are fine. Nothing is printed; the CLI reports `errors`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mini_claude.errors import ConfigError
+
+__all__ = [
+    "KNOWN_PERMISSION_MODES",
+    "LOCAL_SETTINGS_DISPLAY",
+    "PROJECT_SETTINGS_DISPLAY",
+    "USER_SETTINGS_DISPLAY",
+    "Settings",
+    "SettingsRule",
+    "load_settings",
+]
+
+# The names shown in messages: "path as given", with `~` for the home directory.
+USER_SETTINGS_DISPLAY = "~/.claude/settings.json"
+PROJECT_SETTINGS_DISPLAY = ".claude/settings.json"
+LOCAL_SETTINGS_DISPLAY = ".claude/settings.local.json"
+
+# Claude Code's names for permissions.defaultMode that mini-claude implements. Kept here (not imported from
+# permissions/, a higher layer) so an unknown mode is reported as a settings problem instead of aborting startup.
+KNOWN_PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+
+_RULE_LISTS = ("allow", "deny", "ask")
+
+
+@dataclass(frozen=True)
+class SettingsRule:
+    """One permission rule string as written, with the file (display form) and key it came from."""
+
+    text: str
+    file: str
+    key: str
+
+
+@dataclass
+class Settings:
+    """The merged settings. `user`, `project` and `local` are each file's raw JSON object ({} when missing or
+    malformed), for code that must read keys from one file only (MCP approval keys come from `user`)."""
+
+    permissions_allow: list[SettingsRule] = field(default_factory=list)
+    permissions_deny: list[SettingsRule] = field(default_factory=list)
+    permissions_ask: list[SettingsRule] = field(default_factory=list)
+    default_mode: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    model: str | None = None
+    user: dict[str, Any] = field(default_factory=dict)
+    project: dict[str, Any] = field(default_factory=dict)
+    local: dict[str, Any] = field(default_factory=dict)
+    loaded_files: list[str] = field(default_factory=list)
+    errors: list[ConfigError] = field(default_factory=list)
+
+
+def load_settings(*, cwd: Path, home: Path) -> Settings:
+    """Read and merge the user, project and local settings files. Never raises for file content problems."""
+    settings = Settings()
+    user_path = home / ".claude" / "settings.json"
+    project_path = cwd / ".claude" / "settings.json"
+    sources: list[tuple[str, Path, str]] = [("user", user_path, USER_SETTINGS_DISPLAY)]
+    # Run from the home directory, the project file *is* the user file: read it once.
+    if not _same_file(user_path, project_path):
+        sources.append(("project", project_path, PROJECT_SETTINGS_DISPLAY))
+    sources.append(("local", cwd / ".claude" / "settings.local.json", LOCAL_SETTINGS_DISPLAY))
+
+    for attr, path, display in sources:
+        raw = _read_json_object(path, display, settings.errors)
+        if raw is None:
+            continue
+        settings.loaded_files.append(display)
+        setattr(settings, attr, raw)
+        _merge(settings, raw, display)
+    return settings
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _read_json_object(path: Path, display: str, errors: list[ConfigError]) -> dict[str, Any] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        errors.append(ConfigError("not valid UTF-8", file=display))
+        return None
+    except OSError as exc:
+        errors.append(ConfigError(f"cannot read: {exc.strerror or exc}", file=display))
+        return None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        errors.append(ConfigError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=display))
+        return None
+    if not isinstance(data, dict):
+        errors.append(ConfigError(f"expected a JSON object at the top level, got {_json_type(data)}", file=display))
+        return None
+    return data
+
+
+def _merge(settings: Settings, raw: dict[str, Any], display: str) -> None:
+    errors = settings.errors
+
+    def bad(key: str, message: str) -> None:
+        errors.append(ConfigError(message, file=display, key=key))
+
+    if "permissions" in raw:
+        perms = raw["permissions"]
+        if not isinstance(perms, dict):
+            bad("permissions", f"expected an object, got {_json_type(perms)}")
+        else:
+            for name in _RULE_LISTS:
+                if name not in perms:
+                    continue
+                key = f"permissions.{name}"
+                items = perms[name]
+                if not isinstance(items, list):
+                    bad(key, f"expected a list of rule strings, got {_json_type(items)}")
+                    continue
+                target: list[SettingsRule] = getattr(settings, f"permissions_{name}")
+                for index, item in enumerate(items):
+                    if isinstance(item, str):
+                        target.append(SettingsRule(item, display, f"{key}[{index}]"))
+                    else:
+                        bad(f"{key}[{index}]", f"expected a rule string, got {_json_type(item)}")
+            if "defaultMode" in perms:
+                mode = perms["defaultMode"]
+                if not isinstance(mode, str):
+                    bad("permissions.defaultMode", f"expected a string, got {_json_type(mode)}")
+                elif mode not in KNOWN_PERMISSION_MODES:
+                    bad("permissions.defaultMode",
+                        f"unknown mode {mode!r} (expected one of: {', '.join(KNOWN_PERMISSION_MODES)})")
+                else:
+                    settings.default_mode = mode
+
+    if "env" in raw:
+        env = raw["env"]
+        if not isinstance(env, dict):
+            bad("env", f"expected an object of strings, got {_json_type(env)}")
+        else:
+            for name, value in env.items():
+                if isinstance(value, str):
+                    settings.env[name] = value
+                else:
+                    bad(f"env.{name}", f"expected a string, got {_json_type(value)}")
+
+    if "model" in raw:
+        model = raw["model"]
+        if isinstance(model, str):
+            settings.model = model
+        else:
+            bad("model", f"expected a string, got {_json_type(model)}")
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__

@@ -1,0 +1,15 @@
+"""The built-in tools, freshly instantiated: what a session offers the model besides MCP tools."""
+
+from __future__ import annotations
+
+from mini_claude.tools.base import Tool
+from mini_claude.tools.files import EditFileTool, ReadFileTool, WriteFileTool
+from mini_claude.tools.search import GlobTool, GrepTool
+from mini_claude.tools.shell import BashTool
+
+__all__ = ["builtin_tools"]
+
+
+def builtin_tools() -> list[Tool]:
+    """New instances of read_file, write_file, edit_file, glob, grep and bash (in that order)."""
+    return [ReadFileTool(), WriteFileTool(), EditFileTool(), GlobTool(), GrepTool(), BashTool()]

@@ -1,0 +1,474 @@
+"""The file tools: `read_file`, `write_file` and `edit_file`.
+
+`read_file` records what it saw of a file (`ToolContext.read_files`: mtime and size). `write_file` (over an
+existing file) and `edit_file` refuse to touch a file that was not read in this session or that changed on disk
+since, so the model never overwrites work it has not seen. Both record the new state after writing.
+
+Paths are made absolute with `ToolContext.resolve` and normalised (`..` folded, symlinks kept), so `a/../b` and `b`
+are the same key in `read_files`. Files are read and written as bytes: `edit_file` changes exactly the replaced
+text and keeps everything else (line endings, invalid UTF-8, a BOM) as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import difflib
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mini_claude.tools.base import FileState, ToolContext, ToolResult
+
+__all__ = [
+    "DEFAULT_READ_LIMIT_LINES",
+    "MAX_IMAGE_BYTES",
+    "MAX_LINE_CHARS",
+    "MAX_READ_OUTPUT_CHARS",
+    "EditFileTool",
+    "ReadFileTool",
+    "WriteFileTool",
+]
+
+DEFAULT_READ_LIMIT_LINES = 2000
+MAX_LINE_CHARS = 2000
+# read_file stops adding lines once its output reaches this size (the note says where it stopped).
+MAX_READ_OUTPUT_CHARS = 100_000
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+MAX_DIFF_CHARS = 4000
+DIFF_CONTEXT_LINES = 3
+_SNIFF_BYTES = 8192
+_COUNT_CHUNK_BYTES = 1024 * 1024
+
+_IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Shared helpers
+
+
+def _path_arg(args: dict[str, Any], ctx: ToolContext) -> Path | str:
+    """The resolved, normalised path of `args["path"]`, or an error message."""
+    raw = args.get("path")
+    if not isinstance(raw, str) or not raw.strip():
+        return "path must be a non-empty string"
+    return Path(os.path.abspath(ctx.resolve(raw)))
+
+
+def _int_arg(args: dict[str, Any], key: str, default: int) -> int | str:
+    value = args.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        return f"{key} must be an integer"
+    return int(value)
+
+
+def _state_of(st: os.stat_result) -> FileState:
+    return FileState(mtime_ns=st.st_mtime_ns, size=st.st_size)
+
+
+def _changed(state: FileState, st: os.stat_result) -> bool:
+    return state.mtime_ns != st.st_mtime_ns or state.size != st.st_size
+
+
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _image_type(head: bytes) -> str | None:
+    for magic, mime in _IMAGE_MAGIC:
+        if head.startswith(magic):
+            return mime
+    if len(head) >= 12 and head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _check_fresh(path: Path, ctx: ToolContext, st: os.stat_result, verb: str) -> str | None:
+    """Why `path` may not be changed now (not read, or changed since), or None."""
+    state = ctx.read_files.get(path)
+    if state is None:
+        return f"{path} has not been read in this session; read it with read_file before {verb} it"
+    if _changed(state, st):
+        return f"{path} changed on disk since it was read; read it again"
+    return None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# read_file
+
+
+@dataclass
+class _ReadOutcome:
+    result: ToolResult
+    state: FileState | None = None
+
+
+def _display_line(raw: bytes, lineno: int) -> str:
+    if raw.endswith(b"\n"):
+        raw = raw[:-1]
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    line = raw.decode("utf-8", "replace")
+    if lineno == 1:
+        line = line.removeprefix("\ufeff")
+    if len(line) > MAX_LINE_CHARS:
+        line = f"{line[:MAX_LINE_CHARS]} … [line truncated: {len(line)} characters]"
+    return line
+
+
+def _read_sync(path: Path, offset: int, limit: int) -> _ReadOutcome:
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return _ReadOutcome(ToolResult.error(f"{path} does not exist"))
+    except OSError as exc:
+        return _ReadOutcome(ToolResult.error(f"cannot read {path}: {_os_reason(exc)}"))
+    if stat.S_ISDIR(st.st_mode):
+        return _ReadOutcome(
+            ToolResult.error(f"{path} is a directory, not a file; use glob (e.g. pattern '*' with this path) to list it")
+        )
+    if not stat.S_ISREG(st.st_mode):
+        # Opening a FIFO or a device could block forever or never end.
+        return _ReadOutcome(ToolResult.error(f"{path} is not a regular file"))
+    try:
+        with open(path, "rb") as f:
+            # The state is taken before reading: if the file changes while we read, a later edit is refused.
+            state = _state_of(os.fstat(f.fileno()))
+            head = f.read(_SNIFF_BYTES)
+            mime = _image_type(head)
+            if mime is not None:
+                if state.size > MAX_IMAGE_BYTES:
+                    return _ReadOutcome(ToolResult.error(
+                        f"{path} is a {mime} image of {state.size} bytes; images over {MAX_IMAGE_BYTES} bytes "
+                        "cannot be read"
+                    ))
+                data = head + f.read()
+                blocks = [
+                    {"type": "text", "text": f"Image {path} ({mime}, {len(data)} bytes)"},
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": mime, "data": base64.b64encode(data).decode()},
+                    },
+                ]
+                return _ReadOutcome(ToolResult(blocks), state)
+            if b"\0" in head:
+                return _ReadOutcome(ToolResult.error(
+                    f"{path} is a binary file ({state.size} bytes); read_file shows only text files and PNG, JPEG, "
+                    "GIF or WEBP images (use bash, e.g. `file` or `xxd | head`, to inspect it)"
+                ))
+            if not head:
+                return _ReadOutcome(ToolResult.text(f"(file {path} is empty: 0 bytes)"), state)
+            f.seek(0)
+            return _ReadOutcome(_number_lines(f, path, offset, limit), state)
+    except OSError as exc:
+        return _ReadOutcome(ToolResult.error(f"cannot read {path}: {_os_reason(exc)}"))
+
+
+def _number_lines(f: Any, path: Path, offset: int, limit: int) -> ToolResult:
+    last_wanted = offset + limit - 1
+    out: list[str] = []
+    chars = 0
+    capped = False
+    shown_last = 0
+    lineno = 0
+    for raw in f:
+        lineno += 1
+        if lineno < offset:
+            continue
+        if not capped:
+            entry = f"{lineno:>6}\t{_display_line(raw, lineno)}"
+            if out and chars + len(entry) + 1 > MAX_READ_OUTPUT_CHARS:
+                capped = True
+            else:
+                out.append(entry)
+                chars += len(entry) + 1
+                shown_last = lineno
+        if lineno >= last_wanted or capped:
+            break
+    total = lineno
+    if lineno >= last_wanted or capped:
+        # Count the rest without decoding it.
+        rest_newlines = 0
+        last_byte = b"\n"
+        while chunk := f.read(_COUNT_CHUNK_BYTES):
+            rest_newlines += chunk.count(b"\n")
+            last_byte = chunk[-1:]
+        total += rest_newlines + (0 if last_byte == b"\n" else 1)
+    if offset > total:
+        return ToolResult.error(f"offset {offset} is past the end of {path} (it has {total} lines)")
+    text = "\n".join(out)
+    if offset > 1 or shown_last < total:
+        cap_note = f"; output capped at {MAX_READ_OUTPUT_CHARS} characters" if capped else ""
+        text += (
+            f"\n\n(file has {total} lines; showing {offset}-{shown_last}{cap_note}; use offset/limit to read more)"
+        )
+    return ToolResult.text(text)
+
+
+class ReadFileTool:
+    """Shows a text file with line numbers, or an image as an image block."""
+
+    name = "read_file"
+    description = (
+        "Read a file from the local filesystem. Text is returned with line numbers in the style of `cat -n` "
+        "(line number, a tab, then the line); the numbers are not part of the file. By default up to "
+        f"{DEFAULT_READ_LIMIT_LINES} lines from the start are shown; use offset (1-based first line) and limit (number "
+        f"of lines) to read other parts of long files. Lines longer than {MAX_LINE_CHARS} characters are truncated "
+        f"and the output stops at about {MAX_READ_OUTPUT_CHARS} characters; a note then says which lines were shown. "
+        f"PNG, JPEG, GIF and WEBP images (up to {MAX_IMAGE_BYTES // (1024 * 1024)} MB) are returned as images. Other "
+        "binary files and directories are refused (use glob to list a directory). A file must be read before it "
+        "can be edited with edit_file or overwritten with write_file."
+    )
+    read_only = True
+
+    def __init__(self) -> None:
+        self.input_schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "The file to read (absolute, or relative to the working "
+                         "directory)."},
+                "offset": {"type": "integer", "minimum": 1, "description": "The 1-based line number to start at "
+                           "(default 1)."},
+                "limit": {"type": "integer", "minimum": 1, "description": "How many lines to show (default "
+                          f"{DEFAULT_READ_LIMIT_LINES})."},
+            },
+            "required": ["path"],
+        }
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = _path_arg(args, ctx)
+        if isinstance(path, str):
+            return ToolResult.error(path)
+        offset = _int_arg(args, "offset", 1)
+        if isinstance(offset, str):
+            return ToolResult.error(offset)
+        limit = _int_arg(args, "limit", DEFAULT_READ_LIMIT_LINES)
+        if isinstance(limit, str):
+            return ToolResult.error(limit)
+        if limit < 1:
+            return ToolResult.error("limit must be at least 1")
+        outcome = await asyncio.to_thread(_read_sync, path, max(offset, 1), limit)
+        if outcome.state is not None and not outcome.result.is_error:
+            ctx.read_files[path] = outcome.state
+        return outcome.result
+
+
+# --------------------------------------------------------------------------------------------------------------
+# write_file
+
+
+def _write_sync(path: Path, data: bytes, ctx: ToolContext) -> ToolResult:
+    try:
+        st: os.stat_result | None = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        st = None
+    except OSError as exc:
+        return ToolResult.error(f"cannot write {path}: {_os_reason(exc)}")
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            return ToolResult.error(f"{path} is a directory")
+        refusal = _check_fresh(path, ctx, st, "overwriting")
+        if refusal:
+            return ToolResult.error(refusal)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return ToolResult.error(f"cannot create directory {path.parent}: {_os_reason(exc)}")
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+        new_state = _state_of(os.stat(path))
+    except OSError as exc:
+        return ToolResult.error(f"cannot write {path}: {_os_reason(exc)}")
+    ctx.read_files[path] = new_state
+    how = "overwrote the existing file" if st is not None else "created"
+    return ToolResult.text(f"Wrote {len(data)} bytes to {path} ({how})")
+
+
+class WriteFileTool:
+    """Creates or overwrites a file with the given content."""
+
+    name = "write_file"
+    description = (
+        "Write a file with exactly the given content (UTF-8), creating missing parent directories. Overwriting an "
+        "existing file is only allowed after reading it with read_file in this session, and only if it has not "
+        "changed on disk since. To change part of an existing file, prefer edit_file."
+    )
+    read_only = False
+
+    def __init__(self) -> None:
+        self.input_schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "The file to write (absolute, or relative to the working "
+                         "directory)."},
+                "content": {"type": "string", "description": "The complete new content of the file."},
+            },
+            "required": ["path", "content"],
+        }
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = _path_arg(args, ctx)
+        if isinstance(path, str):
+            return ToolResult.error(path)
+        content = args.get("content")
+        if not isinstance(content, str):
+            return ToolResult.error("content must be a string")
+        try:
+            data = content.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return ToolResult.error("content contains characters that cannot be written as UTF-8")
+        return await asyncio.to_thread(_write_sync, path, data, ctx)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# edit_file
+
+
+def _to_crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def _split_lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def _diff_snippet(before: str, after: str, path: Path) -> str:
+    """A unified diff of the change, computed only around the changed region (big files stay cheap)."""
+    a, b = _split_lines(before), _split_lines(after)
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    start = max(0, prefix - DIFF_CONTEXT_LINES)
+    keep_suffix = max(0, suffix - DIFF_CONTEXT_LINES)
+    a_mid, b_mid = a[start : len(a) - keep_suffix], b[start : len(b) - keep_suffix]
+    lines = []
+    for line in difflib.unified_diff(
+        a_mid, b_mid, fromfile=str(path), tofile=str(path), n=DIFF_CONTEXT_LINES, lineterm=""
+    ):
+        match = _HUNK.match(line)
+        if match and start:
+            old_start, old_len, new_start, new_len = match.groups()
+            line = f"@@ -{int(old_start) + start}{old_len or ''} +{int(new_start) + start}{new_len or ''} @@"
+        lines.append(line)
+    text = "\n".join(lines)
+    # Undecodable bytes were carried as surrogates; show them as replacement characters.
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if len(text) > MAX_DIFF_CHARS:
+        text = text[:MAX_DIFF_CHARS] + "\n… (diff truncated)"
+    return text
+
+
+def _edit_sync(path: Path, old: str, new: str, replace_all: bool, ctx: ToolContext) -> ToolResult:
+    try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                return ToolResult.error(f"{path} is a directory")
+            refusal = _check_fresh(path, ctx, st, "editing")
+            if refusal:
+                return ToolResult.error(refusal)
+            data = f.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return ToolResult.error(f"{path} does not exist (use write_file to create a file)")
+    except IsADirectoryError:
+        return ToolResult.error(f"{path} is a directory")
+    except OSError as exc:
+        return ToolResult.error(f"cannot read {path}: {_os_reason(exc)}")
+
+    text = data.decode("utf-8", "surrogateescape")
+    count = text.count(old)
+    if count == 0 and "\r\n" in text and "\n" in old:
+        # The model sees lines without their "\r"; match its "\n" against the file's CRLF line endings.
+        crlf_old = _to_crlf(old)
+        crlf_count = text.count(crlf_old)
+        if crlf_count:
+            old, new, count = crlf_old, _to_crlf(new), crlf_count
+    if count == 0:
+        return ToolResult.error(
+            f"old_string not found in {path}; it must match the file exactly, including whitespace and "
+            "indentation, without read_file's line-number prefixes"
+        )
+    if count > 1 and not replace_all:
+        return ToolResult.error(
+            f"old_string occurs {count} times in {path}; add context to make it unique or set replace_all"
+        )
+    updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    try:
+        new_data = updated.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return ToolResult.error("new_string contains characters that cannot be written as UTF-8")
+    try:
+        with open(path, "wb") as f:
+            f.write(new_data)
+        new_state = _state_of(os.stat(path))
+    except OSError as exc:
+        return ToolResult.error(f"cannot write {path}: {_os_reason(exc)}")
+    ctx.read_files[path] = new_state
+    replaced = count if replace_all else 1
+    noun = "occurrence" if replaced == 1 else "occurrences"
+    return ToolResult.text(f"Edited {path}: replaced {replaced} {noun}.\n{_diff_snippet(text, updated, path)}")
+
+
+class EditFileTool:
+    """Replaces an exact string in a file that was read first."""
+
+    name = "edit_file"
+    description = (
+        "Edit a file by replacing an exact string. old_string must match the file's text exactly (whitespace and "
+        "indentation included, without the line-number prefixes read_file shows) and must occur exactly once, "
+        "unless replace_all is true, which replaces every occurrence. Include enough surrounding lines to make it "
+        "unique. The file must have been read with read_file in this session and not changed on disk since. "
+        "Everything outside the replaced text is kept byte for byte, line endings included. Returns a diff of the "
+        "change. To create a new file use write_file."
+    )
+    read_only = False
+
+    def __init__(self) -> None:
+        self.input_schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "The file to edit (absolute, or relative to the working "
+                         "directory)."},
+                "old_string": {"type": "string", "description": "The exact text to replace."},
+                "new_string": {"type": "string", "description": "The text to put in its place (must differ)."},
+                "replace_all": {"type": "boolean", "default": False, "description": "Replace every occurrence of "
+                                "old_string instead of requiring exactly one."},
+            },
+            "required": ["path", "old_string", "new_string"],
+        }
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = _path_arg(args, ctx)
+        if isinstance(path, str):
+            return ToolResult.error(path)
+        old, new = args.get("old_string"), args.get("new_string")
+        if not isinstance(old, str) or not isinstance(new, str):
+            return ToolResult.error("old_string and new_string must be strings")
+        if old == "":
+            return ToolResult.error("old_string is empty; give the text to replace (use write_file to create a file)")
+        if old == new:
+            return ToolResult.error("old_string and new_string are the same; there is nothing to change")
+        replace_all = args.get("replace_all", False)
+        if replace_all is None:
+            replace_all = False
+        if not isinstance(replace_all, bool):
+            return ToolResult.error("replace_all must be true or false")
+        return await asyncio.to_thread(_edit_sync, path, old, new, replace_all, ctx)

@@ -1,0 +1,37 @@
+"""Keeping tool results within what the model should see at once: a result whose text is over the cap is saved
+to a file under the session's spill directory and replaced by a preview, the file's path, and how to read it."""
+
+from __future__ import annotations
+
+from mini_claude.spill import preview, spill_text
+from mini_claude.tools.base import ToolContext, ToolResult
+
+__all__ = ["PREVIEW_MAX_CHARS", "cap_result"]
+
+# The preview of a spilled result is at most this long (and never longer than the cap itself).
+PREVIEW_MAX_CHARS = 20_000
+# Leeway for the preview's own "characters omitted" marker.
+_MARKER_RESERVE_CHARS = 64
+
+
+def cap_result(result: ToolResult, ctx: ToolContext, *, tool_name: str, max_chars: int) -> ToolResult:
+    """Return `result` unchanged when its text fits in `max_chars`; else save the text with `spill_text` to
+    `ctx.spill_dir` and return a preview plus the saved file's path. Non-text blocks (images) are kept as they are;
+    `is_error` is preserved."""
+    texts = [block.get("text", "") for block in result.content if block.get("type") == "text"]
+    total = sum(len(t) for t in texts)
+    if total <= max_chars:
+        return result
+    full = "\n".join(texts)
+    path = spill_text(full, ctx.spill_dir, tool_name)
+    line_count = full.count("\n") + (0 if full.endswith("\n") else 1)
+    note = (
+        f"[The output of {tool_name} was too long to show in full ({len(full)} characters, {line_count} lines; "
+        f"the limit is {max_chars}). It was saved to {path}. Read it with read_file using offset and limit "
+        f"(e.g. offset=1, limit=500), or search it with grep (path={path}). Preview:]"
+    )
+    budget = max(0, min(PREVIEW_MAX_CHARS, max_chars - len(note) - _MARKER_RESERVE_CHARS))
+    shown = preview(full, budget) if budget else ""
+    others = [block for block in result.content if block.get("type") != "text"]
+    text = f"{note}\n{shown}" if shown else note
+    return ToolResult([{"type": "text", "text": text}, *others], is_error=result.is_error)

@@ -1,0 +1,523 @@
+"""MCP config: the sources and their order, both file forms, ${VAR} expansion, one exact error line per
+problem (the rest still loads), the add/remove writers, and secret masking."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mini_claude.errors import ConfigError
+from mini_claude.mcp.config import (
+    LoadedConfig,
+    ServerConfig,
+    add_server,
+    expand_vars,
+    load_mcp_config,
+    mask_secrets,
+    remove_server,
+    validate_entry,
+)
+
+OK = {"command": "ok-server"}
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    cwd, home = tmp_path / "proj", tmp_path / "home"
+    cwd.mkdir()
+    home.mkdir()
+    return cwd, home
+
+
+def write(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2))
+
+
+def load(dirs: tuple[Path, Path], env: dict[str, str] | None = None, **kw: Any) -> LoadedConfig:
+    cwd, home = dirs
+    return load_mcp_config(cwd=cwd, home=home, env=env or {}, **kw)
+
+
+def errors(cfg: LoadedConfig) -> list[str]:
+    return [str(e) for e in cfg.errors]
+
+
+# ---- sources and precedence --------------------------------------------------------------------------------------
+
+
+def test_nothing_configured(dirs: tuple[Path, Path]) -> None:
+    cfg = load(dirs)
+    assert cfg.servers == {} and cfg.errors == [] and cfg.warnings == []
+
+
+def test_every_source_with_scope_and_source(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    write(home / ".claude.json", {"numStartups": 3, "mcpServers": {"u1": OK},
+                                  "projects": {str(cwd): {"mcpServers": {"l1": OK}}, "/other": {"mcpServers": {
+                                      "nope": OK}}}})
+    write(home / ".claude" / "settings.json", {"mcpServers": {"u2": OK}})
+    write(cwd / ".claude" / "settings.json", {"mcpServers": {"p1": OK}})
+    write(cwd / ".mcp.json", {"mcpServers": {"p2": OK}})
+    write(cwd / "extra.json", {"mcpServers": {"c1": OK}})
+    cfg = load(dirs, extra=["extra.json", json.dumps({"mcpServers": {"c2": OK}}), json.dumps({"c3": OK})])
+    assert errors(cfg) == []
+    got = {name: (s.scope, s.source) for name, s in cfg.servers.items()}
+    assert got == {
+        "u1": ("user", "~/.claude.json"),
+        "u2": ("user", "~/.claude/settings.json"),
+        "p1": ("project", ".claude/settings.json"),
+        "p2": ("project", ".mcp.json"),
+        "l1": ("local", "~/.claude.json"),
+        "c1": ("cli", "extra.json"),
+        "c2": ("cli", "--mcp-config"),
+        "c3": ("cli", "--mcp-config #2"),
+    }
+    assert list(cfg.servers) == ["u1", "u2", "p1", "p2", "l1", "c1", "c2", "c3"]
+    assert cfg.servers["p2"].needs_project_approval()
+    assert not cfg.servers["l1"].needs_project_approval()
+
+
+def test_later_sources_replace_the_whole_entry(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    write(home / ".claude.json", {"mcpServers": {"s": {"command": "user-cmd", "env": {"A": "1"}}},
+                                  "projects": {str(cwd): {"mcpServers": {"s": {"command": "local-cmd"}}}}})
+    write(home / ".claude" / "settings.json", {"mcpServers": {"s": {"command": "settings-cmd"}}})
+    write(cwd / ".mcp.json", {"mcpServers": {"s": {"command": "project-cmd"}}})
+    cfg = load(dirs)
+    s = cfg.servers["s"]
+    assert (s.command, s.scope, s.env) == ("local-cmd", "local", {})  # no merging with the user entry
+    cfg = load(dirs, extra=[json.dumps({"s": {"type": "http", "url": "http://127.0.0.1:1/mcp"}})])
+    assert (cfg.servers["s"].type, cfg.servers["s"].scope) == ("http", "cli")
+    # without the local entry, the project file beats both user files
+    data = json.loads((home / ".claude.json").read_text())
+    del data["projects"]
+    write(home / ".claude.json", data)
+    assert load(dirs).servers["s"].command == "project-cmd"
+
+
+def test_strict_reads_only_mcp_config(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    write(home / ".claude.json", {"mcpServers": {"u": OK}})
+    write(cwd / ".mcp.json", "{broken")
+    cfg = load(dirs, extra=[json.dumps({"mcpServers": {"c": OK}})], strict=True)
+    assert list(cfg.servers) == ["c"] and cfg.errors == []
+    assert load(dirs, strict=True).servers == {}
+
+
+def test_bare_map_form_in_mcp_json(dirs: tuple[Path, Path]) -> None:
+    cwd, _ = dirs
+    write(cwd / ".mcp.json", {"a": OK, "b": {"type": "sse", "url": "https://x.example/sse"}})
+    cfg = load(dirs)
+    assert errors(cfg) == []
+    assert (cfg.servers["a"].type, cfg.servers["b"].type) == ("stdio", "sse")
+
+
+def test_bare_map_form_errors_have_no_mcpservers_prefix(dirs: tuple[Path, Path]) -> None:
+    cwd, _ = dirs
+    write(cwd / ".mcp.json", {"db": {"args": []}, "ok": OK})
+    cfg = load(dirs)
+    assert errors(cfg) == [".mcp.json: db.command: missing"]
+    assert list(cfg.servers) == ["ok"]
+
+
+def test_mcp_config_file_paths(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    write(home / "cfg" / "servers.json", {"a": OK})
+    write(cwd / "sub" / "b.json", {"mcpServers": {"b": OK}})
+    cfg = load(dirs, extra=[str(home / "cfg" / "servers.json"), "sub/b.json", "missing.json"], strict=True)
+    assert cfg.servers["a"].source == "~/cfg/servers.json"
+    assert cfg.servers["b"].source == "sub/b.json"
+    assert errors(cfg) == ["--mcp-config: missing.json: no such file"]
+
+
+def test_mcp_config_inline_json_error(dirs: tuple[Path, Path]) -> None:
+    cfg = load(dirs, extra=['{"a": {"command": "x"}', json.dumps({"b": OK})], strict=True)
+    assert errors(cfg) == ["--mcp-config: invalid JSON at line 1 column 23: Expecting ',' delimiter"]
+    assert list(cfg.servers) == ["b"]
+    assert cfg.servers["b"].source == "--mcp-config #2"
+
+
+def test_settings_in_home_read_once(tmp_path: Path) -> None:
+    write(tmp_path / ".claude" / "settings.json", {"mcpServers": {"u": OK}})
+    cfg = load_mcp_config(cwd=tmp_path, home=tmp_path, env={})
+    assert cfg.servers["u"].scope == "user"
+
+
+# ---- fields --------------------------------------------------------------------------------------------------------
+
+
+def test_all_fields(dirs: tuple[Path, Path]) -> None:
+    cwd, _ = dirs
+    entry = {"type": "stdio", "command": "srv", "args": ["-v", "x"], "env": {"A": "1"}, "cwd": "/tmp",
+             "timeout": 5000, "disabled": True, "includeTools": ["get_*"], "excludeTools": ["get_secret"],
+             "oauth": {"clientId": "abc"}, "headersHelper": "x.sh", "somethingNew": 1}
+    write(cwd / ".mcp.json", {"mcpServers": {"s": entry}})
+    cfg = load(dirs)
+    assert errors(cfg) == []
+    assert cfg.servers["s"] == ServerConfig(
+        name="s", type="stdio", command="srv", args=("-v", "x"), env={"A": "1"}, cwd="/tmp", url=None,
+        headers={}, timeout_ms=5000, disabled=True, include_tools=("get_*",), exclude_tools=("get_secret",),
+        scope="project", source=".mcp.json", raw=entry)
+
+
+def test_defaults(dirs: tuple[Path, Path]) -> None:
+    cwd, _ = dirs
+    write(cwd / ".mcp.json", {"mcpServers": {"s": OK}})
+    s = load(dirs).servers["s"]
+    assert (s.type, s.args, s.env, s.headers, s.timeout_ms, s.disabled, s.include_tools, s.exclude_tools) == (
+        "stdio", (), {}, {}, None, False, None, ())
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ({"type": "http", "url": "http://h/mcp"}, "http"),
+        ({"type": "streamable-http", "url": "http://h/mcp"}, "http"),
+        ({"type": "streamableHttp", "url": "http://h/mcp"}, "http"),
+        ({"url": "https://h/mcp"}, "http"),
+        ({"type": "sse", "url": "http://h/sse"}, "sse"),
+        ({"command": "x"}, "stdio"),
+        ({"command": "x", "url": "http://h"}, "stdio"),
+    ],
+)
+def test_type_normalisation(dirs: tuple[Path, Path], entry: dict, expected: str) -> None:
+    cwd, _ = dirs
+    write(cwd / ".mcp.json", {"mcpServers": {"s": entry}})
+    cfg = load(dirs)
+    assert errors(cfg) == []
+    assert cfg.servers["s"].type == expected
+
+
+def test_http_headers(dirs: tuple[Path, Path]) -> None:
+    cwd, _ = dirs
+    write(cwd / ".mcp.json", {"mcpServers": {"w": {"type": "http", "url": "https://api.example/mcp",
+                                                   "headers": {"Authorization": "Bearer ${TOKEN}"}}}})
+    w = load(dirs, env={"TOKEN": "t0k"}).servers["w"]
+    assert (w.url, w.headers) == ("https://api.example/mcp", {"Authorization": "Bearer t0k"})
+    assert w.raw["headers"]["Authorization"] == "Bearer ${TOKEN}"
+
+
+# ---- ${VAR} expansion ----------------------------------------------------------------------------------------------
+
+
+def test_expand_vars() -> None:
+    env = {"A": "1", "EMPTY": ""}
+    assert expand_vars("x${A}y", env) == ("x1y", [])
+    assert expand_vars("${B:-def}", env) == ("def", [])
+    assert expand_vars("${A:-def}", env) == ("1", [])
+    assert expand_vars("${EMPTY:-def}", env) == ("", [])
+    assert expand_vars("${B:-}", env) == ("", [])
+    assert expand_vars("$A ${B} ${B}", env) == ("$A ${B} ${B}", ["B"])
+    assert expand_vars("${B:-http://h:8080/x}", env) == ("http://h:8080/x", [])
+
+
+def test_expansion_in_every_field(dirs: tuple[Path, Path]) -> None:
+    cwd, _ = dirs
+    write(cwd / ".mcp.json", {"mcpServers": {
+        "s": {"command": "${BIN}/srv", "args": ["--db", "${DB:-local.db}"], "env": {"K": "${KEY}"},
+              "cwd": "${WORK}"},
+        "h": {"url": "${BASE:-http://127.0.0.1:9}/mcp", "headers": {"X-Key": "${KEY}"}},
+    }})
+    cfg = load(dirs, env={"BIN": "/opt", "KEY": "k", "WORK": "/w"})
+    assert cfg.warnings == [] and cfg.errors == []
+    s, h = cfg.servers["s"], cfg.servers["h"]
+    assert (s.command, s.args, s.env, s.cwd) == ("/opt/srv", ("--db", "local.db"), {"K": "k"}, "/w")
+    assert (h.url, h.headers) == ("http://127.0.0.1:9/mcp", {"X-Key": "k"})
+    assert s.raw["command"] == "${BIN}/srv"
+
+
+def test_unset_variable_warns_and_keeps_the_literal(dirs: tuple[Path, Path]) -> None:
+    cwd, _ = dirs
+    write(cwd / ".mcp.json", {"mcpServers": {"db": {"command": "db", "env": {"TOKEN": "${DB_TOKEN}"},
+                                                    "args": ["${DB_TOKEN}"]},
+                                             "off": {"command": "${NOPE}", "disabled": True}}})
+    cfg = load(dirs)
+    assert cfg.servers["db"].env == {"TOKEN": "${DB_TOKEN}"}
+    assert cfg.warnings == [
+        ".mcp.json: mcpServers.db.args[0]: environment variable DB_TOKEN is not set (kept ${DB_TOKEN} literally)",
+        ".mcp.json: mcpServers.db.env.TOKEN: environment variable DB_TOKEN is not set (kept ${DB_TOKEN} literally)",
+    ]  # nothing for the disabled server
+
+
+def test_overridden_entry_does_not_warn(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    write(home / ".claude.json", {"mcpServers": {"s": {"command": "${MISSING}"}}})
+    write(cwd / ".mcp.json", {"mcpServers": {"s": OK}})
+    assert load(dirs).warnings == []
+
+
+# ---- malformed input: one exact line each, everything else still loads ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"args": ["x"]}, ".mcp.json: mcpServers.bad.command: missing"),
+        ({"command": ""}, ".mcp.json: mcpServers.bad.command: must be a non-empty string"),
+        ({"command": ["npx", "x"]}, ".mcp.json: mcpServers.bad.command: must be a non-empty string"),
+        ({"type": "grpc", "command": "x"}, '.mcp.json: mcpServers.bad.type: unknown type "grpc" (use stdio, http or sse)'),
+        ({"type": 3}, ".mcp.json: mcpServers.bad.type: unknown type 3 (use stdio, http or sse)"),
+        ({"command": "x", "args": "a b"}, ".mcp.json: mcpServers.bad.args: must be a list of strings"),
+        ({"command": "x", "args": ["a", 1]}, ".mcp.json: mcpServers.bad.args: must be a list of strings"),
+        ({"command": "x", "env": ["A=1"]}, ".mcp.json: mcpServers.bad.env: must be an object of strings, got array"),
+        ({"command": "x", "env": {"PORT": 3000}}, ".mcp.json: mcpServers.bad.env.PORT: must be a string, got number"),
+        ({"command": "x", "cwd": 1}, ".mcp.json: mcpServers.bad.cwd: must be a string, got number"),
+        ({"type": "http"}, ".mcp.json: mcpServers.bad.url: missing"),
+        ({"type": "http", "url": "foo"}, '.mcp.json: mcpServers.bad.url: not a URL: "foo"'),
+        ({"type": "sse", "url": "ftp://x/y"}, '.mcp.json: mcpServers.bad.url: not a URL: "ftp://x/y"'),
+        ({"type": "http", "url": 5}, ".mcp.json: mcpServers.bad.url: must be a string, got number"),
+        ({"url": "http://h", "headers": {"A": True}},
+         ".mcp.json: mcpServers.bad.headers.A: must be a string, got boolean"),
+        ({"command": "x", "timeout": 0}, ".mcp.json: mcpServers.bad.timeout: must be a positive integer (milliseconds)"),
+        ({"command": "x", "timeout": "30s"},
+         ".mcp.json: mcpServers.bad.timeout: must be a positive integer (milliseconds)"),
+        ({"command": "x", "timeout": True},
+         ".mcp.json: mcpServers.bad.timeout: must be a positive integer (milliseconds)"),
+        ({"command": "x", "disabled": "yes"}, ".mcp.json: mcpServers.bad.disabled: must be true or false"),
+        ({"command": "x", "includeTools": "a"}, ".mcp.json: mcpServers.bad.includeTools: must be a list of strings"),
+        ({"command": "x", "excludeTools": [1]}, ".mcp.json: mcpServers.bad.excludeTools: must be a list of strings"),
+        ("npx server", ".mcp.json: mcpServers.bad: must be an object, got string"),
+    ],
+)
+def test_malformed_entry(dirs: tuple[Path, Path], entry: Any, message: str) -> None:
+    cwd, home = dirs
+    write(cwd / ".mcp.json", {"mcpServers": {"good": OK, "bad": entry, "after": OK}})
+    write(home / ".claude.json", {"mcpServers": {"user": OK}})
+    cfg = load(dirs)
+    assert errors(cfg) == [message]
+    assert list(cfg.servers) == ["user", "good", "after"]
+
+
+def test_every_problem_of_an_entry_is_reported(dirs: tuple[Path, Path]) -> None:
+    cwd, _ = dirs
+    write(cwd / ".mcp.json", {"mcpServers": {"a": {"args": "x", "timeout": -1}}})
+    assert errors(load(dirs)) == [
+        ".mcp.json: mcpServers.a.command: missing",
+        ".mcp.json: mcpServers.a.args: must be a list of strings",
+        ".mcp.json: mcpServers.a.timeout: must be a positive integer (milliseconds)",
+    ]
+
+
+def test_error_in_user_settings(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    write(home / ".claude" / "settings.json", {"mcpServers": {"x": {"type": "grpc"}, "y": OK}})
+    write(cwd / ".mcp.json", {"mcpServers": {"p": OK}})
+    cfg = load(dirs)
+    assert errors(cfg) == ['~/.claude/settings.json: mcpServers.x.type: unknown type "grpc" (use stdio, http or sse)']
+    assert list(cfg.servers) == ["y", "p"]
+
+
+def test_error_in_local_scope_names_the_project_key(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    write(home / ".claude.json", {"projects": {str(cwd): {"mcpServers": {"l": {"type": "http"}, "ok": OK}}}})
+    cfg = load(dirs)
+    assert errors(cfg) == [f'~/.claude.json: projects["{cwd}"].mcpServers.l.url: missing']
+    assert list(cfg.servers) == ["ok"]
+
+
+def test_invalid_json_costs_only_that_file(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    write(cwd / ".mcp.json", '{\n  "mcpServers": {\n    "a": {"command": "x"}\n    "b": {}\n  }\n}')
+    write(home / ".claude.json", {"mcpServers": {"u": OK}})
+    write(cwd / ".claude" / "settings.json", {"mcpServers": {"p": OK}})
+    cfg = load(dirs)
+    assert errors(cfg) == [".mcp.json: invalid JSON at line 4 column 5: Expecting ',' delimiter"]
+    assert list(cfg.servers) == ["u", "p"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[1]", ".mcp.json: expected a JSON object at the top level, got array"),
+        ('{"mcpServers": []}', ".mcp.json: mcpServers: must be an object mapping server names to their config, got array"),
+    ],
+)
+def test_malformed_file_shapes(dirs: tuple[Path, Path], content: str, message: str) -> None:
+    cwd, home = dirs
+    write(cwd / ".mcp.json", content)
+    write(home / ".claude.json", {"mcpServers": {"u": OK}})
+    cfg = load(dirs)
+    assert errors(cfg) == [message]
+    assert list(cfg.servers) == ["u"]
+
+
+def test_empty_file_and_bom_are_fine(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    write(cwd / ".mcp.json", "  \n")
+    (home / ".claude.json").write_bytes(b"\xef\xbb\xbf" + json.dumps({"mcpServers": {"u": OK}}).encode())
+    cfg = load(dirs)
+    assert errors(cfg) == [] and list(cfg.servers) == ["u"]
+
+
+def test_not_utf8(dirs: tuple[Path, Path]) -> None:
+    cwd, _ = dirs
+    (cwd / ".mcp.json").write_bytes(b'{"a": "\xff"}')
+    assert errors(load(dirs)) == [".mcp.json: not valid UTF-8"]
+
+
+def test_odd_server_names(dirs: tuple[Path, Path]) -> None:
+    cwd, _ = dirs
+    write(cwd / ".mcp.json", {"mcpServers": {"my.server": {"type": "http"}, "": OK, "with space": OK, "ünï": OK}})
+    cfg = load(dirs)
+    assert errors(cfg) == ['.mcp.json: mcpServers["my.server"].url: missing',
+                           '.mcp.json: mcpServers[""]: server name must not be empty']
+    assert list(cfg.servers) == ["with space", "ünï"]
+
+
+def test_broken_override_keeps_the_earlier_entry(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    write(home / ".claude.json", {"mcpServers": {"s": OK}})
+    write(cwd / ".mcp.json", {"mcpServers": {"s": {"type": "grpc"}}})
+    cfg = load(dirs)
+    assert len(cfg.errors) == 1
+    assert cfg.servers["s"].scope == "user"
+
+
+def test_validate_entry() -> None:
+    assert validate_entry("db", {"command": "x"}) == []
+    assert [str(e) for e in validate_entry("db", {"args": 1})] == [
+        "mcpServers.db.command: missing", "mcpServers.db.args: must be a list of strings"]
+    # a URL still holding ${VAR} is checked only after expansion, at load time
+    assert validate_entry("w", {"url": "${BASE}/mcp"}) == []
+    assert [str(e) for e in validate_entry("w", {"url": "nope"}, file="add-json")] == [
+        'add-json: mcpServers.w.url: not a URL: "nope"']
+    err = validate_entry("db", {})[0]
+    assert (err.file, err.key, err.message) == (None, "mcpServers.db.command", "missing")
+
+
+# ---- writers -------------------------------------------------------------------------------------------------------
+
+
+def test_add_local_preserves_claude_json(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    original = {"numStartups": 7, "oauthAccount": {"email": "u@example.com"}, "mcpServers": {"u": OK},
+                "projects": {str(cwd.resolve()): {"allowedTools": ["Bash"], "history": [1, 2]},
+                             "/other": {"mcpServers": {"o": OK}}}}
+    write(home / ".claude.json", original)
+    os.chmod(home / ".claude.json", 0o600)
+    path = add_server("db", {"command": "db", "args": ["--x"]}, scope="local", cwd=cwd, home=home)
+    assert path == home / ".claude.json"
+    data = json.loads(path.read_text())
+    expected = json.loads(json.dumps(original))
+    expected["projects"][str(cwd.resolve())]["mcpServers"] = {"db": {"command": "db", "args": ["--x"]}}
+    assert data == expected
+    assert path.read_text().startswith('{\n  "numStartups": 7,')  # pretty, key order kept
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert not list(home.glob("*.tmp"))
+    cfg = load(dirs)
+    assert (cfg.servers["db"].scope, cfg.servers["db"].args) == ("local", ("--x",))
+
+
+def test_add_user_and_project_round_trip(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    assert add_server("u", OK, scope="user", cwd=cwd, home=home) == home / ".claude.json"
+    assert stat.S_IMODE((home / ".claude.json").stat().st_mode) == 0o600
+    web = {"type": "http", "url": "https://x.example/mcp", "headers": {"Authorization": "Bearer ${T}"}}
+    assert add_server("web", web, scope="project", cwd=cwd, home=home) == cwd / ".mcp.json"
+    assert json.loads((cwd / ".mcp.json").read_text()) == {"mcpServers": {"web": web}}
+    cfg = load(dirs, env={"T": "t"})
+    assert {n: s.scope for n, s in cfg.servers.items()} == {"u": "user", "web": "project"}
+    assert remove_server("web", scope="project", cwd=cwd, home=home) == [cwd / ".mcp.json"]
+    assert json.loads((cwd / ".mcp.json").read_text()) == {"mcpServers": {}}
+    assert remove_server("u", scope=None, cwd=cwd, home=home) == [home / ".claude.json"]
+    assert load(dirs).servers == {}
+
+
+def test_add_keeps_a_bare_mcp_json_bare(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    write(cwd / ".mcp.json", {"a": OK})
+    add_server("b", OK, scope="project", cwd=cwd, home=home)
+    assert json.loads((cwd / ".mcp.json").read_text()) == {"a": OK, "b": OK}
+
+
+def test_add_refuses_to_overwrite_unless_replace(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    add_server("db", OK, scope="project", cwd=cwd, home=home)
+    with pytest.raises(ConfigError) as info:
+        add_server("db", {"command": "other"}, scope="project", cwd=cwd, home=home)
+    assert str(info.value) == (".mcp.json: mcpServers.db: already exists in project config (remove it first: "
+                               "mini-claude mcp remove -s project db)")
+    add_server("db", {"command": "other"}, scope="project", cwd=cwd, home=home, replace=True)
+    assert load(dirs).servers["db"].command == "other"
+    # the same name in another scope is fine
+    add_server("db", OK, scope="user", cwd=cwd, home=home)
+
+
+def test_add_rejects_invalid_entries_and_scopes(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    with pytest.raises(ConfigError) as info:
+        add_server("db", {"args": []}, scope="user", cwd=cwd, home=home)
+    assert str(info.value) == "~/.claude.json: mcpServers.db.command: missing"
+    with pytest.raises(ConfigError) as info:
+        add_server("db", OK, scope="global", cwd=cwd, home=home)
+    assert str(info.value) == '--scope: unknown scope "global" (use local, project or user)'
+    assert not (home / ".claude.json").exists()
+
+
+def test_add_never_overwrites_an_unreadable_file(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    write(home / ".claude.json", "{oops")
+    with pytest.raises(ConfigError) as info:
+        add_server("db", OK, scope="user", cwd=cwd, home=home)
+    assert str(info.value).startswith("~/.claude.json: invalid JSON at line 1 column 2")
+    assert (home / ".claude.json").read_text() == "{oops"
+    write(home / ".claude.json", {"projects": []})
+    with pytest.raises(ConfigError) as info:
+        add_server("db", OK, scope="local", cwd=cwd, home=home)
+    assert str(info.value) == "~/.claude.json: projects: must be an object, got array; fix the file by hand"
+
+
+def test_add_writes_through_a_symlink(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    real = home / "dotfiles" / "claude.json"
+    write(real, {"keep": True})
+    (home / ".claude.json").symlink_to(real)
+    add_server("u", OK, scope="user", cwd=cwd, home=home)
+    assert (home / ".claude.json").is_symlink()
+    assert json.loads(real.read_text()) == {"keep": True, "mcpServers": {"u": OK}}
+
+
+def test_remove_from_every_scope_that_has_it(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    for scope in ("local", "project", "user"):
+        add_server("db", OK, scope=scope, cwd=cwd, home=home)
+    add_server("keep", OK, scope="user", cwd=cwd, home=home)
+    removed = remove_server("db", scope=None, cwd=cwd, home=home)
+    assert removed == [home / ".claude.json", cwd / ".mcp.json", home / ".claude.json"]
+    assert list(load(dirs).servers) == ["keep"]
+
+
+def test_remove_not_found(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    with pytest.raises(ConfigError) as info:
+        remove_server("db", scope=None, cwd=cwd, home=home)
+    assert str(info.value) == 'no MCP server named "db" in local, project or user config'
+    add_server("db", OK, scope="user", cwd=cwd, home=home)
+    with pytest.raises(ConfigError) as info:
+        remove_server("db", scope="local", cwd=cwd, home=home)
+    assert str(info.value) == 'no MCP server named "db" in local config'
+    write(cwd / ".claude" / "settings.json", {"mcpServers": {"s": OK}})
+    with pytest.raises(ConfigError) as info:
+        remove_server("s", scope=None, cwd=cwd, home=home)
+    assert str(info.value) == ('no MCP server named "s" in local, project or user config (it is defined in '
+                               '.claude/settings.json: edit that file)')
+
+
+# ---- secrets -------------------------------------------------------------------------------------------------------
+
+
+def test_mask_secrets() -> None:
+    entry = {"command": "x", "args": ["a"], "env": {"TOKEN": "s3cret", "MODE": "dev"},
+             "headers": {"Authorization": "Bearer s3cret"}, "oauth": {"clientId": "id", "clientSecret": "s3cret"}}
+    masked = mask_secrets(entry)
+    assert masked == {"command": "x", "args": ["a"], "env": {"TOKEN": "***", "MODE": "***"},
+                      "headers": {"Authorization": "***"}, "oauth": {"clientId": "id", "clientSecret": "***"}}
+    assert entry["env"]["TOKEN"] == "s3cret" and entry["oauth"]["clientSecret"] == "s3cret"  # not mutated
+    assert mask_secrets({"env": "A=1"}) == {"env": "***"}
+    assert mask_secrets({"command": "x"}) == {"command": "x"}

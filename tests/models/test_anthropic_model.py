@@ -1,0 +1,184 @@
+"""AnthropicModel driving the real `anthropic` SDK against the mock model server over loopback HTTP."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from model_helpers import FAST_RETRY, free_port, tool_result, user
+
+from mini_claude.errors import ModelError
+from mini_claude.models.anthropic import AnthropicModel
+from mini_claude.models.base import ToolSpec
+
+READ_TOOL = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
+TEXT_AND_TOOL = {"content": [
+    {"type": "text", "text": "Let me read the file first, then I will answer."},
+    {"type": "tool_use", "name": "read_file", "input": {"path": "notes.txt", "limit": 3, "nested": {"a": [1, 2]}}},
+]}
+
+
+def model_for(url: str, *, stream: bool = True) -> AnthropicModel:
+    return AnthropicModel("mock-claude", api_key="sk-test-secret", base_url=url, stream=stream, retry=FAST_RETRY)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_text_and_tool_use(mock_server, stream: bool) -> None:
+    mock = mock_server([TEXT_AND_TOOL])
+    deltas: list[str] = []
+    turn = await model_for(mock.url, stream=stream).complete(
+        system="be brief", messages=[user("fix it")], tools=[READ_TOOL], on_text=deltas.append)
+
+    assert turn.content == [
+        {"type": "text", "text": "Let me read the file first, then I will answer."},
+        {"type": "tool_use", "id": "toolu_mock_1", "name": "read_file",
+         "input": {"path": "notes.txt", "limit": 3, "nested": {"a": [1, 2]}}},
+    ]
+    assert turn.stop_reason == "tool_use"
+    assert turn.usage.input_tokens > 0 and turn.usage.output_tokens > 0
+    if stream:
+        assert len(deltas) > 1, "text should arrive in several deltas"
+        assert "".join(deltas) == turn.text
+    else:
+        assert deltas == []
+    [request] = mock.requests
+    assert request["path"] == "/v1/messages"
+    assert request["body"].get("stream", False) is stream
+    assert request["body"]["system"] == "be brief"
+    assert request["body"]["tools"] == [{"name": "read_file", "description": "Read a file",
+                                         "input_schema": READ_TOOL.input_schema}]
+    assert "sk-test-secret" not in json.dumps(request["headers"])
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_last_tool_result_placeholder(mock_server, stream: bool) -> None:
+    mock = mock_server([TEXT_AND_TOOL, {
+        "expect_tool_result_contains": "quick",
+        "content": [{"type": "text", "text": "The file says: {{last_tool_result}} (error: {{last_tool_result_is_error}})"}],
+    }])
+    model = model_for(mock.url, stream=stream)
+    first = await model.complete(system="", messages=[user("read")], tools=[READ_TOOL])
+    history = [user("read"), {"role": "assistant", "content": first.content},
+               tool_result(first.tool_uses[0]["id"], "the quick brown fox")]
+    second = await model.complete(system="", messages=history, tools=[READ_TOOL])
+    assert second.text == "The file says: the quick brown fox (error: false)"
+    assert second.stop_reason == "end_turn"
+    assert len(mock.requests) == 2
+
+
+async def test_expectation_not_met_is_a_clear_unretried_error(mock_server) -> None:
+    mock = mock_server([{"expect_tool_result_contains": "jumsp", "content": [{"type": "text", "text": "ok"}]}])
+    with pytest.raises(ModelError) as info:
+        await model_for(mock.url).complete(system="", messages=[tool_result("toolu_x", "nothing here")], tools=[])
+    assert "expected the last tool_result to contain 'jumsp'" in str(info.value)
+    assert len(mock.requests) == 1
+    assert mock.turns_used == 0  # a failed expectation does not consume the turn
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_429_then_success_is_retried(mock_server, tmp_path: Path, stream: bool) -> None:
+    log = tmp_path / "requests.jsonl"
+    mock = mock_server([
+        {"error": {"status": 429, "message": "slow down", "headers": {"retry-after": "0"}}},
+        {"content": [{"type": "text", "text": "done"}]},
+    ], log_path=log)
+    deltas: list[str] = []
+    turn = await model_for(mock.url, stream=stream).complete(
+        system="", messages=[user("hi")], tools=[], on_text=deltas.append)
+    assert turn.text == "done"
+    lines = log.read_text().splitlines()
+    assert len(lines) == 2
+    assert all(json.loads(line)["path"] == "/v1/messages" for line in lines)
+
+
+@pytest.mark.parametrize("status", [529, 500, 503])
+async def test_server_errors_are_retried(mock_server, status: int) -> None:
+    mock = mock_server([{"error": {"status": status, "message": "busy"}}, {"content": [{"type": "text", "text": "ok"}]}])
+    turn = await model_for(mock.url).complete(system="", messages=[user("hi")], tools=[])
+    assert turn.text == "ok"
+    assert len(mock.requests) == 2
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+async def test_client_errors_are_not_retried(mock_server, status: int) -> None:
+    mock = mock_server([{"error": {"status": status, "message": "bad things"}},
+                        {"content": [{"type": "text", "text": "never"}]}])
+    with pytest.raises(ModelError) as info:
+        await model_for(mock.url).complete(system="", messages=[user("hi")], tools=[])
+    assert info.value.status == status
+    assert not info.value.retryable
+    assert str(info.value) == f"model API error {status}: bad things"
+    assert len(mock.requests) == 1
+
+
+async def test_retries_give_up_after_max_attempts(mock_server) -> None:
+    mock = mock_server([{"error": {"status": 529, "message": "Overloaded"}}] * 5)
+    with pytest.raises(ModelError) as info:
+        await model_for(mock.url).complete(system="", messages=[user("hi")], tools=[])
+    assert str(info.value) == "model API error 529: Overloaded (gave up after 4 attempts)"
+    assert info.value.status == 529
+    assert len(mock.requests) == 4
+
+
+async def test_connection_refused_is_one_line() -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(ModelError) as info:
+        await model_for(url).complete(system="", messages=[user("hi")], tools=[])
+    message = str(info.value)
+    assert message.startswith(f"cannot reach the model API at {url}: connection refused")
+    assert "\n" not in message
+    assert info.value.status is None
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_scenario_exhausted(mock_server, stream: bool) -> None:
+    mock = mock_server([{"content": [{"type": "text", "text": "only one"}]}])
+    model = model_for(mock.url, stream=stream)
+    await model.complete(system="", messages=[user("one")], tools=[])
+    with pytest.raises(ModelError) as info:
+        await model.complete(system="", messages=[user("two")], tools=[])
+    assert "mock-model: scenario exhausted after 1 turns" in str(info.value)
+    assert info.value.status == 500
+    assert len(mock.requests) == 2  # x-should-retry: false keeps us from hammering an exhausted script
+
+
+async def test_tool_only_turn_and_empty_input(mock_server) -> None:
+    mock = mock_server([{"content": [{"type": "tool_use", "name": "list", "input": {}},
+                                     {"type": "tool_use", "name": "read_file", "input": {"path": "ü.txt"}}]}])
+    turn = await model_for(mock.url).complete(system="", messages=[user("go")], tools=[READ_TOOL])
+    assert turn.text == ""
+    assert [(b["id"], b["name"], b["input"]) for b in turn.tool_uses] == [
+        ("toolu_mock_1", "list", {}), ("toolu_mock_2", "read_file", {"path": "ü.txt"})]
+
+
+async def test_client_is_kept_across_calls(mock_server) -> None:
+    mock = mock_server([{"content": [{"type": "text", "text": "a"}]}, {"content": [{"type": "text", "text": "b"}]}])
+    model = model_for(mock.url)
+    client = model._client
+    assert (await model.complete(system="", messages=[user("1")], tools=[])).text == "a"
+    assert (await model.complete(system="", messages=[user("2")], tools=[])).text == "b"
+    assert model._client is client
+
+
+def test_importing_the_module_does_not_import_the_sdk() -> None:
+    code = ("import sys, mini_claude.models.anthropic, mini_claude.models.openai_compat, "
+            "mini_claude.models.factory, mini_claude.models.mock_server; "
+            "print(sorted(m for m in ('anthropic', 'openai', 'httpx', 'httpx2') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+async def test_empty_text_blocks_are_not_sent(mock_server) -> None:
+    mock = mock_server([{"content": [{"type": "text", "text": "ok"}]}])
+    history = [user("1"), {"role": "assistant", "content": [{"type": "text", "text": ""}]},
+               user("2"), {"role": "assistant", "content": [{"type": "text", "text": ""},
+                                                            {"type": "tool_use", "id": "t", "name": "x", "input": {}}]},
+               tool_result("t", "r")]
+    await model_for(mock.url).complete(system="", messages=history, tools=[])
+    sent = mock.requests[0]["body"]["messages"]
+    assert sent[1]["content"] == [{"type": "text", "text": "(no response)"}]
+    assert sent[3]["content"] == [{"type": "tool_use", "id": "t", "name": "x", "input": {}}]
+    assert history[1]["content"] == [{"type": "text", "text": ""}]  # the caller's history is untouched

@@ -104,6 +104,12 @@ def _split_literal_prefix(pattern: str) -> tuple[str, str]:
     return (str(Path(*base)) if base else "", str(Path(*rest)) if rest else "")
 
 
+def _glob_root(root: Path, pattern: str) -> tuple[Path, str]:
+    """The directory to walk and the pattern relative to it."""
+    base, rest = _split_literal_prefix(pattern)
+    return (Path(os.path.abspath(root / base)) if base else root), rest
+
+
 def _glob_sync(root: Path, pattern: str) -> tuple[list[tuple[float, str]], bool]:
     """(mtime, relative path) of each match, and whether the walk was cut short."""
     deadline = time.monotonic() + GLOB_TIMEOUT_S
@@ -157,9 +163,7 @@ class GlobTool:
         root = _search_root(args, ctx)
         if isinstance(root, str):
             return ToolResult.error(root)
-        base, rest = _split_literal_prefix(pattern)
-        if base:
-            root = Path(os.path.abspath(root / base))
+        root, rest = _glob_root(root, pattern)
         if not rest:
             return ToolResult.error(f"pattern {pattern!r} has no file name part to match")
         if not root.is_dir():
@@ -310,9 +314,10 @@ async def _run_rg(argv: list[str], cwd: Path, timeout_s: float) -> tuple[_Found,
     try:
         await asyncio.wait({readers[0]}, timeout=timeout_s)
         if not readers[0].done():
-            found.partial = True
-        elif not found.partial and not await wait_for_exit(proc, max(deadline - loop.time(), 0.0)):
-            found.partial = True
+            found.partial = True  # timed out
+        elif not found.partial:
+            # stdout closed: ripgrep is finishing; its exit code tells errors from "no match".
+            found.partial = not await wait_for_exit(proc, max(deadline - loop.time(), 0.0))
     finally:
         await terminate_group(proc)
         for task in readers:
@@ -481,7 +486,9 @@ class GrepTool:
     )
     read_only = True
 
-    def __init__(self, *, rg_path: str | None = None, use_ripgrep: bool = True, timeout_s: float = GREP_TIMEOUT_S) -> None:
+    def __init__(
+        self, *, rg_path: str | None = None, use_ripgrep: bool = True, timeout_s: float = GREP_TIMEOUT_S
+    ) -> None:
         """`rg_path` names the ripgrep binary (default: `rg` on PATH, looked up per call); `use_ripgrep=False`
         forces the Python search."""
         self.input_schema: dict[str, Any] = {

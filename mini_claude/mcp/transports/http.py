@@ -1,0 +1,594 @@
+"""The Streamable HTTP transport (MCP 2025-03-26 and later): one endpoint, a POST per message, SSE or JSON back.
+
+It owns the HTTP side of a connection: the session id (`Mcp-Session-Id`), the negotiated `MCP-Protocol-Version`
+header, the per-request SSE streams, the GET stream for server-initiated messages, resuming dropped streams with
+`Last-Event-ID`, and deleting the session on close. It also holds the pieces the legacy SSE transport shares: the
+SSE event parser, the HTTP error classes and the translation of httpx errors.
+
+Design notes:
+
+* `send()` returns once the response *headers* are in: an HTTP error therefore fails the very request that
+  caused it, at once (raised from `send()`, which the JSON-RPC session turns into that request's error), never a
+  hang. A JSON body is read and queued before `send()` returns; an SSE body is read by a background task.
+* The transport learns the negotiated protocol version by watching the `initialize` response pass by (it does
+  not interpret anything else). `set_protocol_version()` overrides it.
+* A response stream that ends before the reply to its request is resumed with a GET carrying `Last-Event-ID`
+  (SSE polling, SEP-1699), honouring `retry:`, a bounded number of times. When that is impossible the transport
+  queues a JSON-RPC error reply for that request id (code `STREAM_LOST_CODE`, `data.transport` set), so the
+  pending call fails at once while the session stays usable.
+* A server gone for good (the GET stream cannot be re-opened: connection refused) ends the transport: every
+  pending request fails with a TransportError. A 404 for our session id ends it too (`HttpSessionExpiredError`).
+* httpx is imported lazily (in `start()`), so importing this module, or the stdio path, stays cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import logging
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mini_claude.errors import TransportError
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "CLOSE_TIMEOUT_S",
+    "MAX_RECONNECTS",
+    "STREAM_LOST_CODE",
+    "HttpSessionExpiredError",
+    "HttpStatusError",
+    "SseEvent",
+    "SseParser",
+    "StreamableHttpTransport",
+]
+
+log = logging.getLogger(__name__)
+
+ACCEPT_BOTH = "application/json, text/event-stream"
+CLOSE_TIMEOUT_S = 2.0  # close(): the DELETE of the session and closing the client, each
+MAX_RECONNECTS = 3  # resuming a dropped SSE stream: attempts in a row that got no event
+DEFAULT_RETRY_S = 1.0  # wait before reconnecting when the server sent no `retry:`
+MAX_RETRY_S = 10.0  # a server's `retry:` is capped so a reconnect never waits longer
+BODY_EXCERPT_CHARS = 200
+NOISE_ITEMS = 20
+STREAM_LOST_CODE = -32000  # JSON-RPC error queued for a request whose response stream was lost
+
+_EOL = re.compile(r"\r\n|\r|\n")
+_json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+class HttpStatusError(TransportError):
+    """The server answered with an HTTP error. Carries `status`, `body_excerpt` and (for 401) `www_authenticate`."""
+
+    def __init__(self, message: str, *, server: str | None = None, status: int, body_excerpt: str = "",
+                 www_authenticate: str | None = None) -> None:
+        self.status = status
+        self.body_excerpt = body_excerpt
+        self.www_authenticate = www_authenticate
+        super().__init__(message, server=server)
+
+
+class HttpSessionExpiredError(HttpStatusError):
+    """HTTP 404 for our `Mcp-Session-Id`: the server forgot the session; a new `initialize` is needed."""
+
+
+# ---- SSE -------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    """One dispatched server-sent event. `id` is the stream's last event id at dispatch (may be None)."""
+
+    event: str
+    data: str
+    id: str | None
+
+
+class SseParser:
+    """Incremental `text/event-stream` parser (WHATWG rules): feed it lines, get events.
+
+    `last_event_id` and `retry_s` persist across events (and are what a reconnect needs).
+    """
+
+    def __init__(self) -> None:
+        self.last_event_id: str | None = None
+        self.retry_s: float | None = None
+        self._data: list[str] = []
+        self._event = ""
+
+    def feed_line(self, line: str) -> SseEvent | None:
+        """One line without its terminator; returns the event a blank line completes, if any."""
+        if not line:
+            return self._dispatch()
+        if line.startswith(":"):
+            return None  # comment (keep-alive)
+        name, sep, value = line.partition(":")
+        if sep and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            if "\0" not in value:
+                self.last_event_id = value or None
+        elif name == "retry" and value.isdigit():
+            self.retry_s = int(value) / 1000
+        return None
+
+    def _dispatch(self) -> SseEvent | None:
+        data, event = self._data, self._event or "message"
+        self._data, self._event = [], ""
+        if not data or data == [""]:  # an empty data buffer dispatches nothing (e.g. a priming `id:` event)
+            return None
+        return SseEvent(event, "\n".join(data), self.last_event_id)
+
+
+async def iter_sse_lines(response: httpx.Response) -> AsyncIterator[str]:
+    """The lines of an SSE body (CR, LF or CRLF terminated), decoded as UTF-8; linear in the body's size."""
+    parts: list[str] = []  # pieces of the current, incomplete line
+    skip_lf = False  # the last chunk ended with CR: a LF starting the next one belongs to it
+    async for chunk in response.aiter_text():
+        if skip_lf and chunk.startswith("\n"):
+            chunk = chunk[1:]
+        skip_lf = False
+        start = 0
+        for match in _EOL.finditer(chunk):
+            parts.append(chunk[start:match.start()])
+            yield "".join(parts)
+            parts.clear()
+            start = match.end()
+            if match.group() == "\r" and start == len(chunk):
+                skip_lf = True
+        if start < len(chunk):
+            parts.append(chunk[start:])
+    if parts:
+        yield "".join(parts)
+
+
+# ---- errors ----------------------------------------------------------------------------------------------------
+
+
+def http_error(exc: BaseException, what: str, server: str | None) -> TransportError:
+    """Translate an httpx (or OS) exception into one readable TransportError line (the one place we do this)."""
+    import httpx
+
+    if isinstance(exc, httpx.ConnectError):
+        text = f"{what}: cannot connect ({_reason(exc)}); is the server running and the URL right?"
+    elif isinstance(exc, httpx.TimeoutException):
+        text = f"{what}: timed out ({type(exc).__name__})"
+    elif isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+        text = f"{what}: connection dropped by the server ({_reason(exc)})"
+    elif isinstance(exc, httpx.TooManyRedirects):
+        text = f"{what}: too many redirects"
+    elif isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol):
+        text = f"{what}: invalid URL ({_reason(exc)}); check the server's `url`"
+    else:
+        text = f"{what}: {type(exc).__name__}: {_reason(exc)}"
+    return TransportError(text, server=server)
+
+
+def _reason(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+
+
+async def status_error(response: httpx.Response, what: str, server: str | None) -> HttpStatusError:
+    """An HttpStatusError for a non-2xx response (reads at most a little of the body)."""
+    excerpt = await read_excerpt(response)
+    status = response.status_code
+    text = f"{what}: HTTP {status} {response.reason_phrase}".rstrip()
+    if excerpt:
+        text += f": {excerpt}"
+    return HttpStatusError(text, server=server, status=status, body_excerpt=excerpt,
+                           www_authenticate=response.headers.get("www-authenticate"))
+
+
+async def read_excerpt(response: httpx.Response) -> str:
+    """Up to BODY_EXCERPT_CHARS of the body, on one line (an error page must not flood the message)."""
+    import httpx
+
+    data = b""
+    try:
+        async for chunk in response.aiter_bytes():
+            data += chunk
+            if len(data) >= BODY_EXCERPT_CHARS * 4:
+                break
+    except httpx.HTTPError:
+        pass
+    text = " ".join(data.decode("utf-8", "replace").split())
+    return text[:BODY_EXCERPT_CHARS]
+
+
+def media_type(response: httpx.Response) -> str:
+    return response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def decode_json(text: str) -> Any:
+    """Decode one JSON document; raises ValueError (incl. RecursionError as ValueError) when it is not JSON."""
+    try:
+        return json.loads(text)
+    except RecursionError as exc:
+        raise ValueError("JSON nested too deeply") from exc
+
+
+# ---- the transport ---------------------------------------------------------------------------------------------
+
+
+class StreamableHttpTransport:
+    """A `Transport` to an MCP server's Streamable HTTP endpoint (see the module docstring for the guarantees).
+
+    Example:
+
+        transport = StreamableHttpTransport("http://127.0.0.1:3001/mcp", server="everything")
+        client = McpClient(transport, name="everything")
+        await client.connect(timeout_s=30)
+
+    `session_id` and `protocol_version` are what the server negotiated (None until known).
+    """
+
+    def __init__(self, url: str, *, headers: dict[str, str] | None = None, server: str | None = None,
+                 timeout_s: float = 30.0) -> None:
+        self.url = url
+        self.server = server
+        self.timeout_s = timeout_s
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self._headers = dict(headers or {})
+        self._client: httpx.AsyncClient | None = None
+        self._inbox: collections.deque[Any] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._error: TransportError | None = None
+        self._started = False
+        self._initialize_id: Any = None
+        self._get_task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._noise: collections.deque[str] = collections.deque(maxlen=NOISE_ITEMS)
+        self._close_task: asyncio.Task[None] | None = None
+
+    # ---- public API --------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._started:
+            raise TransportError("transport already started", server=self.server)
+        self._started = True
+        import httpx
+
+        try:
+            self._client = httpx.AsyncClient(
+                follow_redirects=True,
+                timeout=httpx.Timeout(self.timeout_s, read=None),
+            )
+        except (ValueError, TypeError) as exc:
+            self._error = TransportError(f"cannot set up HTTP client: {exc}", server=self.server)
+            raise self._error from exc
+        try:
+            httpx.URL(self.url)
+        except httpx.InvalidURL as exc:
+            self._error = TransportError(f"invalid URL {self.url!r}: {exc}; check the server's `url`",
+                                         server=self.server)
+            raise self._error from exc
+
+    def set_protocol_version(self, version: str | None) -> None:
+        """Set the `MCP-Protocol-Version` header sent from now on (normally learnt from `initialize`)."""
+        self.protocol_version = version
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """POST one message. Raises TransportError (HttpStatusError for HTTP errors) when it was not accepted."""
+        if self._error is not None:
+            raise self._error.with_traceback(None)
+        client = self._client
+        if client is None:
+            raise TransportError("transport not started", server=self.server)
+        import httpx
+
+        method = message.get("method")
+        is_request = isinstance(method, str) and "id" in message
+        if method == "initialize" and is_request:
+            self._initialize_id = message["id"]
+        what = f"POST {method}" if isinstance(method, str) else "POST response"
+        if method == "notifications/initialized" and self._get_task is None:
+            # the GET stream must be open *before* the server sees `initialized`: some servers (server-everything)
+            # send their first tools/list_changed on it right then, and a stream opened later misses them
+            first = await self._open_get_stream(SseParser())
+            self._get_task = self._spawn(self._run_get_stream(first), "http-get-stream")
+        body = encode_message(message)
+        headers = self._request_headers({"Accept": ACCEPT_BOTH, "Content-Type": "application/json"})
+        # notifications and responses must be acknowledged promptly; a request may legitimately take long
+        # (a JSON reply arrives only when the tool is done) and is bounded by the session's own deadline
+        timeout = httpx.Timeout(self.timeout_s, read=None if is_request else self.timeout_s)
+        request = client.build_request("POST", self.url, content=body, headers=headers, timeout=timeout)
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise http_error(exc, what, self.server) from None
+        streaming = False
+        try:
+            if response.status_code >= 400:
+                raise await self._status_error(response, what)
+            if method == "initialize" and is_request:
+                session_id = response.headers.get("mcp-session-id")
+                if session_id:
+                    self.session_id = session_id
+            if response.status_code in (202, 204) or not is_request:
+                return
+            kind = media_type(response)
+            if kind == "text/event-stream":
+                streaming = True
+                self._spawn(self._read_post_stream(response, message["id"]), f"http-post-{message['id']}")
+            elif kind == "application/json":
+                try:
+                    text = (await response.aread()).decode("utf-8", "replace")
+                except httpx.HTTPError as exc:
+                    raise http_error(exc, what, self.server) from None
+                try:
+                    self._deliver(decode_json(text))
+                except ValueError:
+                    raise TransportError(f"{what}: response body is not JSON: {one_line(text)!r}",
+                                         server=self.server) from None
+            else:
+                excerpt = await read_excerpt(response)
+                raise TransportError(
+                    f"{what}: unexpected response content type {kind or 'none'!r} (HTTP {response.status_code})"
+                    + (f": {excerpt}" if excerpt else ""), server=self.server)
+        finally:
+            if not streaming:
+                await response.aclose()
+
+    async def receive(self) -> Any:
+        while True:
+            if self._inbox:
+                return self._inbox.popleft()
+            if self._error is not None:
+                raise self._error.with_traceback(None)
+            if self._waiter is not None:
+                raise RuntimeError("receive() is already waiting on this transport")
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+
+    async def close(self) -> None:
+        """Delete the session (bounded, errors ignored), stop the streams, close the client. Idempotent."""
+        if self._close_task is None:
+            self._close_task = asyncio.get_running_loop().create_task(self._close(), name="http-close")
+        await asyncio.shield(self._close_task)
+
+    def diagnostics(self) -> str:
+        """Recent non-JSON data the server sent (may be empty)."""
+        return "\n".join(self._noise)
+
+    # ---- internals ---------------------------------------------------------------------------------------------
+
+    def _request_headers(self, extra: dict[str, str]) -> dict[str, str]:
+        headers = dict(self._headers)
+        headers.update(extra)
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    async def _status_error(self, response: httpx.Response, what: str) -> HttpStatusError:
+        error = await status_error(response, what, self.server)
+        if response.status_code == 404 and self.session_id is not None:
+            error = HttpSessionExpiredError(
+                f"{what}: the server no longer knows session {self.session_id[:40]} (HTTP 404): the session "
+                "expired; reconnect to start a new one", server=self.server, status=404,
+                body_excerpt=error.body_excerpt)
+            self._end(error)
+        return error
+
+    def _spawn(self, coro: Any, name: str) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _deliver(self, message: Any) -> None:
+        """Queue one decoded message for receive() (and learn the protocol version from `initialize`)."""
+        if self._error is not None:
+            return
+        if (self._initialize_id is not None and isinstance(message, dict) and "method" not in message
+                and message.get("id") == self._initialize_id):
+            result = message.get("result")
+            version = result.get("protocolVersion") if isinstance(result, dict) else None
+            if isinstance(version, str) and self.protocol_version is None:
+                self.protocol_version = version
+            self._initialize_id = None
+        self._inbox.append(message)
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _end(self, error: TransportError) -> None:
+        if self._error is None:
+            self._error = error
+            self._wake()
+
+    def _on_event(self, event: SseEvent) -> Any:
+        """Decode one SSE event; returns the message delivered (or None)."""
+        if event.event != "message":
+            log.debug("%s: ignoring SSE event %r", self.server, event.event)
+            return None
+        try:
+            message = decode_json(event.data)
+        except ValueError:
+            self._noise.append(one_line(event.data, 500))
+            log.debug("%s: non-JSON SSE data: %.200s", self.server, event.data)
+            return None
+        self._deliver(message)
+        return message
+
+    async def _read_post_stream(self, response: httpx.Response, request_id: Any) -> None:
+        """Read a POST's SSE stream until the reply to `request_id`; resume it with GET when it drops early."""
+        parser = SseParser()
+        answered = False
+        reason = "the server closed the response stream"
+        attempts = 0
+        current: httpx.Response | None = response
+        try:
+            while True:
+                id_before = parser.last_event_id
+                got_event = False
+                try:
+                    assert current is not None
+                    async for line in iter_sse_lines(current):
+                        event = parser.feed_line(line)
+                        if event is None:
+                            continue
+                        got_event = True
+                        message = self._on_event(event)
+                        if _is_reply_to(message, request_id):
+                            answered = True
+                            return  # the server closes the stream after the reply; no need to wait for it
+                    reason = "the server closed the response stream"
+                except Exception as exc:  # httpx.HTTPError, decoding errors
+                    reason = str(http_error(exc, "response stream", None))
+                finally:
+                    await current.aclose()
+                    current = None
+                if self._error is not None or parser.last_event_id is None:
+                    break
+                attempts = 0 if got_event or parser.last_event_id != id_before else attempts + 1
+                if attempts >= MAX_RECONNECTS:
+                    break
+                current = await self._resume(parser)
+                if current is None:
+                    reason += "; resuming it failed"
+                    break
+        finally:
+            if current is not None:
+                await current.aclose()
+            if not answered and self._error is None:
+                self._deliver({"jsonrpc": "2.0", "id": request_id, "error": {
+                    "code": STREAM_LOST_CODE,
+                    "message": f"no response: {reason} before replying",
+                    "data": {"transport": "streamable-http"},
+                }})
+
+    async def _resume(self, parser: SseParser) -> httpx.Response | None:
+        """Re-open a stream with GET + Last-Event-ID after the server's `retry:` delay; None when refused."""
+        await asyncio.sleep(min(parser.retry_s if parser.retry_s is not None else DEFAULT_RETRY_S, MAX_RETRY_S))
+        opened = await self._open_get_stream(parser)
+        if isinstance(opened, Exception):
+            log.debug("%s: resuming an SSE stream failed: %s", self.server, opened)
+            return None
+        return opened
+
+    async def _open_get_stream(self, parser: SseParser) -> httpx.Response | Exception | None:
+        """GET the endpoint for an SSE stream: the response, the httpx error, or None when the server has none."""
+        import httpx
+
+        client = self._client
+        if client is None or self._error is not None:
+            return None
+        headers = self._request_headers({"Accept": "text/event-stream"})
+        if parser.last_event_id is not None:
+            headers["Last-Event-ID"] = parser.last_event_id
+        request = client.build_request("GET", self.url, headers=headers)
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                response = await client.send(request, stream=True)
+        except (httpx.HTTPError, TimeoutError) as exc:
+            return exc
+        if response.status_code == 405:
+            log.debug("%s: server offers no GET stream (405)", self.server)
+        elif response.status_code >= 400:
+            error = await self._status_error(response, "GET stream")
+            log.debug("%s: no GET stream: %s", self.server, error)
+        elif media_type(response) != "text/event-stream":
+            log.debug("%s: GET stream is not SSE (%s); not using it", self.server, media_type(response))
+        else:
+            return response
+        await response.aclose()
+        return None
+
+    async def _run_get_stream(self, first: httpx.Response | Exception | None) -> None:
+        """Read the GET stream for server-initiated messages; re-open it when it drops (bounded attempts)."""
+        import httpx
+
+        parser = SseParser()
+        failures = 0
+        opened: httpx.Response | Exception | None = first
+        while True:
+            if isinstance(opened, Exception):
+                failures += 1
+                if failures >= MAX_RECONNECTS:
+                    # the server is gone: end the connection so pending requests fail now, not at their deadline
+                    self._end(http_error(opened, "GET stream", self.server))
+                    return
+            elif opened is None:
+                return
+            else:
+                id_before = parser.last_event_id
+                got_event = False
+                try:
+                    async for line in iter_sse_lines(opened):
+                        event = parser.feed_line(line)
+                        if event is not None:
+                            got_event = True
+                            self._on_event(event)
+                except httpx.HTTPError as exc:
+                    log.debug("%s: GET stream dropped: %s", self.server, exc)
+                finally:
+                    await opened.aclose()
+                failures = 0 if got_event or parser.last_event_id != id_before else failures + 1
+                if failures >= MAX_RECONNECTS:
+                    log.debug("%s: GET stream keeps closing without events; giving up on it", self.server)
+                    return
+            if self._error is not None:
+                return
+            await asyncio.sleep(min(parser.retry_s if parser.retry_s is not None else DEFAULT_RETRY_S, MAX_RETRY_S))
+            opened = await self._open_get_stream(parser)
+
+    async def _close(self) -> None:
+        self._end(TransportError("connection closed by the client", server=self.server))
+        self._inbox.clear()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=CLOSE_TIMEOUT_S)
+        client, self._client = self._client, None
+        if client is None:
+            return
+        try:
+            if self.session_id is not None:
+                import httpx
+
+                headers = self._request_headers({})
+                with contextlib.suppress(httpx.HTTPError, OSError, TimeoutError):
+                    async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                        await client.delete(self.url, headers=headers,
+                                            timeout=httpx.Timeout(CLOSE_TIMEOUT_S))
+        finally:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                    await client.aclose()
+
+
+def _is_reply_to(message: Any, request_id: Any) -> bool:
+    return (isinstance(message, dict) and "method" not in message and message.get("id") == request_id
+            and type(message.get("id")) is type(request_id))
+
+
+def encode_message(message: Any) -> bytes:
+    try:
+        return _json_encode(message).encode()
+    except UnicodeEncodeError:  # lone surrogates: escape them
+        return json.dumps(message, separators=(",", ":"), allow_nan=False).encode()
+
+
+def one_line(text: str, limit: int = BODY_EXCERPT_CHARS) -> str:
+    return " ".join(text.split())[:limit]

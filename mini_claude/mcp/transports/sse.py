@@ -1,0 +1,261 @@
+"""The legacy HTTP+SSE transport (MCP 2024-11-05): a GET event stream in, a POST per message out.
+
+It owns one connection: the GET stream, waiting (bounded) for its `endpoint` event, resolving that endpoint
+against the stream's URL (it must stay on the same origin: a server must not point our POSTs elsewhere), posting
+messages there, and turning `message` events into decoded JSON for `receive()`.
+
+The session lives exactly as long as the GET stream: when it ends (server closed it, connection dropped) the
+transport is over and every later `receive()` / `send()` raises TransportError. It is not reconnected, because a
+new stream is a new session on the server. SSE parsing and HTTP error translation are shared with `http.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
+
+from mini_claude.errors import TransportError
+from mini_claude.mcp.transports.http import (
+    CLOSE_TIMEOUT_S,
+    NOISE_ITEMS,
+    SseEvent,
+    SseParser,
+    decode_json,
+    encode_message,
+    http_error,
+    iter_sse_lines,
+    media_type,
+    one_line,
+    read_excerpt,
+    status_error,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["SseTransport"]
+
+log = logging.getLogger(__name__)
+
+
+class SseTransport:
+    """A `Transport` to a server speaking the 2024-11-05 HTTP+SSE transport.
+
+    Example:
+
+        transport = SseTransport("http://127.0.0.1:3001/sse", server="everything")
+        client = McpClient(transport, name="everything")
+        await client.connect(timeout_s=30)
+
+    `endpoint` is the resolved POST URL once the server announced it.
+    """
+
+    def __init__(self, url: str, *, headers: dict[str, str] | None = None, server: str | None = None,
+                 timeout_s: float = 30.0) -> None:
+        self.url = url
+        self.server = server
+        self.timeout_s = timeout_s
+        self.endpoint: str | None = None
+        self._headers = dict(headers or {})
+        self._client: httpx.AsyncClient | None = None
+        self._inbox: collections.deque[Any] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._endpoint_ready: asyncio.Future[None] | None = None
+        self._error: TransportError | None = None
+        self._started = False
+        self._reader: asyncio.Task[None] | None = None
+        self._noise: collections.deque[str] = collections.deque(maxlen=NOISE_ITEMS)
+        self._close_task: asyncio.Task[None] | None = None
+
+    # ---- public API --------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open the GET stream and wait (at most `timeout_s`) for the server's `endpoint` event."""
+        if self._started:
+            raise TransportError("transport already started", server=self.server)
+        self._started = True
+        import httpx
+
+        loop = asyncio.get_running_loop()
+        self._endpoint_ready = loop.create_future()
+        self._client = httpx.AsyncClient(follow_redirects=True, timeout=httpx.Timeout(self.timeout_s, read=None))
+        what = "GET SSE stream"
+        headers = dict(self._headers)
+        headers["Accept"] = "text/event-stream"
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                try:
+                    request = self._client.build_request("GET", self.url, headers=headers)
+                    response = await self._client.send(request, stream=True)
+                except httpx.InvalidURL as exc:
+                    raise TransportError(f"invalid URL {self.url!r}: {exc}; check the server's `url`",
+                                         server=self.server) from None
+                except httpx.HTTPError as exc:
+                    raise http_error(exc, what, self.server) from None
+                if response.status_code >= 400:
+                    error = await status_error(response, what, self.server)
+                    await response.aclose()
+                    raise error
+                if media_type(response) != "text/event-stream":
+                    excerpt = await read_excerpt(response)
+                    await response.aclose()
+                    raise TransportError(
+                        f"{what}: expected text/event-stream, got {media_type(response) or 'no content type'!r}"
+                        + (f": {excerpt}" if excerpt else ""), server=self.server)
+                self._reader = loop.create_task(self._read_stream(response), name=f"sse-{self.server}")
+                await asyncio.shield(self._endpoint_ready)
+        except TimeoutError:
+            self._end(TransportError(f"{what}: no `endpoint` event within {self.timeout_s:g}s",
+                                     server=self.server))
+            await self._release()
+            raise self._error.with_traceback(None) from None  # type: ignore[union-attr]
+        except TransportError as exc:
+            self._end(exc)
+            await self._release()
+            raise
+        if self._error is not None:  # the stream ended (or sent a bad endpoint) before we could use it
+            await self._release()
+            raise self._error.with_traceback(None)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """POST one message to the endpoint. Raises TransportError (HttpStatusError for HTTP errors)."""
+        if self._error is not None:
+            raise self._error.with_traceback(None)
+        client, endpoint = self._client, self.endpoint
+        if client is None or endpoint is None:
+            raise TransportError("transport not started", server=self.server)
+        import httpx
+
+        method = message.get("method")
+        what = f"POST {method}" if isinstance(method, str) else "POST response"
+        headers = dict(self._headers)
+        headers["Content-Type"] = "application/json"
+        try:
+            request = client.build_request("POST", endpoint, content=encode_message(message), headers=headers,
+                                           timeout=httpx.Timeout(self.timeout_s))
+            response = await client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise http_error(exc, what, self.server) from None
+        try:
+            if response.status_code >= 400:
+                raise await status_error(response, what, self.server)
+        finally:
+            await response.aclose()
+
+    async def receive(self) -> Any:
+        while True:
+            if self._inbox:
+                return self._inbox.popleft()
+            if self._error is not None:
+                raise self._error.with_traceback(None)
+            if self._waiter is not None:
+                raise RuntimeError("receive() is already waiting on this transport")
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+
+    async def close(self) -> None:
+        """Stop the stream and close the HTTP client. Idempotent; bounded."""
+        if self._close_task is None:
+            self._close_task = asyncio.get_running_loop().create_task(self._close(), name="sse-close")
+        await asyncio.shield(self._close_task)
+
+    def diagnostics(self) -> str:
+        return "\n".join(self._noise)
+
+    # ---- internals ---------------------------------------------------------------------------------------------
+
+    async def _read_stream(self, response: httpx.Response) -> None:
+        import httpx
+
+        parser = SseParser()
+        reason = "the server closed the SSE stream"
+        try:
+            async for line in iter_sse_lines(response):
+                event = parser.feed_line(line)
+                if event is not None:
+                    self._on_event(event)
+                    if self._error is not None:
+                        return
+        except httpx.HTTPError as exc:
+            reason = str(http_error(exc, "SSE stream", None))
+        finally:
+            with contextlib.suppress(Exception):
+                await response.aclose()
+        self._end(TransportError(reason, server=self.server))
+
+    def _on_event(self, event: SseEvent) -> None:
+        if event.event == "endpoint":
+            self._set_endpoint(event.data.strip())
+            return
+        if event.event != "message":
+            log.debug("%s: ignoring SSE event %r", self.server, event.event)
+            return
+        try:
+            message = decode_json(event.data)
+        except ValueError:
+            self._noise.append(one_line(event.data, 500))
+            log.debug("%s: non-JSON SSE data: %.200s", self.server, event.data)
+            return
+        self._inbox.append(message)
+        self._wake()
+
+    def _set_endpoint(self, data: str) -> None:
+        if self.endpoint is not None:
+            log.debug("%s: ignoring a second endpoint event", self.server)
+            return
+        resolved = urljoin(self.url, data)
+        if _origin(resolved) != _origin(self.url):
+            self._end(TransportError(
+                f"server announced an endpoint on another origin ({one_line(resolved, 200)}); refusing it",
+                server=self.server))
+            return
+        self.endpoint = resolved
+        if self._endpoint_ready is not None and not self._endpoint_ready.done():
+            self._endpoint_ready.set_result(None)
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _end(self, error: TransportError) -> None:
+        if self._error is None:
+            self._error = error
+        self._wake()
+        if self._endpoint_ready is not None and not self._endpoint_ready.done():
+            self._endpoint_ready.set_result(None)
+
+    async def _release(self) -> None:
+        reader, self._reader = self._reader, None
+        if reader is not None and reader is not asyncio.current_task():
+            reader.cancel()
+            await asyncio.wait([reader], timeout=CLOSE_TIMEOUT_S)
+        client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                    await client.aclose()
+
+    async def _close(self) -> None:
+        self._end(TransportError("connection closed by the client", server=self.server))
+        self._inbox.clear()
+        await self._release()
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is None:
+        port = {"http": 80, "https": 443}.get(scheme)
+    return scheme, (parts.hostname or "").lower(), port

@@ -1,0 +1,443 @@
+"""StreamableHttpTransport under McpClient: real servers on loopback (server-everything streamableHttp, the
+FastMCP v1 / MCPServer v2 demo peer) and a tiny stdlib HTTP server scripted to fail in the ways that make clients
+hang (500, dropped streams, expired sessions, 401), plus the SSE parser.
+
+Every failure must surface as a TransportError (or, for a lost response stream, a JSON-RPC error) within a second
+or so, never at the request's deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from conftest import peer_command
+
+from mini_claude.errors import JsonRpcError, TransportError
+from mini_claude.mcp.client import McpClient
+from mini_claude.mcp.transports.http import (
+    STREAM_LOST_CODE,
+    HttpSessionExpiredError,
+    HttpStatusError,
+    SseParser,
+    StreamableHttpTransport,
+)
+
+pytestmark = pytest.mark.timeout(60)
+
+CONNECT_TIMEOUT_S = 15.0
+PORT_WAIT_S = 15.0
+FAST_S = 2.0  # "fails fast": well under any request deadline used here
+
+
+# ---- helpers (also used by test_sse_transport.py) --------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def with_port(argv: list[str], port: int) -> list[str]:
+    """A peer argv with its fixed port (`PORT=3001` or `--port 8000`) replaced by `port`."""
+    out = []
+    for index, arg in enumerate(argv):
+        if arg.startswith("PORT="):
+            arg = f"PORT={port}"
+        elif index > 0 and argv[index - 1] == "--port":
+            arg = str(port)
+        out.append(arg)
+    return out
+
+
+@contextmanager
+def running_peer(variable: str) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """Start the peer on a free port in its own process group; wait for the port; kill the group at the end."""
+    port = free_port()
+    proc = subprocess.Popen(with_port(peer_command(variable), port), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + PORT_WAIT_S
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"{variable} did not listen on port {port} (exit code {proc.poll()})")
+                time.sleep(0.05)
+        yield port, proc
+    finally:
+        kill_group(proc)
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=5)
+
+
+@asynccontextmanager
+async def connected(transport: Any, name: str = "peer",
+                    setup: Callable[[McpClient], None] | None = None) -> AsyncIterator[McpClient]:
+    client = McpClient(transport, name=name, request_timeout_s=20)
+    if setup is not None:
+        setup(client)
+    await client.connect(timeout_s=CONNECT_TIMEOUT_S)
+    try:
+        yield client
+    finally:
+        started = time.monotonic()
+        await client.close()
+        assert time.monotonic() - started < 5
+
+
+Behaviour = Callable[["ScriptedHandler", str, Any], None]
+
+
+class ScriptedHandler(BaseHTTPRequestHandler):
+    """HTTP/1.0 (one request per connection; a stream ends by closing it) driven by `server.behaviour`."""
+
+    server: ScriptedServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+        pass
+
+    def _handle(self, verb: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        body = json.loads(raw) if raw else None
+        self.server.log.append((verb, dict(self.headers), body))
+        self.server.behaviour(self, verb, body)
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_DELETE(self) -> None:
+        self._handle("DELETE")
+
+    # small response helpers for behaviours
+    def reply(self, status: int, body: bytes = b"", content_type: str = "text/plain",
+              headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def reply_json(self, message: Any, headers: dict[str, str] | None = None) -> None:
+        self.reply(200, json.dumps(message).encode(), "application/json", headers)
+
+    def start_sse(self, headers: dict[str, str] | None = None) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+
+    def sse(self, text: str) -> None:
+        self.wfile.write(text.encode())
+        self.wfile.flush()
+
+
+class ScriptedServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, behaviour: Behaviour) -> None:
+        super().__init__(("127.0.0.1", 0), ScriptedHandler)
+        self.behaviour = behaviour
+        self.log: list[tuple[str, dict[str, str], Any]] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/mcp"
+
+
+@contextmanager
+def scripted(behaviour: Behaviour) -> Iterator[ScriptedServer]:
+    server = ScriptedServer(behaviour)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def init_result(request: Any, version: str = "2025-06-18") -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request["id"], "result": {
+        "protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": {"name": "scripted", "version": "0"}}}
+
+
+def is_notification(body: Any) -> bool:
+    return isinstance(body, dict) and "id" not in body
+
+
+# ---- real servers ----------------------------------------------------------------------------------------------
+
+
+async def test_everything_streamable_http() -> None:
+    with running_peer("PEER_EVERYTHING_HTTP") as (port, proc):
+        transport = StreamableHttpTransport(f"http://127.0.0.1:{port}/mcp", server="everything")
+        changes: list[str] = []
+
+        async def roots(_params: Any) -> dict[str, Any]:
+            return {"roots": [{"uri": "file:///tmp", "name": "tmp"}]}
+
+        def setup(client: McpClient) -> None:
+            # declaring `roots` makes server-everything add get-roots-list after `initialized` (list_changed)
+            client.set_request_handler("roots/list", roots)
+            client.on_notification("notifications/tools/list_changed", lambda method, _p: changes.append(method))
+
+        async with connected(transport, "everything", setup) as client:
+            assert transport.session_id
+            assert transport.protocol_version == client.protocol_version
+            names: set[str] = set()
+            deadline = time.monotonic() + 5
+            while "get-roots-list" not in names and time.monotonic() < deadline:
+                names = {tool.name for tool in await client.list_tools()}
+                await asyncio.sleep(0.05)
+            assert {"echo", "get-sum", "trigger-long-running-operation", "get-roots-list"} <= names
+            assert changes  # the list_changed came on the GET stream
+
+            result = await client.call_tool("echo", {"message": "over http"})
+            assert result.content == [{"type": "text", "text": "Echo: over http"}]
+
+            progress: list[tuple[float, float | None]] = []
+            result = await client.call_tool("trigger-long-running-operation", {"duration": 0.3, "steps": 3},
+                                            on_progress=lambda p, t, _m: progress.append((p, t)))
+            assert not result.is_error
+            assert progress == [(1.0, 3.0), (2.0, 3.0), (3.0, 3.0)]
+
+            # the server dies mid-session: the next call fails at once with a TransportError
+            kill_group(proc)
+            started = time.monotonic()
+            with pytest.raises(TransportError):
+                await client.call_tool("echo", {"message": "anyone?"}, timeout_s=30)
+            assert time.monotonic() - started < FAST_S
+
+
+@pytest.mark.parametrize("variable", ["PEER_FASTMCP_V1_HTTP", "PEER_MCPSERVER_V2_HTTP"])
+async def test_python_sdk_demo_server_over_http(variable: str) -> None:
+    with running_peer(variable) as (port, _proc):
+        transport = StreamableHttpTransport(f"http://127.0.0.1:{port}/mcp", server="demo")
+        async with connected(transport, "demo") as client:
+            names = {tool.name for tool in await client.list_tools()}
+            assert {"echo", "add", "slow"} <= names
+            result = await client.call_tool("add", {"a": 40, "b": 2})
+            assert not result.is_error
+            assert "42" in json.dumps(result.content)
+            progress: list[float] = []
+            result = await client.call_tool("slow", {"steps": 2, "delay": 0.05},
+                                            on_progress=lambda p, _t, _m: progress.append(p))
+            assert not result.is_error
+            assert progress == [1.0, 2.0]
+
+
+# ---- scripted failures -----------------------------------------------------------------------------------------
+
+
+async def test_500_with_text_body_fails_the_request_at_once() -> None:
+    def behaviour(handler: ScriptedHandler, verb: str, body: Any) -> None:
+        handler.reply(500, b"Internal Server Error: database on fire\n" + b"x" * 1000)
+
+    with scripted(behaviour) as server:
+        client = McpClient(StreamableHttpTransport(server.url, server="s"), name="s")
+        started = time.monotonic()
+        with pytest.raises(HttpStatusError) as info:
+            await client.connect(timeout_s=30)
+        assert time.monotonic() - started < FAST_S
+        assert info.value.status == 500
+        assert "HTTP 500" in str(info.value)
+        assert "database on fire" in info.value.body_excerpt
+        assert len(info.value.body_excerpt) <= 200
+        assert info.value.server == "s"
+
+
+async def test_500_after_connect_fails_that_call_and_keeps_the_session() -> None:
+    def behaviour(handler: ScriptedHandler, verb: str, body: Any) -> None:
+        if verb != "POST":
+            handler.reply(405)
+        elif body.get("method") == "initialize":
+            handler.reply_json(init_result(body), {"Mcp-Session-Id": "abc"})
+        elif is_notification(body):
+            handler.reply(202)
+        elif body.get("method") == "tools/call":
+            handler.reply(500, b"boom")
+        else:
+            handler.reply_json({"jsonrpc": "2.0", "id": body["id"], "result": {"tools": []}})
+
+    with scripted(behaviour) as server:
+        transport = StreamableHttpTransport(server.url, server="s")
+        async with connected(transport, "s") as client:
+            started = time.monotonic()
+            with pytest.raises(HttpStatusError) as info:
+                await client.call_tool("x", {}, timeout_s=30)
+            assert time.monotonic() - started < FAST_S
+            assert info.value.status == 500 and info.value.body_excerpt == "boom"
+            assert await client.list_tools() == []  # still usable
+        posts = [(headers, body) for verb, headers, body in server.log if verb == "POST"]
+        assert "Mcp-Session-Id" not in posts[0][0] and "MCP-Protocol-Version" not in posts[0][0]
+        for headers, _body in posts[1:]:
+            assert headers["Mcp-Session-Id"] == "abc"
+            assert headers["MCP-Protocol-Version"] == "2025-06-18"
+            assert headers["Accept"] == "application/json, text/event-stream"
+        assert any(verb == "DELETE" and headers.get("Mcp-Session-Id") == "abc" for verb, headers, _ in server.log)
+
+
+async def test_connection_refused_fails_fast() -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    client = McpClient(StreamableHttpTransport(url, server="gone"), name="gone")
+    started = time.monotonic()
+    with pytest.raises(TransportError, match="cannot connect"):
+        await client.connect(timeout_s=30)
+    assert time.monotonic() - started < FAST_S
+
+
+async def test_server_closing_mid_sse_fails_fast() -> None:
+    def behaviour(handler: ScriptedHandler, verb: str, body: Any) -> None:
+        if verb == "POST" and body.get("method") == "initialize":
+            handler.reply_json(init_result(body), {"Mcp-Session-Id": "s1"})
+        elif verb == "POST" and is_notification(body):
+            handler.reply(202)
+        elif verb == "POST":
+            handler.start_sse()
+            handler.sse('event: message\ndata: {"jsonrpc": "2.0", "met')  # and the connection closes
+        else:
+            handler.reply(405)
+
+    with scripted(behaviour) as server:
+        async with connected(StreamableHttpTransport(server.url, server="s"), "s") as client:
+            started = time.monotonic()
+            with pytest.raises(JsonRpcError) as info:
+                await client.call_tool("x", {}, timeout_s=30)
+            assert time.monotonic() - started < FAST_S
+            assert info.value.code == STREAM_LOST_CODE
+            assert "closed the response stream" in str(info.value)
+
+
+async def test_dropped_stream_is_resumed_with_last_event_id() -> None:
+    def behaviour(handler: ScriptedHandler, verb: str, body: Any) -> None:
+        if verb == "POST" and body.get("method") == "initialize":
+            handler.reply_json(init_result(body, "2025-11-25"), {"Mcp-Session-Id": "s1"})
+        elif verb == "POST" and is_notification(body):
+            handler.reply(202)
+        elif verb == "POST":
+            handler.start_sse()
+            handler.sse("id: ev-1\nretry: 50\ndata:\n\n")  # priming event, then the server hangs up (SEP-1699)
+        elif verb == "GET" and handler.headers.get("Last-Event-ID") == "ev-1":
+            handler.start_sse()
+            reply = {"jsonrpc": "2.0", "id": server.last_id, "result": {"content": [{"type": "text", "text": "ok"}]}}
+            handler.sse(f"id: ev-2\ndata: {json.dumps(reply)}\n\n")
+        else:
+            handler.reply(405)
+
+    with scripted(behaviour) as server:
+        server.last_id = 0  # type: ignore[attr-defined]
+        original = server.behaviour
+
+        def tracking(handler: ScriptedHandler, verb: str, body: Any) -> None:
+            if verb == "POST" and isinstance(body, dict) and "id" in body:
+                server.last_id = body["id"]  # type: ignore[attr-defined]
+            original(handler, verb, body)
+
+        server.behaviour = tracking
+        async with connected(StreamableHttpTransport(server.url, server="s"), "s") as client:
+            result = await client.call_tool("x", {}, timeout_s=10)
+            assert result.content == [{"type": "text", "text": "ok"}]
+        assert any(verb == "GET" and headers.get("Last-Event-ID") == "ev-1" for verb, headers, _ in server.log)
+
+
+async def test_404_on_session_says_it_expired() -> None:
+    def behaviour(handler: ScriptedHandler, verb: str, body: Any) -> None:
+        if verb == "POST" and body.get("method") == "initialize":
+            handler.reply_json(init_result(body), {"Mcp-Session-Id": "old"})
+        elif verb == "POST" and is_notification(body):
+            handler.reply(202)
+        elif verb == "GET":
+            handler.reply(405)
+        else:
+            handler.reply(404, b'{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"}}',
+                          "application/json")
+
+    with scripted(behaviour) as server:
+        async with connected(StreamableHttpTransport(server.url, server="s"), "s") as client:
+            started = time.monotonic()
+            with pytest.raises(HttpSessionExpiredError, match="session expired") as info:
+                await client.list_tools()
+            assert time.monotonic() - started < FAST_S
+            assert info.value.status == 404
+            with pytest.raises(TransportError, match="expired"):  # the connection is over for good
+                await client.list_tools()
+
+
+async def test_401_carries_status_and_www_authenticate() -> None:
+    challenge = 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"'
+
+    def behaviour(handler: ScriptedHandler, verb: str, body: Any) -> None:
+        handler.reply(401, b"unauthorized", headers={"WWW-Authenticate": challenge})
+
+    with scripted(behaviour) as server:
+        client = McpClient(StreamableHttpTransport(server.url, server="s", headers={"X-Test": "1"}), name="s")
+        with pytest.raises(HttpStatusError) as info:
+            await client.connect(timeout_s=30)
+        assert info.value.status == 401
+        assert info.value.www_authenticate == challenge
+        assert server.log[0][1]["X-Test"] == "1"
+
+
+async def test_non_json_body_fails_fast() -> None:
+    def behaviour(handler: ScriptedHandler, verb: str, body: Any) -> None:
+        handler.reply(200, b"<html>not json</html>", "application/json")
+
+    with scripted(behaviour) as server:
+        client = McpClient(StreamableHttpTransport(server.url, server="s"), name="s")
+        with pytest.raises(TransportError, match="not JSON"):
+            await client.connect(timeout_s=30)
+
+
+async def test_close_is_idempotent_and_receive_raises_after() -> None:
+    transport = StreamableHttpTransport("http://127.0.0.1:9/mcp", server="s")
+    await transport.start()
+    await transport.close()
+    await transport.close()
+    for _ in range(2):
+        with pytest.raises(TransportError):
+            await transport.receive()
+    with pytest.raises(TransportError):
+        await transport.send({"jsonrpc": "2.0", "method": "ping", "id": 1})
+
+
+# ---- SSE parser ------------------------------------------------------------------------------------------------
+
+
+def test_sse_parser_fields() -> None:
+    parser = SseParser()
+    events = [parser.feed_line(line) for line in [
+        ": keep-alive", "retry: 250", "id: 7", "event: message", "data: {\"a\":", "data:1}", "",
+        "data: second", "", "id", "", "retry: soon", "data", "",
+    ]]
+    dispatched = [event for event in events if event is not None]
+    assert [(e.event, e.data, e.id) for e in dispatched] == [("message", '{"a":\n1}', "7"), ("message", "second", "7")]
+    assert parser.retry_s == 0.25
+    assert parser.last_event_id is None  # a bare `id` resets it

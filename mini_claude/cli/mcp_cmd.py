@@ -63,12 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("arguments", nargs="?", default="{}", help="JSON object of arguments")
     common(p)
     p = sub.add_parser("add", help="add a server: NAME -- CMD ARGS… (stdio) or NAME URL (http/sse)")
-    p.add_argument("-s", "--scope", choices=["local", "project", "user"], default="local")
-    p.add_argument("-t", "--transport", choices=["stdio", "http", "sse"], default="stdio")
-    p.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("-H", "--header", action="append", default=[], metavar="'Key: Value'")
-    p.add_argument("name")
-    p.add_argument("target", nargs=argparse.REMAINDER, help="CMD [ARGS…] or URL")
+    _add_arguments(p)
     p = sub.add_parser("add-json", help="add a server from a JSON entry")
     p.add_argument("-s", "--scope", choices=["local", "project", "user"], default="local")
     p.add_argument("name")
@@ -79,9 +74,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-s", "--scope", choices=["local", "project", "user"], default="local")
+    p.add_argument("-t", "--transport", choices=["stdio", "http", "sse"], default="stdio")
+    p.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("-H", "--header", action="append", default=[], metavar="'Key: Value'")
+    p.add_argument("name")
+    p.add_argument("target", nargs="*", help="CMD [ARGS…] (after --) or URL")
+
+
+def _parse_add(argv: list[str]) -> argparse.Namespace:
+    """`add`'s flags may come before or after NAME (`mcp add NAME -e K=V -- CMD ARGS…`, as Claude Code
+    accepts); everything after the first `--` is the server's command line, verbatim."""
+    parser = _Parser(prog="mini-claude mcp add")
+    _add_arguments(parser)
+    head, tail = argv, []
+    if "--" in argv:
+        cut = argv.index("--")
+        head, tail = argv[:cut], argv[cut + 1:]
+    try:
+        args = parser.parse_intermixed_args(head)
+    except _UsageError as exc:
+        if tail or "--" in argv:
+            raise
+        raise _UsageError(f"{exc} (a server command with options goes after --: "
+                          f"mcp add NAME [FLAGS] -- CMD ARGS…)") from None
+    args.command = "add"
+    args.target = [*args.target, *tail]
+    return args
+
+
 def main(argv: list[str]) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        if argv and argv[0] == "add" and not any(a in ("-h", "--help") for a in argv[1:argv.index("--")
+                                                                                  if "--" in argv else None]):
+            args = _parse_add(argv[1:])
+        else:
+            args = build_parser().parse_args(argv)
     except _UsageError as exc:
         sys.stderr.write(f"{exc}\n")
         return EXIT_CONFIG
@@ -135,8 +164,6 @@ def _edit(args: argparse.Namespace) -> int:
 
 def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     target = list(args.target)
-    if target and target[0] == "--":
-        target = target[1:]
     if not target:
         raise ConfigError("missing the server's command (stdio: NAME -- CMD ARGS…) or URL (http/sse: NAME URL)",
                           file="mcp add")

@@ -147,6 +147,9 @@ class McpManager:
             self.states[cfg.name] = state
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._refresh_tasks: set[asyncio.Task[None]] = set()
+        # close() of clients that failed or were lost: awaited, never cancelled, by aclose() (a cancelled close
+        # could leave a live process behind, and state.client is already None so nothing else would stop it)
+        self._close_tasks: set[asyncio.Task[None]] = set()
         self._table: ToolNameTable | None = None
         self._tools_cache: list[Any] | None = None
         self._closed = False
@@ -176,9 +179,10 @@ class McpManager:
         pending = [t for t in [*self._tasks.values(), *self._refresh_tasks] if not t.done()]
         if pending:
             await asyncio.wait(pending, timeout=SHUTDOWN_TIMEOUT_S)
-        clients = [s.client for s in self.states.values() if s.client is not None]
-        if clients:
-            await asyncio.wait([asyncio.ensure_future(c.close()) for c in clients], timeout=SHUTDOWN_TIMEOUT_S)
+        closing = [asyncio.ensure_future(s.client.close()) for s in self.states.values() if s.client is not None]
+        closing.extend(t for t in self._close_tasks if not t.done())
+        if closing:
+            await asyncio.wait(closing, timeout=SHUTDOWN_TIMEOUT_S)
         for state in self.states.values():
             state.client = None
 
@@ -224,9 +228,9 @@ class McpManager:
         state.tools = []
         state.client = None
         if client is not None:
-            task = asyncio.get_running_loop().create_task(client.close())
-            self._refresh_tasks.add(task)
-            task.add_done_callback(self._refresh_tasks.discard)
+            task = asyncio.get_running_loop().create_task(client.close(), name=f"mcp-close-{state.name}")
+            self._close_tasks.add(task)
+            task.add_done_callback(self._close_tasks.discard)
         self._changed(state)
 
     def _on_server_lost(self, state: ServerState, error: McpError) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mini_claude.errors import McpError
@@ -39,7 +40,8 @@ class McpToolAdapter:
             result = await self.manager.call_tool(self.server, self.mcp_tool.name, args)
         except McpError as exc:
             return ToolResult.error(str(exc))
-        max_tokens = _env_int("MAX_MCP_OUTPUT_TOKENS")
+        # the session's environment (process env + .env), like every other setting, not os.environ alone
+        max_tokens = _env_int(getattr(self.manager, "env", os.environ), "MAX_MCP_OUTPUT_TOKENS")
         converted = convert_result(result, spill_dir=ctx.spill_dir, stem=self.name, max_output_tokens=max_tokens)
         blocks = list(converted.blocks)
         for warning in converted.warnings:
@@ -47,9 +49,9 @@ class McpToolAdapter:
         return ToolResult(blocks, is_error=converted.is_error)
 
 
-def _env_int(name: str) -> int | None:
+def _env_int(env: Mapping[str, str], name: str) -> int | None:
     try:
-        value = int(os.environ.get(name, ""))
+        value = int(env.get(name, ""))
     except ValueError:
         return None
     return value if value > 0 else None

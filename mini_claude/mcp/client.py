@@ -25,7 +25,7 @@ import itertools
 import logging
 import math
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,9 +70,10 @@ NotificationCallback = Callable[[str, Any], Any]
 ProgressCallback = Callable[[float, float | None, str | None], None]
 
 
-def tool_timeout_s() -> float:
-    """The default tools/call timeout: env MCP_TOOL_TIMEOUT (milliseconds), else `DEFAULT_TOOL_TIMEOUT_MS`."""
-    raw = os.environ.get("MCP_TOOL_TIMEOUT", "").strip()
+def tool_timeout_s(env: Mapping[str, str] | None = None) -> float:
+    """The default tools/call timeout: MCP_TOOL_TIMEOUT (milliseconds) in `env` (default: the process
+    environment), else `DEFAULT_TOOL_TIMEOUT_MS`."""
+    raw = (os.environ if env is None else env).get("MCP_TOOL_TIMEOUT", "").strip()
     if raw:
         try:
             value = float(raw)

@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from mini_claude.errors import McpError, McpTimeoutError, ServerExitedError, TransportError
-from mini_claude.mcp.client import CallToolResult, McpClient, McpTool
+from mini_claude.mcp.client import CallToolResult, McpClient, McpTool, tool_timeout_s
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.naming import ToolNameTable
 from mini_claude.mcp.transports.base import Transport
@@ -107,7 +107,17 @@ def default_transport(cfg: ServerConfig, env: Mapping[str, str]) -> Transport:
         params = StdioParams(command=cfg.command, args=list(cfg.args), env=server_environment(env, cfg.env),
                              cwd=cfg.cwd)
         return StdioTransport(params, server=cfg.name)
-    raise TransportError(f"type {cfg.type!r} servers are not supported yet (use a stdio server)", server=cfg.name)
+    if cfg.type == "http":
+        from mini_claude.mcp.transports.http import StreamableHttpTransport
+
+        assert cfg.url is not None
+        return StreamableHttpTransport(cfg.url, headers=dict(cfg.headers), server=cfg.name)
+    if cfg.type == "sse":
+        from mini_claude.mcp.transports.sse import SseTransport
+
+        assert cfg.url is not None
+        return SseTransport(cfg.url, headers=dict(cfg.headers), server=cfg.name)
+    raise TransportError(f"unknown server type {cfg.type!r} (use stdio, http or sse)", server=cfg.name)
 
 
 class McpManager:
@@ -306,7 +316,8 @@ class McpManager:
         if state is None or state.client is None or state.status is not ServerStatus.READY:
             reason = state.error if state is not None and state.error else "not connected"
             raise TransportError(f"not available: {reason}", server=server)
-        timeout_s = state.config.timeout_ms / 1000.0 if state.config.timeout_ms else None
+        # the server's `timeout` (ms) wins over MCP_TOOL_TIMEOUT, read from the session env (which includes .env)
+        timeout_s = state.config.timeout_ms / 1000.0 if state.config.timeout_ms else tool_timeout_s(self.env)
         return await state.client.call_tool(tool, arguments, timeout_s=timeout_s, on_progress=on_progress)
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import peer_command
 from tests.integration.conftest import Cli, answer, probe_entry, result_text, tool_results, tool_use
+from tests.peers import peer_command
 
 pytestmark = pytest.mark.timeout(90)
 

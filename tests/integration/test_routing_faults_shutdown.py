@@ -12,9 +12,9 @@ from mini_claude.mcp.config import load_mcp_config
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from mini_claude.mcp.naming import ToolNameTable, qualify_tool_name
 from mini_claude.permissions.gate import PLAN_MODE_TEXT
-from tests.conftest import peer_command
 from tests.integration.conftest import Cli, answer, probe_entry, result_text, tool_results, tool_use
 from tests.mcp.procs import assert_pid_gone
+from tests.peers import peer_command
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -22,7 +22,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from conftest import peer_command
 
 from mini_claude.errors import JsonRpcError, TransportError
 from mini_claude.mcp.client import McpClient
@@ -33,6 +32,7 @@ from mini_claude.mcp.transports.http import (
     SseParser,
     StreamableHttpTransport,
 )
+from tests.peers import peer_command
 
 pytestmark = pytest.mark.timeout(60)
 

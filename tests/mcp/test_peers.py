@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import peer_command
 from memory_transport import RecordingTransport
 
 from mini_claude.errors import JsonRpcError, McpTimeoutError, TransportError
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.content import ConvertedResult, convert_result
 from mini_claude.mcp.transports.stdio import StdioParams, StdioTransport
+from tests.peers import peer_command
 
 pytestmark = pytest.mark.timeout(60)
 

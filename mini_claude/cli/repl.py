@@ -53,9 +53,6 @@ class Repl:
                                       completer=WordCompleter(list(SLASH_COMMANDS), sentence=True))
         self.parts = await start_interactive_session(self.args, self.ui, self._ask_server, self._ask_permission,
                                                      self._server_changed)
-        loop = asyncio.get_running_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, self._interrupt)
         self.ui.info(f"mini-claude — model {self.parts.agent.model.name}; /help for commands, Ctrl+D to exit")
         try:
             pending = self.args.prompt
@@ -83,12 +80,22 @@ class Repl:
                     continue
                 await self._run_turn(text)
         finally:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signal.SIGINT)
+            self._sigint(False)
             await self.parts.manager.aclose()
+
+    def _sigint(self, on: bool) -> None:
+        """Route SIGINT to `_interrupt` while a turn runs. prompt_toolkit installs and *removes* its own SIGINT
+        handler around every prompt, so this is (re)installed after each prompt that happens during a turn."""
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            if on:
+                loop.add_signal_handler(signal.SIGINT, self._interrupt)
+            else:
+                loop.remove_signal_handler(signal.SIGINT)
 
     async def _run_turn(self, text: str) -> None:
         self._turn = asyncio.ensure_future(self.parts.agent.run(text))
+        self._sigint(True)
         try:
             outcome = await self._turn
             if outcome.stop == "max_turns":
@@ -102,6 +109,7 @@ class Repl:
             self.ui.error(str(exc))
         finally:
             self._turn = None
+            self._sigint(False)
 
     def _interrupt(self) -> None:
         if self._turn is not None and not self._turn.done():
@@ -143,6 +151,9 @@ class Repl:
                 answer = (await self._session.prompt_async(f"{question} [{keys}] ")).strip().lower()
             except (KeyboardInterrupt, EOFError):
                 return choices["n"]
+            finally:
+                if self._turn is not None:
+                    self._sigint(True)
             if answer[:1] in choices:
                 return choices[answer[:1]]
 

@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_TURNS = 50
 INTERRUPTED_TEXT = "The user interrupted this tool call before it finished."
+# Prefixed to the next user text when the previous request ended without a final answer from the model.
+INTERRUPTED_NOTE = "[The previous request was interrupted by the user.]"
+MAX_TURNS_NOTE = "[The previous request stopped at the turn limit before you answered.]"
 CANCEL_GRACE_S = 10.0
 
 
@@ -105,6 +108,7 @@ class Agent:
         self._result_cap = result_cap
         self.history: list[dict[str, Any]] = []
         self.usage = Usage()
+        self._unanswered_note = INTERRUPTED_NOTE
 
     # ---- public ------------------------------------------------------------------------------------------------
 
@@ -125,11 +129,13 @@ class Agent:
             self.ui.assistant_done(turn)
             if not turn.tool_uses:
                 return RunOutcome(turn.text, turn.stop_reason or "end_turn", turn_no, usage)
-            await self._run_tool_calls([_Call(b, tools.get(b.get("name", ""))) for b in turn.tool_uses])
+            await self._run_tool_calls([_Call(b, tools.get(_tool_name(b))) for b in turn.tool_uses])
+        self._unanswered_note = MAX_TURNS_NOTE  # not an interruption: say so to the model on the next run
         return RunOutcome(self._last_text(), "max_turns", self.max_turns, usage)
 
     def clear(self) -> None:
         self.history.clear()
+        self._unanswered_note = INTERRUPTED_NOTE
 
     def system_prompt(self) -> str:
         return self._system() if callable(self._system) else self._system
@@ -168,13 +174,15 @@ class Agent:
             raise
 
     async def _admit(self, call: _Call) -> bool:
-        name = call.block.get("name", "")
+        name = _tool_name(call.block)
+        args = call.block.get("input")
         if call.tool is None:
             call.result = ToolResult.error(f"unknown tool {name!r}; available tools are listed in the request")
+            self._show_rejected(name, args, call.result)
             return False
-        args = call.block.get("input")
         if not isinstance(args, dict):
             call.result = ToolResult.error(f"tool input must be a JSON object, got {type(args).__name__}")
+            self._show_rejected(name, args, call.result)
             return False
         decision = await self.gate.check(call.tool, args)
         if not decision.allowed:
@@ -183,6 +191,12 @@ class Agent:
             self.ui.tool_finished(name, call.result)
             return False
         return True
+
+    def _show_rejected(self, name: str, args: Any, result: ToolResult) -> None:
+        """Show a call that never reached its tool (unknown name, bad input), so the user sees what the model
+        tried and why it failed, as for any other tool error."""
+        self.ui.tool_started(name, args if isinstance(args, dict) else {"input": args})
+        self.ui.tool_finished(name, result)
 
     async def _run_one(self, call: _Call) -> None:
         assert call.tool is not None
@@ -209,16 +223,24 @@ class Agent:
         if self.history and self.history[-1]["role"] == "user":
             previous = self.history[-1]["content"]
             if blocks and blocks[0].get("type") == "text" and not any(b.get("type") == "text" for b in previous):
-                blocks = [{"type": "text", "text": "[The previous request was interrupted by the user.]"}, *blocks]
+                blocks = [{"type": "text", "text": self._unanswered_note}, *blocks]
             previous.extend(blocks)
         else:
             self.history.append({"role": "user", "content": list(blocks)})
+        if blocks and blocks[0].get("type") == "text":
+            self._unanswered_note = INTERRUPTED_NOTE
 
     def _last_text(self) -> str:
         for message in reversed(self.history):
             if message["role"] == "assistant":
                 return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
         return ""
+
+
+def _tool_name(block: dict[str, Any]) -> str:
+    """The block's tool name; a malformed one (not a string) matches no tool instead of raising."""
+    name = block.get("name", "")
+    return name if isinstance(name, str) else repr(name)
 
 
 def _batches(calls: list[_Call]) -> list[list[_Call]]:

@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
                         metavar="RULE", help='allow rule, e.g. "Bash(git status:*)" (repeatable)')
     parser.add_argument("--disallowedTools", "--disallowed-tools", dest="disallowed_tools", action="append",
                         default=[], metavar="RULE", help="deny rule (repeatable)")
-    parser.add_argument("--max-turns", type=int, default=50, help="model turns per prompt (default 50)")
+    parser.add_argument("--max-turns", type=_positive_int, default=50, help="model turns per prompt (default 50)")
     parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE_OR_JSON",
                         help="extra MCP servers: a file or an inline JSON string (repeatable)")
     parser.add_argument("--strict-mcp-config", action="store_true", help="use only the --mcp-config servers")
@@ -53,6 +53,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs on stderr")
     parser.add_argument("--version", action="version", version=f"mini-claude {__version__}")
     return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,7 +20,7 @@ from mini_claude.cli.session import (
 )
 from mini_claude.mcp.manager import ServerState, ServerStatus
 
-__all__ = ["options_from_args", "report_config_problems", "run_interactive", "run_print"]
+__all__ = ["options_from_args", "report_config_problems", "report_rule_problems", "run_interactive", "run_print"]
 
 
 def options_from_args(args: argparse.Namespace, cwd: Path) -> SessionOptions:
@@ -36,13 +36,23 @@ def options_from_args(args: argparse.Namespace, cwd: Path) -> SessionOptions:
     )
 
 
-def report_config_problems(ui: TerminalUI, settings: Any, config: Any) -> None:
+def report_config_problems(ui: TerminalUI, settings: Any, config: Any, rules: Any = None) -> None:
+    """Warn about every problem found in the settings files, the MCP config and (once the session's gate exists)
+    the permission rules: a malformed rule is dropped, so the user must hear about it."""
     for err in getattr(settings, "errors", []):
         ui.warn(f"settings: {err}")
+    if rules is not None:
+        report_rule_problems(ui, rules)
     for err in config.errors:
         ui.warn(f"MCP config: {err}")
     for warning in config.warnings:
         ui.warn(f"MCP config: {warning}")
+
+
+def report_rule_problems(ui: TerminalUI, rules: Any) -> None:
+    """Warn about each malformed permission rule (RuleSet.errors); the rule itself was dropped."""
+    for err in getattr(rules, "errors", ()):
+        ui.warn(f"permissions: {err} (rule ignored)")
 
 
 def server_line(state: ServerState) -> str:
@@ -57,6 +67,9 @@ def run_print(args: argparse.Namespace) -> int:
             sys.stderr.write("mini-claude: -p needs a prompt (as an argument or on stdin)\n")
             return 2
         prompt = sys.stdin.read()
+    if not prompt.strip():  # the API rejects an empty user message: say so here, in one line
+        sys.stderr.write("mini-claude: -p needs a non-empty prompt (as an argument or on stdin)\n")
+        return 2
     return asyncio.run(_print_main(args, prompt))
 
 
@@ -77,6 +90,8 @@ async def _print_main(args: argparse.Namespace, prompt: str) -> int:
             ui.warn(reason)
     parts = build_session(opts, model=model, env=env, ui=ui, held=held, config=config, settings=settings,
                           ask_permission=None)
+    # the gate's rule set (whose `errors` are the malformed rules, dropped) exists only from here
+    report_rule_problems(ui, parts.gate.rules)
     parts.manager.start()
     try:
         await parts.manager.wait_started()
@@ -115,5 +130,6 @@ async def start_interactive_session(args: argparse.Namespace, ui: TerminalUI, as
                                    ask=ask_server)
     parts = build_session(opts, model=model, env=env, ui=ui, held=held, config=config, settings=settings,
                           ask_permission=ask_permission, on_server_change=on_server_change)
+    report_rule_problems(ui, parts.gate.rules)
     parts.manager.start()
     return parts

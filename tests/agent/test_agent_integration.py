@@ -1,0 +1,221 @@
+"""The agent loop end to end in-process: a real Agent, the real `anthropic` / `openai` SDKs against the mock model
+over loopback HTTP, real built-in tools and the real permission gate. Requests are asserted on the mock's log."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from agent_helpers import (
+    RawChatServer,
+    last_user_tool_results,
+    make_agent,
+    result_text,
+    say,
+    tool,
+    validate_history,
+)
+
+from mini_claude.agent.loop import INTERRUPTED_TEXT
+from mini_claude.tools.base import ToolContext, ToolResult
+
+pytestmark = pytest.mark.timeout(30)
+
+CHAIN = [tool("read_file", path="a.txt"),
+         tool("edit_file", path="a.txt", old_string="beta", new_string="gamma"),
+         tool("read_file", path="a.txt"),
+         say("final: {{last_tool_result}}")]
+
+
+class Boom:
+    name = "boom"
+    description = "Always raises."
+    input_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+    read_only = True
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise RuntimeError("kaboom")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state not in ("Z", "X")
+
+
+@pytest.mark.parametrize(("backend", "stream"), [("anthropic", True), ("anthropic", False),
+                                                 ("openai", True), ("openai", False)])
+async def test_read_edit_read_chain(mock_model: Any, tmp_path: Path, backend: str, stream: bool) -> None:
+    (tmp_path / "a.txt").write_bytes(b"alpha\r\nbeta\n\xc3\xa9\n")
+    mock = mock_model(CHAIN)
+    agent = make_agent(mock.url, tmp_path, backend=backend, stream=stream, allow=("Edit",))
+    outcome = await agent.run("edit a.txt")
+    assert (tmp_path / "a.txt").read_bytes() == b"alpha\r\ngamma\n\xc3\xa9\n"
+    assert outcome.stop == "end_turn" and outcome.turns == 4
+    assert outcome.text.startswith("final: ") and "gamma" in outcome.text
+    validate_history(agent.history)
+    requests = mock.requests
+    assert len(requests) == 4
+    path = "/v1/messages" if backend == "anthropic" else "/v1/chat/completions"
+    assert all(r["path"] == path for r in requests)
+    assert all(bool(r["body"].get("stream")) is stream for r in requests)
+    if backend == "anthropic":
+        for request in requests:
+            validate_history(request["body"]["messages"])
+        for request in requests[1:]:
+            assert [r.get("is_error") for r in last_user_tool_results(request["body"])] == [None]
+    else:
+        last = requests[-1]["body"]["messages"]
+        tool_msgs = [m for m in last if m["role"] == "tool"]
+        assert len(tool_msgs) == 3 and not any(m["content"].startswith("Error") for m in tool_msgs)
+
+
+async def test_failing_raising_and_denied_tools_yield_is_error_results(mock_model: Any, tmp_path: Path) -> None:
+    turns = [{"content": [{"type": "tool_use", "name": "read_file", "input": {"path": "missing.txt"}},
+                          {"type": "tool_use", "name": "boom", "input": {}},
+                          {"type": "tool_use", "name": "bash", "input": {"command": "touch pwned"}}]},
+             say("ok")]
+    mock = mock_model(turns)
+    agent = make_agent(mock.url, tmp_path, extra_tools=(Boom(),))
+    outcome = await agent.run("go")
+    assert outcome.text == "ok"
+    assert not (tmp_path / "pwned").exists()
+    body = mock.requests[1]["body"]
+    validate_history(body["messages"])
+    results = last_user_tool_results(body)
+    ids = [b["id"] for b in body["messages"][-2]["content"] if b["type"] == "tool_use"]
+    assert [r["tool_use_id"] for r in results] == ids
+    assert [r.get("is_error") for r in results] == [True, True, True]
+    assert "missing.txt" in result_text(results[0])
+    assert "boom failed: kaboom" in result_text(results[1])
+    denial = result_text(results[2])
+    assert "permission denied for bash" in denial
+    assert "--yolo" in denial and "permissions.allow" in denial and '"Bash(touch:*)"' in denial
+
+
+async def test_unknown_tool_gets_a_result(mock_model: Any, tmp_path: Path) -> None:
+    turns = [{"content": [{"type": "tool_use", "name": "no_such_tool", "input": {"x": 1}},
+                          {"type": "tool_use", "name": "read_file", "input": {"path": "missing"}}]},
+             say("ok")]
+    mock = mock_model(turns)
+    agent = make_agent(mock.url, tmp_path)
+    await agent.run("go")
+    body = mock.requests[1]["body"]
+    validate_history(body["messages"])
+    results = last_user_tool_results(body)
+    assert [r.get("is_error") for r in results] == [True, True]
+    assert "unknown tool 'no_such_tool'" in result_text(results[0])
+
+
+async def test_non_object_tool_arguments_get_a_result(tmp_path: Path) -> None:
+    calls = [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "[1, 2]"}},
+             {"id": "c2", "type": "function", "function": {"name": "read_file", "arguments": "{not json"}},
+             {"id": "c3", "type": "function", "function": {"name": "bogus", "arguments": "7"}}]
+    server = RawChatServer([{"role": "assistant", "content": None, "tool_calls": calls},
+                            {"role": "assistant", "content": "recovered"}])
+    with server.running():
+        agent = make_agent(server.url, tmp_path, backend="openai", stream=False)
+        outcome = await agent.run("go")
+    assert outcome.text == "recovered"
+    validate_history(agent.history)
+    tool_msgs = [m for m in server.bodies[1]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_msgs] == ["c1", "c2", "c3"]
+    assert "must be a JSON object, got list" in tool_msgs[0]["content"]
+    assert "must be a JSON object, got str" in tool_msgs[1]["content"]
+    assert "unknown tool 'bogus'" in tool_msgs[2]["content"]
+    # the raw arguments go back to the server unchanged, so the assistant message matches what it said
+    assistant = [m for m in server.bodies[1]["messages"] if m["role"] == "assistant"][-1]
+    assert [c["function"]["arguments"] for c in assistant["tool_calls"]] == ["[1, 2]", "{not json", "7"]
+
+
+async def test_interrupt_during_bash_kills_the_group_and_the_next_run_is_valid(
+        mock_model: Any, tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    command = f"sleep 30 & echo $! > {pidfile}.tmp; echo $$ >> {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; sleep 30"
+    mock = mock_model([tool("bash", command=command), say("after the interruption")])
+    agent = make_agent(mock.url, tmp_path, allow=("Bash",))
+    task = asyncio.ensure_future(agent.run("run it"))
+    deadline = time.monotonic() + 10
+    while not pidfile.exists():
+        assert time.monotonic() < deadline, "the command never wrote its pidfile"
+        assert not task.done(), task
+        await asyncio.sleep(0.02)
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert len(pids) == 2 and all(_pid_alive(p) for p in pids)
+    began = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - began < 5
+    for _ in range(150):  # up to 3 s for the kernel to finish tearing the group down
+        if not any(_pid_alive(p) for p in pids):
+            break
+        await asyncio.sleep(0.02)
+    assert not [p for p in pids if _pid_alive(p)], "a child of the interrupted command survived"
+    validate_history(agent.history)
+
+    outcome = await agent.run("what happened?")
+    assert outcome.text == "after the interruption"
+    assert len(mock.requests) == 2
+    body = mock.requests[1]["body"]
+    validate_history(body["messages"])
+    last = body["messages"][-1]
+    results = [b for b in last["content"] if b.get("type") == "tool_result"]
+    assert len(results) == 1 and results[0]["is_error"] is True
+    assert result_text(results[0]) == INTERRUPTED_TEXT
+    assert last["content"][-1] == {"type": "text", "text": "what happened?"}
+
+
+async def test_interrupt_during_model_request_keeps_history_valid(mock_model: Any, tmp_path: Path) -> None:
+    # a listening socket that never answers: the turn is cancelled while the SDK waits for the response
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(5)  # accepts connections, never answers
+    try:
+        agent = make_agent(f"http://127.0.0.1:{sock.getsockname()[1]}", tmp_path)
+        task = asyncio.ensure_future(agent.run("first"))
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    finally:
+        sock.close()
+    mock = mock_model([say("second answer")])
+    agent.model = make_agent(mock.url, tmp_path).model
+    outcome = await agent.run("second")
+    assert outcome.text == "second answer"
+    messages = mock.requests[0]["body"]["messages"]
+    validate_history(messages)
+    assert [b["text"] for b in messages[-1]["content"]] == ["first", "second"]
+
+
+async def test_max_turns_stops_a_model_that_keeps_calling_tools(mock_model: Any, tmp_path: Path) -> None:
+    mock = mock_model([tool("glob", pattern="*"), tool("glob", pattern="*"), say("never")])
+    agent = make_agent(mock.url, tmp_path, max_turns=1)
+    outcome = await agent.run("loop")
+    assert outcome.stop == "max_turns" and outcome.turns == 1
+    assert len(mock.requests) == 1
+    validate_history(agent.history)  # the last tool call was still answered
+
+
+def test_validator_rejects_bad_histories() -> None:
+    use = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}]}
+    with pytest.raises(AssertionError):
+        validate_history([{"role": "user", "content": "hi"}, use])
+    with pytest.raises(AssertionError):
+        validate_history([{"role": "user", "content": "hi"}, use, {"role": "user", "content": "no result"}])
+    with pytest.raises(AssertionError):
+        validate_history([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+    validate_history([{"role": "user", "content": "hi"}, use,
+                      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "r"}]}])

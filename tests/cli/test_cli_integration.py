@@ -1,0 +1,234 @@
+"""Issue acceptance through the real CLI: `python -m mini_claude` subprocesses, the real `anthropic` / `openai`
+SDKs against the mock model over loopback HTTP, requests asserted on the mock's log file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import PYTHON, ROOT, anthropic_env, clean_env, cli, openai_env, read_log
+
+pytestmark = pytest.mark.timeout(60)
+
+ORIGINAL = b"alpha\r\nbeta\n"
+EDITED = b"alpha\r\ngamma\n"
+
+
+def _tool(name: str, **args: Any) -> dict[str, Any]:
+    return {"content": [{"type": "tool_use", "name": name, "input": args}]}
+
+
+def _say(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}]}
+
+
+CHAIN = [_tool("read_file", path="a.txt"),
+         _tool("edit_file", path="a.txt", old_string="beta", new_string="gamma"),
+         _tool("read_file", path="a.txt"),
+         _say("The file now says gamma.")]
+
+
+def _work(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_bytes(ORIGINAL)
+    return work
+
+
+def _last_tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    last = body["messages"][-1]
+    assert last["role"] == "user"
+    return [b for b in last["content"] if b.get("type") == "tool_result"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _assert_chain_output(proc: subprocess.CompletedProcess[str], work: Path) -> None:
+    assert proc.returncode == 0, proc.stderr
+    assert (work / "a.txt").read_bytes() == EDITED
+    assert proc.stdout == "The file now says gamma.\n"
+    lines = proc.stderr.splitlines()
+    calls = [line for line in lines if line.startswith("→ ")]
+    assert calls == ['→ read_file({"path":"a.txt"})',
+                     '→ edit_file({"path":"a.txt","old_string":"beta","new_string":"gamma"})',
+                     '→ read_file({"path":"a.txt"})'], proc.stderr
+
+
+def test_chain_through_the_cli_anthropic(mock_model: Any, tmp_path: Path) -> None:
+    work = _work(tmp_path)
+    mock = mock_model(CHAIN)
+    proc = cli(["-p", "--allowedTools", "Edit", "edit a.txt"], cwd=work, env=anthropic_env(tmp_path, mock.url))
+    _assert_chain_output(proc, work)
+    log = read_log(mock.log_path)
+    assert [r["path"] for r in log] == ["/v1/messages"] * 4
+    assert all("<redacted>" in (r["headers"].get("x-api-key"), r["headers"].get("authorization")) for r in log)
+    for request in log[1:]:
+        assert [r.get("is_error") for r in _last_tool_results(request["body"])] == [None]
+
+
+@pytest.mark.parametrize("stream", ["1", "0"])
+def test_chain_through_the_cli_openai(mock_model: Any, tmp_path: Path, stream: str) -> None:
+    work = _work(tmp_path)
+    mock = mock_model(CHAIN)
+    env = openai_env(tmp_path, mock.url, MINI_CLAUDE_STREAM=stream)
+    proc = cli(["-p", "--allowedTools", "Edit", "edit a.txt"], cwd=work, env=env)
+    _assert_chain_output(proc, work)
+    log = read_log(mock.log_path)
+    assert [r["path"] for r in log] == ["/v1/chat/completions"] * 4
+    assert all(bool(r["body"].get("stream")) is (stream == "1") for r in log)
+    tool_messages = [m for m in log[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert len(tool_messages) == 3
+
+
+def test_failing_and_denied_tools_through_the_cli(mock_model: Any, tmp_path: Path) -> None:
+    work = _work(tmp_path)
+    turns = [{"content": [{"type": "tool_use", "name": "read_file", "input": {"path": "missing.txt"}},
+                          {"type": "tool_use", "name": "bash", "input": {"command": "touch pwned"}}]},
+             _say("done")]
+    mock = mock_model(turns)
+    proc = cli(["-p", "go"], cwd=work, env=anthropic_env(tmp_path, mock.url))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "done\n"
+    assert not (work / "pwned").exists()
+    log = read_log(mock.log_path)
+    assert len(log) == 2
+    results = _last_tool_results(log[1]["body"])
+    assert [r.get("is_error") for r in results] == [True, True]
+    denial = json.dumps(results[1]["content"])
+    assert "--yolo" in denial and "permissions.allow" in denial and "Bash(touch:*)" in denial
+    assert '→ bash({"command":"touch pwned"})' in proc.stderr
+
+
+def test_max_turns_exits_1_with_a_warning(mock_model: Any, tmp_path: Path) -> None:
+    work = _work(tmp_path)
+    mock = mock_model([_tool("glob", pattern="*"), _tool("glob", pattern="*"), _say("never")])
+    proc = cli(["-p", "--max-turns", "1", "loop"], cwd=work, env=anthropic_env(tmp_path, mock.url))
+    assert proc.returncode == 1, proc.stderr
+    assert "--max-turns 1" in proc.stderr
+    assert len(read_log(mock.log_path)) == 1
+
+
+def test_bad_permission_rule_in_settings_is_reported(mock_model: Any, tmp_path: Path) -> None:
+    work = _work(tmp_path)
+    (work / ".claude").mkdir()
+    (work / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Bash(git", "Read"]}}))
+    mock = mock_model([_say("hi")])
+    proc = cli(["-p", "hello"], cwd=work, env=anthropic_env(tmp_path, mock.url))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "hi\n"
+    warnings = [line for line in proc.stderr.splitlines() if "invalid permission rule" in line]
+    assert len(warnings) == 1, proc.stderr
+    assert '"Bash(git"' in warnings[0] and "settings.json" in warnings[0] and "permissions.allow" in warnings[0]
+
+
+def test_no_api_key_is_one_line(tmp_path: Path) -> None:
+    proc = cli(["-p", "hi"], cwd=tmp_path, env=clean_env(tmp_path))
+    assert proc.returncode != 0
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "ANTHROPIC_API_KEY" in lines[0] and "OPENAI_API_KEY" in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("backend", ["anthropic", "openai"])
+def test_unreachable_base_url_is_one_line(tmp_path: Path, backend: str) -> None:
+    url = f"http://127.0.0.1:{_free_port()}"
+    env = anthropic_env(tmp_path, url) if backend == "anthropic" else openai_env(tmp_path, url)
+    proc = cli(["-p", "hi"], cwd=tmp_path, env=env)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "127.0.0.1" in lines[0] and "Traceback" not in proc.stderr
+
+
+def test_debug_allows_a_traceback(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_free_port()}"
+    proc = cli(["-p", "--debug", "hi"], cwd=tmp_path, env=anthropic_env(tmp_path, url))
+    assert proc.returncode != 0
+    assert "Traceback" in proc.stderr
+
+
+def test_version_is_fast(tmp_path: Path) -> None:
+    times = []
+    for _ in range(3):
+        began = time.perf_counter()
+        proc = cli(["--version"], cwd=tmp_path, env=clean_env(tmp_path))
+        times.append(time.perf_counter() - began)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith("mini-claude ")
+    assert statistics.median(times) < 1.0, times
+
+
+def test_importing_the_entry_point_is_light(tmp_path: Path) -> None:
+    probe = ("import sys, mini_claude.cli.main\n"
+             "heavy = ('anthropic', 'openai', 'httpx', 'rich', 'prompt_toolkit', 'pydantic')\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
+    proc = subprocess.run([PYTHON, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=30,
+                          env=clean_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]", proc.stdout
+
+
+def test_demo(tmp_path: Path) -> None:
+    proc = cli(["demo"], cwd=tmp_path, env=clean_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert '→ mcp__demo__add({"a":17,"b":25})' in out
+    assert "42" in out
+    assert "→ read_file(" in out
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state not in ("Z", "X")
+
+
+def test_sigint_during_bash_in_print_mode(mock_model: Any, tmp_path: Path) -> None:
+    work = _work(tmp_path)
+    pidfile = work / "pids"
+    command = f"sleep 30 & echo $! > {pidfile}.tmp; echo $$ >> {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; sleep 30"
+    mock = mock_model([_tool("bash", command=command), _say("never")])
+    proc = subprocess.Popen([PYTHON, "-m", "mini_claude", "-p", "--allowedTools", "Bash", "go"], cwd=work,
+                            env=anthropic_env(tmp_path, mock.url), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not pidfile.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the command never wrote its pidfile"
+            time.sleep(0.02)
+        pids = [int(p) for p in pidfile.read_text().split()]
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert out == ""
+    assert "Traceback" not in err
+    deadline = time.monotonic() + 3
+    while any(_pid_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not [p for p in pids if _pid_alive(p)], "a child of the interrupted command survived"

@@ -125,7 +125,7 @@ class Agent:
             )
             usage.add(turn.usage)
             self.usage.add(turn.usage)
-            self.history.append({"role": "assistant", "content": turn.content or [{"type": "text", "text": ""}]})
+            self.history.append({"role": "assistant", "content": _storable(turn.content)})
             self.ui.assistant_done(turn)
             if not turn.tool_uses:
                 return RunOutcome(turn.text, turn.stop_reason or "end_turn", turn_no, usage)
@@ -241,6 +241,15 @@ def _tool_name(block: dict[str, Any]) -> str:
     """The block's tool name; a malformed one (not a string) matches no tool instead of raising."""
     name = block.get("name", "")
     return name if isinstance(name, str) else repr(name)
+
+
+def _storable(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The assistant content as kept in the history: the API only accepts object tool inputs, so a malformed one
+    is stored as `{}` (its tool_result tells the model what was wrong)."""
+    if not content:
+        return [{"type": "text", "text": ""}]
+    return [{**b, "input": {}} if b.get("type") == "tool_use" and not isinstance(b.get("input"), dict) else b
+            for b in content]
 
 
 def _batches(calls: list[_Call]) -> list[list[_Call]]:

@@ -168,19 +168,20 @@ def _empty_text(block: Any) -> bool:
     return isinstance(block, dict) and block.get("type") == "text" and not block.get("text")
 
 
-def _parse_input(raw: str, tool_name: str) -> dict[str, Any]:
+def _parse_input(raw: str, tool_name: str) -> Any:
+    """The tool input; invalid JSON is passed on as the raw string so the agent answers it with an is_error
+    tool_result (every tool_use gets one) instead of the whole turn failing."""
     if not raw.strip():
         return {}
     try:
         value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"the model sent invalid JSON input for tool {tool_name!r}: {exc.msg}") from None
+    except json.JSONDecodeError:
+        return raw
     return _as_input(value, tool_name)
 
 
-def _as_input(value: object, tool_name: str) -> dict[str, Any]:
+def _as_input(value: object, tool_name: str) -> Any:
+    """Objects as dicts; anything else passed on as is (the agent rejects it with a tool_result)."""
     if value is None:
         return {}
-    if not isinstance(value, dict):
-        raise ModelError(f"the model sent a non-object input for tool {tool_name!r}")
-    return dict(value)
+    return dict(value) if isinstance(value, dict) else value

@@ -134,9 +134,10 @@ async def test_non_object_tool_arguments_get_a_result(tmp_path: Path) -> None:
     assert "must be a JSON object, got list" in tool_msgs[0]["content"]
     assert "must be a JSON object, got str" in tool_msgs[1]["content"]
     assert "unknown tool 'bogus'" in tool_msgs[2]["content"]
-    # the raw arguments go back to the server unchanged, so the assistant message matches what it said
+    # the history keeps malformed inputs as {} (the Messages API accepts only object inputs, and the history is
+    # backend-neutral); each tool_result above says what was wrong with what the model sent
     assistant = [m for m in server.bodies[1]["messages"] if m["role"] == "assistant"][-1]
-    assert [c["function"]["arguments"] for c in assistant["tool_calls"]] == ["[1, 2]", "{not json", "7"]
+    assert [c["function"]["arguments"] for c in assistant["tool_calls"]] == ["{}", "{}", "{}"]
 
 
 async def test_interrupt_during_bash_kills_the_group_and_the_next_run_is_valid(

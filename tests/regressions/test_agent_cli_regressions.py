@@ -153,8 +153,6 @@ class _RawAnthropic:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
 
-@pytest.mark.xfail(strict=True, reason="models/anthropic.py _as_input raises ModelError on a non-object tool input "
-                                       "instead of passing it to the agent, which answers it with a tool_result")
 async def test_anthropic_non_object_tool_input_gets_a_tool_result(tmp_path: Path) -> None:
     server = _RawAnthropic()
     thread = threading.Thread(target=server.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

@@ -110,6 +110,10 @@ async def _print_main(args: argparse.Namespace, prompt: str) -> int:
 
 
 def run_interactive(args: argparse.Namespace) -> int:
+    if not sys.stdin.isatty():
+        sys.stderr.write("mini-claude: the interactive REPL needs a terminal on stdin; "
+                         "for scripts use -p \"prompt\" (or pipe the prompt into -p)\n")
+        return 2
     from mini_claude.cli.repl import Repl
 
     return asyncio.run(Repl(args).run())

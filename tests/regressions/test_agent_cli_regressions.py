@@ -165,3 +165,16 @@ async def test_anthropic_non_object_tool_input_gets_a_tool_result(tmp_path: Path
     assert outcome.text == "recovered"
     result = server.bodies[1]["messages"][-1]["content"][0]
     assert result["type"] == "tool_result" and result["is_error"] is True
+
+
+def test_repl_without_a_terminal_is_one_line(tmp_path: Path) -> None:
+    """Regression: without a TTY the REPL printed prompt_toolkit's warning and then an error (two lines)."""
+    import subprocess
+    import sys
+
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MINI_CLAUDE_STATE_DIR": str(tmp_path / "s"),
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.run([sys.executable, "-m", "mini_claude"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "-p" in proc.stderr

@@ -9,12 +9,12 @@ still loads. Missing files are fine. Nothing is printed; the CLI reports `errors
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mini_claude.errors import ConfigError
+from mini_claude.jsonfile import json_type, read_json_object
 
 __all__ = [
     "KNOWN_PERMISSION_MODES",
@@ -77,7 +77,7 @@ def load_settings(*, cwd: Path, home: Path) -> Settings:
     sources.append(("local", cwd / ".claude" / "settings.local.json", LOCAL_SETTINGS_DISPLAY))
 
     for attr, path, display in sources:
-        raw = _read_json_object(path, display, settings.errors)
+        raw = read_json_object(path, display, settings.errors)
         if raw is None:
             continue
         settings.loaded_files.append(display)
@@ -93,28 +93,6 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _read_json_object(path: Path, display: str, errors: list[ConfigError]) -> dict[str, Any] | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError:
-        errors.append(ConfigError("not valid UTF-8", file=display))
-        return None
-    except OSError as exc:
-        errors.append(ConfigError(f"cannot read: {exc.strerror or exc}", file=display))
-        return None
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        errors.append(ConfigError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=display))
-        return None
-    if not isinstance(data, dict):
-        errors.append(ConfigError(f"expected a JSON object at the top level, got {_json_type(data)}", file=display))
-        return None
-    return data
 
 
 def _merge(settings: Settings, raw: dict[str, Any], display: str) -> None:
@@ -126,7 +104,7 @@ def _merge(settings: Settings, raw: dict[str, Any], display: str) -> None:
     if "permissions" in raw:
         perms = raw["permissions"]
         if not isinstance(perms, dict):
-            bad("permissions", f"expected an object, got {_json_type(perms)}")
+            bad("permissions", f"expected an object, got {json_type(perms)}")
         else:
             for name in _RULE_LISTS:
                 if name not in perms:
@@ -134,18 +112,18 @@ def _merge(settings: Settings, raw: dict[str, Any], display: str) -> None:
                 key = f"permissions.{name}"
                 items = perms[name]
                 if not isinstance(items, list):
-                    bad(key, f"expected a list of rule strings, got {_json_type(items)}")
+                    bad(key, f"expected a list of rule strings, got {json_type(items)}")
                     continue
                 target: list[SettingsRule] = getattr(settings, f"permissions_{name}")
                 for index, item in enumerate(items):
                     if isinstance(item, str):
                         target.append(SettingsRule(item, display, f"{key}[{index}]"))
                     else:
-                        bad(f"{key}[{index}]", f"expected a rule string, got {_json_type(item)}")
+                        bad(f"{key}[{index}]", f"expected a rule string, got {json_type(item)}")
             if "defaultMode" in perms:
                 mode = perms["defaultMode"]
                 if not isinstance(mode, str):
-                    bad("permissions.defaultMode", f"expected a string, got {_json_type(mode)}")
+                    bad("permissions.defaultMode", f"expected a string, got {json_type(mode)}")
                 elif mode not in KNOWN_PERMISSION_MODES:
                     bad("permissions.defaultMode",
                         f"unknown mode {mode!r} (expected one of: {', '.join(KNOWN_PERMISSION_MODES)})")
@@ -155,33 +133,18 @@ def _merge(settings: Settings, raw: dict[str, Any], display: str) -> None:
     if "env" in raw:
         env = raw["env"]
         if not isinstance(env, dict):
-            bad("env", f"expected an object of strings, got {_json_type(env)}")
+            bad("env", f"expected an object of strings, got {json_type(env)}")
         else:
             for name, value in env.items():
                 if isinstance(value, str):
                     settings.env[name] = value
                 else:
-                    bad(f"env.{name}", f"expected a string, got {_json_type(value)}")
+                    bad(f"env.{name}", f"expected a string, got {json_type(value)}")
 
     if "model" in raw:
         model = raw["model"]
         if isinstance(model, str):
             settings.model = model
         else:
-            bad("model", f"expected a string, got {_json_type(model)}")
+            bad("model", f"expected a string, got {json_type(model)}")
 
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__

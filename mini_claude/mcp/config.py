@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mini_claude.errors import ConfigError
+from mini_claude.jsonfile import json_type, parse_json_object, read_json_object
 
 __all__ = [
     "CLAUDE_JSON_DISPLAY",
@@ -128,19 +129,19 @@ def load_mcp_config(
 
     if not strict:
         claude_json_path = home / ".claude.json"
-        claude_json = _read_json(claude_json_path, CLAUDE_JSON_DISPLAY, result.errors)
+        claude_json = read_json_object(claude_json_path, CLAUDE_JSON_DISPLAY, result.errors)
         if claude_json is not None:
             take(_servers_in(claude_json, CLAUDE_JSON_DISPLAY, "user", env, result.errors, bare_ok=False))
         user_settings = home / ".claude" / "settings.json"
-        data = _read_json(user_settings, USER_SETTINGS_DISPLAY, result.errors)
+        data = read_json_object(user_settings, USER_SETTINGS_DISPLAY, result.errors)
         if data is not None:
             take(_servers_in(data, USER_SETTINGS_DISPLAY, "user", env, result.errors, bare_ok=False))
         project_settings = cwd / ".claude" / "settings.json"
         if not _same_file(project_settings, user_settings):  # run from ~, it is the user file: read it once
-            data = _read_json(project_settings, PROJECT_SETTINGS_DISPLAY, result.errors)
+            data = read_json_object(project_settings, PROJECT_SETTINGS_DISPLAY, result.errors)
             if data is not None:
                 take(_servers_in(data, PROJECT_SETTINGS_DISPLAY, "project", env, result.errors, bare_ok=False))
-        data = _read_json(cwd / ".mcp.json", MCP_JSON_DISPLAY, result.errors)
+        data = read_json_object(cwd / ".mcp.json", MCP_JSON_DISPLAY, result.errors)
         if data is not None:
             take(_servers_in(data, MCP_JSON_DISPLAY, "project", env, result.errors, bare_ok=True))
         if claude_json is not None:
@@ -151,7 +152,7 @@ def load_mcp_config(
         if value.lstrip().startswith("{"):
             inline_count += 1
             display = CLI_DISPLAY if inline_count == 1 else f"{CLI_DISPLAY} #{inline_count}"
-            data = _parse_json_object(value, display, result.errors)
+            data = parse_json_object(value, display, result.errors)
         else:
             display = _display_cli_path(value, home)
             path = Path(value).expanduser()
@@ -159,7 +160,7 @@ def load_mcp_config(
             if not path.exists():
                 result.errors.append(ConfigError("no such file", file=CLI_DISPLAY, key=value))
                 continue
-            data = _read_json(path, display, result.errors)
+            data = read_json_object(path, display, result.errors)
         if data is not None:
             take(_servers_in(data, display, "cli", env, result.errors, bare_ok=True))
 
@@ -184,33 +185,8 @@ def _display_cli_path(value: str, home: Path) -> str:
     return value
 
 
-def _read_json(path: Path, display: str, errors: list[ConfigError]) -> dict[str, Any] | None:
-    """The file's top-level object; None (with an error unless the file is simply absent) otherwise."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError:
-        errors.append(ConfigError("not valid UTF-8", file=display))
-        return None
-    except OSError as exc:
-        errors.append(ConfigError(f"cannot read: {exc.strerror or exc}", file=display))
-        return None
-    return _parse_json_object(text, display, errors)
 
 
-def _parse_json_object(text: str, display: str, errors: list[ConfigError]) -> dict[str, Any] | None:
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        errors.append(ConfigError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=display))
-        return None
-    if not isinstance(data, dict):
-        errors.append(ConfigError(f"expected a JSON object at the top level, got {_json_type(data)}", file=display))
-        return None
-    return data
 
 
 def _servers_in(
@@ -234,7 +210,7 @@ def _servers_in(
         return []
     if not isinstance(servers, dict):
         errors.append(ConfigError(f"must be an object mapping server names to their config, got "
-                                  f"{_json_type(servers)}", file=display, key=key or None))
+                                  f"{json_type(servers)}", file=display, key=key or None))
         return []
     loaded = []
     for name, entry in servers.items():
@@ -253,7 +229,7 @@ def _local_servers(
     if projects is None:
         return []
     if not isinstance(projects, dict):
-        errors.append(ConfigError(f"must be an object, got {_json_type(projects)}", file=CLAUDE_JSON_DISPLAY,
+        errors.append(ConfigError(f"must be an object, got {json_type(projects)}", file=CLAUDE_JSON_DISPLAY,
                                   key="projects"))
         return []
     project_key = _project_key(projects, cwd)
@@ -262,7 +238,7 @@ def _local_servers(
     project = projects[project_key]
     base = f"projects[{json.dumps(project_key, ensure_ascii=False)}]"
     if not isinstance(project, dict):
-        errors.append(ConfigError(f"must be an object, got {_json_type(project)}", file=CLAUDE_JSON_DISPLAY,
+        errors.append(ConfigError(f"must be an object, got {json_type(project)}", file=CLAUDE_JSON_DISPLAY,
                                   key=base))
         return []
     return _servers_in(project, CLAUDE_JSON_DISPLAY, "local", env, errors, bare_ok=False, base=base)
@@ -316,7 +292,7 @@ def _parse_entry(
         bad(None, "server name must not be empty")
         return None, errors, warnings
     if not isinstance(entry, dict):
-        bad(None, f"must be an object, got {_json_type(entry)}")
+        bad(None, f"must be an object, got {json_type(entry)}")
         return None, errors, warnings
 
     def expand(value: str, sub: str) -> str:
@@ -333,7 +309,7 @@ def _parse_entry(
         if value is None:
             return None
         if not isinstance(value, str):
-            bad(sub, f"must be a string, got {_json_type(value)}")
+            bad(sub, f"must be a string, got {json_type(value)}")
             return None
         return value
 
@@ -351,14 +327,14 @@ def _parse_entry(
         if value is None:
             return {}
         if not isinstance(value, dict):
-            bad(sub, f"must be an object of strings, got {_json_type(value)}")
+            bad(sub, f"must be an object of strings, got {json_type(value)}")
             return {}
         result = {}
         for k, v in value.items():
             if isinstance(v, str):
                 result[k] = expand(v, _server_key(sub, k))
             else:
-                bad(_server_key(sub, k), f"must be a string, got {_json_type(v)}")
+                bad(_server_key(sub, k), f"must be a string, got {json_type(v)}")
         return result
 
     declared = entry.get("type")
@@ -383,7 +359,7 @@ def _parse_entry(
         if raw_url is None:
             bad("url", "missing")
         elif not isinstance(raw_url, str):
-            bad("url", f"must be a string, got {_json_type(raw_url)}")
+            bad("url", f"must be a string, got {json_type(raw_url)}")
         else:
             url = expand(raw_url, "url")
             if (env is not None or "${" not in raw_url) and not _is_http_url(url):
@@ -470,20 +446,6 @@ def _join(base: str, sub: str) -> str:
     return base + sub if sub.startswith("[") else f"{base}.{sub}"
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 # ---- secrets -----------------------------------------------------------------------------------------------------
@@ -557,14 +519,14 @@ def _child_map(parent: dict[str, Any], name: str, create: bool, display: str, ba
         child = parent[name] = {}
     if not isinstance(child, dict):
         key = _server_key(base, name) if base else name
-        raise ConfigError(f"must be an object, got {_json_type(child)}; fix the file by hand", file=display,
+        raise ConfigError(f"must be an object, got {json_type(child)}; fix the file by hand", file=display,
                           key=key)
     return child
 
 
 def _load_for_edit(path: Path, display: str) -> dict[str, Any]:
     errors: list[ConfigError] = []
-    data = _read_json(path, display, errors)
+    data = read_json_object(path, display, errors)
     if errors:
         # Never overwrite a file we could not read: it may hold much more than MCP servers.
         raise errors[0]
@@ -629,7 +591,7 @@ def remove_server(name: str, *, scope: str | None, cwd: Path, home: Path) -> lis
 def _defined_in_settings(name: str, *, cwd: Path, home: Path) -> str | None:
     for path, display in ((cwd / ".claude" / "settings.json", PROJECT_SETTINGS_DISPLAY),
                           (home / ".claude" / "settings.json", USER_SETTINGS_DISPLAY)):
-        data = _read_json(path, display, [])
+        data = read_json_object(path, display, [])
         servers = data.get("mcpServers") if data else None
         if isinstance(servers, dict) and name in servers:
             return display

@@ -10,6 +10,8 @@
          │   └─ ServerExitedError   the process ended: exit code + stderr tail
          ├─ McpTimeoutError    a request got no answer in time: method + seconds
          ├─ JsonRpcError       the peer answered with a JSON-RPC error object: code, message, data
+         ├─ AuthError          authorization failed (bad metadata, refused grant, `iss` mismatch, ...)
+         │   └─ AuthRequiredError  the server needs an interactive login (`mini-claude mcp login NAME`)
          └─ ProtocolError      the peer broke the protocol (bad handshake, unsupported version, bad result)
 
 Foreign exceptions (OSError, httpx errors) are translated at the edge that meets them; nothing in mini-claude
@@ -21,6 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AuthError",
+    "AuthRequiredError",
     "ConfigError",
     "JsonRpcError",
     "McpError",
@@ -118,3 +122,13 @@ class JsonRpcError(McpError):
 
 class ProtocolError(McpError):
     """The peer broke the protocol: a bad handshake, an unsupported version, a malformed result."""
+
+
+class AuthError(McpError):
+    """Authorization with a remote server failed: bad or mismatched metadata, a refused grant, an `iss` that does
+    not match, a token endpoint error. The message says what went wrong and what to change."""
+
+
+class AuthRequiredError(AuthError):
+    """The server needs a login by the user that cannot happen now (no usable token, no interactive authorizer).
+    The manager shows the server as `needs-auth`; `mini-claude mcp login NAME` does the login."""

@@ -311,6 +311,12 @@ class McpClient:
             task.cancel()
         self._progress.clear()
 
+    async def request(self, method: str, params: Any = None, *, timeout_s: float | None = None) -> Any:
+        """Send any request (e.g. an extension's `skills/list`) and return its result; raises like the typed calls.
+        The wait is bounded by `timeout_s` (default: `request_timeout_s`)."""
+        return await self._request(method, params, timeout=timeout_s if timeout_s is not None else
+                                   self.request_timeout_s)
+
     async def ping(self) -> None:
         """Round-trip a `ping` (raises like any request)."""
         await self._request("ping", None, timeout=self.request_timeout_s)

@@ -82,6 +82,9 @@ class ServerConfig:
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    headers_helper: str | None = None  # `headersHelper`: a command printing a JSON object of extra headers
+    oauth: dict[str, Any] = field(default_factory=dict)  # `oauth`: parsed by mini_claude.mcp.auth.settings
+    protocol_version: str | None = None  # `protocolVersion`: pin the era ("2026-07-28", "2025-11-25", ...)
     timeout_ms: int | None = None
     disabled: bool = False
     include_tools: tuple[str, ...] | None = None

@@ -24,6 +24,7 @@ from mini_claude.mcp.client import CallToolResult, McpClient, McpTool, tool_time
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.naming import ToolNameTable
 from mini_claude.mcp.transports.base import Transport
+from mini_claude.mcp.transports.factory import AGENT_CREDENTIAL_VARS, build_transport, server_environment
 
 __all__ = [
     "AGENT_CREDENTIAL_VARS",
@@ -39,12 +40,6 @@ log = logging.getLogger(__name__)
 DEFAULT_STARTUP_TIMEOUT_S = 30.0
 SHUTDOWN_TIMEOUT_S = 8.0
 REFRESH_DEBOUNCE_S = 0.05
-
-# The agent's own credentials: a stdio server never inherits them (it gets its `env` entries instead).
-AGENT_CREDENTIAL_VARS = frozenset({
-    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "MINI_CLAUDE_API_KEY",
-})
-
 
 class ServerStatus(StrEnum):
     STARTING = "starting"
@@ -88,36 +83,12 @@ def startup_timeout_s(env: Mapping[str, str]) -> float:
     return value if value > 0 else DEFAULT_STARTUP_TIMEOUT_S
 
 
-def server_environment(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
-    """The environment a stdio server gets: the user's, minus the agent's credentials, plus its `env` entries."""
-    env = {k: v for k, v in base.items() if k not in AGENT_CREDENTIAL_VARS}
-    env.update(extra)
-    return env
-
-
 TransportFactory = Callable[[ServerConfig, Mapping[str, str]], Transport]
 
 
 def default_transport(cfg: ServerConfig, env: Mapping[str, str]) -> Transport:
-    """Build the transport a server's config asks for."""
-    if cfg.type == "stdio":
-        from mini_claude.mcp.transports.stdio import StdioParams, StdioTransport
-
-        assert cfg.command is not None
-        params = StdioParams(command=cfg.command, args=list(cfg.args), env=server_environment(env, cfg.env),
-                             cwd=cfg.cwd)
-        return StdioTransport(params, server=cfg.name)
-    if cfg.type == "http":
-        from mini_claude.mcp.transports.http import StreamableHttpTransport
-
-        assert cfg.url is not None
-        return StreamableHttpTransport(cfg.url, headers=dict(cfg.headers), server=cfg.name)
-    if cfg.type == "sse":
-        from mini_claude.mcp.transports.sse import SseTransport
-
-        assert cfg.url is not None
-        return SseTransport(cfg.url, headers=dict(cfg.headers), server=cfg.name)
-    raise TransportError(f"unknown server type {cfg.type!r} (use stdio, http or sse)", server=cfg.name)
+    """The transport a server's config asks for (no interactive login at startup: see build_transport)."""
+    return build_transport(cfg, env)
 
 
 class McpManager:

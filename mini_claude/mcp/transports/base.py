@@ -18,9 +18,10 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
-__all__ = ["Transport"]
+__all__ = ["HttpAuth", "Transport"]
 
 
 class Transport(Protocol):
@@ -38,3 +39,23 @@ class Transport(Protocol):
 
     def diagnostics(self) -> str:
         """Recent stderr / non-JSON output of the peer, for error messages (may be empty)."""
+
+
+class HttpAuth(Protocol):
+    """What an HTTP transport (Streamable HTTP, legacy SSE) asks of an authorization provider.
+
+    The transport calls `request_headers()` before every HTTP request it makes to the server (POST, GET, DELETE)
+    and merges the result into that request's headers. When the server answers 401 or 403 (or 400 carrying a
+    `DPoP-Nonce` header), the transport calls `handle_challenge()`; True means "retry this same request once more
+    with fresh `request_headers()`" (the transport bounds retries per request), False means "not something
+    authorization can fix" and the transport raises its usual HttpStatusError. The provider raises
+    `AuthRequiredError` when a login by the user is needed and cannot happen now, `AuthError` when authorization
+    failed; the transport lets both propagate (they fail the request that met them).
+    Implemented by `mini_claude.mcp.auth.OAuthProvider`.
+    """
+
+    async def request_headers(self, method: str, url: str) -> dict[str, str]:
+        """Headers for one request: `Authorization` (and a `DPoP` proof) when a token is held, else {}."""
+
+    async def handle_challenge(self, method: str, url: str, status: int, headers: Mapping[str, str]) -> bool:
+        """React to a 401/403 (or a DPoP nonce demand): get, refresh or step up a token. True: retry."""

@@ -1,0 +1,54 @@
+"""`build_transport`: the one place a server's config becomes a transport (stdio, Streamable HTTP, legacy SSE).
+
+It also attaches what an HTTP server needs besides its URL: static `headers`, the `headersHelper` command, and
+the OAuth provider (`mini_claude.mcp.auth`) that answers 401/403 challenges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mini_claude.errors import TransportError
+from mini_claude.mcp.config import ServerConfig
+from mini_claude.mcp.transports.base import Transport
+
+__all__ = ["AGENT_CREDENTIAL_VARS", "build_transport", "server_environment"]
+
+# The agent's own credentials: a stdio server never inherits them (it gets its `env` entries instead).
+AGENT_CREDENTIAL_VARS = frozenset({
+    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "MINI_CLAUDE_API_KEY",
+})
+
+
+def server_environment(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The environment a stdio server gets: the user's, minus the agent's credentials, plus its `env` entries."""
+    env = {k: v for k, v in base.items() if k not in AGENT_CREDENTIAL_VARS}
+    env.update(extra)
+    return env
+
+
+def build_transport(cfg: ServerConfig, env: Mapping[str, str], *, authorizer: Any = None) -> Transport:
+    """Build the transport a server's config asks for.
+
+    `authorizer` (an `mini_claude.mcp.auth.Authorizer`) is what can run an interactive login; without one a
+    server that needs a login fails with AuthRequiredError (shown as `needs-auth`).
+    """
+    if cfg.type == "stdio":
+        from mini_claude.mcp.transports.stdio import StdioParams, StdioTransport
+
+        assert cfg.command is not None
+        params = StdioParams(command=cfg.command, args=list(cfg.args), env=server_environment(env, cfg.env),
+                             cwd=cfg.cwd)
+        return StdioTransport(params, server=cfg.name)
+    if cfg.type == "http":
+        from mini_claude.mcp.transports.http import StreamableHttpTransport
+
+        assert cfg.url is not None
+        return StreamableHttpTransport(cfg.url, headers=dict(cfg.headers), server=cfg.name)
+    if cfg.type == "sse":
+        from mini_claude.mcp.transports.sse import SseTransport
+
+        assert cfg.url is not None
+        return SseTransport(cfg.url, headers=dict(cfg.headers), server=cfg.name)
+    raise TransportError(f"unknown server type {cfg.type!r} (use stdio, http or sse)", server=cfg.name)

@@ -97,6 +97,7 @@ class Agent:
         ui: AgentUI | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
         result_cap: Callable[[ToolResult, ToolContext, str], ToolResult] | None = None,
+        explain_unknown: Callable[[str], str | None] | None = None,
     ) -> None:
         self.model = model
         self._tools = tools
@@ -106,6 +107,8 @@ class Agent:
         self.ui = ui or SilentUI()
         self.max_turns = max_turns
         self._result_cap = result_cap
+        # why a tool name is not callable (e.g. McpManager.explain_unavailable: its server failed mid-session)
+        self._explain_unknown = explain_unknown
         self.history: list[dict[str, Any]] = []
         self.usage = Usage()
         self._unanswered_note = INTERRUPTED_NOTE
@@ -177,7 +180,7 @@ class Agent:
         name = _tool_name(call.block)
         args = call.block.get("input")
         if call.tool is None:
-            call.result = ToolResult.error(f"unknown tool {name!r}; available tools are listed in the request")
+            call.result = ToolResult.error(self._unknown_text(name))
             self._show_rejected(name, args, call.result)
             return False
         if not isinstance(args, dict):
@@ -191,6 +194,17 @@ class Agent:
             self.ui.tool_finished(name, call.result)
             return False
         return True
+
+    def _unknown_text(self, name: str) -> str:
+        if self._explain_unknown is not None:
+            try:
+                why = self._explain_unknown(name)
+            except Exception:  # an explanation is a nicety; never let it break the turn
+                log.debug("explain_unknown(%r) failed", name, exc_info=True)
+                why = None
+            if why:
+                return why
+        return f"unknown tool {name!r}; available tools are listed in the request"
 
     def _show_rejected(self, name: str, args: Any, result: ToolResult) -> None:
         """Show a call that never reached its tool (unknown name, bad input), so the user sees what the model

@@ -1,22 +1,32 @@
-"""The system prompt: who the agent is, where it works, and what each MCP server says about itself."""
+"""The system prompt: who the agent is, where it works, what each MCP server says about itself, and which
+skills it may load (names and descriptions only: skill content is fetched when the Skill tool loads it)."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import platform
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["MAX_SERVER_INSTRUCTIONS_CHARS", "build_system_prompt"]
+__all__ = [
+    "MAX_SERVER_INSTRUCTIONS_CHARS",
+    "MAX_SKILLS_LISTED",
+    "MAX_SKILL_DESCRIPTION_CHARS",
+    "build_system_prompt",
+]
 
 MAX_SERVER_INSTRUCTIONS_CHARS = 2000
+MAX_SKILL_DESCRIPTION_CHARS = 500
+MAX_SKILLS_LISTED = 200
 
 _BASE = """You are mini-claude, a coding agent working in the user's terminal.
 Use the tools to read, search and change files and to run commands; prefer reading before editing.
 Be concise. When a tool fails, read its error and adapt instead of repeating the same call."""
 
 
-def build_system_prompt(cwd: Path, server_instructions: Mapping[str, str] | None = None) -> str:
+def build_system_prompt(cwd: Path, server_instructions: Mapping[str, str] | None = None,
+                        skills: Sequence[tuple[str, str]] | None = None) -> str:
+    """`skills`: (name, description) of each skill the Skill tool can load."""
     parts = [
         _BASE,
         f"Working directory: {cwd}\nPlatform: {platform.system()}\nDate: {_dt.date.today().isoformat()}",
@@ -28,4 +38,18 @@ def build_system_prompt(cwd: Path, server_instructions: Mapping[str, str] | None
         if len(text) > MAX_SERVER_INSTRUCTIONS_CHARS:
             text = text[:MAX_SERVER_INSTRUCTIONS_CHARS] + " […]"
         parts.append(f'Instructions from MCP server "{name}" (its tools are named mcp__{name}__*):\n{text}')
+    if skills:
+        parts.append(_skills_section(skills))
     return "\n\n".join(parts)
+
+
+def _skills_section(skills: Sequence[tuple[str, str]]) -> str:
+    lines = ["Skills (load one with the Skill tool when the task matches its description, then follow it):"]
+    for name, description in skills[:MAX_SKILLS_LISTED]:
+        text = " ".join(description.split())
+        if len(text) > MAX_SKILL_DESCRIPTION_CHARS:
+            text = text[:MAX_SKILL_DESCRIPTION_CHARS] + " […]"
+        lines.append(f"- {name}: {text}")
+    if len(skills) > MAX_SKILLS_LISTED:
+        lines.append(f"(and {len(skills) - MAX_SKILLS_LISTED} more not listed)")
+    return "\n".join(lines)

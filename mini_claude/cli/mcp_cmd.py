@@ -7,6 +7,8 @@
     mcp add [-s SCOPE] [-t TYPE] [-e K=V] [-H "K: V"] NAME -- CMD [ARGS…]   (http/sse: NAME URL)
     mcp add-json [-s SCOPE] NAME JSON
     mcp remove [-s SCOPE] NAME
+    mcp login NAME [--no-browser]          OAuth login for an http/sse server (browser + loopback redirect)
+    mcp logout NAME                        forget the server's stored OAuth tokens
 """
 
 from __future__ import annotations
@@ -71,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("remove", help="remove a server")
     p.add_argument("-s", "--scope", choices=["local", "project", "user"])
     p.add_argument("name")
+    p = sub.add_parser("login", help="log in to an http/sse server that uses OAuth")
+    p.add_argument("name")
+    p.add_argument("--no-browser", action="store_true", help="only print the login URL")
+    common(p, json_flag=False)
+    p = sub.add_parser("logout", help="forget a server's stored OAuth tokens")
+    p.add_argument("name")
+    common(p, json_flag=False)
     return parser
 
 
@@ -119,6 +128,8 @@ def main(argv: list[str]) -> int:
     try:
         if args.command in ("add", "add-json", "remove"):
             return _edit(args)
+        if args.command in ("login", "logout"):
+            return _auth_command(args)
         return asyncio.run(_inspect(args))
     except ConfigError as exc:
         sys.stderr.write(f"mini-claude mcp: {exc}\n")
@@ -193,6 +204,43 @@ def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     return entry
 
 
+# ---- OAuth login / logout ----------------------------------------------------------------------------------------
+
+def _auth_command(args: argparse.Namespace) -> int:
+    from mini_claude.cli.session import SessionOptions, build_env, load_servers
+
+    cwd = Path.cwd()
+    env = build_env(cwd)
+    opts = SessionOptions(cwd=cwd, mcp_config=args.mcp_config, strict_mcp_config=args.strict_mcp_config,
+                          trust_project_mcp=args.trust_project_mcp)
+    config = load_servers(opts, env)
+    cfg = config.servers.get(args.name)
+    if cfg is None:
+        for err in config.errors:
+            sys.stderr.write(f"MCP config: {err}\n")
+        known = ", ".join(sorted(config.servers)) or "none"
+        raise ConfigError(f"no MCP server named {args.name!r} (configured: {known})")
+    if cfg.type not in ("http", "sse"):
+        raise ConfigError(f"{args.name!r} is a {cfg.type} server; OAuth login is for http and sse servers")
+    from mini_claude.mcp.auth import BrowserAuthorizer, OAuthSettings, TokenStore, login, logout
+
+    store = TokenStore.default(env)
+    if args.command == "logout":
+        if logout(cfg, env, store=store):
+            print(f"Logged out of MCP server {args.name!r} (its stored tokens are gone).")
+        else:
+            print(f"No stored login for MCP server {args.name!r}.")
+        return EXIT_OK
+    settings = OAuthSettings.from_config(cfg)
+    import webbrowser
+
+    authorizer = BrowserAuthorizer(settings.callback_port, open_browser=None if args.no_browser else webbrowser.open,
+                                   out=sys.stdout)
+    asyncio.run(login(cfg, env, authorizer, store=store))
+    print(f"Logged in to MCP server {args.name!r}.")
+    return EXIT_OK
+
+
 # ---- connecting --------------------------------------------------------------------------------------------------
 
 async def _inspect(args: argparse.Namespace) -> int:
@@ -254,7 +302,12 @@ def _print_list(manager: Any, as_json: bool) -> int:
         return EXIT_OK
     width = max(len(s.name) for s in states)
     for s in states:
-        print(clean(f"{s.name:<{width}}  {s.status.value:<14}  {s.summary()}").rstrip())
+        status, summary = s.status.label, s.summary()
+        if s.status.value == "needs-auth":
+            hint = f"mini-claude mcp login {s.name}"
+            if hint not in summary:
+                summary = f"{summary}; run `{hint}`" if summary else f"run `{hint}`"
+        print(clean(f"{s.name:<{width}}  {status:<14}  {summary}").rstrip())
     return EXIT_OK
 
 
@@ -268,7 +321,7 @@ def _print_get(state: Any, as_json: bool) -> int:
         print(json.dumps(info, indent=2))
         return EXIT_OK
     print(clean(f"{state.name}  ({state.config.type}, from {state.config.source})"))
-    print(clean(f"  status: {state.status.value}" + (f" — {state.summary()}" if state.summary() else "")))
+    print(clean(f"  status: {state.status.label}" + (f" — {state.summary()}" if state.summary() else "")))
     for line in json.dumps(info["config"], indent=2).splitlines():
         print("  " + clean(line))
     if state.tools:

@@ -57,7 +57,7 @@ def report_rule_problems(ui: TerminalUI, rules: Any) -> None:
 
 def server_line(state: ServerState) -> str:
     detail = state.summary()
-    return f"{state.name}: {state.status.value}" + (f" ({detail})" if detail else "")
+    return f"{state.name}: {state.status.label}" + (f" ({detail})" if detail else "")
 
 
 def run_print(args: argparse.Namespace) -> int:
@@ -95,6 +95,8 @@ async def _print_main(args: argparse.Namespace, prompt: str) -> int:
     parts.manager.start()
     try:
         await parts.manager.wait_started()
+        if parts.skills is not None:
+            await parts.skills.settle()  # MCP skills are listed as servers come up; the first prompt lists them
         for state in parts.manager.states.values():
             if state.status is ServerStatus.FAILED:
                 ui.warn(f"MCP server {state.name} failed: {state.error}")

@@ -14,12 +14,16 @@ from mini_claude.agent.system_prompt import build_system_prompt
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.approval import ApprovalStore, approval_hint, approval_state
 from mini_claude.mcp.config import LoadedConfig, ServerConfig, load_mcp_config
+from mini_claude.mcp.eras import EraMemory
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from mini_claude.models.base import Model
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.settings import Settings, load_settings
+from mini_claude.skills.local import discover_local_skills
+from mini_claude.skills.registry import SkillRegistry
 from mini_claude.tools.base import Tool, ToolContext
+from mini_claude.tools.skill import SkillTool
 
 __all__ = ["SessionOptions", "SessionParts", "build_env", "load_servers", "resolve_approvals"]
 
@@ -47,6 +51,7 @@ class SessionParts:
     config: LoadedConfig
     gate: PermissionGate
     env: dict[str, str]
+    skills: SkillRegistry | None = None  # local and MCP-served skills (`await skills.settle()` before a -p run)
 
 
 def build_env(cwd: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -125,7 +130,16 @@ def build_session(
     from mini_claude.tools.builtins import builtin_tools
     from mini_claude.tools.output import cap_result
 
-    manager = McpManager(config.servers.values(), env=env, held=held, on_change=on_server_change)
+    skills = SkillRegistry(discover_local_skills(opts.cwd, user_home(env)))
+    skill_tool = SkillTool(skills)
+
+    def server_changed(state: Any) -> None:
+        skills.server_changed(state.name, state.client if state.status is ServerStatus.READY else None)
+        if on_server_change is not None:
+            on_server_change(state)
+
+    manager = McpManager(config.servers.values(), env=env, held=held, on_change=server_changed,
+                         era_memory=EraMemory(state_dir(env) / "mcp-eras.json"))
     mode_name = opts.mode or settings.default_mode or "default"
     try:
         mode = PermissionMode.parse(mode_name)
@@ -138,10 +152,11 @@ def build_session(
     builtins = builtin_tools()
 
     def tools() -> list[Tool]:
-        return [*builtins, *manager.tools()]
+        return [*builtins, *([skill_tool] if skills.available() else []), *manager.tools()]
 
     def system() -> str:
-        return build_system_prompt(opts.cwd, manager.instructions())
+        listed = [(skill.name, skill.description) for skill in skills.available()]
+        return build_system_prompt(opts.cwd, manager.instructions(), listed)
 
     spill_dir = state_dir(env) / "tool-output" / uuid.uuid4().hex[:12]
     ctx = ToolContext(cwd=opts.cwd, spill_dir=spill_dir)
@@ -150,8 +165,9 @@ def build_session(
         return cap_result(result, context, tool_name=name, max_chars=MAX_RESULT_CHARS)
 
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
-                  result_cap=cap)
-    return SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env)
+                  result_cap=cap, explain_unknown=manager.explain_unavailable)
+    return SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
+                        skills=skills)
 
 
 MAX_RESULT_CHARS = 200_000

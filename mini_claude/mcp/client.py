@@ -1,10 +1,26 @@
 """`McpClient`: one MCP server's lifecycle on top of a `JsonRpcSession`.
 
-It owns the handshake (version negotiation, capabilities, `notifications/initialized`), listing with pagination,
-tool calls with per-call timeouts, progress and cancellation, and the server → client side (requests such as
-`roots/list` and notifications such as `notifications/tools/list_changed`).
+It owns the era choice and the handshake (legacy: `initialize` with version negotiation, capabilities,
+`notifications/initialized`; modern 2026-07-28: `server/discover` and per-request `_meta`), listing with
+pagination, tool calls with per-call timeouts, progress and cancellation, and the server → client side (requests
+such as `roots/list` — or, in the modern era, the same requests embedded as `inputRequests` in a result — and
+notifications such as `notifications/tools/list_changed`).
 
 Design notes:
+
+* Era choice (`protocol_version=None`/"auto"): probe with `server/discover` at the newest modern version; any
+  answer that is not positive modern evidence (method not found, another JSON-RPC error, HTTP 400/404/405 without
+  a modern error body, a timeout, no modern version in common) falls back to `initialize`. The answer goes to
+  `era_memory`; a server remembered as legacy is not probed again (a modern error to its `initialize` re-probes).
+  A pinned version uses exactly that era.
+* Modern era: every request's `params._meta` carries the protocol version, client capabilities and client info;
+  the transport's `MCP-Protocol-Version` header follows it. `-32022` (unsupported version) is retried once with a
+  version from `error.data.supported` that we speak. A result without `resultType` is complete; an incomplete
+  one (`inputRequests`/`requestState`) is answered with our request handlers and the original request re-sent
+  (fresh id, `inputResponses`, the echoed `requestState`), at most `MAX_INPUT_ROUNDS` times.
+* Lists with a positive `ttlMs` are served from a cache until it expires or a `list_changed` notification comes.
+* Tools whose `x-mcp-header` annotations are invalid are dropped from `list_tools()` (a warning each); the
+  valid annotations of the listed tools feed the SEP-2243 `Mcp-Param-*` headers (`transport.message_headers`).
 
 * Capabilities are declared only for what a handler really serves: `roots` only with a `roots/list` handler,
   `sampling` only with a `sampling/createMessage` handler, `elicitation` only with an `elicitation/create`
@@ -30,15 +46,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mini_claude import __version__
-from mini_claude.errors import McpError, McpTimeoutError, ProtocolError, TransportError
+from mini_claude.errors import JsonRpcError, McpError, McpTimeoutError, ProtocolError, TransportError
+from mini_claude.mcp import headers as mcp_headers
+from mini_claude.mcp.eras import Era, EraMemory
 from mini_claude.mcp.jsonrpc import JsonRpcSession
 from mini_claude.mcp.transports.base import Transport
 
 __all__ = [
     "DEFAULT_TOOL_TIMEOUT_MS",
+    "KNOWN_PROTOCOL_VERSIONS",
+    "LATEST_MODERN_VERSION",
     "LATEST_PROTOCOL_VERSION",
+    "MAX_INPUT_ROUNDS",
     "MAX_LIST_PAGES",
+    "MODERN_PROTOCOL_VERSIONS",
     "SUPPORTED_PROTOCOL_VERSIONS",
+    "UNSUPPORTED_VERSION_CODES",
     "CallToolResult",
     "McpClient",
     "McpTool",
@@ -50,8 +73,32 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+# the legacy era: versions negotiated by `initialize` (newest first); LATEST_PROTOCOL_VERSION is what we offer
 SUPPORTED_PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0]
+# the modern (stateless, per-request `_meta`) era, newest first
+MODERN_PROTOCOL_VERSIONS = ("2026-07-28",)
+LATEST_MODERN_VERSION = MODERN_PROTOCOL_VERSIONS[0]
+KNOWN_PROTOCOL_VERSIONS = MODERN_PROTOCOL_VERSIONS + SUPPORTED_PROTOCOL_VERSIONS
+
+# UnsupportedProtocolVersionError: -32022 on the wire today (the harness, the SDKs), -32004 in one spec draft
+UNSUPPORTED_VERSION_CODES = frozenset({-32022, -32004})
+# other errors only a modern server sends: HeaderMismatch, missing required client capability, missing header
+_MODERN_ERROR_CODES = frozenset({-32001, -32003, -32020})
+_META_PREFIX = "io.modelcontextprotocol/"
+META_PROTOCOL_VERSION = _META_PREFIX + "protocolVersion"
+META_CLIENT_CAPABILITIES = _META_PREFIX + "clientCapabilities"
+META_CLIENT_INFO = _META_PREFIX + "clientInfo"
+META_SERVER_INFO = _META_PREFIX + "serverInfo"
+_INCOMPLETE_RESULT_TYPES = frozenset({"incomplete", "input_required"})  # the spec's name, and the suite's
+MAX_INPUT_ROUNDS = 10  # multi-round-trip: input rounds one request may take before we call it a server bug
+PROBE_TIMEOUT_S = 10.0  # auto era: how long `server/discover` may take before we assume a legacy server
+_FALLBACK_HTTP_STATUSES = frozenset({400, 404, 405})
+_LIST_CHANGED = {
+    "notifications/tools/list_changed": ("tools/list",),
+    "notifications/prompts/list_changed": ("prompts/list",),
+    "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
+}
 
 DEFAULT_TOOL_TIMEOUT_MS = 600_000  # MCP_TOOL_TIMEOUT's default (Claude Code's unit: milliseconds)
 MAX_LIST_PAGES = 1000  # a listing that needs more pages than this is a server bug (endless nextCursor)
@@ -172,12 +219,23 @@ class McpClient:
         name: str,
         client_info: dict[str, Any] | None = None,
         request_timeout_s: float = 60.0,
+        protocol_version: str | None = None,
+        era_memory: EraMemory | None = None,
+        era_key: str | None = None,
     ) -> None:
         self.name = name
         self.transport = transport
         self.client_info = dict(client_info) if client_info else {"name": "mini-claude", "version": __version__}
         self.request_timeout_s = request_timeout_s
+        pinned = None if protocol_version in (None, "", "auto") else protocol_version
+        if pinned is not None and pinned not in KNOWN_PROTOCOL_VERSIONS:
+            raise ProtocolError(f"protocol version {pinned!r} is not one mini-claude speaks (use auto or one of "
+                                f"{', '.join(KNOWN_PROTOCOL_VERSIONS)})", server=name)
+        self.requested_protocol_version = pinned  # None: choose the era automatically
+        self.era_memory = era_memory
+        self.era_key = era_key or name
         self.protocol_version: str | None = None
+        self.era: Era | None = None  # "modern" or "legacy" once connected
         self.server_info: dict[str, Any] = {}
         self.server_capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
@@ -194,6 +252,11 @@ class McpClient:
         self._connecting = False
         self._connected = False
         self._closing = False
+        self._handlers: dict[str, RequestHandler] = {}
+        self._probe_timeout_s = PROBE_TIMEOUT_S
+        self._tool_headers: dict[str, tuple[mcp_headers.HeaderParam, ...]] = {}
+        self._list_cache: dict[str, tuple[float, list[dict[str, Any]]]] = {}  # method -> (expiry, items)
+        self._list_generation: dict[str, int] = {}  # bumped by list_changed: a listing in flight is not cached
 
     # ---- setup -------------------------------------------------------------------------------------------------
 
@@ -206,6 +269,7 @@ class McpClient:
         object, e.g. `{"form": {}, "url": {}}` for elicitation).
         """
         self._session.set_request_handler(method, handler)
+        self._handlers[method] = handler
         declared = _HANDLER_CAPABILITIES.get(method)
         if declared is None:
             return
@@ -246,6 +310,7 @@ class McpClient:
         if self._connecting or self._connected:
             raise ProtocolError("connect() called twice", server=self.name)
         self._connecting = True
+        self._probe_timeout_s = min(PROBE_TIMEOUT_S, timeout_s / 2)
         try:
             try:
                 async with asyncio.timeout(timeout_s):
@@ -264,8 +329,97 @@ class McpClient:
     async def _handshake(self) -> None:
         await self.transport.start()
         self._session.start()
+        pinned = self.requested_protocol_version
+        if pinned is not None:
+            if pinned in MODERN_PROTOCOL_VERSIONS:
+                await self._discover(pinned, probing=False)
+            else:
+                await self._initialize(pinned)
+            return
+        remembered = self.era_memory.recall(self.era_key) if self.era_memory is not None else None
+        if remembered is not None and remembered.era == "legacy":
+            try:
+                await self._initialize(LATEST_PROTOCOL_VERSION)
+            except JsonRpcError as exc:
+                if not _is_modern_error(exc):
+                    raise
+                log.info("%s: remembered as legacy but answered initialize with a modern error; probing again",
+                         self.name)
+                await self._auto_modern(LATEST_MODERN_VERSION)
+            self._remember()
+            return
+        version = remembered.version if remembered is not None and remembered.version in MODERN_PROTOCOL_VERSIONS \
+            else LATEST_MODERN_VERSION
+        await self._auto_modern(version)
+        self._remember()
+
+    async def _auto_modern(self, version: str) -> None:
+        """Probe the modern era; fall back to `initialize` on anything that is not positive modern evidence."""
+        try:
+            if await self._discover(version, probing=True):
+                return
+        except _LegacyServer as why:
+            log.debug("%s: not a modern server (%s); using initialize", self.name, why)
+        self._reset_modern()
+        await self._initialize(LATEST_PROTOCOL_VERSION)
+
+    async def _discover(self, version: str, *, probing: bool) -> bool:
+        """`server/discover` at `version` (one retry at a version the server names). True: modern era adopted;
+        False (only when `probing`): the server advertises no modern version we speak. Raises `_LegacyServer`
+        (only when `probing`) for an answer that says "not a modern server"."""
+        self._set_modern(version)
+        timeout = self._probe_timeout_s if probing else None
+        try:
+            result = await self._modern_request("server/discover", {}, timeout=timeout)
+        except _NoCommonVersion as exc:
+            if probing and any(v in SUPPORTED_PROTOCOL_VERSIONS for v in exc.supported):
+                return False
+            raise ProtocolError(
+                f"server supports protocol versions {', '.join(exc.supported) or '(none listed)'}; mini-claude "
+                f"supports {', '.join(KNOWN_PROTOCOL_VERSIONS)}", server=self.name) from None
+        except JsonRpcError as exc:
+            if probing and not _is_modern_error(exc):
+                raise _LegacyServer(f"server/discover: {exc.message}") from None
+            raise
+        except McpTimeoutError:
+            if probing:
+                raise _LegacyServer("server/discover got no answer") from None
+            raise
+        except TransportError as exc:
+            status = getattr(exc, "status", None)
+            if probing and status in _FALLBACK_HTTP_STATUSES:
+                raise _LegacyServer(f"server/discover: HTTP {status}") from None
+            raise
+        if not isinstance(result, dict):
+            if probing:
+                raise _LegacyServer("server/discover result is not an object")
+            raise ProtocolError(f"server/discover result is not an object: {result!r:.200}", server=self.name)
+        supported = result.get("supportedVersions")
+        listed = [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
+        mutual = [v for v in MODERN_PROTOCOL_VERSIONS if v in listed]
+        if probing and not mutual:
+            # a generic `{}` (a legacy server answering any method) or only legacy versions: not modern evidence
+            return False
+        if listed and self.protocol_version not in listed:
+            if not mutual:
+                raise ProtocolError(f"server supports protocol versions {', '.join(listed)}, not {version}",
+                                    server=self.name)
+            self._set_modern(mutual[0])
+        capabilities = result.get("capabilities")
+        meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+        server_info = result.get("serverInfo", meta.get(META_SERVER_INFO))
+        instructions = result.get("instructions")
+        self.era = "modern"
+        self.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        self.server_info = server_info if isinstance(server_info, dict) else {}
+        self.instructions = instructions if isinstance(instructions, str) and instructions.strip() else None
+        log.debug("%s: connected (modern protocol %s, server %s %s)", self.name, self.protocol_version,
+                  self.server_info.get("name"), self.server_info.get("version"))
+        return True
+
+    async def _initialize(self, offered: str) -> None:
         params = {
-            "protocolVersion": LATEST_PROTOCOL_VERSION,
+            "protocolVersion": offered,
             "capabilities": self.declared_capabilities,
             "clientInfo": self.client_info,
         }
@@ -275,11 +429,12 @@ class McpClient:
         version = result.get("protocolVersion")
         if version not in SUPPORTED_PROTOCOL_VERSIONS:
             raise ProtocolError(
-                f"server answered protocol version {version!r} to our {LATEST_PROTOCOL_VERSION!r}; "
+                f"server answered protocol version {version!r} to our {offered!r}; "
                 f"mini-claude supports {', '.join(SUPPORTED_PROTOCOL_VERSIONS)}", server=self.name)
         capabilities = result.get("capabilities")
         server_info = result.get("serverInfo")
         instructions = result.get("instructions")
+        self.era = "legacy"
         self.protocol_version = version
         self.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
         self.server_info = server_info if isinstance(server_info, dict) else {}
@@ -287,6 +442,31 @@ class McpClient:
         await self._session.notify("notifications/initialized")
         log.debug("%s: connected (protocol %s, server %s %s)", self.name, version, self.server_info.get("name"),
                   self.server_info.get("version"))
+
+    def _set_modern(self, version: str) -> None:
+        """Speak the modern era at `version`: the `_meta` we add and the transport's headers follow it."""
+        self.protocol_version = version
+        set_version = getattr(self.transport, "set_protocol_version", None)
+        if callable(set_version):
+            set_version(version)
+        if hasattr(self.transport, "message_headers"):
+            self.transport.message_headers = self._message_headers  # type: ignore[attr-defined]
+
+    def _reset_modern(self) -> None:
+        """Undo `_set_modern()` before falling back to `initialize` on the same transport."""
+        self.protocol_version = None
+        set_version = getattr(self.transport, "set_protocol_version", None)
+        if callable(set_version):
+            set_version(None)
+        if getattr(self.transport, "message_headers", None) == self._message_headers:
+            self.transport.message_headers = None  # type: ignore[attr-defined]
+
+    def _message_headers(self, message: dict[str, Any]) -> Mapping[str, str]:
+        return mcp_headers.message_headers(message, self._tool_headers)
+
+    def _remember(self) -> None:
+        if self.era_memory is not None and self.era is not None and self.protocol_version is not None:
+            self.era_memory.remember(self.era_key, self.era, self.protocol_version)
 
     async def _abort(self) -> None:
         """Close after a failed connect (shielded: a cancelled connect must still reap its process)."""
@@ -327,15 +507,25 @@ class McpClient:
         """Every tool, following `nextCursor`. Entries without a name, or repeating one, are dropped (logged)."""
         tools: list[McpTool] = []
         seen: set[str] = set()
+        tool_headers: dict[str, tuple[mcp_headers.HeaderParam, ...]] = {}
         for raw in await self._list_all("tools/list", "tools"):
             tool = McpTool.from_wire(raw)
             if tool is None:
                 log.warning("%s: ignoring a tool without a name: %.200r", self.name, raw)
-            elif tool.name in seen:
+                continue
+            if tool.name in seen:
                 log.warning("%s: ignoring a second tool named %r", self.name, tool.name)
-            else:
-                seen.add(tool.name)
-                tools.append(tool)
+                continue
+            try:
+                params = mcp_headers.tool_header_params(tool.input_schema)
+            except mcp_headers.InvalidToolHeadersError as exc:  # SEP-2243: such a tool must not be offered
+                log.warning("%s: ignoring tool %r: %s", self.name, tool.name, exc)
+                continue
+            seen.add(tool.name)
+            tools.append(tool)
+            if params:
+                tool_headers[tool.name] = params
+        self._tool_headers = tool_headers
         return tools
 
     async def call_tool(
@@ -358,7 +548,7 @@ class McpClient:
         if on_progress is not None:
             token = f"mini-claude-{next(self._tokens)}"
             params["_meta"] = {"progressToken": token}
-            # no await between reading the id and request() taking it: the token maps to this very call
+            # _bind_progress() points it at the request id right before each send (retries get new ids)
             self._progress[token] = _Progress(on_progress, self._session.next_request_id())
         try:
             result = await self._request("tools/call", params, timeout=timeout)
@@ -433,9 +623,91 @@ class McpClient:
                 raise self._named(self._session.closed_error.with_traceback(None))
             raise TransportError(f"{method}: not connected (connect() first)", server=self.name)
         try:
-            return await self._session.request(method, params, timeout=timeout)
+            return await self._call(method, params, timeout=timeout)
+        except _NoCommonVersion as exc:
+            raise ProtocolError(
+                f"{method}: server supports protocol versions {', '.join(exc.supported) or '(none listed)'}; "
+                f"mini-claude speaks {', '.join(MODERN_PROTOCOL_VERSIONS)} in the modern era", server=self.name
+            ) from None
         except McpError as exc:
             raise self._named(exc) from None
+
+    async def _call(self, method: str, params: Any, *, timeout: float | None) -> Any:
+        """One request in the current era; in the modern era incomplete results are answered and re-sent."""
+        if self.era != "modern":
+            self._bind_progress(params)
+            return await self._session.request(method, params, timeout=timeout)
+        original = dict(params) if isinstance(params, dict) else {}
+        current = original
+        for _ in range(MAX_INPUT_ROUNDS + 1):
+            result = await self._modern_request(method, current, timeout=timeout)
+            if not isinstance(result, dict) or result.get("resultType") not in _INCOMPLETE_RESULT_TYPES:
+                return result  # no resultType means "complete"
+            responses = await self._answer_input_requests(method, result.get("inputRequests"))
+            # each retry is a new request: the original params plus this round's answers, nothing older
+            current = {k: v for k, v in original.items() if k not in ("inputResponses", "requestState")}
+            if responses is not None:
+                current["inputResponses"] = responses
+            if "requestState" in result:
+                current["requestState"] = result["requestState"]
+        raise ProtocolError(f"{method}: server still asks for input after {MAX_INPUT_ROUNDS} rounds",
+                            server=self.name)
+
+    async def _modern_request(self, method: str, params: dict[str, Any], *, timeout: float | None) -> Any:
+        """Send with `_meta` at the current version; a -32022 is retried once at a version the server names
+        (raises `_NoCommonVersion` when there is none we speak)."""
+        for attempt in range(2):
+            assert self.protocol_version is not None
+            message_params = dict(params)
+            meta = dict(params["_meta"]) if isinstance(params.get("_meta"), dict) else {}
+            meta[META_PROTOCOL_VERSION] = self.protocol_version
+            meta[META_CLIENT_CAPABILITIES] = self.declared_capabilities
+            meta[META_CLIENT_INFO] = dict(self.client_info)
+            message_params["_meta"] = meta
+            self._bind_progress(message_params)
+            try:
+                return await self._session.request(method, message_params, timeout=timeout)
+            except JsonRpcError as exc:
+                if exc.code not in UNSUPPORTED_VERSION_CODES:
+                    raise
+                supported = _supported_versions(exc.data)
+                mutual = [v for v in MODERN_PROTOCOL_VERSIONS if v in supported]
+                if not mutual:
+                    raise _NoCommonVersion(supported) from None
+                if attempt:
+                    raise ProtocolError(
+                        f"{method}: server refused protocol version {self.protocol_version} again after "
+                        f"listing it as supported ({', '.join(supported)})", server=self.name) from None
+                log.info("%s: %s: server does not take protocol %s; retrying with %s", self.name, method,
+                         self.protocol_version, mutual[0])
+                self._set_modern(mutual[0])
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _answer_input_requests(self, method: str, requests: Any) -> dict[str, Any] | None:
+        """Results of an incomplete result's `inputRequests`, from our server → client request handlers."""
+        if requests is None:
+            return None
+        if not isinstance(requests, dict):
+            raise ProtocolError(f"{method}: inputRequests is not an object: {requests!r:.200}", server=self.name)
+        responses: dict[str, Any] = {}
+        for key, request in requests.items():
+            wanted = request.get("method") if isinstance(request, dict) else None
+            if not isinstance(wanted, str):
+                raise ProtocolError(f"{method}: input request {key!r} has no method", server=self.name)
+            handler = self._handlers.get(wanted)
+            if handler is None:
+                raise ProtocolError(f"{method}: server asks for {wanted} input, which this client does not "
+                                    "provide", server=self.name)
+            responses[key] = await handler(request.get("params"))
+        return responses
+
+    def _bind_progress(self, params: Any) -> None:
+        """Point a progress token at the id the next request gets (a retry gets a new id). No await follows."""
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        entry = self._progress.get(token) if isinstance(token, str | int) else None
+        if entry is not None:
+            entry.request_id = self._session.next_request_id()
 
     async def _notify(self, method: str, params: Any = None) -> None:
         try:
@@ -443,8 +715,31 @@ class McpClient:
         except McpError as exc:
             raise self._named(exc) from None
 
+    def invalidate_lists(self, method: str | None = None) -> None:
+        """Forget cached listings (`ttlMs`): one list method's, or all of them."""
+        for name in [method] if method is not None else list(self._list_cache):
+            self._list_cache.pop(name, None)
+            self._list_generation[name] = self._list_generation.get(name, 0) + 1
+
     async def _list_all(self, method: str, key: str) -> list[dict[str, Any]]:
-        """All items of a paginated list method. A cursor loop or endless pages stop it (logged)."""
+        """All items of a paginated list method, or the cached ones while the server's `ttlMs` lasts."""
+        loop = asyncio.get_running_loop()
+        cached = self._list_cache.get(method)
+        if cached is not None:
+            if loop.time() < cached[0]:
+                return list(cached[1])
+            del self._list_cache[method]
+        generation = self._list_generation.get(method, 0)
+        ttls: list[float] = []
+        items = await self._list_pages(method, key, ttls)
+        ttl_s = min(ttls) / 1000.0 if ttls else 0.0  # the listing lives as long as its shortest-lived page
+        if ttl_s > 0 and self._list_generation.get(method, 0) == generation:
+            self._list_cache[method] = (loop.time() + ttl_s, list(items))
+        return items
+
+    async def _list_pages(self, method: str, key: str, ttls: list[float]) -> list[dict[str, Any]]:
+        """Follow `nextCursor`; each page's `ttlMs` (0 when absent) goes to `ttls`. A cursor loop or endless
+        pages stop it (logged)."""
         items: list[dict[str, Any]] = []
         seen: set[str] = set()
         cursor: str | None = None
@@ -454,6 +749,8 @@ class McpClient:
             page = result.get(key) if isinstance(result, dict) else None
             if not isinstance(page, list):
                 raise ProtocolError(f"{method}: result has no {key!r} list: {result!r:.200}", server=self.name)
+            ttl = result.get("ttlMs")
+            ttls.append(float(ttl) if _is_number(ttl) and math.isfinite(ttl) and ttl > 0 else 0.0)
             items.extend(item for item in page if isinstance(item, dict))
             cursor = result.get("nextCursor")
             if cursor is None or cursor == "":
@@ -510,6 +807,8 @@ class McpClient:
                 log.exception("%s: session_closed_callback failed", self.name)
 
     def _on_notification(self, method: str, params: Any) -> None:
+        for listed in _LIST_CHANGED.get(method, ()):
+            self.invalidate_lists(listed)
         if method == "notifications/progress":
             self._on_progress(params)
         elif method == "notifications/message" and isinstance(params, dict):
@@ -552,3 +851,27 @@ class McpClient:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+class _LegacyServer(Exception):
+    """The era probe's verdict "not a modern server" (internal: it makes the client fall back to initialize)."""
+
+
+class _NoCommonVersion(Exception):
+    """An unsupported-version error listing no modern version we speak (internal; `supported` as listed)."""
+
+    def __init__(self, supported: list[str]) -> None:
+        super().__init__(", ".join(supported))
+        self.supported = supported
+
+
+def _supported_versions(data: Any) -> list[str]:
+    supported = data.get("supported") if isinstance(data, dict) else None
+    return [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
+
+
+def _is_modern_error(exc: JsonRpcError) -> bool:
+    """Positive evidence of a modern server: an error code only the modern protocol defines."""
+    if exc.code in UNSUPPORTED_VERSION_CODES:
+        return bool(_supported_versions(exc.data))
+    return exc.code in _MODERN_ERROR_CODES

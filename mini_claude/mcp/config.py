@@ -11,8 +11,8 @@ Sources, in order; a later source replaces an earlier one's server of the same n
 
 Every problem is one `ConfigError` naming the file and the key path (`.mcp.json: mcpServers.db.command:
 missing`). A broken entry is skipped with its error, a broken file costs only that file; nothing here raises
-while loading. `${VAR}` and `${VAR:-default}` are expanded in command, args, env values, cwd, url and header
-values. The writers (`add_server`, `remove_server`) edit the same files Claude Code's `claude mcp add/remove`
+while loading. `${VAR}` and `${VAR:-default}` are expanded in command, args, env values, cwd, url, header
+values and the string values of `oauth`. The writers (`add_server`, `remove_server`) edit the same files Claude Code's `claude mcp add/remove`
 do, keeping every other key, atomically.
 """
 
@@ -61,6 +61,7 @@ MCP_JSON_DISPLAY = ".mcp.json"
 CLI_DISPLAY = "--mcp-config"
 
 SERVER_TYPES = ("stdio", "http", "sse")
+PROTOCOL_VERSION_CHOICES = ("auto", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 _TYPE_ALIASES = {"stdio": "stdio", "http": "http", "sse": "sse", "streamable-http": "http", "streamableHttp": "http"}
 SCOPES = ("user", "project", "local", "cli")
 WRITABLE_SCOPES = ("local", "project", "user")
@@ -387,6 +388,17 @@ def _parse_entry(
     include = strings("includeTools")
     exclude = strings("excludeTools")
 
+    headers_helper = string("headersHelper")
+    if headers_helper is not None and not headers_helper.strip():
+        bad("headersHelper", "must be a non-empty command")
+        headers_helper = None
+    oauth = _oauth_entry(entry.get("oauth"), expand, bad)
+    protocol_version = entry.get("protocolVersion")
+    if protocol_version is not None and protocol_version not in PROTOCOL_VERSION_CHOICES:
+        bad("protocolVersion", f"unknown protocol version {json.dumps(protocol_version, ensure_ascii=False)} "
+            f"(use {', '.join(PROTOCOL_VERSION_CHOICES)})")
+        protocol_version = None
+
     if errors or kind is None:
         return None, errors, warnings
     cfg = ServerConfig(
@@ -398,6 +410,9 @@ def _parse_entry(
         cwd=cwd,
         url=url,
         headers=headers,
+        headers_helper=headers_helper,
+        oauth=oauth,
+        protocol_version=protocol_version,
         timeout_ms=timeout,
         disabled=disabled,
         include_tools=tuple(include) if include is not None else None,
@@ -407,6 +422,19 @@ def _parse_entry(
         raw=copy.deepcopy(entry),
     )
     return cfg, errors, list(dict.fromkeys(warnings))
+
+
+def _oauth_entry(value: Any, expand: Callable[[str, str], str],
+                 bad: Callable[[str | None, str], None]) -> dict[str, Any]:
+    """The `oauth` object with `${VAR}` expanded in its string values (its keys are checked by
+    `mini_claude.mcp.auth.settings`, which owns their meaning)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        bad("oauth", f"must be an object, got {json_type(value)}")
+        return {}
+    return {k: expand(v, _server_key("oauth", k)) if isinstance(v, str) else copy.deepcopy(v)
+            for k, v in value.items()}
 
 
 def expand_vars(text: str, env: Mapping[str, str]) -> tuple[str, list[str]]:

@@ -12,6 +12,8 @@ It knows nothing of MCP or pipes. Invariants:
 * Unknown ids, duplicate replies, non-object JSON and malformed messages are logged and survive.
 * A request whose local wait is cancelled or times out triggers `on_abandoned(id, method, reason)` (the MCP client
   sends `notifications/cancelled` from it); its late reply is then an unknown id and ignored.
+* A peer's `notifications/cancelled` for one of *its* requests we are still serving cancels that handler; no
+  response is sent for it (the notification still reaches the notification handlers).
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ class JsonRpcSession:
         self._notification_handlers: dict[str, NotificationHandler] = {}
         self._fallback_notification: NotificationHandler | None = None
         self._handler_tasks: set[asyncio.Task[None]] = set()
+        self._serving: dict[tuple[bool, Any], asyncio.Task[None]] = {}  # peer request id -> its handler task
         self._reader: asyncio.Task[None] | None = None
         self._closed_error: McpError | None = None
         self._closed_notified = False
@@ -283,11 +286,26 @@ class JsonRpcSession:
         elif not isinstance(method, str):
             log.warning("%s: ignoring message with non-string method: %.200r", self.name, message)
         elif "id" in message:
-            task = asyncio.get_running_loop().create_task(self._serve(message["id"], method, message.get("params")))
+            request_id = message["id"]
+            task = asyncio.get_running_loop().create_task(self._serve(request_id, method, message.get("params")))
             self._handler_tasks.add(task)
             task.add_done_callback(self._handler_tasks.discard)
+            key = _id_key(request_id)
+            if key is not None:
+                self._serving[key] = task
+                task.add_done_callback(lambda done, k=key: self._serving.pop(k, None) if self._serving.get(k) is done
+                                       else None)
         else:
+            if method == "notifications/cancelled":
+                self._on_peer_cancelled(message.get("params"))
             self._on_notification(method, message.get("params"))
+
+    def _on_peer_cancelled(self, params: Any) -> None:
+        key = _id_key(params.get("requestId")) if isinstance(params, dict) else None
+        task = self._serving.pop(key, None) if key is not None else None
+        if task is not None and not task.done():
+            log.debug("%s: peer cancelled its request %.50r; stopping its handler", self.name, params["requestId"])
+            task.cancel()
 
     def _on_response(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
@@ -364,4 +382,13 @@ class JsonRpcSession:
 
 async def _pong(_params: Any) -> dict[str, Any]:
     return {}
+
+
+def _id_key(request_id: Any) -> tuple[bool, Any] | None:
+    """A dict key for a JSON-RPC id that keeps 1 and "1" apart; None for ids that cannot be matched."""
+    if isinstance(request_id, str):
+        return (True, request_id)
+    if type(request_id) is int:
+        return (False, request_id)
+    return None
 

@@ -4,6 +4,18 @@ Every enabled server starts concurrently, each bounded by its own startup timeou
 (with a reason that says what to change), or stays `disabled` / `needs-approval` / `needs-auth`. One slow or
 broken server never delays or breaks another, and `start()` returns at once so the REPL prompt is never blocked.
 Every server's lifecycle lives here, in one place.
+
+Losing a connection:
+
+* A stdio server whose process dies, or whose pipe breaks, becomes `failed` (no automatic restart).
+* A remote (http / sse) server whose connection is lost (the transport ended, a call could not reach it, its
+  response stream was cut, or the server forgot our session: HTTP 404) stays `ready` with its tools listed and
+  `ServerState.lost` saying why; the call that was lost fails with a message saying so, and the next call
+  reconnects first (new transport, new client, new handshake, tools re-listed), bounded by the startup timeout.
+  Concurrent calls share one reconnect. A call refused with HTTP 404 (the server never ran it) is retried once,
+  transparently, on the new session. A reconnect that cannot reach the server (down, restarting) fails that call
+  and leaves the server lost, so the next call tries again; any other reconnect failure makes it `failed`.
+* A login needed (AuthRequiredError), at startup or mid-session, makes the server `needs-auth`.
 """
 
 from __future__ import annotations
@@ -19,15 +31,27 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from mini_claude.errors import McpError, McpTimeoutError, ServerExitedError, TransportError
+from mini_claude.errors import (
+    AuthRequiredError,
+    JsonRpcError,
+    McpError,
+    McpTimeoutError,
+    ServerExitedError,
+    TransportError,
+)
 from mini_claude.mcp.client import CallToolResult, McpClient, McpTool, tool_timeout_s
 from mini_claude.mcp.config import ServerConfig
+from mini_claude.mcp.eras import EraMemory
 from mini_claude.mcp.naming import ToolNameTable
 from mini_claude.mcp.transports.base import Transport
 from mini_claude.mcp.transports.factory import AGENT_CREDENTIAL_VARS, build_transport, server_environment
+from mini_claude.mcp.transports.http import STREAM_LOST_CODE, HttpSessionExpiredError, HttpStatusError
 
 __all__ = [
     "AGENT_CREDENTIAL_VARS",
+    "NEEDS_LOGIN_TEXT",
+    "REMOTE_TYPES",
+    "ClientSetup",
     "McpManager",
     "ServerState",
     "ServerStatus",
@@ -40,6 +64,8 @@ log = logging.getLogger(__name__)
 DEFAULT_STARTUP_TIMEOUT_S = 30.0
 SHUTDOWN_TIMEOUT_S = 8.0
 REFRESH_DEBOUNCE_S = 0.05
+REMOTE_TYPES = frozenset({"http", "sse"})  # server types that reconnect by themselves after a lost connection
+NEEDS_LOGIN_TEXT = "needs a login: run `mini-claude mcp login {name}` (or /mcp)"
 
 class ServerStatus(StrEnum):
     STARTING = "starting"
@@ -48,6 +74,11 @@ class ServerStatus(StrEnum):
     DISABLED = "disabled"
     NEEDS_APPROVAL = "needs-approval"
     NEEDS_AUTH = "needs-auth"
+
+    @property
+    def label(self) -> str:
+        """How a person reads it (`needs auth`); `value` is the stable machine form (`--json`)."""
+        return self.value.replace("-", " ")
 
 
 @dataclass
@@ -60,16 +91,28 @@ class ServerState:
     client: McpClient | None = None
     tools: list[McpTool] = field(default_factory=list)
     startup_s: float | None = None
+    # a remote server whose connection was lost: why (the next call reconnects first; `error` then says why the
+    # last reconnect failed, if one did); None when connected
+    lost: str | None = None
 
     @property
     def name(self) -> str:
         return self.config.name
 
+    @property
+    def is_remote(self) -> bool:
+        return self.config.type in REMOTE_TYPES
+
     def summary(self) -> str:
         """The detail column of a status line: tool count or the reason."""
         if self.status is ServerStatus.READY:
             n = len(self.tools)
-            return f"{n} tool{'s' if n != 1 else ''}"
+            text = f"{n} tool{'s' if n != 1 else ''}"
+            if self.lost:
+                text += f"; connection lost ({self.lost}), reconnects on the next call"
+                if self.error:
+                    text += f" ({self.error})"
+            return text
         return self.error or ""
 
 
@@ -84,6 +127,19 @@ def startup_timeout_s(env: Mapping[str, str]) -> float:
 
 
 TransportFactory = Callable[[ServerConfig, Mapping[str, str]], Transport]
+# called with each new client before it connects (startup and every reconnect): register request handlers
+# (sampling/createMessage, elicitation/create, roots/list) and notification callbacks there
+ClientSetup = Callable[[ServerConfig, McpClient], None]
+
+
+class _StartFailed(Exception):
+    """Internal: connecting failed; the status the server gets and the reason shown."""
+
+    def __init__(self, status: ServerStatus, reason: str, *, transient: bool = False) -> None:
+        self.status = status
+        self.reason = reason
+        self.transient = transient  # the server could not be reached (down, restarting): worth another try
+        super().__init__(reason)
 
 
 def default_transport(cfg: ServerConfig, env: Mapping[str, str]) -> Transport:
@@ -112,11 +168,15 @@ class McpManager:
         transport_factory: TransportFactory = default_transport,
         startup_timeout: float | None = None,
         on_change: Callable[[ServerState], None] | None = None,
+        client_setup: ClientSetup | None = None,
+        era_memory: EraMemory | None = None,
     ) -> None:
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.startup_timeout = startup_timeout if startup_timeout is not None else startup_timeout_s(self.env)
         self._transport_factory = transport_factory
         self.on_change = on_change
+        self.client_setup = client_setup
+        self.era_memory = era_memory  # where each server's protocol era is remembered (None: not remembered)
         self.states: dict[str, ServerState] = {}
         held = held or {}
         for cfg in servers:
@@ -131,8 +191,10 @@ class McpManager:
         # close() of clients that failed or were lost: awaited, never cancelled, by aclose() (a cancelled close
         # could leave a live process behind, and state.client is already None so nothing else would stop it)
         self._close_tasks: set[asyncio.Task[None]] = set()
+        self._reconnects: dict[str, asyncio.Task[None]] = {}  # one shared reconnect per server
         self._table: ToolNameTable | None = None
         self._tools_cache: list[Any] | None = None
+        self._owners: dict[str, str] = {}  # every qualified name ever offered -> its server (explain_unavailable)
         self._closed = False
 
     # ---- lifecycle ---------------------------------------------------------------------------------------------
@@ -155,9 +217,10 @@ class McpManager:
         if self._closed:
             return
         self._closed = True
-        for task in [*self._tasks.values(), *self._refresh_tasks]:
+        running = [*self._tasks.values(), *self._refresh_tasks, *self._reconnects.values()]
+        for task in running:
             task.cancel()
-        pending = [t for t in [*self._tasks.values(), *self._refresh_tasks] if not t.done()]
+        pending = [t for t in running if not t.done()]
         if pending:
             await asyncio.wait(pending, timeout=SHUTDOWN_TIMEOUT_S)
         closing = [asyncio.ensure_future(s.client.close()) for s in self.states.values() if s.client is not None]
@@ -168,56 +231,123 @@ class McpManager:
             state.client = None
 
     async def _start_one(self, state: ServerState) -> None:
-        cfg = state.config
         began = time.monotonic()
+        try:
+            client, tools = await self._connect(state)
+        except _StartFailed as failed:
+            self._set_down(state, failed.status, failed.reason)
+            return
+        self._set_ready(state, client, tools)
+        state.startup_s = time.monotonic() - began
+        self._changed(state)
+
+    async def _connect(self, state: ServerState) -> tuple[McpClient, list[McpTool]]:
+        """A new transport and client, connected and listed within the startup timeout; raises _StartFailed."""
+        cfg = state.config
         client: McpClient | None = None
         try:
             transport = self._transport_factory(cfg, self.env)
-            client = McpClient(transport, name=cfg.name)
+            client = McpClient(transport, name=cfg.name, protocol_version=cfg.protocol_version,
+                               era_memory=self.era_memory, era_key=_era_key(cfg))
             client.on_notification("notifications/tools/list_changed", lambda _m, _p: self._schedule_refresh(state))
+            if self.client_setup is not None:
+                self.client_setup(cfg, client)
             async with asyncio.timeout(self.startup_timeout):
                 await client.connect(timeout_s=self.startup_timeout)
                 tools = await client.list_tools()
-        except TimeoutError:
-            self._fail(state, client, f"did not start within {self.startup_timeout:g}s (raise MCP_TIMEOUT, in ms, "
-                                      f"or check `{cfg.command or cfg.url}` in {cfg.source})")
-            return
-        except McpTimeoutError as exc:
-            self._fail(state, client, f"{exc.message} (raise MCP_TIMEOUT, in ms, or check the server in {cfg.source})")
-            return
-        except McpError as exc:
-            self._fail(state, client, _reason(exc, cfg))
-            return
         except asyncio.CancelledError:
             if client is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(client.close(), SHUTDOWN_TIMEOUT_S)
             raise
-        except Exception as exc:  # one server's surprise must cost that server only
-            log.debug("server %s failed to start", cfg.name, exc_info=True)
-            self._fail(state, client, f"failed to start: {exc!r}")
-            return
-        state.client = client
-        state.tools = _filter_tools(tools, cfg)
-        state.status, state.error = ServerStatus.READY, None
-        state.startup_s = time.monotonic() - began
-        client.session_closed_callback = lambda err: self._on_server_lost(state, err)  # type: ignore[attr-defined]
-        self._changed(state)
+        except BaseException as exc:
+            if client is not None:
+                self._close_later(state, client)
+            if not isinstance(exc, Exception):
+                raise
+            status, reason = _start_failure(exc, cfg, self.startup_timeout)
+            transient = isinstance(exc, TimeoutError | McpTimeoutError | TransportError)
+            raise _StartFailed(status, reason, transient=transient) from None
+        return client, tools
 
-    def _fail(self, state: ServerState, client: McpClient | None, reason: str) -> None:
-        state.status, state.error = ServerStatus.FAILED, reason
+    def _set_ready(self, state: ServerState, client: McpClient, tools: list[McpTool]) -> None:
+        state.client = client
+        state.tools = _filter_tools(tools, state.config)
+        state.status, state.error, state.lost = ServerStatus.READY, None, None
+        client.session_closed_callback = lambda err: self._on_server_lost(state, client, err)
+
+    def _set_down(self, state: ServerState, status: ServerStatus, reason: str) -> None:
+        """The server is failed / needs-auth: its tools leave the list, its client (if any) is closed."""
+        client = state.client
+        state.status, state.error, state.lost = status, reason, None
         state.tools = []
         state.client = None
         if client is not None:
-            task = asyncio.get_running_loop().create_task(client.close(), name=f"mcp-close-{state.name}")
-            self._close_tasks.add(task)
-            task.add_done_callback(self._close_tasks.discard)
+            self._close_later(state, client)
         self._changed(state)
 
-    def _on_server_lost(self, state: ServerState, error: McpError) -> None:
-        if self._closed or state.status is not ServerStatus.READY:
+    def _fail(self, state: ServerState, client: McpClient | None, reason: str) -> None:
+        if client is not None and client is not state.client:
+            self._close_later(state, client)
+        self._set_down(state, ServerStatus.FAILED, reason)
+
+    def _close_later(self, state: ServerState, client: McpClient) -> None:
+        task = asyncio.get_running_loop().create_task(client.close(), name=f"mcp-close-{state.name}")
+        self._close_tasks.add(task)
+        task.add_done_callback(self._close_tasks.discard)
+
+    def _on_server_lost(self, state: ServerState, client: McpClient, error: McpError) -> None:
+        if self._closed or state.status is not ServerStatus.READY or state.client is not client:
             return
-        self._fail(state, state.client, f"connection lost: {_reason(error, state.config)}")
+        if isinstance(error, AuthRequiredError):
+            self._set_down(state, ServerStatus.NEEDS_AUTH, _needs_login(error, state.config))
+        elif state.is_remote:
+            self._mark_lost(state, client, error)
+        else:
+            self._fail(state, client, f"connection lost: {_reason(error, state.config)}")
+
+    def _mark_lost(self, state: ServerState, client: McpClient, error: McpError) -> None:
+        """A remote server's connection is gone: keep its tools, close the client, reconnect on the next call."""
+        if self._closed or state.status is not ServerStatus.READY or state.client is not client:
+            return  # already handled (another call, or the closed callback, got there first)
+        state.lost, state.error = _lost_reason(error), None
+        state.client = None
+        self._close_later(state, client)
+        log.info("%s: connection lost (%s); reconnecting on the next call", state.name, state.lost)
+        self._changed(state)
+
+    async def _ensure_connected(self, state: ServerState) -> None:
+        """Reconnect a lost remote server (one shared attempt for concurrent callers)."""
+        if state.status is not ServerStatus.READY or state.lost is None:
+            return
+        task = self._reconnects.get(state.name)
+        if task is None or task.done():
+            task = asyncio.get_running_loop().create_task(self._reconnect(state), name=f"mcp-reconnect-{state.name}")
+            self._reconnects[state.name] = task
+        # shielded: one caller giving up (cancelled) must not abort the reconnect the others wait for
+        await asyncio.shield(task)
+
+    async def _reconnect(self, state: ServerState) -> None:
+        lost = state.lost
+        log.info("%s: reconnecting (the connection was lost: %s)", state.name, lost)
+        try:
+            client, tools = await self._connect(state)
+        except _StartFailed as failed:
+            if failed.transient and failed.status is ServerStatus.FAILED:
+                # still unreachable (down, restarting): keep the tools and try again on the next call
+                state.error = f"reconnecting failed: {failed.reason}"
+                self._changed(state)
+                return
+            reason = failed.reason
+            if failed.status is ServerStatus.FAILED:
+                reason = f"reconnecting failed: {reason} (the connection was lost: {lost})"
+            self._set_down(state, failed.status, reason)
+            return
+        if self._closed:
+            await client.close()
+            return
+        self._set_ready(state, client, tools)
+        self._changed(state)
 
     def _changed(self, state: ServerState) -> None:
         self._table = None
@@ -255,6 +385,8 @@ class McpManager:
             pairs = [(s.name, t.name) for s in self.states.values() if s.status is ServerStatus.READY
                      for t in s.tools]
             self._table = ToolNameTable(pairs)
+            for pair in pairs:
+                self._owners[self._table.qualified(*pair)] = pair[0]
         return self._table
 
     def tools(self) -> list[Any]:
@@ -280,16 +412,64 @@ class McpManager:
         return {s.name: s.client.instructions for s in self.states.values()
                 if s.status is ServerStatus.READY and s.client is not None and s.client.instructions}
 
+    def explain_unavailable(self, qualified_name: str) -> str | None:
+        """Why a tool name the model used is not callable now, when it belonged to a server that is down:
+        "MCP server 'x' is not available: <reason>". None when the name is unknown or callable."""
+        if qualified_name in self.name_table():
+            return None
+        server = self._owners.get(qualified_name)
+        state = self.states.get(server) if server is not None else None
+        if state is None or state.status is ServerStatus.READY:
+            return None
+        return f"MCP server {state.name!r} is not available: {state.error or state.status.value}"
+
     async def call_tool(self, server: str, tool: str, arguments: dict[str, Any], *,
                         on_progress: Callable[[float, float | None, str | None], None] | None = None
                         ) -> CallToolResult:
         state = self.states.get(server)
-        if state is None or state.client is None or state.status is not ServerStatus.READY:
-            reason = state.error if state is not None and state.error else "not connected"
-            raise TransportError(f"not available: {reason}", server=server)
+        if state is None:
+            raise TransportError("not available: not configured", server=server)
         # the server's `timeout` (ms) wins over MCP_TOOL_TIMEOUT, read from the session env (which includes .env)
         timeout_s = state.config.timeout_ms / 1000.0 if state.config.timeout_ms else tool_timeout_s(self.env)
-        return await state.client.call_tool(tool, arguments, timeout_s=timeout_s, on_progress=on_progress)
+        for attempt in (1, 2):
+            client = await self._ready_client(state)
+            try:
+                return await client.call_tool(tool, arguments, timeout_s=timeout_s, on_progress=on_progress)
+            except AuthRequiredError as exc:
+                if state.client is client:
+                    self._set_down(state, ServerStatus.NEEDS_AUTH, _needs_login(exc, state.config))
+                raise
+            except McpError as exc:
+                # the server forgot our session, so it never ran the call: run it once more on a new session
+                retry = state.is_remote and attempt == 1 and _session_refused(exc, client)
+                if not retry and (not state.is_remote or not _is_connection_loss(exc)):
+                    raise
+                self._mark_lost(state, client, exc)
+                if retry:
+                    log.info("%s: session refused (%s); retrying %s on a new session", server, exc.message, tool)
+                    continue
+                raise TransportError(f"connection to the server was lost ({_lost_reason(exc)}); it will "
+                                     "reconnect on the next call", server=server) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def connected_client(self, server: str) -> McpClient:
+        """The connected client of a ready server (for resources, prompts, skills: anything but tools/call),
+        reconnecting a lost remote one first. Raises TransportError saying why when it is not available."""
+        state = self.states.get(server)
+        if state is None:
+            raise TransportError("not available: not configured", server=server)
+        return await self._ready_client(state)
+
+    async def _ready_client(self, state: ServerState) -> McpClient:
+        """The connected client of a ready server, reconnecting a lost remote one first."""
+        await self._ensure_connected(state)
+        if state.status is ServerStatus.READY and state.lost is not None:
+            raise TransportError(f"connection to the server was lost ({state.lost}); "
+                                 f"{state.error or 'reconnecting failed'}; it will try again on the next call",
+                                 server=state.name)
+        if state.client is None or state.status is not ServerStatus.READY:
+            raise TransportError(f"not available: {state.error or 'not connected'}", server=state.name)
+        return state.client
 
 
 def _filter_tools(tools: list[McpTool], cfg: ServerConfig) -> list[McpTool]:
@@ -299,6 +479,60 @@ def _filter_tools(tools: list[McpTool], cfg: ServerConfig) -> list[McpTool]:
     if cfg.exclude_tools:
         kept = [t for t in kept if not any(fnmatch.fnmatchcase(t.name, p) for p in cfg.exclude_tools)]
     return kept
+
+
+def _start_failure(exc: Exception, cfg: ServerConfig, timeout_s: float) -> tuple[ServerStatus, str]:
+    """The status and reason for a server that could not connect."""
+    if isinstance(exc, TimeoutError):
+        return ServerStatus.FAILED, (f"did not start within {timeout_s:g}s (raise MCP_TIMEOUT, in ms, "
+                                     f"or check `{cfg.command or cfg.url}` in {cfg.source})")
+    if isinstance(exc, AuthRequiredError):
+        return ServerStatus.NEEDS_AUTH, _needs_login(exc, cfg)
+    if isinstance(exc, McpTimeoutError):
+        return ServerStatus.FAILED, f"{exc.message} (raise MCP_TIMEOUT, in ms, or check the server in {cfg.source})"
+    if isinstance(exc, McpError):
+        return ServerStatus.FAILED, _reason(exc, cfg)
+    # one server's surprise must cost that server only
+    log.debug("server %s failed to start", cfg.name, exc_info=exc)
+    return ServerStatus.FAILED, f"failed to start: {exc!r}"
+
+
+def _era_key(cfg: ServerConfig) -> str:
+    """The era memory's key: the name plus what it reaches (a changed URL or command is probed again)."""
+    target = cfg.url if cfg.url else " ".join([cfg.command or "", *cfg.args])
+    return f"{cfg.name} {target}"
+
+
+def _needs_login(exc: AuthRequiredError, cfg: ServerConfig) -> str:
+    return exc.message.strip() or NEEDS_LOGIN_TEXT.format(name=cfg.name)
+
+
+def _is_connection_loss(exc: McpError) -> bool:
+    """True when a call failed because the connection is gone (not because the server answered with an error)."""
+    if isinstance(exc, HttpSessionExpiredError):
+        return True
+    if isinstance(exc, HttpStatusError):
+        return False  # the server answered (4xx/5xx): it is there; this call failed
+    if isinstance(exc, TransportError):
+        return True
+    # the transport's stand-in reply for a request whose response stream was cut before the answer
+    return (isinstance(exc, JsonRpcError) and exc.code == STREAM_LOST_CODE and isinstance(exc.data, dict)
+            and "transport" in exc.data)
+
+
+def _session_refused(exc: McpError, client: McpClient) -> bool:
+    """True when the server refused a request because it no longer knows our session: HTTP 404 (the spec), or
+    HTTP 400 to a request that carried a session id (what the TypeScript SDK's servers, server-everything among
+    them, answer for an unknown session). Either way the request was not run, so retrying it is safe; a 400 that
+    was a genuinely bad request fails again on the new session and is raised then."""
+    if isinstance(exc, HttpSessionExpiredError):
+        return True
+    return (isinstance(exc, HttpStatusError) and exc.status == 400
+            and getattr(client.transport, "session_id", None) is not None)
+
+
+def _lost_reason(exc: McpError) -> str:
+    return exc.rpc_message if isinstance(exc, JsonRpcError) else exc.message
 
 
 def _reason(exc: McpError, cfg: ServerConfig) -> str:

@@ -162,8 +162,47 @@ def test_all_fields(dirs: tuple[Path, Path]) -> None:
     assert errors(cfg) == []
     assert cfg.servers["s"] == ServerConfig(
         name="s", type="stdio", command="srv", args=("-v", "x"), env={"A": "1"}, cwd="/tmp", url=None,
-        headers={}, timeout_ms=5000, disabled=True, include_tools=("get_*",), exclude_tools=("get_secret",),
-        scope="project", source=".mcp.json", raw=entry)
+        headers={}, headers_helper="x.sh", oauth={"clientId": "abc"}, timeout_ms=5000, disabled=True,
+        include_tools=("get_*",), exclude_tools=("get_secret",), scope="project", source=".mcp.json", raw=entry)
+
+
+def test_remote_fields_parse_and_expand(dirs: tuple[Path, Path]) -> None:
+    cwd, home = dirs
+    entry = {"type": "http", "url": "https://h/mcp", "headersHelper": "get-headers --for ${ORG}",
+             "oauth": {"clientId": "${CID}", "clientSecret": "${SECRET}", "scopes": ["a", "b"], "port": 8123},
+             "protocolVersion": "2026-07-28"}
+    write(cwd / ".mcp.json", {"mcpServers": {"r": entry}})
+    cfg = load_mcp_config(cwd=cwd, home=home, env={"CID": "client-1", "SECRET": "s3cret", "ORG": "acme"})
+    assert errors(cfg) == []
+    server = cfg.servers["r"]
+    assert server.headers_helper == "get-headers --for ${ORG}"  # the shell expands its own variables
+    assert server.oauth == {"clientId": "client-1", "clientSecret": "s3cret", "scopes": ["a", "b"], "port": 8123}
+    assert server.protocol_version == "2026-07-28"
+    assert mask_secrets(server.raw)["oauth"]["clientSecret"] == "***"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("headersHelper", 3, "mcpServers.r.headersHelper: must be a string, got number"),
+        ("headersHelper", "  ", "mcpServers.r.headersHelper: must be a non-empty command"),
+        ("oauth", "abc", "mcpServers.r.oauth: must be an object, got string"),
+        ("protocolVersion", "2025-01-01", "mcpServers.r.protocolVersion: unknown protocol version \"2025-01-01\""),
+        ("protocolVersion", 7, "mcpServers.r.protocolVersion: unknown protocol version 7"),
+    ],
+)
+def test_remote_fields_errors(dirs: tuple[Path, Path], field: str, value: Any, message: str) -> None:
+    cwd, _ = dirs
+    write(cwd / ".mcp.json", {"mcpServers": {"r": {"type": "http", "url": "https://h/mcp", field: value}}})
+    cfg = load(dirs)
+    assert "r" not in cfg.servers
+    assert any(message in e for e in errors(cfg)), errors(cfg)
+
+
+def test_protocol_version_auto_is_accepted(dirs: tuple[Path, Path]) -> None:
+    cwd, _ = dirs
+    write(cwd / ".mcp.json", {"mcpServers": {"r": {"url": "https://h/mcp", "protocolVersion": "auto"}}})
+    assert load(dirs).servers["r"].protocol_version == "auto"
 
 
 def test_defaults(dirs: tuple[Path, Path]) -> None:

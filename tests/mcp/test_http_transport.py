@@ -122,6 +122,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         body = json.loads(raw) if raw else None
         self.server.log.append((verb, dict(self.headers), body))
+        self.server.paths.append(self.path)
         self.server.behaviour(self, verb, body)
 
     def do_POST(self) -> None:
@@ -166,6 +167,7 @@ class ScriptedServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), ScriptedHandler)
         self.behaviour = behaviour
         self.log: list[tuple[str, dict[str, str], Any]] = []
+        self.paths: list[str] = []  # the request path of each `log` entry
 
     @property
     def url(self) -> str:
@@ -297,8 +299,10 @@ async def test_500_after_connect_fails_that_call_and_keeps_the_session() -> None
             assert info.value.status == 500 and info.value.body_excerpt == "boom"
             assert await client.list_tools() == []  # still usable
         posts = [(headers, body) for verb, headers, body in server.log if verb == "POST"]
-        assert "Mcp-Session-Id" not in posts[0][0] and "MCP-Protocol-Version" not in posts[0][0]
-        for headers, _body in posts[1:]:
+        # the client may probe the 2026 era first (`server/discover`); the legacy session starts at initialize
+        first = next(i for i, (_, body) in enumerate(posts) if body.get("method") == "initialize")
+        assert "Mcp-Session-Id" not in posts[first][0] and "MCP-Protocol-Version" not in posts[first][0]
+        for headers, _body in posts[first + 1:]:
             assert headers["Mcp-Session-Id"] == "abc"
             assert headers["MCP-Protocol-Version"] == "2025-06-18"
             assert headers["Accept"] == "application/json, text/event-stream"
@@ -376,6 +380,9 @@ async def test_404_on_session_says_it_expired() -> None:
             handler.reply(202)
         elif verb == "GET":
             handler.reply(405)
+        elif "Mcp-Session-Id" not in handler.headers:  # the era probe, before any session (as the TS SDK says)
+            handler.reply(400, b'{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid '
+                          b'session ID provided"},"id":null}', "application/json")
         else:
             handler.reply(404, b'{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"}}',
                           "application/json")

@@ -431,3 +431,37 @@ async def test_session_hot_path_over_stdio() -> None:
         await session.close()
     assert transport.pid is not None
     assert_pid_gone(transport.pid)
+
+
+async def test_peer_cancel_stops_our_handler_and_sends_no_response(peer: Any) -> None:
+    transport, session = peer
+    started = asyncio.Event()
+    stopped = asyncio.Event()
+    seen: list[str] = []
+
+    async def slow(params: Any) -> Any:
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            stopped.set()
+            raise
+        return {}
+
+    session.set_request_handler("elicitation/create", slow)
+    session.set_fallback_notification_handler(lambda m, p: seen.append(m))
+    transport.push({"jsonrpc": "2.0", "id": "1", "method": "elicitation/create"})
+    transport.push({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create"})
+    async with asyncio.timeout(5):
+        await started.wait()
+    # "1" and 1 are different ids: only the int one is cancelled
+    transport.push({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    async with asyncio.timeout(5):
+        await stopped.wait()
+    transport.push({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}})
+    transport.push({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+    assert await transport.next_sent() == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    assert transport.sent == [] and seen == ["notifications/cancelled", "notifications/cancelled"]
+    for _ in range(3):  # let the finished ping handler's done-callback run
+        await asyncio.sleep(0)
+    assert list(session._serving) == [(True, "1")]  # the string-id request is still being served

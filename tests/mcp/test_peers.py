@@ -34,14 +34,14 @@ EVERYTHING_TOOLS = {"echo", "get-sum", "get-tiny-image", "get-resource-links", "
 
 
 @asynccontextmanager
-async def peer(variable: str, *, setup: Callable[[McpClient], None] | None = None
-               ) -> AsyncIterator[tuple[McpClient, RecordingTransport]]:
+async def peer(variable: str, *, setup: Callable[[McpClient], None] | None = None,
+               protocol_version: str | None = None) -> AsyncIterator[tuple[McpClient, RecordingTransport]]:
     """A connected client to the peer in `variable`; closed (quickly, process reaped) at the end."""
     argv = peer_command(variable)
     name = variable.lower().removeprefix("peer_")
     stdio = StdioTransport(StdioParams(command=argv[0], args=argv[1:]), server=name)
     transport = RecordingTransport(stdio)
-    client = McpClient(transport, name=name)
+    client = McpClient(transport, name=name, protocol_version=protocol_version)
     if setup is not None:
         setup(client)
     await client.connect(timeout_s=CONNECT_TIMEOUT_S)
@@ -307,8 +307,10 @@ async def test_time_server(tmp_path: Path) -> None:
 # ---- FastMCP (mcp 1.x) and MCPServer (mcp 2.x) -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("variable", ["PEER_FASTMCP_V1", "PEER_MCPSERVER_V2"])
-async def test_python_sdk_peers(variable: str, tmp_path: Path) -> None:
+# mcp 2.x serves both eras; its old-API server → client requests (roots, sampling, elicitation) have no
+# back-channel in the 2026-07-28 era, so the round trips are checked in the 2025-11-25 era it also speaks.
+@pytest.mark.parametrize("variable,pin", [("PEER_FASTMCP_V1", None), ("PEER_MCPSERVER_V2", "2025-11-25")])
+async def test_python_sdk_peers(variable: str, pin: str | None, tmp_path: Path) -> None:
     async def roots(_params: Any) -> dict[str, Any]:
         return {"roots": [{"uri": "file:///workspace", "name": "ws"}]}
 
@@ -323,7 +325,8 @@ async def test_python_sdk_peers(variable: str, tmp_path: Path) -> None:
         client.set_request_handler("sampling/createMessage", sampling)
         client.set_request_handler("elicitation/create", elicitation)
 
-    async with peer(variable, setup=setup) as (client, _):
+    async with peer(variable, setup=setup, protocol_version=pin) as (client, _):
+        assert client.era == "legacy"
         assert client.instructions == "Demo peer for client integration tests."
         tools = {t.name for t in await client.list_tools()}
         assert {"echo", "add", "weather", "fail", "tiny_image", "slow"} <= tools
@@ -352,3 +355,16 @@ async def test_python_sdk_peers(variable: str, tmp_path: Path) -> None:
         assert (await client.read_resource("demo://greeting"))[0]["text"] == "hello from demo-peer"
         prompt = await client.get_prompt("review", {"code": "x = 1"})
         assert "x = 1" in json.dumps(prompt["messages"])
+
+
+async def test_python_sdk_v2_peer_speaks_the_modern_era(tmp_path: Path) -> None:
+    """Automatic era choice: mcp 2.x answers server/discover, so the client goes stateless (2026-07-28)."""
+    async with peer("PEER_MCPSERVER_V2") as (client, transport):
+        assert client.era == "modern" and client.protocol_version == "2026-07-28"
+        assert not any(m.get("method") == "initialize" for m in transport.sent)
+        added = await client.call_tool("add", {"a": 40, "b": 2})
+        assert added.structured_content == {"result": 42}
+        seen: list[tuple[float, float | None, str | None]] = []
+        slow = await client.call_tool("slow", {"steps": 2, "delay": 0.02}, on_progress=lambda *a: seen.append(a))
+        assert "done after 2 steps" in slow.content[0]["text"]
+        assert [s[0] for s in seen] == [1.0, 2.0]

@@ -11,7 +11,8 @@ from typing import Any
 
 from mini_claude.errors import TransportError
 from mini_claude.mcp.config import ServerConfig
-from mini_claude.mcp.transports.base import Transport
+from mini_claude.mcp.transports.base import HttpAuth, Transport
+from mini_claude.mcp.transports.headers_helper import HeadersHelper
 
 __all__ = ["AGENT_CREDENTIAL_VARS", "build_transport", "server_environment"]
 
@@ -41,14 +42,32 @@ def build_transport(cfg: ServerConfig, env: Mapping[str, str], *, authorizer: An
         params = StdioParams(command=cfg.command, args=list(cfg.args), env=server_environment(env, cfg.env),
                              cwd=cfg.cwd)
         return StdioTransport(params, server=cfg.name)
-    if cfg.type == "http":
-        from mini_claude.mcp.transports.http import StreamableHttpTransport
-
+    if cfg.type in ("http", "sse"):
         assert cfg.url is not None
-        return StreamableHttpTransport(cfg.url, headers=dict(cfg.headers), server=cfg.name)
-    if cfg.type == "sse":
+        auth = _auth_provider(cfg, env, authorizer)
+        helper = _headers_helper(cfg, env)
+        if cfg.type == "http":
+            from mini_claude.mcp.transports.auto import AutoHttpTransport
+
+            return AutoHttpTransport(cfg.url, headers=dict(cfg.headers), server=cfg.name, auth=auth,
+                                     headers_helper=helper)
         from mini_claude.mcp.transports.sse import SseTransport
 
-        assert cfg.url is not None
-        return SseTransport(cfg.url, headers=dict(cfg.headers), server=cfg.name)
+        return SseTransport(cfg.url, headers=dict(cfg.headers), server=cfg.name, auth=auth, headers_helper=helper)
     raise TransportError(f"unknown server type {cfg.type!r} (use stdio, http or sse)", server=cfg.name)
+
+
+def _auth_provider(cfg: ServerConfig, env: Mapping[str, str], authorizer: Any) -> HttpAuth | None:
+    """The OAuth provider for an HTTP server (`mini_claude.mcp.auth.provider_for`)."""
+    from mini_claude.mcp.auth import provider_for
+
+    provider: HttpAuth = provider_for(cfg, env, authorizer=authorizer)
+    return provider
+
+
+def _headers_helper(cfg: ServerConfig, env: Mapping[str, str]) -> HeadersHelper | None:
+    """The server's `headersHelper` command, run with the server environment (never the agent's credentials)."""
+    if not cfg.headers_helper:
+        return None
+    assert cfg.url is not None
+    return HeadersHelper(cfg.headers_helper, server=cfg.name, url=cfg.url, env=server_environment(env, {}))

@@ -24,16 +24,19 @@ Design notes:
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import json
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mini_claude.errors import TransportError
+from mini_claude.errors import McpError, TransportError
+from mini_claude.mcp.transports.base import HttpAuth
+from mini_claude.mcp.transports.headers_helper import HeadersHelper
+from mini_claude.mcp.transports.http_sender import HttpSender, clean_headers
+from mini_claude.mcp.transports.inbox import Inbox
 
 if TYPE_CHECKING:
     import httpx
@@ -57,7 +60,7 @@ MAX_RECONNECTS = 3  # resuming a dropped SSE stream: attempts in a row that got 
 DEFAULT_RETRY_S = 1.0  # wait before reconnecting when the server sent no `retry:`
 MAX_RETRY_S = 10.0  # a server's `retry:` is capped so a reconnect never waits longer
 BODY_EXCERPT_CHARS = 200
-NOISE_ITEMS = 20
+MAX_ERROR_BODY_BYTES = 256 * 1024  # an HTTP error's JSON body read to look for a JSON-RPC error reply
 STREAM_LOST_CODE = -32000  # JSON-RPC error queued for a request whose response stream was lost
 
 _EOL = re.compile(r"\r\n|\r|\n")
@@ -179,9 +182,10 @@ def _reason(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
 
 
-async def status_error(response: httpx.Response, what: str, server: str | None) -> HttpStatusError:
-    """An HttpStatusError for a non-2xx response (reads at most a little of the body)."""
-    excerpt = await read_excerpt(response)
+async def status_error(response: httpx.Response, what: str, server: str | None, *,
+                       body: str | None = None) -> HttpStatusError:
+    """An HttpStatusError for a non-2xx response (reads at most a little of the body, unless given `body`)."""
+    excerpt = one_line(body) if body is not None else await read_excerpt(response)
     status = response.status_code
     text = f"{what}: HTTP {status} {response.reason_phrase}".rstrip()
     if excerpt:
@@ -230,26 +234,29 @@ class StreamableHttpTransport:
         client = McpClient(transport, name="everything")
         await client.connect(timeout_s=30)
 
-    `session_id` and `protocol_version` are what the server negotiated (None until known).
+    `session_id` and `protocol_version` are what the server negotiated (None until known). `auth` answers
+    401/403 challenges (see `HttpAuth`); `headers_helper` runs at `start()` and its headers override `headers`.
+    `message_headers`, when set, gives extra headers for each POSTed message (merged into that POST's).
     """
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None, server: str | None = None,
-                 timeout_s: float = 30.0) -> None:
+    kind = "streamable-http"
+
+    def __init__(self, url: str, *, headers: Mapping[str, str] | None = None, server: str | None = None,
+                 timeout_s: float = 30.0, auth: HttpAuth | None = None,
+                 headers_helper: HeadersHelper | None = None) -> None:
         self.url = url
         self.server = server
         self.timeout_s = timeout_s
         self.session_id: str | None = None
         self.protocol_version: str | None = None
-        self._headers = dict(headers or {})
+        self.message_headers: Callable[[dict[str, Any]], Mapping[str, str]] | None = None
+        self._sender = HttpSender(server=server, headers=headers, auth=auth, headers_helper=headers_helper)
         self._client: httpx.AsyncClient | None = None
-        self._inbox: collections.deque[Any] = collections.deque()
-        self._waiter: asyncio.Future[None] | None = None
-        self._error: TransportError | None = None
+        self._inbox = Inbox()
         self._started = False
         self._initialize_id: Any = None
         self._get_task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._noise: collections.deque[str] = collections.deque(maxlen=NOISE_ITEMS)
         self._close_task: asyncio.Task[None] | None = None
 
     # ---- public API --------------------------------------------------------------------------------------------
@@ -266,23 +273,31 @@ class StreamableHttpTransport:
                 timeout=httpx.Timeout(self.timeout_s, read=None),
             )
         except (ValueError, TypeError) as exc:
-            self._error = TransportError(f"cannot set up HTTP client: {exc}", server=self.server)
-            raise self._error from exc
+            self._inbox.end(TransportError(f"cannot set up HTTP client: {exc}", server=self.server))
+            raise self._inbox.error from exc  # type: ignore[misc]
         try:
             httpx.URL(self.url)
         except httpx.InvalidURL as exc:
-            self._error = TransportError(f"invalid URL {self.url!r}: {exc}; check the server's `url`",
-                                         server=self.server)
-            raise self._error from exc
+            self._inbox.end(TransportError(f"invalid URL {self.url!r}: {exc}; check the server's `url`",
+                                           server=self.server))
+            raise self._inbox.error from exc  # type: ignore[misc]
+        try:
+            await self._sender.prepare()
+        except TransportError as exc:
+            self._inbox.end(exc)
+            raise
 
     def set_protocol_version(self, version: str | None) -> None:
         """Set the `MCP-Protocol-Version` header sent from now on (normally learnt from `initialize`)."""
         self.protocol_version = version
 
     async def send(self, message: dict[str, Any]) -> None:
-        """POST one message. Raises TransportError (HttpStatusError for HTTP errors) when it was not accepted."""
-        if self._error is not None:
-            raise self._error.with_traceback(None)
+        """POST one message. Raises TransportError (HttpStatusError for HTTP errors) when it was not accepted.
+
+        An HTTP error whose body is a JSON-RPC error response to this request is delivered as its reply instead
+        (so the session raises JsonRpcError with the server's code and data)."""
+        if self._inbox.error is not None:
+            raise self._inbox.error.with_traceback(None)
         client = self._client
         if client is None:
             raise TransportError("transport not started", server=self.server)
@@ -299,18 +314,22 @@ class StreamableHttpTransport:
             first = await self._open_get_stream(SseParser())
             self._get_task = self._spawn(self._run_get_stream(first), "http-get-stream")
         body = encode_message(message)
-        headers = self._request_headers({"Accept": ACCEPT_BOTH, "Content-Type": "application/json"})
+        extra = self._message_headers(message)
+        extra.update({"Accept": ACCEPT_BOTH, "Content-Type": "application/json"})
+        headers = self._request_headers(extra)
         # notifications and responses must be acknowledged promptly; a request may legitimately take long
         # (a JSON reply arrives only when the tool is done) and is bounded by the session's own deadline
         timeout = httpx.Timeout(self.timeout_s, read=None if is_request else self.timeout_s)
-        request = client.build_request("POST", self.url, content=body, headers=headers, timeout=timeout)
         try:
-            response = await client.send(request, stream=True)
+            response = await self._sender.send(client, "POST", self.url, headers=headers, content=body,
+                                               timeout=timeout)
         except httpx.HTTPError as exc:
             raise http_error(exc, what, self.server) from None
         streaming = False
         try:
             if response.status_code >= 400:
+                if await self._deliver_error_reply(response, message.get("id") if is_request else None, what):
+                    return
                 raise await self._status_error(response, what)
             if method == "initialize" and is_request:
                 session_id = response.headers.get("mcp-session-id")
@@ -342,18 +361,7 @@ class StreamableHttpTransport:
                 await response.aclose()
 
     async def receive(self) -> Any:
-        while True:
-            if self._inbox:
-                return self._inbox.popleft()
-            if self._error is not None:
-                raise self._error.with_traceback(None)
-            if self._waiter is not None:
-                raise RuntimeError("receive() is already waiting on this transport")
-            waiter = self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await waiter
-            finally:
-                self._waiter = None
+        return await self._inbox.receive()
 
     async def close(self) -> None:
         """Delete the session (bounded, errors ignored), stop the streams, close the client. Idempotent."""
@@ -363,21 +371,56 @@ class StreamableHttpTransport:
 
     def diagnostics(self) -> str:
         """Recent non-JSON data the server sent (may be empty)."""
-        return "\n".join(self._noise)
+        return self._inbox.diagnostics()
 
     # ---- internals ---------------------------------------------------------------------------------------------
 
     def _request_headers(self, extra: dict[str, str]) -> dict[str, str]:
-        headers = dict(self._headers)
-        headers.update(extra)
+        """This connection's own headers (the sender layers static, helper and auth headers below them)."""
+        headers = dict(extra)
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         if self.protocol_version is not None:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
 
-    async def _status_error(self, response: httpx.Response, what: str) -> HttpStatusError:
-        error = await status_error(response, what, self.server)
+    def _message_headers(self, message: dict[str, Any]) -> dict[str, str]:
+        produce = self.message_headers
+        if produce is None:
+            return {}
+        return clean_headers(produce(message), self.server, "message headers")
+
+    async def _deliver_error_reply(self, response: httpx.Response, request_id: Any, what: str) -> bool:
+        """Deliver a JSON-RPC error body of an HTTP error as the reply to `request_id`; False when it is not one
+        (or the status means something else: auth, or our session is gone)."""
+        status = response.status_code
+        if (request_id is None or status in (401, 403) or (status == 404 and self.session_id is not None)
+                or media_type(response) != "application/json"):
+            return False
+        import httpx
+
+        try:
+            text = (await response.aread())[:MAX_ERROR_BODY_BYTES].decode("utf-8", "replace")
+        except httpx.HTTPError as exc:
+            raise http_error(exc, what, self.server) from None
+        try:
+            reply = decode_json(text)
+        except ValueError:
+            reply = None
+        # a null id answers "this request" only before a session exists (-32022 and friends); with a session it
+        # is the server refusing the session itself (the TS SDK's 400 for an unknown one), which the manager
+        # must see as an HTTP status to start a new session
+        accepted = (request_id,) if self.session_id is not None else (None, request_id)
+        if (not isinstance(reply, dict) or not isinstance(reply.get("error"), dict) or "result" in reply
+                or reply.get("id") not in accepted):
+            raise await self._status_error(response, what, body=text)
+        log.debug("%s: %s: HTTP %d carries a JSON-RPC error; delivering it as the reply", self.server, what, status)
+        self._deliver({**reply, "id": request_id})
+        return True
+
+    async def _status_error(self, response: httpx.Response, what: str, *, body: str | None = None
+                            ) -> HttpStatusError:
+        error = await status_error(response, what, self.server, body=body)
         if response.status_code == 404 and self.session_id is not None:
             error = HttpSessionExpiredError(
                 f"{what}: the server no longer knows session {self.session_id[:40]} (HTTP 404): the session "
@@ -394,7 +437,7 @@ class StreamableHttpTransport:
 
     def _deliver(self, message: Any) -> None:
         """Queue one decoded message for receive() (and learn the protocol version from `initialize`)."""
-        if self._error is not None:
+        if self._inbox.error is not None:
             return
         if (self._initialize_id is not None and isinstance(message, dict) and "method" not in message
                 and message.get("id") == self._initialize_id):
@@ -403,18 +446,10 @@ class StreamableHttpTransport:
             if isinstance(version, str) and self.protocol_version is None:
                 self.protocol_version = version
             self._initialize_id = None
-        self._inbox.append(message)
-        self._wake()
-
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        self._inbox.put(message)
 
     def _end(self, error: TransportError) -> None:
-        if self._error is None:
-            self._error = error
-            self._wake()
+        self._inbox.end(error)
 
     def _on_event(self, event: SseEvent) -> Any:
         """Decode one SSE event; returns the message delivered (or None)."""
@@ -424,7 +459,7 @@ class StreamableHttpTransport:
         try:
             message = decode_json(event.data)
         except ValueError:
-            self._noise.append(one_line(event.data, 500))
+            self._inbox.note(event.data)
             log.debug("%s: non-JSON SSE data: %.200s", self.server, event.data)
             return None
         self._deliver(message)
@@ -458,7 +493,7 @@ class StreamableHttpTransport:
                 finally:
                     await current.aclose()
                     current = None
-                if self._error is not None or parser.last_event_id is None:
+                if self._inbox.error is not None or parser.last_event_id is None:
                     break
                 attempts = 0 if got_event or parser.last_event_id != id_before else attempts + 1
                 if attempts >= MAX_RECONNECTS:
@@ -470,7 +505,7 @@ class StreamableHttpTransport:
         finally:
             if current is not None:
                 await current.aclose()
-            if not answered and self._error is None:
+            if not answered and self._inbox.error is None:
                 self._deliver({"jsonrpc": "2.0", "id": request_id, "error": {
                     "code": STREAM_LOST_CODE,
                     "message": f"no response: {reason} before replying",
@@ -491,17 +526,19 @@ class StreamableHttpTransport:
         import httpx
 
         client = self._client
-        if client is None or self._error is not None:
+        if client is None or self._inbox.error is not None:
             return None
         headers = self._request_headers({"Accept": "text/event-stream"})
         if parser.last_event_id is not None:
             headers["Last-Event-ID"] = parser.last_event_id
-        request = client.build_request("GET", self.url, headers=headers)
         try:
             async with asyncio.timeout(self.timeout_s):
-                response = await client.send(request, stream=True)
+                response = await self._sender.send(client, "GET", self.url, headers=headers)
         except (httpx.HTTPError, TimeoutError) as exc:
             return exc
+        except McpError as exc:  # the auth provider's: a stream we cannot open ends nothing else
+            log.info("%s: GET stream: %s", self.server, exc.message)
+            return None
         if response.status_code == 405:
             log.debug("%s: server offers no GET stream (405)", self.server)
         elif response.status_code >= 400:
@@ -547,7 +584,7 @@ class StreamableHttpTransport:
                 if failures >= MAX_RECONNECTS:
                     log.debug("%s: GET stream keeps closing without events; giving up on it", self.server)
                     return
-            if self._error is not None:
+            if self._inbox.error is not None:
                 return
             await asyncio.sleep(min(parser.retry_s if parser.retry_s is not None else DEFAULT_RETRY_S, MAX_RETRY_S))
             opened = await self._open_get_stream(parser)
@@ -568,10 +605,11 @@ class StreamableHttpTransport:
                 import httpx
 
                 headers = self._request_headers({})
-                with contextlib.suppress(httpx.HTTPError, OSError, TimeoutError):
+                with contextlib.suppress(httpx.HTTPError, OSError, TimeoutError, McpError):
                     async with asyncio.timeout(CLOSE_TIMEOUT_S):
-                        await client.delete(self.url, headers=headers,
-                                            timeout=httpx.Timeout(CLOSE_TIMEOUT_S))
+                        response = await self._sender.send(client, "DELETE", self.url, headers=headers,
+                                                           timeout=httpx.Timeout(CLOSE_TIMEOUT_S))
+                        await response.aclose()
         finally:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(CLOSE_TIMEOUT_S):

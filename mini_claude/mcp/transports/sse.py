@@ -12,16 +12,17 @@ new stream is a new session on the server. SSE parsing and HTTP error translatio
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from mini_claude.errors import TransportError
+from mini_claude.mcp.transports.base import HttpAuth
+from mini_claude.mcp.transports.headers_helper import HeadersHelper
 from mini_claude.mcp.transports.http import (
     CLOSE_TIMEOUT_S,
-    NOISE_ITEMS,
     SseEvent,
     SseParser,
     decode_json,
@@ -33,6 +34,8 @@ from mini_claude.mcp.transports.http import (
     read_excerpt,
     status_error,
 )
+from mini_claude.mcp.transports.http_sender import HttpSender
+from mini_claude.mcp.transports.inbox import Inbox
 
 if TYPE_CHECKING:
     import httpx
@@ -51,30 +54,33 @@ class SseTransport:
         client = McpClient(transport, name="everything")
         await client.connect(timeout_s=30)
 
-    `endpoint` is the resolved POST URL once the server announced it.
+    `endpoint` is the resolved POST URL once the server announced it. `auth` and `headers_helper` work as for
+    `StreamableHttpTransport`. `endpoint_timeout_s` bounds the wait for the `endpoint` event (default
+    `timeout_s`).
     """
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None, server: str | None = None,
-                 timeout_s: float = 30.0) -> None:
+    kind = "sse"
+
+    def __init__(self, url: str, *, headers: Mapping[str, str] | None = None, server: str | None = None,
+                 timeout_s: float = 30.0, auth: HttpAuth | None = None,
+                 headers_helper: HeadersHelper | None = None, endpoint_timeout_s: float | None = None) -> None:
         self.url = url
         self.server = server
         self.timeout_s = timeout_s
+        self.endpoint_timeout_s = timeout_s if endpoint_timeout_s is None else endpoint_timeout_s
         self.endpoint: str | None = None
-        self._headers = dict(headers or {})
+        self._sender = HttpSender(server=server, headers=headers, auth=auth, headers_helper=headers_helper)
         self._client: httpx.AsyncClient | None = None
-        self._inbox: collections.deque[Any] = collections.deque()
-        self._waiter: asyncio.Future[None] | None = None
+        self._inbox = Inbox()
         self._endpoint_ready: asyncio.Future[None] | None = None
-        self._error: TransportError | None = None
         self._started = False
         self._reader: asyncio.Task[None] | None = None
-        self._noise: collections.deque[str] = collections.deque(maxlen=NOISE_ITEMS)
         self._close_task: asyncio.Task[None] | None = None
 
     # ---- public API --------------------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Open the GET stream and wait (at most `timeout_s`) for the server's `endpoint` event."""
+        """Open the GET stream and wait (at most `endpoint_timeout_s`) for the server's `endpoint` event."""
         if self._started:
             raise TransportError("transport already started", server=self.server)
         self._started = True
@@ -84,13 +90,12 @@ class SseTransport:
         self._endpoint_ready = loop.create_future()
         self._client = httpx.AsyncClient(follow_redirects=True, timeout=httpx.Timeout(self.timeout_s, read=None))
         what = "GET SSE stream"
-        headers = dict(self._headers)
-        headers["Accept"] = "text/event-stream"
         try:
-            async with asyncio.timeout(self.timeout_s):
+            async with asyncio.timeout(self.endpoint_timeout_s):
+                await self._sender.prepare()
                 try:
-                    request = self._client.build_request("GET", self.url, headers=headers)
-                    response = await self._client.send(request, stream=True)
+                    response = await self._sender.send(self._client, "GET", self.url,
+                                                       headers={"Accept": "text/event-stream"})
                 except httpx.InvalidURL as exc:
                     raise TransportError(f"invalid URL {self.url!r}: {exc}; check the server's `url`",
                                          server=self.server) from None
@@ -109,22 +114,23 @@ class SseTransport:
                 self._reader = loop.create_task(self._read_stream(response), name=f"sse-{self.server}")
                 await asyncio.shield(self._endpoint_ready)
         except TimeoutError:
-            self._end(TransportError(f"{what}: no `endpoint` event within {self.timeout_s:g}s",
+            self._end(TransportError(f"{what}: no `endpoint` event within {self.endpoint_timeout_s:g}s",
                                      server=self.server))
             await self._release()
-            raise self._error.with_traceback(None) from None  # type: ignore[union-attr]
-        except TransportError as exc:
-            self._end(exc)
+            raise self._inbox.error.with_traceback(None) from None  # type: ignore[union-attr]
+        except BaseException as exc:  # TransportError, the auth provider's errors, cancellation
+            self._end(exc if isinstance(exc, TransportError) else
+                      TransportError("connection closed before it was open", server=self.server))
             await self._release()
             raise
-        if self._error is not None:  # the stream ended (or sent a bad endpoint) before we could use it
+        if self._inbox.error is not None:  # the stream ended (or sent a bad endpoint) before we could use it
             await self._release()
-            raise self._error.with_traceback(None)
+            raise self._inbox.error.with_traceback(None)
 
     async def send(self, message: dict[str, Any]) -> None:
         """POST one message to the endpoint. Raises TransportError (HttpStatusError for HTTP errors)."""
-        if self._error is not None:
-            raise self._error.with_traceback(None)
+        if self._inbox.error is not None:
+            raise self._inbox.error.with_traceback(None)
         client, endpoint = self._client, self.endpoint
         if client is None or endpoint is None:
             raise TransportError("transport not started", server=self.server)
@@ -132,12 +138,9 @@ class SseTransport:
 
         method = message.get("method")
         what = f"POST {method}" if isinstance(method, str) else "POST response"
-        headers = dict(self._headers)
-        headers["Content-Type"] = "application/json"
         try:
-            request = client.build_request("POST", endpoint, content=encode_message(message), headers=headers,
-                                           timeout=httpx.Timeout(self.timeout_s))
-            response = await client.send(request, stream=True)
+            response = await self._sender.send(client, "POST", endpoint, headers={"Content-Type": "application/json"},
+                                               content=encode_message(message), timeout=httpx.Timeout(self.timeout_s))
         except httpx.HTTPError as exc:
             raise http_error(exc, what, self.server) from None
         try:
@@ -147,18 +150,7 @@ class SseTransport:
             await response.aclose()
 
     async def receive(self) -> Any:
-        while True:
-            if self._inbox:
-                return self._inbox.popleft()
-            if self._error is not None:
-                raise self._error.with_traceback(None)
-            if self._waiter is not None:
-                raise RuntimeError("receive() is already waiting on this transport")
-            waiter = self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await waiter
-            finally:
-                self._waiter = None
+        return await self._inbox.receive()
 
     async def close(self) -> None:
         """Stop the stream and close the HTTP client. Idempotent; bounded."""
@@ -167,7 +159,7 @@ class SseTransport:
         await asyncio.shield(self._close_task)
 
     def diagnostics(self) -> str:
-        return "\n".join(self._noise)
+        return self._inbox.diagnostics()
 
     # ---- internals ---------------------------------------------------------------------------------------------
 
@@ -181,7 +173,7 @@ class SseTransport:
                 event = parser.feed_line(line)
                 if event is not None:
                     self._on_event(event)
-                    if self._error is not None:
+                    if self._inbox.error is not None:
                         return
         except httpx.HTTPError as exc:
             reason = str(http_error(exc, "SSE stream", None))
@@ -200,11 +192,10 @@ class SseTransport:
         try:
             message = decode_json(event.data)
         except ValueError:
-            self._noise.append(one_line(event.data, 500))
+            self._inbox.note(event.data)
             log.debug("%s: non-JSON SSE data: %.200s", self.server, event.data)
             return
-        self._inbox.append(message)
-        self._wake()
+        self._inbox.put(message)
 
     def _set_endpoint(self, data: str) -> None:
         if self.endpoint is not None:
@@ -220,15 +211,8 @@ class SseTransport:
         if self._endpoint_ready is not None and not self._endpoint_ready.done():
             self._endpoint_ready.set_result(None)
 
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
     def _end(self, error: TransportError) -> None:
-        if self._error is None:
-            self._error = error
-        self._wake()
+        self._inbox.end(error)
         if self._endpoint_ready is not None and not self._endpoint_ready.done():
             self._endpoint_ready.set_result(None)
 

@@ -1,0 +1,533 @@
+"""`OAuthProvider`: OAuth 2.1 for one HTTP MCP server, behind the transports' `HttpAuth` protocol.
+
+Before every request it hands out the held access token (`Authorization: Bearer …`, or `DPoP …` plus a fresh
+proof), refreshing it first when it is about to expire. On a challenge from the server it:
+
+* 401: reads the server's protected-resource metadata again (the AS may have moved: then the old AS's client and
+  tokens are never shown to the new one), tries the refresh token, else runs the configured grant: an interactive
+  authorization-code login with PKCE (needs an `Authorizer`; without one: AuthRequiredError), client credentials,
+  a JWT-bearer workload assertion, or enterprise-managed authorization (token exchange at the IdP, then JWT bearer);
+* 403 `insufficient_scope`: re-authorizes with the union of the scopes held and the scopes asked for, once per
+  scope set (a server that keeps refusing gets an AuthError, not a loop);
+* a DPoP nonce demand (401 `use_dpop_nonce`, or any DPoP-Nonce header): remembers the nonce and retries.
+
+Every wait is bounded; tokens, secrets and keys never reach a log line or an error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import logging
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+
+from mini_claude.errors import AuthError, AuthRequiredError
+from mini_claude.mcp.auth.authorizer import Authorizer
+from mini_claude.mcp.auth.discovery import (
+    AuthServerMetadata,
+    Challenge,
+    ProtectedResource,
+    discover_auth_server,
+    discover_resource,
+    parse_challenge,
+)
+from mini_claude.mcp.auth.dpop import DpopKey, is_nonce_challenge
+from mini_claude.mcp.auth.registration import (
+    choose_secret_method,
+    client_from_record,
+    client_record,
+    configured_client,
+    register_client,
+)
+from mini_claude.mcp.auth.settings import OAuthSettings
+from mini_claude.mcp.auth.store import TokenStore
+from mini_claude.mcp.auth.tokens import (
+    TOKEN_TYPE_ID_JAG,
+    TOKEN_TYPE_ID_TOKEN,
+    ClientAuth,
+    TokenEndpointError,
+    TokenResponse,
+    authorization_code_form,
+    client_credentials_form,
+    jwt_bearer_form,
+    refresh_form,
+    token_exchange_form,
+    token_request,
+)
+from mini_claude.mcp.config import ServerConfig
+
+__all__ = ["MAX_FLOWS_PER_WINDOW", "REFRESH_MARGIN_S", "OAuthProvider", "login_needed_message"]
+
+log = logging.getLogger(__name__)
+
+REFRESH_MARGIN_S = 60.0  # refresh a token this long before it expires
+MAX_FLOWS_PER_WINDOW = 4  # authorizations (logins / grants) within FLOW_WINDOW_S before we give up
+FLOW_WINDOW_S = 60.0
+PROBE_TIMEOUT_S = 15.0
+OFFLINE_ACCESS = "offline_access"
+
+
+def login_needed_message(name: str) -> str:
+    return f"needs a login: run `mini-claude mcp login {name}`"
+
+
+def _pkce_pair() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)  # 64 characters of [A-Za-z0-9_-]: RFC 7636 allows 43-128
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode("ascii")).digest()).rstrip(b"=")
+    return verifier, challenge.decode("ascii")
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    for k, v in headers.items():
+        if k.lower() == name:
+            return v
+    return None
+
+
+def _merge_scopes(*groups: Any) -> list[str]:
+    merged: list[str] = []
+    for group in groups:
+        for scope in group or ():
+            if scope and scope not in merged:
+                merged.append(scope)
+    return merged
+
+
+class OAuthProvider:
+    """Implements `mini_claude.mcp.transports.base.HttpAuth` for one server (see the module docstring)."""
+
+    def __init__(self, cfg: ServerConfig, settings: OAuthSettings, *, authorizer: Authorizer | None = None,
+                 store: TokenStore | None = None) -> None:
+        if not cfg.url:
+            raise AuthError("OAuth needs an HTTP server URL", server=cfg.name)
+        self.server = cfg.name
+        self.url = cfg.url
+        self.settings = settings
+        self.authorizer = authorizer
+        self.store = store if store is not None else TokenStore(None)
+        self._key = TokenStore.server_key(cfg.name, cfg.url)
+        self._token: dict[str, Any] | None = None
+        self._loaded = False
+        self._dpop: DpopKey | None = None
+        self._resource: ProtectedResource | None = None
+        self._meta: AuthServerMetadata | None = None
+        self._scopes: list[str] = []  # what the last authorization asked for
+        self._step_ups: set[frozenset[str]] = set()
+        self._flow_times: list[float] = []
+        self._failed_assertion: tuple[str, AuthError] | None = None
+        self._lock: asyncio.Lock | None = None
+
+    # ---- HttpAuth ------------------------------------------------------------------------------------------------
+
+    async def request_headers(self, method: str, url: str) -> dict[str, str]:
+        token = await self._usable_token()
+        if token is None:
+            return {}
+        access = token["access_token"]
+        if token.get("token_type") == "DPoP" and self._dpop is not None:
+            return {"Authorization": f"DPoP {access}", "DPoP": self._dpop.proof(method, url, access_token=access)}
+        return {"Authorization": f"Bearer {access}"}
+
+    async def handle_challenge(self, method: str, url: str, status: int, headers: Mapping[str, str]) -> bool:
+        seen = self._token
+        if self._dpop is not None and _header(headers, "dpop-nonce"):
+            before = self._dpop.nonce_for(url)
+            self._dpop.remember_nonce(url, headers)
+            if is_nonce_challenge(status, headers, None) or (status == 400 and self._dpop.nonce_for(url) != before):
+                return True
+        challenge = parse_challenge(headers)
+        if status == 401:
+            async with self._guard():
+                if self._token is not seen and self._token is not None:
+                    return True  # a concurrent request already got a new token
+                await self._on_unauthorized(challenge)
+            return True
+        if status == 403 and challenge.error == "insufficient_scope":
+            async with self._guard():
+                if self._token is not seen and self._token is not None:
+                    return True
+                await self._step_up(challenge)
+            return True
+        return False
+
+    # ---- explicit login / logout -----------------------------------------------------------------------------
+
+    async def login(self) -> None:
+        """A fresh authorization now (what `mcp login` runs): probe the server for its challenge, forget what is
+        held, authorize."""
+        async with httpx.AsyncClient() as http:
+            challenge = await self._probe(http)
+            self._token = None
+            self._loaded = True
+            self.store.forget(self._key)
+            async with self._guard():
+                await self._authorize(http, challenge, scopes=None)
+
+    async def _probe(self, http: httpx.AsyncClient) -> Challenge:
+        body = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "mini-claude", "version": "0"}}}
+        try:
+            response = await http.post(self.url, content=json.dumps(body),
+                                       headers={"Content-Type": "application/json",
+                                                "Accept": "application/json, text/event-stream"},
+                                       timeout=PROBE_TIMEOUT_S)
+            await response.aclose()
+        except httpx.HTTPError as exc:
+            raise AuthError(f"cannot reach {self.url}: {type(exc).__name__}", server=self.server) from None
+        session = response.headers.get("mcp-session-id")
+        if session:
+            try:
+                await http.delete(self.url, headers={"Mcp-Session-Id": session}, timeout=PROBE_TIMEOUT_S)
+            except httpx.HTTPError:
+                pass
+        return parse_challenge(response.headers) if response.status_code in (401, 403) else Challenge()
+
+    # ---- tokens held ---------------------------------------------------------------------------------------------
+
+    def _guard(self) -> asyncio.Lock:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        entry = self.store.entry(self._key)
+        issuer = entry.get("issuer")
+        record = entry.get("tokens", {}).get(issuer) if isinstance(issuer, str) else None
+        if isinstance(record, dict) and isinstance(record.get("access_token"), str):
+            self._token = record
+            self._dpop = self._dpop_from(record)
+
+    def _dpop_from(self, record: dict[str, Any]) -> DpopKey | None:
+        pem, alg = record.get("dpop_key"), record.get("dpop_alg")
+        if isinstance(pem, str) and isinstance(alg, str):
+            try:
+                return DpopKey.from_pem(pem, alg)
+            except AuthError:
+                return None
+        return None
+
+    async def _usable_token(self) -> dict[str, Any] | None:
+        self._load()
+        token = self._token
+        if token is None:
+            return None
+        expires_at = token.get("expires_at")
+        if isinstance(expires_at, int | float) and expires_at - time.time() < REFRESH_MARGIN_S:
+            if token.get("refresh_token"):
+                async with self._guard():
+                    if self._token is token:
+                        async with httpx.AsyncClient() as http:
+                            await self._refresh(http, token)
+                token = self._token
+            elif expires_at <= time.time():
+                return None  # the server's 401 will get a new one
+        return token
+
+    def _drop_token(self) -> None:
+        if self._token is not None:
+            issuer = self._token.get("issuer")
+            if isinstance(issuer, str):
+                self.store.put(self._key, "tokens", issuer, None)
+        self._token = None
+
+    def _keep(self, response: TokenResponse, meta: AuthServerMetadata, resource: str, client: ClientAuth,
+              scope: str | None, previous_refresh: str | None = None) -> None:
+        dpop = self._dpop if response.token_type == "DPoP" else None
+        record: dict[str, Any] = {
+            "access_token": response.access_token,
+            "token_type": "DPoP" if dpop is not None else "Bearer",
+            "expires_at": response.expires_at,
+            "refresh_token": response.refresh_token or previous_refresh,
+            "scope": response.scope or scope,
+            "requested_scope": scope,
+            "issuer": meta.issuer,
+            "token_endpoint": meta.token_endpoint,
+            "resource": resource,
+            "client": {"client_id": client.client_id, "method": client.method},
+            "obtained_at": time.time(),
+        }
+        if dpop is not None:
+            record["dpop_key"] = dpop.to_pem()
+            record["dpop_alg"] = dpop.alg
+        self._token = record
+        self.store.put(self._key, "tokens", meta.issuer, record)
+        log.info("MCP server %r: authorized by %s", self.server, meta.issuer)
+
+    def _client_for_record(self, token: dict[str, Any]) -> ClientAuth | None:
+        info = token.get("client") if isinstance(token.get("client"), dict) else {}
+        client_id = info.get("client_id")
+        if not isinstance(client_id, str):
+            return None
+        if self.settings.client_id == client_id:
+            key = self.settings.read_private_key()
+            if key is not None:
+                return ClientAuth(client_id, "private_key_jwt", private_key_pem=key,
+                                  signing_alg=self.settings.signing_algorithm or "ES256")
+            return ClientAuth(client_id, str(info.get("method") or "none"), client_secret=self.settings.client_secret)
+        stored = client_from_record(self.store.get(self._key, "clients", str(token.get("issuer"))))
+        if stored is not None and stored.client_id == client_id:
+            return stored
+        return ClientAuth(client_id, "none") if info.get("method") == "none" else None
+
+    async def _refresh(self, http: httpx.AsyncClient, token: dict[str, Any]) -> bool:
+        client = self._client_for_record(token)
+        refresh_token = token.get("refresh_token")
+        if client is None or not isinstance(refresh_token, str):
+            return False
+        form = refresh_form(refresh_token, token.get("resource"))
+        try:
+            response = await token_request(http, str(token["token_endpoint"]), form, client_auth=client,
+                                           assertion_audience=str(token.get("issuer")), dpop=self._dpop,
+                                           server=self.server)
+        except AuthError as exc:
+            log.info("MCP server %r: token refresh failed (%s)", self.server, exc.message)
+            self._drop_token()
+            return False
+        meta = AuthServerMetadata(issuer=str(token["issuer"]), authorization_endpoint=None,
+                                  token_endpoint=str(token["token_endpoint"]))
+        self._keep(response, meta, str(token.get("resource")), client, token.get("requested_scope"),
+                   previous_refresh=refresh_token)
+        return True
+
+    # ---- challenges ----------------------------------------------------------------------------------------------
+
+    async def _on_unauthorized(self, challenge: Challenge) -> None:
+        self._load()
+        used = self._token
+        async with httpx.AsyncClient() as http:
+            resource = await discover_resource(http, self.url, challenge, self.server)
+            if used is not None:
+                issuer = used.get("issuer")
+                same_as = issuer in resource.authorization_servers or resource.url is None
+                if same_as and used.get("refresh_token") and await self._refresh(http, used):
+                    return
+                self._drop_token()
+            await self._authorize(http, challenge, scopes=None, resource=resource)
+
+    async def _step_up(self, challenge: Challenge) -> None:
+        wanted = _merge_scopes(self._scopes or (self._token or {}).get("requested_scope", "").split(),
+                               (challenge.scope or "").split())
+        key = frozenset(wanted)
+        if key in self._step_ups:
+            raise AuthError(f"the server still refuses with insufficient_scope after authorizing scope "
+                            f"{' '.join(wanted)!r}; the account may lack that permission", server=self.server)
+        self._step_ups.add(key)
+        async with httpx.AsyncClient() as http:
+            await self._authorize(http, challenge, scopes=wanted, resource=self._resource)
+
+    # ---- authorizing ---------------------------------------------------------------------------------------------
+
+    def _count_flow(self) -> None:
+        now = time.monotonic()
+        self._flow_times = [t for t in self._flow_times if now - t < FLOW_WINDOW_S]
+        if len(self._flow_times) >= MAX_FLOWS_PER_WINDOW:
+            raise AuthError(f"authorization keeps failing ({len(self._flow_times)} attempts in "
+                            f"{FLOW_WINDOW_S:g}s); giving up", server=self.server)
+        self._flow_times.append(now)
+
+    async def _authorize(self, http: httpx.AsyncClient, challenge: Challenge, *, scopes: list[str] | None,
+                         resource: ProtectedResource | None = None) -> None:
+        if resource is None:
+            resource = await discover_resource(http, self.url, challenge, self.server)
+        issuer = resource.authorization_servers[0]
+        meta = await discover_auth_server(http, issuer, self.server, legacy=resource.url is None)
+        previous = self.store.entry(self._key).get("issuer")
+        if isinstance(previous, str) and previous != meta.issuer:
+            log.info("MCP server %r: authorization server changed to %s; registering afresh", self.server,
+                     meta.issuer)
+            self.store.put(self._key, "tokens", previous, None)
+            self._dpop = None
+        self._resource, self._meta = resource, meta
+        if scopes is None:
+            base = (challenge.scope.split() if challenge.scope else None) or self.settings.scopes \
+                or resource.scopes_supported or ()
+            scopes = _merge_scopes(base)
+        grant = self._grant_for(meta)
+        if (grant == "authorization_code" and meta.scopes_supported and OFFLINE_ACCESS in meta.scopes_supported
+                and OFFLINE_ACCESS not in scopes):
+            scopes = [*scopes, OFFLINE_ACCESS]
+        self._scopes = list(scopes)
+        scope = " ".join(scopes) or None
+        self._count_flow()
+        self._dpop = self._dpop_for(meta)
+        if grant == "authorization_code":
+            await self._authorization_code(http, meta, resource.resource, scope)
+        elif grant == "client_credentials":
+            await self._client_credentials(http, meta, resource.resource, scope)
+        elif grant == "jwt_bearer":
+            await self._jwt_bearer(http, meta, resource.resource, scope)
+        else:
+            await self._enterprise(http, meta, resource.resource, scope)
+
+    def _grant_for(self, meta: AuthServerMetadata) -> str:
+        """The configured grant; an unconfigured one becomes client_credentials when the AS offers only that and
+        the config holds client credentials (a machine client needs no login)."""
+        grant = self.settings.grant_type
+        grants = meta.grant_types or ()
+        if (grant == "authorization_code" and not self.settings.grant_type_explicit
+                and self.settings.has_client_credentials and "client_credentials" in grants
+                and "authorization_code" not in grants):
+            return "client_credentials"
+        return grant
+
+    def _dpop_for(self, meta: AuthServerMetadata) -> DpopKey | None:
+        wanted = self.settings.dpop
+        algs = meta.dpop_algs
+        if wanted is False or (wanted is None and not algs):
+            return None
+        if self._dpop is not None and (not algs or self._dpop.alg in algs):
+            return self._dpop
+        for alg in ("ES256", *(algs or ())):
+            if algs and alg not in algs:
+                continue
+            try:
+                return DpopKey.generate(alg)
+            except AuthError:
+                continue
+        raise AuthError(f"the authorization server wants DPoP with {', '.join(algs or ())}, none of which is "
+                        f"supported; set mcpServers.{self.server}.oauth.dpop to false", server=self.server)
+
+    async def _registered_client(self, http: httpx.AsyncClient, meta: AuthServerMetadata, redirect_uri: str,
+                                 scope: str | None) -> tuple[ClientAuth, bool]:
+        """The client for an authorization-code login, and whether it came from dynamic registration."""
+        configured = configured_client(self.settings, meta)
+        if configured is not None:
+            return configured, False
+        if meta.cimd_supported and self.settings.client_metadata_url:
+            return ClientAuth(self.settings.client_metadata_url, "none"), False
+        record = self.store.get(self._key, "clients", meta.issuer)
+        if record is not None and record.get("redirect_uri") == redirect_uri:
+            stored = client_from_record(record)
+            if stored is not None:
+                return stored, True
+        client = await register_client(http, meta, redirect_uri, scope, self.server)
+        self.store.put(self._key, "clients", meta.issuer, {**client_record(client), "redirect_uri": redirect_uri})
+        return client, True
+
+    async def _authorization_code(self, http: httpx.AsyncClient, meta: AuthServerMetadata, resource: str,
+                                  scope: str | None) -> None:
+        authorizer = self.authorizer
+        if authorizer is None:
+            raise AuthRequiredError(login_needed_message(self.server), server=self.server)
+        if meta.from_metadata and "S256" not in (meta.code_challenge_methods or ()):
+            raise AuthError(f"the authorization server {meta.issuer} does not support PKCE with S256 "
+                            f"(code_challenge_methods_supported); refusing to log in", server=self.server)
+        if not meta.authorization_endpoint:
+            raise AuthError(f"the authorization server {meta.issuer} has no authorization_endpoint; configure a "
+                            f"machine grant (mcpServers.{self.server}.oauth.grantType)", server=self.server)
+        start = getattr(authorizer, "start", None)
+        if start is not None:
+            await start()  # binds the loopback port, so the redirect URI is known before registration
+        redirect_uri = authorizer.redirect_uri
+        client, dynamic = await self._registered_client(http, meta, redirect_uri, scope)
+        verifier, code_challenge = _pkce_pair()
+        state = secrets.token_urlsafe(24)
+        params = {"response_type": "code", "client_id": client.client_id, "redirect_uri": redirect_uri,
+                  "code_challenge": code_challenge, "code_challenge_method": "S256", "state": state,
+                  "resource": resource}
+        if scope:
+            params["scope"] = scope
+        endpoint = meta.authorization_endpoint
+        url = endpoint + ("&" if "?" in endpoint else "?") + urlencode(params)
+        reply = await authorizer.authorize(url)
+        code = self._check_reply(reply, state, meta)
+        form = authorization_code_form(code, redirect_uri, verifier, resource)
+        try:
+            response = await token_request(http, meta.token_endpoint, form, client_auth=client,
+                                           assertion_audience=meta.issuer, dpop=self._dpop, server=self.server)
+        except TokenEndpointError as exc:
+            if dynamic and exc.error == "invalid_client":
+                self.store.put(self._key, "clients", meta.issuer, None)  # register afresh next time
+            raise
+        self._keep(response, meta, resource, client, scope)
+
+    def _check_reply(self, reply: Mapping[str, str], state: str, meta: AuthServerMetadata) -> str:
+        if reply.get("error"):
+            description = " ".join(str(reply.get("error_description") or "").split())[:200]
+            raise AuthError(f"authorization refused: {reply['error']}" + (f" ({description})" if description else ""),
+                            server=self.server)
+        if reply.get("state") != state:
+            raise AuthError("the authorization response's state does not match the request; refusing it",
+                            server=self.server)
+        iss = reply.get("iss")
+        if iss is not None:
+            if iss != meta.issuer:  # RFC 9207: simple string comparison, no normalisation
+                raise AuthError(f"the authorization response comes from issuer {iss!r}, not {meta.issuer!r}; "
+                                f"refusing it", server=self.server)
+        elif meta.iss_parameter_supported:
+            raise AuthError("the authorization response lacks the `iss` parameter its server promises (RFC 9207); "
+                            "refusing it", server=self.server)
+        code = reply.get("code")
+        if not code:
+            raise AuthError("the authorization response carries no code", server=self.server)
+        return code
+
+    def _machine_client(self, meta: AuthServerMetadata) -> ClientAuth:
+        client = configured_client(self.settings, meta)
+        if client is None:
+            raise AuthError(f"set mcpServers.{self.server}.oauth.clientId for the {self.settings.grant_type} grant",
+                            server=self.server)
+        return client
+
+    async def _client_credentials(self, http: httpx.AsyncClient, meta: AuthServerMetadata, resource: str,
+                                  scope: str | None) -> None:
+        client = self._machine_client(meta)
+        response = await token_request(http, meta.token_endpoint, client_credentials_form(scope, resource),
+                                       client_auth=client, assertion_audience=meta.issuer, dpop=self._dpop,
+                                       server=self.server)
+        self._keep(response, meta, resource, client, scope)
+
+    async def _jwt_bearer(self, http: httpx.AsyncClient, meta: AuthServerMetadata, resource: str,
+                          scope: str | None) -> None:
+        assertion = self.settings.read_assertion()
+        if self._failed_assertion is not None and self._failed_assertion[0] == assertion:
+            raise self._failed_assertion[1]  # a refused assertion is not retried (SEP-1933); a new one is
+        client = self._machine_client(meta)
+        try:
+            response = await token_request(http, meta.token_endpoint, jwt_bearer_form(assertion, scope, resource),
+                                           client_auth=client, assertion_audience=meta.issuer, dpop=self._dpop,
+                                           server=self.server)
+        except AuthError as exc:
+            self._failed_assertion = (assertion, exc)
+            raise
+        self._keep(response, meta, resource, client, scope)
+
+    async def _enterprise(self, http: httpx.AsyncClient, meta: AuthServerMetadata, resource: str,
+                          scope: str | None) -> None:
+        ent = self.settings.enterprise
+        assert ent is not None
+        id_token = ent.read_id_token(f"{self.settings.key}.enterprise")
+        idp_endpoint = ent.idp_token_endpoint
+        if not idp_endpoint:
+            assert ent.idp_issuer is not None
+            idp_endpoint = (await discover_auth_server(http, ent.idp_issuer, self.server)).token_endpoint
+        idp_client_id = ent.idp_client_id or self.settings.client_id or ""
+        if ent.idp_client_secret:
+            idp_client = ClientAuth(idp_client_id, "client_secret_basic", client_secret=ent.idp_client_secret)
+        else:
+            idp_client = ClientAuth(idp_client_id, "none")
+        form = token_exchange_form(id_token, TOKEN_TYPE_ID_TOKEN, TOKEN_TYPE_ID_JAG, meta.issuer, resource, scope)
+        try:
+            jag = await token_request(http, idp_endpoint, form, client_auth=idp_client, server=self.server)
+        except AuthError as exc:
+            raise AuthError(f"the identity provider refused the token exchange: {exc.message}",
+                            server=self.server) from None
+        client = self._machine_client(meta)
+        if client.method == "none" and client.client_secret is None and self.settings.client_secret:
+            client = ClientAuth(client.client_id, choose_secret_method(meta), client_secret=self.settings.client_secret)
+        response = await token_request(http, meta.token_endpoint, jwt_bearer_form(jag.access_token, scope, resource),
+                                       client_auth=client, assertion_audience=meta.issuer, dpop=self._dpop,
+                                       server=self.server)
+        self._keep(response, meta, resource, client, scope)

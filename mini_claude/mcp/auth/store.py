@@ -1,0 +1,140 @@
+"""`TokenStore`: the OAuth state kept between runs, in `mcp-oauth.json` under the user's state directory.
+
+Layout (never printed; the file is created 0600 and replaced atomically, so a crash never leaves half a file):
+
+    {"version": 1,
+     "servers": {"<name> <url>": {"issuer": "<current AS issuer>",
+                                  "clients": {"<issuer>": {client_id, client_secret, method, ...}},
+                                  "tokens":  {"<issuer>": {access_token, token_type, expires_at, ...}}}}}
+
+Tokens and client registrations are kept per server (name and URL: a changed URL starts afresh) and per
+authorization-server issuer (credentials of one AS are never shown to another). `TokenStore(None)` keeps everything
+in memory only (tests, the conformance client).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mini_claude.paths import state_dir
+
+__all__ = ["STORE_FILE", "TokenStore"]
+
+log = logging.getLogger(__name__)
+
+STORE_FILE = "mcp-oauth.json"
+_VERSION = 1
+
+
+class TokenStore:
+    """Read-modify-write access to the store file. Every method re-reads the file, so two mini-claude processes
+    see each other's logins; a missing or unreadable file reads as empty."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._memory: dict[str, Any] = {"version": _VERSION, "servers": {}}
+
+    @classmethod
+    def default(cls, env: Mapping[str, str] | None = None) -> TokenStore:
+        return cls(state_dir(env) / STORE_FILE)
+
+    @staticmethod
+    def server_key(name: str, url: str) -> str:
+        return f"{name} {url}"
+
+    # ---- whole entries -------------------------------------------------------------------------------------------
+
+    def entry(self, key: str) -> dict[str, Any]:
+        """A copy of one server's entry ({} when there is none)."""
+        entry = self._load()["servers"].get(key)
+        return json.loads(json.dumps(entry)) if isinstance(entry, dict) else {}
+
+    def put_entry(self, key: str, entry: dict[str, Any]) -> None:
+        data = self._load()
+        data["servers"][key] = entry
+        self._save(data)
+
+    def forget(self, key: str) -> bool:
+        """Drop everything kept for one server. True if there was something."""
+        data = self._load()
+        if key not in data["servers"]:
+            return False
+        del data["servers"][key]
+        self._save(data)
+        return True
+
+    def forget_server(self, name: str) -> bool:
+        """Drop everything kept for every URL a server of this name had."""
+        data = self._load()
+        keys = [k for k in data["servers"] if k.split(" ", 1)[0] == name]
+        for k in keys:
+            del data["servers"][k]
+        if keys:
+            self._save(data)
+        return bool(keys)
+
+    # ---- per issuer ----------------------------------------------------------------------------------------------
+
+    def get(self, key: str, section: str, issuer: str) -> dict[str, Any] | None:
+        value = self.entry(key).get(section, {}).get(issuer)
+        return value if isinstance(value, dict) else None
+
+    def put(self, key: str, section: str, issuer: str, value: dict[str, Any] | None) -> None:
+        """Set (or, with None, delete) `section` ("clients" / "tokens") for `issuer`; also records the issuer."""
+        data = self._load()
+        entry = data["servers"].setdefault(key, {})
+        bucket = entry.setdefault(section, {})
+        if value is None:
+            bucket.pop(issuer, None)
+        else:
+            bucket[issuer] = value
+            entry["issuer"] = issuer
+        self._save(data)
+
+    # ---- the file ------------------------------------------------------------------------------------------------
+
+    def _load(self) -> dict[str, Any]:
+        if self.path is None:
+            return self._memory
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {"version": _VERSION, "servers": {}}
+        except OSError as exc:
+            log.warning("cannot read %s (%s); OAuth logins are not remembered", self.path, exc.strerror or exc)
+            return {"version": _VERSION, "servers": {}}
+        try:
+            data = json.loads(text)
+        except ValueError:
+            log.warning("%s is not valid JSON; starting with no stored OAuth logins", self.path)
+            return {"version": _VERSION, "servers": {}}
+        if not isinstance(data, dict) or not isinstance(data.get("servers"), dict):
+            return {"version": _VERSION, "servers": {}}
+        return data
+
+    def _save(self, data: dict[str, Any]) -> None:
+        if self.path is None:
+            self._memory = data
+            return
+        path = self.path
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # mkstemp creates the file 0600: the secrets are never readable by others, not even for an instant
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(data, handle, indent=1)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise

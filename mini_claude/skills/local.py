@@ -1,0 +1,93 @@
+"""The agent's own skills on disk: `<project>/.claude/skills/<name>/SKILL.md` and `~/.claude/skills/...`.
+
+Discovery reads each SKILL.md's front matter (name + description) for the listing; `load()` reads the file again
+when the model asks for it, and `read_file()` reads a supporting file inside the skill's directory (never
+outside it, symlinks resolved).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from mini_claude.errors import ToolError
+from mini_claude.skills.frontmatter import FrontmatterError, parse_frontmatter
+
+__all__ = ["MAX_LOCAL_SKILL_FILE_BYTES", "LocalSkill", "discover_local_skills"]
+
+log = logging.getLogger(__name__)
+
+MAX_LOCAL_SKILL_FILE_BYTES = 1024 * 1024
+SKILL_FILE_NAME = "SKILL.md"
+
+
+@dataclass(frozen=True)
+class LocalSkill:
+    """A skill directory on disk. `origin` is "project" or "user"."""
+
+    name: str
+    description: str
+    directory: Path
+    origin: str
+
+    @property
+    def location(self) -> str:
+        return str(self.directory)
+
+    async def load(self) -> str:
+        return await asyncio.to_thread(_read_text, self.directory / SKILL_FILE_NAME)
+
+    async def read_file(self, relpath: str) -> str:
+        root = self.directory.resolve()
+        target = (root / relpath.lstrip("/")).resolve()
+        if target != root and root not in target.parents:
+            raise ToolError(f"{relpath!r} is not a file inside skill {self.name!r}")
+        return await asyncio.to_thread(_read_text, target)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_LOCAL_SKILL_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ToolError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_LOCAL_SKILL_FILE_BYTES:
+        raise ToolError(f"{path} is larger than {MAX_LOCAL_SKILL_FILE_BYTES} bytes")
+    return data.decode("utf-8", errors="replace")
+
+
+def discover_local_skills(project: Path | None, home: Path | None) -> list[LocalSkill]:
+    """Skills under `<project>/.claude/skills` then `<home>/.claude/skills`, sorted by name within each. A
+    directory without a readable SKILL.md with a name and description is skipped (logged)."""
+    found: list[LocalSkill] = []
+    for base, origin in ((project, "project"), (home, "user")):
+        if base is None:
+            continue
+        skills_dir = base / ".claude" / "skills"
+        try:
+            candidates = sorted(p for p in skills_dir.iterdir() if (p / SKILL_FILE_NAME).is_file())
+        except OSError:
+            continue
+        for directory in candidates:
+            skill = _local_skill(directory, origin)
+            if skill is not None:
+                found.append(skill)
+    return found
+
+
+def _local_skill(directory: Path, origin: str) -> LocalSkill | None:
+    path = directory / SKILL_FILE_NAME
+    try:
+        frontmatter = parse_frontmatter(_read_text(path))
+    except (ToolError, FrontmatterError) as exc:
+        log.warning("skipping skill %s: %s", path, exc)
+        return None
+    name, description = frontmatter.get("name"), frontmatter.get("description")
+    if not isinstance(description, str) or not description.strip():
+        log.warning("skipping skill %s: its front matter has no description", path)
+        return None
+    if not isinstance(name, str) or not name.strip():
+        name = directory.name  # Claude Code falls back to the directory name
+    return LocalSkill(name=name.strip(), description=description.strip(), directory=directory, origin=origin)

@@ -1,8 +1,9 @@
 """The interactive REPL: prompt_toolkit input, slash commands, Ctrl+C handling, permission and approval prompts.
 
-Ctrl+C during a turn cancels that turn (tools are cancelled, the history stays valid) and returns to the prompt;
-Ctrl+C at an empty prompt twice in a row exits. MCP servers start in the background: the prompt is usable at once
-and servers announce themselves as they become ready or fail.
+Ctrl+C during a turn (or a `/mcp login`) cancels it (tools are cancelled, the history stays valid) and returns to
+the prompt; Ctrl+C at an empty prompt twice in a row exits. MCP servers start in the background: the prompt is
+usable at once and servers announce themselves as they become ready or fail. `/mcp login NAME` runs the OAuth
+login of an http/sse server and restarts it in the running session, so its tools appear at once.
 """
 
 from __future__ import annotations
@@ -13,25 +14,34 @@ import contextlib
 import json
 import signal
 import sys
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import IO, TYPE_CHECKING, Any
 
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.run import server_line, start_interactive_session
 from mini_claude.errors import MiniClaudeError
 from mini_claude.mcp.config import ServerConfig
-from mini_claude.mcp.manager import ServerState
+from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
 from mini_claude.paths import state_dir
 
-__all__ = ["SLASH_COMMANDS", "Repl"]
+if TYPE_CHECKING:
+    from mini_claude.mcp.auth import Authorizer
+
+__all__ = ["MCP_USAGE", "SLASH_COMMANDS", "Repl", "mcp_command"]
 
 SLASH_COMMANDS = {
     "/help": "show this help",
     "/clear": "forget the conversation",
     "/cost": "tokens used in this session",
     "/model": "show or set the model: /model NAME",
-    "/mcp": "status of every MCP server",
+    "/mcp": "status of every MCP server; /mcp login NAME, /mcp logout NAME: OAuth for an http/sse server",
     "/exit": "leave (also: exit, quit, Ctrl+D)",
 }
+MCP_USAGE = "usage: /mcp | /mcp login NAME | /mcp logout NAME"
+_COMPLETIONS = [*SLASH_COMMANDS, "/mcp login", "/mcp logout"]
+
+# builds the interactive half of a login for one server (tests pass a headless one)
+AuthorizerFactory = Callable[[ServerConfig, IO[str]], "Authorizer"]
 
 
 class Repl:
@@ -50,7 +60,7 @@ class Repl:
         history_dir = state_dir()
         history_dir.mkdir(parents=True, exist_ok=True)
         self._session = PromptSession(history=FileHistory(str(history_dir / "repl-history")),
-                                      completer=WordCompleter(list(SLASH_COMMANDS), sentence=True))
+                                      completer=WordCompleter(_COMPLETIONS, sentence=True))
         self.parts = await start_interactive_session(self.args, self.ui, self._ask_server, self._ask_permission,
                                                      self._server_changed)
         self.ui.info(f"mini-claude — model {self.parts.agent.model.name}; /help for commands, Ctrl+D to exit")
@@ -94,22 +104,27 @@ class Repl:
                 loop.remove_signal_handler(signal.SIGINT)
 
     async def _run_turn(self, text: str) -> None:
-        self._turn = asyncio.ensure_future(self.parts.agent.run(text))
+        outcome = await self._interruptible(self.parts.agent.run(text), "interrupted")
+        if outcome is not None and outcome.stop == "max_turns":
+            self.ui.warn(f"stopped after {self.parts.agent.max_turns} turns (--max-turns)")
+
+    async def _interruptible(self, work: Awaitable[Any], interrupted: str) -> Any:
+        """Run `work` so that Ctrl+C cancels it (and only it): None, after saying `interrupted`, if it was."""
+        self._turn = asyncio.ensure_future(work)
         self._sigint(True)
         try:
-            outcome = await self._turn
-            if outcome.stop == "max_turns":
-                self.ui.warn(f"stopped after {self.parts.agent.max_turns} turns (--max-turns)")
+            return await self._turn
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
                 raise
-            self.ui.warn("interrupted")
+            self.ui.warn(interrupted)
         except MiniClaudeError as exc:
             self.ui.error(str(exc))
         finally:
             self._turn = None
             self._sigint(False)
+        return None
 
     def _interrupt(self) -> None:
         if self._turn is not None and not self._turn.done():
@@ -120,6 +135,7 @@ class Repl:
         if command == "/help":
             for name, help_text in SLASH_COMMANDS.items():
                 print(f"  {name:<8} {help_text}")
+            print("  Ctrl+C cancels a running turn or login; twice at an empty prompt exits")
         elif command == "/clear":
             self.parts.agent.clear()
             self.ui.info("conversation cleared")
@@ -133,11 +149,7 @@ class Repl:
                     self.parts.agent.model.model = rest.strip()
             print(f"  model: {self.parts.agent.model.name}")
         elif command == "/mcp":
-            states = list(self.parts.manager.states.values())
-            if not states:
-                print("  no MCP servers configured (see `mini-claude mcp add --help`)")
-            for state in states:
-                print("  " + clean(server_line(state)))
+            await self._interruptible(mcp_command(self.parts.manager, rest, self.ui), "cancelled")
         else:
             self.ui.warn(f"unknown command {command}; /help lists them")
 
@@ -166,3 +178,70 @@ class Repl:
         preview = json.dumps(args, ensure_ascii=False)[:300]
         return await self._ask(f"Allow {tool.name}({clean(preview)})?  yes / always / no",
                                {"y": "yes", "a": "always", "n": "no"})
+
+
+# ---- /mcp ------------------------------------------------------------------------------------------------------
+
+async def mcp_command(manager: McpManager, args: str, ui: TerminalUI, *,
+                      authorizer_for: AuthorizerFactory | None = None, out: IO[str] | None = None) -> None:
+    """`/mcp [login NAME | logout NAME]`. Raises MiniClaudeError (one line) when a login fails; cancelling it
+    (Ctrl+C) stops waiting for the browser and closes the redirect listener."""
+    stream = out if out is not None else sys.stdout
+    words = args.split()
+    if not words:
+        _print_servers(manager, stream)
+        return
+    if words[0] not in ("login", "logout") or len(words) != 2:
+        ui.warn(MCP_USAGE)
+        return
+    action, name = words
+    state = manager.states.get(name)
+    if state is None:
+        known = ", ".join(sorted(manager.states)) or "none"
+        ui.warn(f"no MCP server named {name!r} (configured: {known})")
+        return
+    if not state.is_remote:
+        ui.warn(f"{name!r} is a {state.config.type} server; OAuth login is for http and sse servers")
+        return
+    from mini_claude.mcp.auth import TokenStore, login, logout
+
+    store = TokenStore.default(manager.env)
+    if action == "logout":
+        forgot = logout(state.config, manager.env, store=store)
+        ui.info(f"logged out of MCP server {name!r}" if forgot else f"no stored login for MCP server {name!r}")
+        if forgot and state.status is ServerStatus.READY:
+            # the running connection still holds the token in memory: reconnect so the session shows the truth
+            await manager.restart(name)
+        return
+    factory = authorizer_for or _browser_authorizer
+    ui.info(f"logging in to MCP server {name!r} (Ctrl+C cancels)")
+    await login(state.config, manager.env, factory(state.config, stream), store=store)
+    if state.status in (ServerStatus.DISABLED, ServerStatus.NEEDS_APPROVAL):
+        ui.info(f"logged in to MCP server {name!r}; it is {state.status.label}, so it was not started")
+        return
+    ui.info(f"logged in to MCP server {name!r}; restarting it")
+    # the new state is announced through the manager's on_change (the REPL prints it); say it again only when
+    # nobody listens, so a caller without on_change still learns the outcome
+    new = await manager.restart(name)
+    if manager.on_change is None:
+        print("  " + clean(server_line(new)), file=stream)
+
+
+def _print_servers(manager: McpManager, out: IO[str]) -> None:
+    states = list(manager.states.values())
+    if not states:
+        print("  no MCP servers configured (see `mini-claude mcp add --help`)", file=out)
+    for state in states:
+        line = server_line(state)
+        if state.status is ServerStatus.NEEDS_AUTH:
+            line += f" — log in: /mcp login {state.name}"
+        print("  " + clean(line), file=out)
+
+
+def _browser_authorizer(cfg: ServerConfig, out: IO[str]) -> Authorizer:
+    """Opens the browser (the URL is printed too) and waits, bounded, for the loopback redirect."""
+    import webbrowser
+
+    from mini_claude.mcp.auth import BrowserAuthorizer, OAuthSettings
+
+    return BrowserAuthorizer(OAuthSettings.from_config(cfg).callback_port, open_browser=webbrowser.open, out=out)

@@ -33,6 +33,7 @@ from typing import Any
 
 from mini_claude.errors import (
     AuthRequiredError,
+    ConfigError,
     JsonRpcError,
     McpError,
     McpTimeoutError,
@@ -65,7 +66,8 @@ DEFAULT_STARTUP_TIMEOUT_S = 30.0
 SHUTDOWN_TIMEOUT_S = 8.0
 REFRESH_DEBOUNCE_S = 0.05
 REMOTE_TYPES = frozenset({"http", "sse"})  # server types that reconnect by themselves after a lost connection
-NEEDS_LOGIN_TEXT = "needs a login: run `mini-claude mcp login {name}` (or /mcp)"
+NEEDS_LOGIN_TEXT = "needs a login: run `mini-claude mcp login {name}` (or `/mcp login {name}` in the REPL)"
+
 
 class ServerStatus(StrEnum):
     STARTING = "starting"
@@ -229,6 +231,45 @@ class McpManager:
             await asyncio.wait(closing, timeout=SHUTDOWN_TIMEOUT_S)
         for state in self.states.values():
             state.client = None
+
+    async def restart(self, name: str) -> ServerState:
+        """Stop one server (if it runs) and start it again, bounded by the startup timeout like `start()`; return
+        its new state (ready, failed or needs-auth). For a server that is ready, failed, needs a login (after
+        `mcp login`) or still starting. Raises ConfigError for an unknown name or a server that may not start
+        (disabled, or a project server awaiting approval). If the caller is cancelled, the start goes on in the
+        background and is announced through `on_change` as usual."""
+        state = self.states.get(name)
+        if state is None:
+            known = ", ".join(sorted(self.states)) or "none"
+            raise ConfigError(f"no MCP server named {name!r} (configured: {known})")
+        if state.status in (ServerStatus.DISABLED, ServerStatus.NEEDS_APPROVAL):
+            raise ConfigError(f"MCP server {name!r} is {state.status.label}: {state.error or 'it may not start'}")
+        if self._closed:
+            raise TransportError("cannot restart: the session's MCP servers are shut down", server=name)
+        # a start or reconnect in flight would race the new one for `state`. A start is stopped; a reconnect is
+        # waited for (bounded by the startup timeout), since tool calls may be awaiting it and must not see a
+        # cancellation that is not theirs
+        starting = self._tasks.pop(name, None)
+        if starting is not None and not starting.done():
+            starting.cancel()
+            await asyncio.wait([starting], timeout=SHUTDOWN_TIMEOUT_S)
+        reconnect = self._reconnects.pop(name, None)
+        if reconnect is not None and not reconnect.done():
+            await asyncio.wait([reconnect], timeout=self.startup_timeout + SHUTDOWN_TIMEOUT_S)
+        old = state.client
+        # detach first, so the old client's closed callback sees it is no longer current and ignores it
+        state.client, state.tools, state.lost, state.startup_s = None, [], None, None
+        state.status, state.error = ServerStatus.STARTING, None
+        self._changed(state)
+        if old is not None:
+            # awaited: a stdio server must be gone before its successor starts (one process per server)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(old.close(), SHUTDOWN_TIMEOUT_S)
+        task = asyncio.get_running_loop().create_task(self._start_one(state), name=f"mcp-start-{name}")
+        self._tasks[name] = task
+        # shielded: a cancelled caller (Ctrl+C while waiting) leaves the start to finish in the background
+        await asyncio.shield(task)
+        return state
 
     async def _start_one(self, state: ServerState) -> None:
         began = time.monotonic()

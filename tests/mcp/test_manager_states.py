@@ -87,14 +87,14 @@ async def test_needs_auth_and_auth_errors_leave_the_others_working(tmp_path: Pat
         states = manager.states
         assert states["locked"].status is ServerStatus.NEEDS_AUTH
         assert states["locked"].error == NEEDS_LOGIN_TEXT.format(name="locked")
-        assert states["locked"].error == "needs a login: run `mini-claude mcp login locked` (or /mcp)"
+        assert states["locked"].error == "needs a login: run `mini-claude mcp login locked` (or `/mcp login locked` in the REPL)"
         assert states["locked-msg"].status is ServerStatus.NEEDS_AUTH
         assert states["locked-msg"].error == AUTH_ERRORS["locked-msg"].message
         assert states["denied"].status is ServerStatus.FAILED
         assert states["denied"].error == AUTH_ERRORS["denied"].message
         # /mcp and the startup lines show it (cli.run.server_line)
         assert server_line(states["locked"]) == ("locked: needs auth (needs a login: run `mini-claude mcp login "
-                                                 "locked` (or /mcp))")
+                                                 "locked` (or `/mcp login locked` in the REPL))")
         # their tools are absent; the other server is unaffected
         assert states["probe"].status is ServerStatus.READY, states["probe"].error
         names = {t.name for t in manager.tools()}

@@ -245,7 +245,9 @@ def _auth_command(args: argparse.Namespace) -> int:
 
 async def _inspect(args: argparse.Namespace) -> int:
     from mini_claude.cli.session import SessionOptions, build_env, load_servers, resolve_approvals
+    from mini_claude.mcp.eras import ERAS_FILE_NAME, EraMemory
     from mini_claude.mcp.manager import McpManager, ServerStatus
+    from mini_claude.paths import state_dir
     from mini_claude.settings import load_settings
 
     cwd = Path.cwd()
@@ -267,7 +269,8 @@ async def _inspect(args: argparse.Namespace) -> int:
             raise ConfigError(f"no MCP server named {args.name!r} (configured: {known})")
         servers = {args.name: servers[args.name]}
     held = await resolve_approvals(config, settings, cwd=cwd, env=env, trust_all=args.trust_project_mcp, ask=None)
-    manager = McpManager(servers.values(), env=env, held={k: v for k, v in held.items() if k in servers})
+    manager = McpManager(servers.values(), env=env, held={k: v for k, v in held.items() if k in servers},
+                         era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME))
     manager.start()
     try:
         await manager.wait_started()

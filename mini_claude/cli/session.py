@@ -130,11 +130,16 @@ def build_session(
     from mini_claude.tools.builtins import builtin_tools
     from mini_claude.tools.output import cap_result
 
-    skills = SkillRegistry(discover_local_skills(opts.cwd, user_home(env)))
+    # loading a lost remote server's skill reconnects it (`manager` is bound below, before anything can load)
+    skills = SkillRegistry(discover_local_skills(opts.cwd, user_home(env)),
+                           client_for=lambda server: manager.connected_client(server))
     skill_tool = SkillTool(skills)
 
     def server_changed(state: Any) -> None:
-        skills.server_changed(state.name, state.client if state.status is ServerStatus.READY else None)
+        if state.status is ServerStatus.READY and state.lost is not None:
+            skills.server_lost(state.name)  # still ready, client gone until the next use: keep its skills
+        else:
+            skills.server_changed(state.name, state.client if state.status is ServerStatus.READY else None)
         if on_server_change is not None:
             on_server_change(state)
 

@@ -8,11 +8,16 @@ notifications such as `notifications/tools/list_changed`).
 
 Design notes:
 
-* Era choice (`protocol_version=None`/"auto"): probe with `server/discover` at the newest modern version; any
-  answer that is not positive modern evidence (method not found, another JSON-RPC error, HTTP 400/404/405 without
-  a modern error body, a timeout, no modern version in common) falls back to `initialize`. The answer goes to
-  `era_memory`; a server remembered as legacy is not probed again (a modern error to its `initialize` re-probes).
-  A pinned version uses exactly that era.
+* Era choice (`protocol_version=None`/"auto"): probe with `server/discover` at the newest modern version. Only
+  a result listing a modern version we speak makes the era modern (and an unsupported-version error naming one,
+  which is retried at it); anything else falls back to `initialize` at once: any other JSON-RPC error (a null-id
+  one too, while the probe is alone in flight), HTTP 400/404/405, a result without a modern version. A probe left
+  unanswered for `PROBE_GRACE_S` after it was sent is raced by `initialize` (a legacy server that ignores unknown
+  methods costs about a second, not a timeout; not for a server remembered as modern, so a slow-starting one is
+  not sent an `initialize` on every start); the first answer decides. A stdio server that exits on the probe
+  fails with a hint to pin its protocol version. The answer goes to `era_memory`; a server remembered as legacy
+  is not probed again (an unsupported-version or method-not-found refusal of its `initialize` re-probes). A pinned
+  version uses exactly that era.
 * Modern era: every request's `params._meta` carries the protocol version, client capabilities and client info;
   the transport's `MCP-Protocol-Version` header follows it. `-32022` (unsupported version) is retried once with a
   version from `error.data.supported` that we speak. A result without `resultType` is complete; an incomplete
@@ -46,10 +51,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mini_claude import __version__
-from mini_claude.errors import JsonRpcError, McpError, McpTimeoutError, ProtocolError, TransportError
+from mini_claude.errors import (
+    JsonRpcError,
+    McpError,
+    McpTimeoutError,
+    ProtocolError,
+    ServerExitedError,
+    TransportError,
+)
 from mini_claude.mcp import headers as mcp_headers
 from mini_claude.mcp.eras import Era, EraMemory
-from mini_claude.mcp.jsonrpc import JsonRpcSession
+from mini_claude.mcp.jsonrpc import METHOD_NOT_FOUND, JsonRpcSession
 from mini_claude.mcp.transports.base import Transport
 
 __all__ = [
@@ -83,8 +95,6 @@ KNOWN_PROTOCOL_VERSIONS = MODERN_PROTOCOL_VERSIONS + SUPPORTED_PROTOCOL_VERSIONS
 
 # UnsupportedProtocolVersionError: -32022 on the wire today (the harness, the SDKs), -32004 in one spec draft
 UNSUPPORTED_VERSION_CODES = frozenset({-32022, -32004})
-# other errors only a modern server sends: HeaderMismatch, missing required client capability, missing header
-_MODERN_ERROR_CODES = frozenset({-32001, -32003, -32020})
 _META_PREFIX = "io.modelcontextprotocol/"
 META_PROTOCOL_VERSION = _META_PREFIX + "protocolVersion"
 META_CLIENT_CAPABILITIES = _META_PREFIX + "clientCapabilities"
@@ -92,7 +102,8 @@ META_CLIENT_INFO = _META_PREFIX + "clientInfo"
 META_SERVER_INFO = _META_PREFIX + "serverInfo"
 _INCOMPLETE_RESULT_TYPES = frozenset({"incomplete", "input_required"})  # the spec's name, and the suite's
 MAX_INPUT_ROUNDS = 10  # multi-round-trip: input rounds one request may take before we call it a server bug
-PROBE_TIMEOUT_S = 10.0  # auto era: how long `server/discover` may take before we assume a legacy server
+PROBE_TIMEOUT_S = 10.0  # auto era: how long `server/discover` may take (its send included) before we assume legacy
+PROBE_GRACE_S = 1.0  # auto era: how long a sent `server/discover` may go unanswered before `initialize` goes too
 _FALLBACK_HTTP_STATUSES = frozenset({400, 404, 405})
 _LIST_CHANGED = {
     "notifications/tools/list_changed": ("tools/list",),
@@ -254,6 +265,8 @@ class McpClient:
         self._closing = False
         self._handlers: dict[str, RequestHandler] = {}
         self._probe_timeout_s = PROBE_TIMEOUT_S
+        self._probe_grace_s = PROBE_GRACE_S
+        self._quiet_requests: set[int] = set()  # probe ids: abandoned without notifications/cancelled
         self._tool_headers: dict[str, tuple[mcp_headers.HeaderParam, ...]] = {}
         self._list_cache: dict[str, tuple[float, list[dict[str, Any]]]] = {}  # method -> (expiry, items)
         self._list_generation: dict[str, int] = {}  # bumped by list_changed: a listing in flight is not cached
@@ -311,6 +324,7 @@ class McpClient:
             raise ProtocolError("connect() called twice", server=self.name)
         self._connecting = True
         self._probe_timeout_s = min(PROBE_TIMEOUT_S, timeout_s / 2)
+        self._probe_grace_s = min(PROBE_GRACE_S, timeout_s / 4)
         try:
             try:
                 async with asyncio.timeout(timeout_s):
@@ -332,7 +346,7 @@ class McpClient:
         pinned = self.requested_protocol_version
         if pinned is not None:
             if pinned in MODERN_PROTOCOL_VERSIONS:
-                await self._discover(pinned, probing=False)
+                await self._discover(pinned)
             else:
                 await self._initialize(pinned)
             return
@@ -341,70 +355,167 @@ class McpClient:
             try:
                 await self._initialize(LATEST_PROTOCOL_VERSION)
             except JsonRpcError as exc:
-                if not _is_modern_error(exc):
+                if not _may_have_turned_modern(exc):
                     raise
-                log.info("%s: remembered as legacy but answered initialize with a modern error; probing again",
-                         self.name)
-                await self._auto_modern(LATEST_MODERN_VERSION)
+                log.info("%s: remembered as legacy but initialize was refused (%s); probing again", self.name,
+                         exc.rpc_message)
+                await self._auto_era(LATEST_MODERN_VERSION)
             self._remember()
             return
-        version = remembered.version if remembered is not None and remembered.version in MODERN_PROTOCOL_VERSIONS \
-            else LATEST_MODERN_VERSION
-        await self._auto_modern(version)
+        if remembered is not None and remembered.version in MODERN_PROTOCOL_VERSIONS:
+            # modern last time: confirm it, but send no racing initialize (a slow-starting modern server, e.g. a
+            # Python one that takes over a second to import, would get one on every start)
+            await self._auto_era(remembered.version, race=False)
+        else:
+            await self._auto_era(LATEST_MODERN_VERSION)
         self._remember()
 
-    async def _auto_modern(self, version: str) -> None:
-        """Probe the modern era; fall back to `initialize` on anything that is not positive modern evidence."""
-        try:
-            if await self._discover(version, probing=True):
-                return
-        except _LegacyServer as why:
-            log.debug("%s: not a modern server (%s); using initialize", self.name, why)
-        self._reset_modern()
-        await self._initialize(LATEST_PROTOCOL_VERSION)
+    async def _auto_era(self, version: str, *, race: bool = True) -> None:
+        """Probe the modern era with `server/discover`; anything but a modern answer falls back to `initialize`.
 
-    async def _discover(self, version: str, *, probing: bool) -> bool:
-        """`server/discover` at `version` (one retry at a version the server names). True: modern era adopted;
-        False (only when `probing`): the server advertises no modern version we speak. Raises `_LegacyServer`
-        (only when `probing`) for an answer that says "not a modern server"."""
-        self._set_modern(version)
-        timeout = self._probe_timeout_s if probing else None
+        With `race`, a probe still unanswered `_probe_grace_s` after it was sent (a legacy server that ignores
+        unknown methods, or a slow one) is raced by an `initialize`, without cancelling it: the first answer
+        decides. A server that handles messages in order answers the probe first, so a slow modern server is
+        still found modern; the late answer to the other request is then dropped (a modern win sends no
+        `notifications/initialized`). Without `race`, only the probe's own answer (or timeout) decides.
+        """
+        sent = asyncio.Event()
+        discover = asyncio.ensure_future(self._probe_discover(version, sent.set))
+        racing: asyncio.Future[Any] | None = None
         try:
-            result = await self._modern_request("server/discover", {}, timeout=timeout)
+            if race:
+                await self._probe_grace(discover, sent)
+            if not discover.done() and race:
+                log.debug("%s: no answer to server/discover after %gs; sending initialize too", self.name,
+                          self._probe_grace_s)
+                racing = asyncio.ensure_future(self._initialize_request(LATEST_PROTOCOL_VERSION, reset=True))
+            why = await self._probe_verdict(discover, racing)
+            if why is None:
+                return  # modern
+            log.debug("%s: not a modern server (%s); using initialize", self.name, why)
+            try:
+                if racing is None:
+                    result = await self._initialize_request(LATEST_PROTOCOL_VERSION, reset=True)
+                else:
+                    result = await racing
+                    if self.protocol_version is not None:  # a probe retry went out after it: undo that
+                        self._reset_modern()
+                        version = result.get("protocolVersion") if isinstance(result, dict) else None
+                        set_version = getattr(self.transport, "set_protocol_version", None)
+                        if callable(set_version) and isinstance(version, str):
+                            set_version(version)
+            except JsonRpcError:
+                if why.supported and not any(v in KNOWN_PROTOCOL_VERSIONS for v in why.supported):
+                    raise ProtocolError(f"server supports protocol versions {', '.join(why.supported)}; "
+                                        f"mini-claude supports {', '.join(KNOWN_PROTOCOL_VERSIONS)}",
+                                        server=self.name) from None
+                raise
+            await self._adopt_initialize(result, LATEST_PROTOCOL_VERSION)
+        finally:
+            left = [task for task in (discover, racing) if task is not None and not task.done()]
+            for task in left:
+                task.cancel()
+            if left:
+                await asyncio.wait(left)
+
+    async def _probe_grace(self, discover: asyncio.Future[Any], sent: asyncio.Event) -> None:
+        """Wait until the probe is answered, or has been sent and then left unanswered for the grace period."""
+        was_sent = asyncio.ensure_future(sent.wait())
+        try:
+            await asyncio.wait({discover, was_sent}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            was_sent.cancel()
+        if not discover.done():
+            await asyncio.wait({discover}, timeout=self._probe_grace_s)
+
+    async def _probe_verdict(self, discover: asyncio.Future[Any], racing: asyncio.Future[Any] | None
+                             ) -> _LegacyServer | None:
+        """None once the modern era is adopted; the reason when the legacy era must be used (the racing
+        `initialize`, when there is one, is then what the caller awaits). The probe's answer wins when both are
+        in (it was sent first)."""
+        while True:
+            if discover.done():
+                try:
+                    result, version = discover.result()
+                except _LegacyServer as why:
+                    return why
+                if racing is not None:
+                    racing.cancel()  # its late answer is dropped; an initialize is never cancelled on the wire
+                self._adopt_discover(result, version)
+                return None
+            if racing is not None and racing.done() and not racing.cancelled() and racing.exception() is None:
+                return _LegacyServer("initialize was answered first")
+            # a failed racing initialize decides nothing: the probe's answer still may
+            await asyncio.wait({discover} if racing is None or racing.done() else {discover, racing},
+                               return_when=asyncio.FIRST_COMPLETED)
+
+    async def _probe_discover(self, version: str, on_sent: Callable[[], None]) -> tuple[dict[str, Any], str]:
+        """The era probe: `server/discover` at `version`. Returns a result listing a modern version we speak and
+        the version to use; raises `_LegacyServer` for any other answer: every
+        JSON-RPC error but an unsupported-version one naming a modern version we speak (retried once at it), a
+        null-id error while the probe is alone in flight, HTTP 400/404/405, a result without a modern version,
+        or no answer within `_probe_timeout_s`."""
+        for attempt in range(2):
+            self._set_modern(version)
+            request_id = self._session.next_request_id()  # no await before the request takes it
+            self._quiet_requests.add(request_id)
+            try:
+                result = await self._session.request(
+                    "server/discover", {"_meta": self._request_meta(version)}, timeout=self._probe_timeout_s,
+                    on_sent=on_sent, claim_null_id_error=True)
+            except JsonRpcError as exc:
+                supported = _supported_versions(exc.data) if exc.code in UNSUPPORTED_VERSION_CODES else []
+                mutual = [v for v in MODERN_PROTOCOL_VERSIONS if v in supported]
+                if mutual and not attempt:
+                    log.info("%s: server/discover: server does not take protocol %s; retrying with %s", self.name,
+                             version, mutual[0])
+                    version = mutual[0]
+                    continue
+                raise _LegacyServer(f"server/discover: error {exc.code}: {exc.rpc_message}", supported) from None
+            except McpTimeoutError:
+                raise _LegacyServer(f"server/discover got no answer in {self._probe_timeout_s:g}s") from None
+            except ServerExitedError as exc:
+                raise _exited_on_probe(exc) from None
+            except TransportError as exc:
+                status = getattr(exc, "status", None)
+                if status in _FALLBACK_HTTP_STATUSES:
+                    raise _LegacyServer(f"server/discover: HTTP {status}") from None
+                raise
+            finally:
+                self._quiet_requests.discard(request_id)  # an abandoned probe was handled before this runs
+            listed = _listed_versions(result)
+            mutual = [v for v in MODERN_PROTOCOL_VERSIONS if v in listed]
+            if not mutual:
+                # a generic `{}` (a legacy server answering any method), a non-object, or only legacy versions
+                raise _LegacyServer("server/discover lists no modern version mini-claude speaks")
+            assert isinstance(result, dict)
+            return result, version if version in listed else mutual[0]
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _discover(self, version: str) -> None:
+        """The pinned modern era: `server/discover` at `version` (one retry at a version the server names)."""
+        self._set_modern(version)
+        try:
+            result = await self._modern_request("server/discover", {}, timeout=None)
         except _NoCommonVersion as exc:
-            if probing and any(v in SUPPORTED_PROTOCOL_VERSIONS for v in exc.supported):
-                return False
             raise ProtocolError(
                 f"server supports protocol versions {', '.join(exc.supported) or '(none listed)'}; mini-claude "
                 f"supports {', '.join(KNOWN_PROTOCOL_VERSIONS)}", server=self.name) from None
-        except JsonRpcError as exc:
-            if probing and not _is_modern_error(exc):
-                raise _LegacyServer(f"server/discover: {exc.message}") from None
-            raise
-        except McpTimeoutError:
-            if probing:
-                raise _LegacyServer("server/discover got no answer") from None
-            raise
-        except TransportError as exc:
-            status = getattr(exc, "status", None)
-            if probing and status in _FALLBACK_HTTP_STATUSES:
-                raise _LegacyServer(f"server/discover: HTTP {status}") from None
-            raise
         if not isinstance(result, dict):
-            if probing:
-                raise _LegacyServer("server/discover result is not an object")
             raise ProtocolError(f"server/discover result is not an object: {result!r:.200}", server=self.name)
-        supported = result.get("supportedVersions")
-        listed = [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
-        mutual = [v for v in MODERN_PROTOCOL_VERSIONS if v in listed]
-        if probing and not mutual:
-            # a generic `{}` (a legacy server answering any method) or only legacy versions: not modern evidence
-            return False
+        listed = _listed_versions(result)
         if listed and self.protocol_version not in listed:
+            mutual = [v for v in MODERN_PROTOCOL_VERSIONS if v in listed]
             if not mutual:
                 raise ProtocolError(f"server supports protocol versions {', '.join(listed)}, not {version}",
                                     server=self.name)
             self._set_modern(mutual[0])
+        assert self.protocol_version is not None
+        self._adopt_discover(result, self.protocol_version)
+
+    def _adopt_discover(self, result: dict[str, Any], version: str) -> None:
+        """Connected in the modern era at `version`: keep what `server/discover` told us."""
+        self._set_modern(version)  # again: a racing initialize may have unset the transport's modern state
         capabilities = result.get("capabilities")
         meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
         server_info = result.get("serverInfo", meta.get(META_SERVER_INFO))
@@ -415,15 +526,23 @@ class McpClient:
         self.instructions = instructions if isinstance(instructions, str) and instructions.strip() else None
         log.debug("%s: connected (modern protocol %s, server %s %s)", self.name, self.protocol_version,
                   self.server_info.get("name"), self.server_info.get("version"))
-        return True
 
     async def _initialize(self, offered: str) -> None:
+        await self._adopt_initialize(await self._initialize_request(offered), offered)
+
+    async def _initialize_request(self, offered: str, *, reset: bool = False) -> Any:
+        """Send `initialize` (`reset`: undo the probe's modern transport state first, as it goes out beside it)."""
+        if reset:
+            self._reset_modern()
         params = {
             "protocolVersion": offered,
             "capabilities": self.declared_capabilities,
             "clientInfo": self.client_info,
         }
-        result = await self._session.request("initialize", params)
+        return await self._session.request("initialize", params)
+
+    async def _adopt_initialize(self, result: Any, offered: str) -> None:
+        """Connected in the legacy era: check the `initialize` result, keep it, send `notifications/initialized`."""
         if not isinstance(result, dict):
             raise ProtocolError(f"initialize result is not an object: {result!r:.200}", server=self.name)
         version = result.get("protocolVersion")
@@ -659,11 +778,8 @@ class McpClient:
         for attempt in range(2):
             assert self.protocol_version is not None
             message_params = dict(params)
-            meta = dict(params["_meta"]) if isinstance(params.get("_meta"), dict) else {}
-            meta[META_PROTOCOL_VERSION] = self.protocol_version
-            meta[META_CLIENT_CAPABILITIES] = self.declared_capabilities
-            meta[META_CLIENT_INFO] = dict(self.client_info)
-            message_params["_meta"] = meta
+            given = params["_meta"] if isinstance(params.get("_meta"), dict) else {}
+            message_params["_meta"] = self._request_meta(self.protocol_version, given)
             self._bind_progress(message_params)
             try:
                 return await self._session.request(method, message_params, timeout=timeout)
@@ -682,6 +798,14 @@ class McpClient:
                          self.protocol_version, mutual[0])
                 self._set_modern(mutual[0])
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _request_meta(self, version: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """A modern request's `_meta`: the caller's (`given`) plus protocol version, capabilities, client info."""
+        meta = dict(given or {})
+        meta[META_PROTOCOL_VERSION] = version
+        meta[META_CLIENT_CAPABILITIES] = self.declared_capabilities
+        meta[META_CLIENT_INFO] = dict(self.client_info)
+        return meta
 
     async def _answer_input_requests(self, method: str, requests: Any) -> dict[str, Any] | None:
         """Results of an incomplete result's `inputRequests`, from our server → client request handlers."""
@@ -783,7 +907,12 @@ class McpClient:
         for token, entry in list(self._progress.items()):
             if entry.request_id == request_id:
                 del self._progress[token]
+        abandon = getattr(self.transport, "abandon", None)  # HTTP: stop reading that request's response stream
+        if abandon is not None:
+            abandon(request_id)
         if method == "initialize":  # the spec: a client MUST NOT cancel its initialize request
+            return
+        if request_id in self._quiet_requests:  # the era probe: a legacy server never knew it
             return
         log.debug("%s: cancelling request %d (%s): %s", self.name, request_id, method, reason)
         self._spawn(self._send_cancelled(request_id, reason))
@@ -854,7 +983,12 @@ def _is_number(value: Any) -> bool:
 
 
 class _LegacyServer(Exception):
-    """The era probe's verdict "not a modern server" (internal: it makes the client fall back to initialize)."""
+    """The era probe's verdict "not a modern server" (internal: it makes the client fall back to initialize).
+    `supported`: the versions an unsupported-version error listed (to explain a failing fallback)."""
+
+    def __init__(self, why: str, supported: list[str] | None = None) -> None:
+        super().__init__(why)
+        self.supported = supported or []
 
 
 class _NoCommonVersion(Exception):
@@ -870,8 +1004,23 @@ def _supported_versions(data: Any) -> list[str]:
     return [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
 
 
-def _is_modern_error(exc: JsonRpcError) -> bool:
-    """Positive evidence of a modern server: an error code only the modern protocol defines."""
-    if exc.code in UNSUPPORTED_VERSION_CODES:
-        return bool(_supported_versions(exc.data))
-    return exc.code in _MODERN_ERROR_CODES
+def _listed_versions(result: Any) -> list[str]:
+    """The `supportedVersions` of a `server/discover` result ([] when it has none, or is no object)."""
+    supported = result.get("supportedVersions") if isinstance(result, dict) else None
+    return [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
+
+
+def _may_have_turned_modern(exc: JsonRpcError) -> bool:
+    """An `initialize` refusal that a server now modern-only would send: unsupported version, or no such method."""
+    return exc.code in UNSUPPORTED_VERSION_CODES or exc.code == METHOD_NOT_FOUND
+
+
+def _exited_on_probe(exc: ServerExitedError) -> ServerExitedError:
+    """The process ended on the era probe: some legacy servers exit on any method they do not know. Say how to
+    skip the probe (its exit code and stderr tail kept)."""
+    error = ServerExitedError("server exited on the protocol-era probe (server/discover)", server=exc.server,
+                              exit_code=exc.exit_code, stderr_tail=exc.stderr_tail)
+    error.message += (f"; if it is a legacy server that exits on unknown methods, pin "
+                      f"\"protocolVersion\": \"{LATEST_PROTOCOL_VERSION}\" in its config")
+    error.args = (f"MCP server {error.server!r}: {error.message}" if error.server else error.message,)
+    return error

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import json_type, parse_json_object, read_json_object
@@ -45,6 +45,7 @@ __all__ = [
     "LoadedConfig",
     "ServerConfig",
     "add_server",
+    "display_url",
     "expand_vars",
     "load_mcp_config",
     "mask_secrets",
@@ -93,6 +94,13 @@ class ServerConfig:
     scope: str = "user"  # "user" | "project" | "local" | "cli"
     source: str = ""  # display path of the file ("~/…" or relative to cwd), or "--mcp-config" / "--mcp-config #2"
     raw: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        # never the values of env, headers or oauth (nor `raw`, which holds them all), nor a URL's userinfo/query
+        url = display_url(self.url) if self.url is not None else None
+        return (f"ServerConfig(name={self.name!r}, type={self.type!r}, command={self.command!r}, url={url!r}, "
+                f"env={sorted(self.env)!r}, headers={sorted(self.headers)!r}, oauth={sorted(self.oauth)!r}, "
+                f"scope={self.scope!r}, source={self.source!r})")
 
     def needs_project_approval(self) -> bool:
         """Project-level servers (checked into a repository) never start without the user's approval."""
@@ -482,18 +490,80 @@ def _join(base: str, sub: str) -> str:
 # ---- secrets -----------------------------------------------------------------------------------------------------
 
 
+_SECRET_WORDS = ("secret", "password", "assertion", "privatekey", "credential")
+_NOT_SECRET_SUFFIXES = ("file", "url", "uri", "endpoint", "issuer", "id", "algorithm")
+
+
+def _is_secret_key(key: str) -> bool:
+    """`oauth` keys whose values are secrets (clientSecret, privateKey, assertion, enterprise.idpClientSecret,
+    enterprise.idToken, ...); the ones naming where a secret lives (privateKeyFile, idTokenFile) are not."""
+    lowered = key.lower()
+    if lowered.endswith(_NOT_SECRET_SUFFIXES):
+        return False
+    return lowered.endswith("token") or any(word in lowered for word in _SECRET_WORDS)
+
+
+def _mask_oauth(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: MASK if isinstance(k, str) and _is_secret_key(k) and v is not None else _mask_oauth(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_oauth(v) for v in value]
+    return value
+
+
 def mask_secrets(entry: dict[str, Any]) -> dict[str, Any]:
-    """A copy of `entry` safe to print: every env value, header value and `oauth.clientSecret` is "***"."""
+    """A copy of `entry` safe to print: every env value and header value is "***", so is every secret in
+    `oauth` (nested too: `enterprise.idpClientSecret`, `enterprise.idToken`, `privateKey`, `assertion`, ...),
+    and a `url` written with a password or query values shows them as "***"."""
     masked = copy.deepcopy(entry)
     for sub in ("env", "headers"):
         if sub not in masked:
             continue
         value = masked[sub]
         masked[sub] = {k: MASK for k in value} if isinstance(value, dict) else MASK
-    oauth = masked.get("oauth")
-    if isinstance(oauth, dict) and "clientSecret" in oauth:
-        oauth["clientSecret"] = MASK
+    if "oauth" in masked:
+        masked["oauth"] = _mask_oauth(masked["oauth"])
+    url = masked.get("url")
+    if isinstance(url, str):
+        masked["url"] = _mask_url(url)
     return masked
+
+
+def _mask_url(url: str) -> str:
+    """`url` with the password of its userinfo and the value of each query parameter replaced by "***" (the rest,
+    `${VAR}`s included, as written)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}:{MASK}@{host}" if ":" in userinfo else f"{MASK}@{host}"
+    query = "&".join(f"{pair.split('=', 1)[0]}={MASK}" if "=" in pair else pair
+                     for pair in parts.query.split("&")) if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def display_url(url: str) -> str:
+    """The form of a server URL fit for error messages, logs and the model: scheme, host, port and path, without
+    userinfo, query or fragment (which may carry tokens, e.g. from an expanded `${VAR}`); "?…" marks a dropped
+    query. Something that does not parse as a URL is shown only as "<invalid URL>"."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "<invalid URL>"
+    if not parts.scheme or not parts.netloc:
+        return "<invalid URL>"
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    netloc = host if port is None else f"{host}:{port}"
+    shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return shown + ("?…" if parts.query else "")
 
 
 # ---- writing -----------------------------------------------------------------------------------------------------

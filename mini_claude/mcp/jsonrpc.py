@@ -9,7 +9,10 @@ It knows nothing of MCP or pipes. Invariants:
 * When the transport ends, every pending request fails at once with the transport's error (for a process: exit
   code and stderr tail). Nothing waits forever: each request has a deadline timer; `touch()` pushes it back. The
   deadline covers the send too: a peer that stopped reading (a full pipe) cannot block a request past it.
-* Unknown ids, duplicate replies, non-object JSON and malformed messages are logged and survive.
+* Unknown ids, duplicate replies, non-object JSON and malformed messages are logged and survive. An error reply
+  with a null id (the peer could not read a request's id) is logged too, unless it can only be the answer to one
+  request: the only one in flight, sent with `claim_null_id_error=True` (the MCP client's era probe, which a
+  legacy server may answer that way); then it fails that request.
 * A request whose local wait is cancelled or times out triggers `on_abandoned(id, method, reason)` (the MCP client
   sends `notifications/cancelled` from it); its late reply is then an unknown id and ignored.
 * A peer's `notifications/cancelled` for one of *its* requests we are still serving cancels that handler; no
@@ -56,12 +59,14 @@ AbandonedHook = Callable[[int, str, str], None]
 class _Pending:
     """One in-flight request: its future, its method, its deadline timer, and its task while it is sending."""
 
-    __slots__ = ("deadline", "future", "method", "send_cut", "sender", "timeout", "timer")
+    __slots__ = ("claims_null_id", "deadline", "future", "method", "send_cut", "sender", "timeout", "timer")
 
-    def __init__(self, future: asyncio.Future[Any], method: str, timeout: float | None) -> None:
+    def __init__(self, future: asyncio.Future[Any], method: str, timeout: float | None,
+                 claims_null_id: bool = False) -> None:
         self.future = future
         self.method = method
         self.timeout = timeout
+        self.claims_null_id = claims_null_id  # a null-id error while this is the only request in flight is ours
         self.deadline = 0.0
         self.timer: asyncio.TimerHandle | None = None
         self.sender: asyncio.Task[Any] | None = None  # set while transport.send() runs
@@ -124,15 +129,20 @@ class JsonRpcSession:
 
     # ---- outgoing ----------------------------------------------------------------------------------------------
 
-    async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
-        """Send a request and wait for its result. Raises JsonRpcError, McpTimeoutError or TransportError."""
+    async def request(self, method: str, params: Any = None, *, timeout: float | None = None,
+                      on_sent: Callable[[], None] | None = None, claim_null_id_error: bool = False) -> Any:
+        """Send a request and wait for its result. Raises JsonRpcError, McpTimeoutError or TransportError.
+
+        `on_sent()` is called once the transport has taken the message (the wait for the answer begins);
+        `claim_null_id_error` takes an error reply with a null id as this request's answer while it is the only
+        request in flight."""
         if self._closed_error is not None:
             # a stored exception re-raised as is would grow its traceback (and pin frames) on every raise
             raise self._closed_error.with_traceback(None)
         request_id = self._next_id
         self._next_id += 1
         loop = asyncio.get_running_loop()
-        pending = _Pending(loop.create_future(), method, timeout)
+        pending = _Pending(loop.create_future(), method, timeout, claim_null_id_error)
         self._pending[request_id] = pending
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
@@ -151,6 +161,8 @@ class JsonRpcSession:
                 raise
             finally:
                 pending.sender = None
+            if on_sent is not None:
+                on_sent()
             return await pending.future
         except asyncio.CancelledError:
             future = pending.future
@@ -311,13 +323,17 @@ class JsonRpcSession:
         request_id = message.get("id")
         # exactly int: `true` must not match id 1 (bool is an int subclass and True == 1)
         pending = self._pending.get(request_id) if type(request_id) is int else None
-        if pending is None:
-            if request_id is None and isinstance(message.get("error"), dict):
-                # the peer could not even read one of our messages (parse error / invalid request)
+        if pending is None and request_id is None and isinstance(message.get("error"), dict):
+            # the peer could not even read one of our messages (parse error / invalid request)
+            pending = self._null_id_claimant()
+            if pending is None:
                 log.warning("%s: error response without id: %.200r", self.name, message["error"])
-            else:
-                # late reply to an abandoned request, a duplicate, or an id we never sent
-                log.debug("%s: response for unknown id %.50r ignored", self.name, request_id)
+                return
+            log.debug("%s: error response without id taken as the answer to %s: %.200r", self.name,
+                      pending.method, message["error"])
+        if pending is None:
+            # late reply to an abandoned request, a duplicate, or an id we never sent
+            log.debug("%s: response for unknown id %.50r ignored", self.name, request_id)
             return
         if pending.future.done():
             return
@@ -336,6 +352,13 @@ class JsonRpcSession:
         else:
             pending.future.set_exception(JsonRpcError(
                 INVALID_REQUEST, "response has neither result nor error", server=self.name))
+
+    def _null_id_claimant(self) -> _Pending | None:
+        """The request a null-id error must be answering: the only one in flight, if it asked for that."""
+        if len(self._pending) != 1:
+            return None
+        (pending,) = self._pending.values()
+        return pending if pending.claims_null_id and not pending.future.done() else None
 
     def _on_notification(self, method: str, params: Any) -> None:
         handler = self._notification_handlers.get(method, self._fallback_notification)

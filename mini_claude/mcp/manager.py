@@ -562,14 +562,16 @@ def _is_connection_loss(exc: McpError) -> bool:
 
 
 def _session_refused(exc: McpError, client: McpClient) -> bool:
-    """True when the server refused a request because it no longer knows our session: HTTP 404 (the spec), or
-    HTTP 400 to a request that carried a session id (what the TypeScript SDK's servers, server-everything among
-    them, answer for an unknown session). Either way the request was not run, so retrying it is safe; a 400 that
-    was a genuinely bad request fails again on the new session and is raised then."""
-    if isinstance(exc, HttpSessionExpiredError):
-        return True
-    return (isinstance(exc, HttpStatusError) and exc.status == 400
-            and getattr(client.transport, "session_id", None) is not None)
+    """True when the server refused *this very request* because it no longer knows our session: HTTP 404 (the
+    spec), or HTTP 400 to a request that carried a session id (what the TypeScript SDK's servers, server-everything
+    among them, answer for an unknown session). Only an error the transport marked `not_processed` (the answer to
+    this request's own POST) counts: the same 404 reaching other pending requests through the ended connection says
+    nothing about whether the server ran them, so those are never re-sent. A 400 that was a genuinely bad request
+    fails again on the new session and is raised then."""
+    if not (isinstance(exc, HttpStatusError) and exc.not_processed):
+        return False
+    return isinstance(exc, HttpSessionExpiredError) or (
+        exc.status == 400 and getattr(client.transport, "session_id", None) is not None)
 
 
 def _lost_reason(exc: McpError) -> str:

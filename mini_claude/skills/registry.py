@@ -9,7 +9,11 @@ The registry only ever holds listings (name + description). Content is fetched w
 (`load`) or reads one of its files (`read_file`); MCP content is verified by `mini_claude.mcp.skills.McpSkill`.
 
 `server_changed(name, client)` (wired to the MCP manager's change callback) lists a newly ready server's skills
-in the background and drops a server's skills when it goes down; `settle()` waits for listings in flight.
+in the background and drops a server's skills when it goes down; `settle()` waits for listings in flight. A remote
+server whose connection was lost (`server_lost`) keeps its skills listed: the manager reconnects it on the next
+use, so loading one of its skills asks `client_for(server)` (the manager's `connected_client`) for a live client
+first. A reconnected server's skills stay listed until its new listing replaces them; an unchanged entry keeps
+its verified content.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from mini_claude.errors import McpError, ToolError
@@ -25,11 +29,13 @@ from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.skills import McpSkill, SkillEntry, list_skills, supports_skills
 from mini_claude.skills.local import LocalSkill
 
-__all__ = ["DEFAULT_SETTLE_TIMEOUT_S", "AvailableSkill", "SkillRegistry"]
+__all__ = ["DEFAULT_SETTLE_TIMEOUT_S", "AvailableSkill", "ClientFor", "SkillRegistry"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_SETTLE_TIMEOUT_S = 10.0
+
+ClientFor = Callable[[str], Awaitable[McpClient]]  # server name -> its connected client (reconnecting it)
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,8 @@ class SkillRegistry:
         text = await registry.load("docs:pdf-processing")
     """
 
-    def __init__(self, local: Iterable[LocalSkill] = ()) -> None:
+    def __init__(self, local: Iterable[LocalSkill] = (), *, client_for: ClientFor | None = None) -> None:
+        self._client_for = client_for
         self._local: dict[str, LocalSkill] = {}
         for skill in local:
             if skill.name in self._local:
@@ -94,10 +101,13 @@ class SkillRegistry:
 
     def set_server_skills(self, server: str, client: McpClient, entries: Iterable[SkillEntry]) -> None:
         """Replace a server's skills. An entry equal to one already held keeps its McpSkill (its verified
-        content, or its refusal); a changed entry starts over (it must be verified afresh)."""
-        previous = [s for s in self._servers.get(server, (client, []))[1] if s.client is client]
+        content, or its refusal: the entry pins every file's digest), now read through `client`; a changed
+        entry starts over (it must be verified afresh)."""
+        previous = self._servers.get(server, (client, []))[1]
         skills = [next((s for s in previous if s.entry == entry), None) or McpSkill(client, entry)
                   for entry in _unique(entries)]
+        for skill in skills:
+            skill.client = client
         if skills:
             self._servers[server] = (client, skills)
         else:
@@ -123,21 +133,29 @@ class SkillRegistry:
         self.set_server_skills(server, client, entries)
 
     def server_changed(self, server: str, client: McpClient | None) -> None:
-        """A server became ready (`client`) or went down (None). A client already listed is not listed again."""
+        """A server became ready (`client`) or went down (None). A client already listed is not listed again;
+        the skills of a server listed before stay until the new client's listing replaces them."""
         if client is None:
             self.drop_server(server)
             return
         if self._listed_client.get(server) is client:
             return
-        self.drop_server(server)
+        task = self._listing.pop(server, None)
+        if task is not None:
+            task.cancel()
         self._listed_client[server] = client
         if not supports_skills(client):
+            self._servers.pop(server, None)
             return
         task = asyncio.get_running_loop().create_task(self.refresh_server(server, client),
                                                       name=f"skills-list-{server}")
         self._listing[server] = task
         task.add_done_callback(lambda t: self._listing.pop(server, None) if self._listing.get(server) is t
                                else None)
+
+    def server_lost(self, server: str) -> None:
+        """A remote server's connection was lost (it reconnects on its next use): its skills stay listed."""
+        log.debug("%s: connection lost; its skills stay listed (loading one reconnects)", server)
 
     async def settle(self, timeout_s: float = DEFAULT_SETTLE_TIMEOUT_S) -> None:
         """Wait (bounded) for the skill listings in flight."""
@@ -166,11 +184,31 @@ class SkillRegistry:
     async def load(self, name: str) -> str:
         """The skill's SKILL.md text (verified for MCP skills). Raises ToolError or McpError
         (SkillVerificationError for a refused skill)."""
-        return await self._require(name).source.load()
+        skill = self._require(name)
+        if isinstance(skill.source, McpSkill) and not skill.source.loaded:
+            await self._connect(skill.source)
+        return await skill.source.load()
 
     async def read_file(self, name: str, path: str) -> str:
         """A supporting file of the skill (relative to its root, or a URI for MCP skills)."""
-        return await self._require(name).source.read_file(path)
+        skill = self._require(name)
+        if isinstance(skill.source, McpSkill):
+            await self._connect(skill.source)
+        return await skill.source.read_file(path)
+
+    async def _connect(self, skill: McpSkill) -> None:
+        """Give a skill whose connection is gone the server's live client (the manager reconnects a lost one).
+        A refused skill reads nothing, so it needs none."""
+        if skill.client.is_connected or skill.refused is not None or self._client_for is None:
+            return
+        server = skill.entry.server
+        client = await self._client_for(server)
+        held = self._servers.get(server)
+        if held is not None:
+            self._servers[server] = (client, held[1])
+            for other in held[1]:
+                other.client = client
+        skill.client = client
 
 
 def _unique(entries: Iterable[SkillEntry]) -> list[SkillEntry]:

@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -265,7 +266,10 @@ def main(argv: list[str]) -> int:
         return 2
     logging.basicConfig(level=os.environ.get("CONFORMANCE_LOG", "WARNING"), stream=sys.stderr,
                         format="%(name)s: %(message)s")
-    return asyncio.run(Run(argv[1], os.environ).main())
+    # a fresh user each run: tokens and registrations of other runs (the harness reuses ports) must not leak in
+    with tempfile.TemporaryDirectory(prefix="mini-claude-conformance-") as state:
+        env = {**os.environ, "MINI_CLAUDE_STATE_DIR": state}
+        return asyncio.run(Run(argv[1], env).main())
 
 
 if __name__ == "__main__":

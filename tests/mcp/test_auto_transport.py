@@ -170,3 +170,29 @@ async def test_everything_streamable_http_through_type_http() -> None:
             assert transport.session_id is not None
             result = await client.call_tool("echo", {"message": "auto"})
             assert result.content == [{"type": "text", "text": "Echo: auto"}]
+
+
+async def test_fallback_reuses_the_headers_helpers_result(tmp_path: Any) -> None:
+    """Review finding 22: the legacy SSE fallback must not run the headersHelper again (inside its short endpoint
+    timeout); it sends the headers the first run gave."""
+    import os
+
+    from mini_claude.mcp.transports.headers_helper import HeadersHelper
+
+    counter = tmp_path / "runs"
+    command = (f"n=$(cat {counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {counter}; "
+               "echo \"{\\\"X-Token\\\": \\\"t$n\\\"}\"")
+    behaviour, replies = legacy_only(405)
+    with scripted(behaviour) as server:
+        helper = HeadersHelper(command, server="old", url=server.url, env=dict(os.environ))
+        transport = AutoHttpTransport(server.url, server="old", headers_helper=helper)
+        client = McpClient(transport, name="old", protocol_version="2025-06-18", request_timeout_s=20)
+        try:
+            await client.connect(timeout_s=CONNECT_TIMEOUT_S)
+            assert transport.kind == "sse"
+            assert [t.name for t in await client.list_tools()] == ["ping_tool"]
+        finally:
+            await client.close()
+            replies.put(None)
+    assert counter.read_text().strip() == "1"
+    assert {headers.get("X-Token") for _, headers, _ in server.log} == {"t1"}

@@ -16,6 +16,7 @@ from mini_claude.mcp.config import (
     LoadedConfig,
     ServerConfig,
     add_server,
+    display_url,
     expand_vars,
     load_mcp_config,
     mask_secrets,
@@ -560,3 +561,47 @@ def test_mask_secrets() -> None:
     assert entry["env"]["TOKEN"] == "s3cret" and entry["oauth"]["clientSecret"] == "s3cret"  # not mutated
     assert mask_secrets({"env": "A=1"}) == {"env": "***"}
     assert mask_secrets({"command": "x"}) == {"command": "x"}
+
+
+def test_mask_secrets_masks_every_oauth_secret_nested_too() -> None:
+    entry = {"type": "http", "url": "https://api.example/mcp", "oauth": {
+        "clientId": "id", "privateKey": "-----BEGIN KEY-----", "privateKeyFile": "/keys/k.pem",
+        "assertion": "eyJassertion", "assertionFile": "/run/token", "signingAlgorithm": "ES256",
+        "enterprise": {"idpIssuer": "https://idp.example", "idpTokenEndpoint": "https://idp.example/token",
+                       "idpClientId": "idp", "idpClientSecret": "idp-s3cret", "idToken": "eyJid",
+                       "idTokenFile": "/run/id"}}}
+    masked = mask_secrets(entry)
+    assert masked["oauth"] == {
+        "clientId": "id", "privateKey": "***", "privateKeyFile": "/keys/k.pem", "assertion": "***",
+        "assertionFile": "/run/token", "signingAlgorithm": "ES256",
+        "enterprise": {"idpIssuer": "https://idp.example", "idpTokenEndpoint": "https://idp.example/token",
+                       "idpClientId": "idp", "idpClientSecret": "***", "idToken": "***", "idTokenFile": "/run/id"}}
+    assert entry["oauth"]["enterprise"]["idToken"] == "eyJid"  # not mutated
+    assert "s3cret" not in json.dumps(masked) and "eyJ" not in json.dumps(masked)
+
+
+def test_mask_secrets_masks_url_password_and_query_values() -> None:
+    masked = mask_secrets({"url": "https://me:pw@api.example/mcp?key=s3cret&v=${TOKEN}&flag"})
+    assert masked["url"] == "https://me:***@api.example/mcp?key=***&v=***&flag"
+    assert mask_secrets({"url": "https://api.example/mcp"})["url"] == "https://api.example/mcp"
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("https://api.example/mcp", "https://api.example/mcp"),
+    ("https://me:s3cret@api.example:8443/mcp?key=s3cret#frag", "https://api.example:8443/mcp?…"),
+    ("http://[::1]:3000/mcp", "http://[::1]:3000/mcp"),
+    ("http://h:notaport/mcp", "<invalid URL>"),
+    ("not a url s3cret", "<invalid URL>"),
+])
+def test_display_url_drops_userinfo_query_and_fragment(url: str, shown: str) -> None:
+    assert display_url(url) == shown
+
+
+def test_server_config_repr_shows_no_secret_values() -> None:
+    cfg = ServerConfig(name="gh", type="http", url="https://u:s3cret@api.example/mcp?token=s3cret",
+                       headers={"Authorization": "Bearer s3cret"}, env={"TOKEN": "s3cret"},
+                       oauth={"clientSecret": "s3cret"}, raw={"headers": {"Authorization": "Bearer s3cret"}})
+    text = repr(cfg)
+    assert "s3cret" not in text
+    assert "name='gh'" in text and "https://api.example/mcp?…" in text and "Authorization" in text
+    assert "s3cret" not in str(cfg)

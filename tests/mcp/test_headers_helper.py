@@ -136,3 +136,63 @@ async def test_a_failing_helper_fails_start_with_its_key() -> None:
     client = McpClient(transport, name="gh")
     with pytest.raises(TransportError, match=r"mcpServers\.gh\.headersHelper: the command exited with code 1"):
         await client.connect(timeout_s=10)
+
+
+# ---- review findings 5, 11, 12 -----------------------------------------------------------------------------------
+
+
+async def test_helper_reruns_before_oauth_on_a_401_through_the_factory(tmp_path: Path) -> None:
+    """The factory gives every http server an OAuth provider: a 401 (even with a Bearer challenge) must re-run the
+    helper first, and the fresh token must be enough (no OAuth flow, no needs-auth)."""
+    counter = tmp_path / "runs"
+    command = (f"n=$(cat {counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {counter}; "
+               "echo \"{\\\"X-Token\\\": \\\"t$n\\\"}\"")
+
+    def behaviour(handler: ScriptedHandler, verb: str, body: Any) -> None:
+        if handler.headers.get("X-Token") != "t2":
+            handler.reply(401, b"expired", headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+        elif verb != "POST":
+            handler.reply(405)
+        elif is_notification(body):
+            handler.reply(202)
+        elif body["method"] == "initialize":
+            handler.reply_json(init_result(body))
+        else:
+            handler.reply_json({"jsonrpc": "2.0", "id": body["id"], "result": {"tools": []}})
+
+    env = dict(os.environ, MINI_CLAUDE_STATE_DIR=str(tmp_path / "state"))
+    with scripted(behaviour) as server:
+        cfg = ServerConfig(name="gh", type="http", url=server.url, headers_helper=command,
+                           protocol_version="2025-06-18")
+        client = McpClient(build_transport(cfg, env), name="gh", protocol_version="2025-06-18")
+        await client.connect(timeout_s=10)
+        try:
+            assert await client.list_tools() == []
+        finally:
+            await client.close()
+    assert counter.read_text().strip() == "2"
+    assert [h.get("X-Token") for _, h, _ in server.log][:2] == ["t1", "t2"]
+    assert not any(path.startswith("/.well-known") for path in server.paths)  # OAuth was never asked
+
+
+async def test_timeout_kills_a_background_child_holding_stdout_after_the_shell_exited(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    with pytest.raises(TransportError, match=r"no answer within 0.5s \(killed\)"):
+        await helper(f"sleep 30 & echo $! > {pid_file}; echo '{{}}'", timeout_s=0.5).run()
+    child = int(pid_file.read_text())
+    for _ in range(60):
+        if not _alive(child):
+            break
+        await asyncio.sleep(0.05)
+    assert not _alive(child)
+
+
+async def test_stderr_never_reaches_the_error(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("DEBUG", logger="mini_claude.mcp.transports.headers_helper")
+    with pytest.raises(TransportError) as info:
+        await helper(f"echo 'token {SECRET} refused' >&2; exit 2").run()
+    text = str(info.value)
+    assert "the command exited with code 2" in text and "debug log" in text
+    assert SECRET not in text
+    assert SECRET in caplog.text  # kept for debugging, at debug level only
+    assert all(record.levelname == "DEBUG" for record in caplog.records if SECRET in record.getMessage())

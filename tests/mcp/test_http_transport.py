@@ -448,3 +448,162 @@ def test_sse_parser_fields() -> None:
     assert [(e.event, e.data, e.id) for e in dispatched] == [("message", '{"a":\n1}', "7"), ("message", "second", "7")]
     assert parser.retry_s == 0.25
     assert parser.last_event_id is None  # a bare `id` resets it
+
+
+# ---- which session-expiry errors mean "that request did not run" (review finding 1) ------------------------------
+
+SESSION_GONE = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}'
+
+
+def forgetting_server(calls: list[Any]):
+    """Accepts tools/call (counts it) on an SSE stream it closes after a priming event; the resume GET gets 404:
+    the server forgot the session while the call ran. Every later POST with the session gets 404 too."""
+    live = {"s1"}
+
+    def behaviour(handler: ScriptedHandler, verb: str, body: Any) -> None:
+        session = handler.headers.get("Mcp-Session-Id")
+        if verb == "GET" and handler.headers.get("Last-Event-ID"):
+            live.clear()
+            handler.reply(404, SESSION_GONE, "application/json")
+        elif verb != "POST":
+            handler.reply(405)
+        elif body.get("method") == "initialize":
+            handler.reply_json(init_result(body), {"Mcp-Session-Id": "s1"})
+        elif session not in live:
+            handler.reply(404, SESSION_GONE, "application/json")
+        elif is_notification(body):
+            handler.reply(202)
+        elif body.get("method") == "tools/call":
+            calls.append(body["id"])
+            handler.start_sse()
+            handler.sse("id: ev1\nretry: 10\ndata:\n\n")
+        else:
+            handler.reply_json({"jsonrpc": "2.0", "id": body["id"], "result": {"tools": []}})
+
+    return behaviour
+
+
+async def test_session_expiry_seen_by_another_request_is_not_marked_not_processed() -> None:
+    calls: list[Any] = []
+    with scripted(forgetting_server(calls)) as server:
+        async with connected(StreamableHttpTransport(server.url, server="s"), "s") as client:
+            # the call was accepted; the 404 came to the resume GET and ended the connection
+            with pytest.raises(HttpSessionExpiredError) as through_inbox:
+                await client.call_tool("transfer", {}, timeout_s=10)
+            assert calls and through_inbox.value.not_processed is False
+            # a message the transport is asked to send after that is not POSTed: it surely did not run
+            with pytest.raises(HttpSessionExpiredError) as not_sent:
+                await client.transport.send({"jsonrpc": "2.0", "id": 99, "method": "tools/list"})
+            assert not_sent.value.not_processed is True
+            assert through_inbox.value.not_processed is False  # the shared error stays unmarked
+    assert len(calls) == 1
+
+
+async def test_session_expiry_answering_the_post_itself_is_marked_not_processed() -> None:
+    calls: list[Any] = []
+
+    def behaviour(handler: ScriptedHandler, verb: str, body: Any) -> None:
+        if verb == "POST" and body.get("method") == "tools/call":
+            calls.append(body["id"])
+            handler.reply(404, SESSION_GONE, "application/json")
+        else:
+            forgetting_server([])(handler, verb, body)
+
+    with scripted(behaviour) as server:
+        async with connected(StreamableHttpTransport(server.url, server="s"), "s") as client:
+            with pytest.raises(HttpSessionExpiredError) as info:
+                await client.call_tool("transfer", {}, timeout_s=10)
+            assert info.value.not_processed is True
+            assert "s1" not in str(info.value)  # the session id is not shown
+            # ... while what the ended connection gives everything else is not marked
+            with pytest.raises(HttpSessionExpiredError) as ended:
+                await client.transport.receive()
+            assert ended.value.not_processed is False
+
+
+async def test_a_5xx_answering_the_post_is_not_marked_not_processed() -> None:
+    def behaviour(handler: ScriptedHandler, verb: str, body: Any) -> None:
+        if verb == "POST" and body.get("method") == "tools/call":
+            handler.reply(500, b"crashed half way")
+        else:
+            forgetting_server([])(handler, verb, body)
+
+    with scripted(behaviour) as server:
+        async with connected(StreamableHttpTransport(server.url, server="s"), "s") as client:
+            with pytest.raises(HttpStatusError) as info:
+                await client.call_tool("transfer", {}, timeout_s=10)
+            assert info.value.status == 500 and info.value.not_processed is False
+
+
+# ---- POST stream readers are bounded (review finding 17) ---------------------------------------------------------
+
+
+def hanging_streams(closed: list[Any]):
+    """Answers each request with an SSE stream that never replies, sending keep-alives until the client hangs up
+    (then records the request id in `closed`)."""
+    def behaviour(handler: ScriptedHandler, verb: str, body: Any) -> None:
+        if verb != "POST":
+            handler.reply(405)
+            return
+        handler.start_sse()
+        deadline = time.monotonic() + 20
+        try:
+            while time.monotonic() < deadline:
+                handler.sse(": keep-alive\n\n")
+                time.sleep(0.05)
+        except OSError:
+            closed.append(body["id"])
+
+    return behaviour
+
+
+async def _no_message(transport: StreamableHttpTransport, wait_s: float) -> bool:
+    try:
+        await asyncio.wait_for(transport.receive(), wait_s)
+    except TimeoutError:
+        return True
+    return False
+
+
+async def _until(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.02)
+
+
+async def test_abandon_closes_that_requests_stream_without_a_reply() -> None:
+    closed: list[Any] = []
+    with scripted(hanging_streams(closed)) as server:
+        transport = StreamableHttpTransport(server.url, server="s")
+        await transport.start()
+        try:
+            await transport.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}})
+            await transport.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {}})
+            transport.abandon(1)
+            transport.abandon(99)  # unknown: ignored
+            await _until(lambda: closed == [1])
+            assert await _no_message(transport, 0.3)  # no "stream lost" reply for a request nobody awaits
+            assert closed == [1]  # the other stream is still read
+        finally:
+            await transport.close()
+
+
+async def test_too_many_open_streams_close_the_oldest(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mini_claude.mcp.transports.http as http_module
+
+    monkeypatch.setattr(http_module, "MAX_POST_STREAMS", 2)
+    closed: list[Any] = []
+    with scripted(hanging_streams(closed)) as server:
+        transport = StreamableHttpTransport(server.url, server="s")
+        await transport.start()
+        try:
+            for request_id in (1, 2, 3):
+                await transport.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {}})
+            reply = await asyncio.wait_for(transport.receive(), 5)
+            assert reply["id"] == 1 and reply["error"]["code"] == STREAM_LOST_CODE
+            assert "more than 2 were open" in reply["error"]["message"]
+            await _until(lambda: closed == [1])
+            assert await _no_message(transport, 0.2)
+        finally:
+            await transport.close()

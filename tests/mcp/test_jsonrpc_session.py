@@ -465,3 +465,35 @@ async def test_peer_cancel_stops_our_handler_and_sends_no_response(peer: Any) ->
     for _ in range(3):  # let the finished ping handler's done-callback run
         await asyncio.sleep(0)
     assert list(session._serving) == [(True, "1")]  # the string-id request is still being served
+
+
+async def test_a_null_id_error_answers_the_only_request_that_claims_it(peer: Any) -> None:
+    transport, session = peer
+    null_id_error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "not initialized"}}
+    sent: list[int] = []
+    probe = asyncio.ensure_future(session.request("probe", timeout=5, claim_null_id_error=True,
+                                                  on_sent=lambda: sent.append(len(transport.sent))))
+    await transport.next_sent()
+    transport.push(null_id_error)
+    with pytest.raises(JsonRpcError) as info:
+        await probe
+    assert (info.value.code, info.value.rpc_message) == (-32600, "not initialized")
+    assert sent == [1]  # on_sent: once, after the transport took the message
+
+
+async def test_a_null_id_error_is_not_claimed_when_it_may_answer_another_request(
+        peer: Any, caplog: pytest.LogCaptureFixture) -> None:
+    transport, session = peer
+    null_id_error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+    # a request that does not claim such errors
+    plain = asyncio.ensure_future(session.request("plain", timeout=5))
+    first = await transport.next_sent()
+    transport.push(null_id_error)
+    # two in flight: the error cannot be told apart
+    probe = asyncio.ensure_future(session.request("probe", timeout=5, claim_null_id_error=True))
+    second = await transport.next_sent()
+    transport.push(null_id_error)
+    transport.push(reply(second, "probe answered"))
+    transport.push(reply(first, "plain answered"))
+    assert await probe == "probe answered" and await plain == "plain answered"
+    assert caplog.text.count("error response without id") == 2

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memory_transport import FakeServer, MemoryTransport, RpcFailure, memory_pair
+from memory_transport import NO_REPLY, FakeServer, MemoryTransport, RpcFailure, memory_pair
 
 from mini_claude.errors import JsonRpcError, ProtocolError
 from mini_claude.mcp.client import LATEST_MODERN_VERSION, McpClient
@@ -151,7 +151,14 @@ async def test_remembered_legacy_but_now_modern_reprobes(modern: tuple[HeaderTra
 @pytest.mark.parametrize("reply", [
     RpcFailure(-32600, "Bad Request: Server not initialized"),
     RpcFailure(-32602, "Invalid params"),
+    RpcFailure(-32000, "Server not initialized"),
+    # codes the modern protocol defines, but a legacy server may use them for anything: not modern evidence
+    RpcFailure(-32001, "Server not initialized"),
+    RpcFailure(-32003, "Server not initialized"),
+    RpcFailure(-32020, "Server not initialized"),
     RpcFailure(-32022, "Unsupported protocol version", {"supported": ["2025-06-18"]}),
+    RpcFailure(-32022, "Unsupported protocol version", {"supported": ["2031-01-01"]}),
+    RpcFailure(-32022, "Unsupported protocol version"),
 ])
 async def test_auto_fallback_answers(pair: tuple[MemoryTransport, FakeServer], reply: RpcFailure) -> None:
     transport, server = pair
@@ -161,8 +168,112 @@ async def test_auto_fallback_answers(pair: tuple[MemoryTransport, FakeServer], r
 
     server.on("server/discover", discover)
     client = McpClient(transport, name="mem")
+    began = asyncio.get_running_loop().time()
     await client.connect(timeout_s=5)
+    assert asyncio.get_running_loop().time() - began < 0.5  # at once: no grace, no timeout
     assert client.era == "legacy"
+    await server.wait_for("notifications/initialized")
+    assert [m["method"] for m in server.received] == ["server/discover", "initialize", "notifications/initialized"]
+    await client.close()
+
+
+async def test_a_null_id_error_to_the_probe_falls_back_at_once(pair: tuple[MemoryTransport, FakeServer],
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    transport, server = pair
+
+    async def discover(_params: Any) -> Any:
+        # what some legacy servers answer to a request before initialize: an error they cannot tie to an id
+        await server.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "not initialized"}})
+        return NO_REPLY
+
+    server.on("server/discover", discover)
+    client = McpClient(transport, name="mem")
+    began = asyncio.get_running_loop().time()
+    await client.connect(timeout_s=30)
+    assert asyncio.get_running_loop().time() - began < 0.5
+    assert client.era == "legacy"
+    assert "error response without id" not in caplog.text
+    await client.close()
+
+
+async def test_an_ignored_probe_is_raced_by_initialize(pair: tuple[MemoryTransport, FakeServer],
+                                                       tmp_path: Path) -> None:
+    transport, server = pair
+    server.on("server/discover", lambda _p: NO_REPLY)  # a legacy server that ignores unknown methods
+    memory = EraMemory(tmp_path / "eras.json")
+    client = McpClient(transport, name="mem", era_memory=memory)
+    began = asyncio.get_running_loop().time()
+    await client.connect(timeout_s=30)
+    took = asyncio.get_running_loop().time() - began
+    assert 0.9 < took < 3  # PROBE_GRACE_S, not the probe timeout
+    assert client.era == "legacy" and memory.recall("mem") == EraRecord("legacy", "2025-11-25")
+    await client.ping()
+    await client.close()
+    # the probe was never cancelled (a legacy server never knew it), nor is initialize ever
+    assert [m["method"] for m in server.received] == [
+        "server/discover", "initialize", "notifications/initialized", "ping"]
+
+
+async def test_a_slow_modern_server_still_wins_the_race(modern: tuple[HeaderTransport, FakeServer],
+                                                        tmp_path: Path) -> None:
+    transport, server = modern
+    original = server.handlers["server/discover"]
+
+    async def slow_discover(params: Any) -> Any:
+        await asyncio.sleep(1.5)
+        return original(params)
+
+    server.on("server/discover", slow_discover)  # the racing initialize is refused (-32601) meanwhile
+    memory = EraMemory(tmp_path / "eras.json")
+    client = McpClient(transport, name="mem", era_memory=memory)
+    await client.connect(timeout_s=30)
+    try:
+        assert (client.era, client.protocol_version) == ("modern", MODERN)
+        assert transport.protocol_version == MODERN and transport.message_headers is not None
+        assert [m["method"] for m in server.received] == ["server/discover", "initialize"]
+        assert memory.recall("mem") == EraRecord("modern", MODERN)
+        await client.ping()
+        assert server.received[-1]["params"]["_meta"][META_VERSION] == MODERN
+    finally:
+        await client.close()
+
+
+async def test_a_server_remembered_modern_gets_no_racing_initialize(modern: tuple[HeaderTransport, FakeServer],
+                                                                     tmp_path: Path) -> None:
+    transport, server = modern
+    original = server.handlers["server/discover"]
+
+    async def slow_discover(params: Any) -> Any:
+        await asyncio.sleep(1.5)
+        return original(params)
+
+    server.on("server/discover", slow_discover)
+    memory = EraMemory(tmp_path / "eras.json")
+    memory.remember("mem", "modern", MODERN)
+    client = McpClient(transport, name="mem", era_memory=memory)
+    await client.connect(timeout_s=30)
+    assert client.era == "modern"
+    assert [m["method"] for m in server.received] == ["server/discover"]
+    await client.close()
+
+
+async def test_the_probe_retries_an_unsupported_version_it_speaks(modern: tuple[HeaderTransport, FakeServer]
+                                                                  ) -> None:
+    transport, server = modern
+    original = server.handlers["server/discover"]
+    refused: list[int] = []
+
+    def discover(params: Any) -> Any:
+        if not refused:
+            refused.append(1)
+            raise RpcFailure(-32022, "Unsupported protocol version", {"supported": [MODERN]})
+        return original(params)
+
+    server.on("server/discover", discover)
+    client = McpClient(transport, name="mem")
+    await client.connect(timeout_s=5)
+    assert client.era == "modern" and len(server.messages("server/discover")) == 2
+    assert not server.messages("initialize")
     await client.close()
 
 
@@ -176,12 +287,10 @@ async def test_discover_listing_only_legacy_versions_falls_back(pair: tuple[Memo
 
 
 async def test_probe_timeout_falls_back(pair: tuple[MemoryTransport, FakeServer]) -> None:
-    from memory_transport import NO_REPLY
-
     transport, server = pair
     server.on("server/discover", lambda _p: NO_REPLY)
     client = McpClient(transport, name="mem")
-    await client.connect(timeout_s=1)  # the probe gets half of it
+    await client.connect(timeout_s=1)  # the grace is a quarter of it at most
     assert client.era == "legacy"
     await client.close()
 
@@ -452,3 +561,85 @@ async def test_a_discover_result_without_modern_versions_is_not_modern(
     await client.connect(timeout_s=5)
     assert client.era == "legacy"
     await client.close()
+
+
+# ---- the probe against real stdio processes ---------------------------------------------------------------------
+
+ODD_SERVER = '''
+import json, sys, time
+mode, log = sys.argv[1], open(sys.argv[2], "a")
+if mode == "slow-dual":
+    time.sleep(1.5)  # a slow start: both requests are waiting in the pipe by now
+for line in sys.stdin:
+    msg = json.loads(line)
+    log.write(msg.get("method", "response") + "\\n"); log.flush()
+    method, mid = msg.get("method"), msg.get("id")
+    if mid is None:
+        continue
+    if method == "initialize":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "odd"}}
+    elif method == "server/discover" and mode == "slow-dual":
+        result = {"supportedVersions": ["2026-07-28", "2025-11-25"], "capabilities": {}}
+    elif method == "ping":
+        result = {}
+    elif mode == "exit":
+        print("unknown method " + method, file=sys.stderr); sys.exit(3)
+    else:
+        continue
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}) + "\\n"); sys.stdout.flush()
+'''
+
+
+def odd_params(tmp_path: Path, mode: str) -> tuple[Any, Path]:
+    import sys
+
+    from mini_claude.mcp.transports.stdio import StdioParams
+
+    script, log = tmp_path / "odd_server.py", tmp_path / "received.log"
+    script.write_text(ODD_SERVER)
+    return StdioParams(command=sys.executable, args=[str(script), mode, str(log)]), log
+
+
+async def test_a_slow_in_order_server_answers_the_probe_first(tmp_path: Path) -> None:
+    from mini_claude.mcp.transports.stdio import StdioTransport
+
+    params, log = odd_params(tmp_path, "slow-dual")
+    client = McpClient(StdioTransport(params, server="odd"), name="odd")
+    await client.connect(timeout_s=30)
+    try:
+        assert (client.era, client.protocol_version) == ("modern", MODERN)
+        await client.ping()
+    finally:
+        await client.close()
+    # initialize went out after the grace, but its answer came second: ignored, and no notifications/initialized
+    assert log.read_text().split() == ["server/discover", "initialize", "ping"]
+
+
+async def test_a_server_that_exits_on_the_probe_says_how_to_pin(tmp_path: Path) -> None:
+    from mini_claude.errors import ServerExitedError
+    from mini_claude.mcp.config import ServerConfig
+    from mini_claude.mcp.manager import McpManager, ServerStatus
+    from mini_claude.mcp.transports.stdio import StdioTransport
+
+    params, _log = odd_params(tmp_path, "exit")
+    client = McpClient(StdioTransport(params, server="odd"), name="odd")
+    with pytest.raises(ServerExitedError) as info:
+        await client.connect(timeout_s=30)
+    text = str(info.value)
+    assert info.value.exit_code == 3 and "unknown method server/discover" in text
+    assert 'pin "protocolVersion": "2025-11-25" in its config' in text
+
+    cfg = ServerConfig(name="odd", type="stdio", command=params.command, args=tuple(params.args))
+    manager = McpManager([cfg], era_memory=EraMemory(tmp_path / "eras.json"))
+    manager.start()
+    try:
+        await manager.wait_started()
+        state = manager.states["odd"]
+        assert state.status is ServerStatus.FAILED
+        assert state.error is not None and '"protocolVersion": "2025-11-25"' in state.error
+    finally:
+        await manager.aclose()
+    pinned = McpClient(StdioTransport(params, server="odd"), name="odd", protocol_version="2025-11-25")
+    await pinned.connect(timeout_s=30)
+    assert pinned.era == "legacy"
+    await pinned.close()

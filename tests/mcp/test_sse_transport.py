@@ -146,3 +146,32 @@ async def test_connection_refused_fails_fast() -> None:
     with pytest.raises(TransportError, match="cannot connect"):
         await client.connect(timeout_s=10)
     assert time.monotonic() - started < FAST_S
+
+
+async def test_foreign_origin_endpoint_error_shows_no_query_or_userinfo() -> None:
+    """Review finding 13: errors show a server URL without userinfo or query (which may carry tokens)."""
+    behaviour, replies = _legacy("http://user:pw-s3cret@evil.example:1234/messages?session=s3cret")
+    with scripted(behaviour) as server:
+        client = McpClient(SseTransport(server.url, server="s", timeout_s=5), name="s")
+        try:
+            with pytest.raises(TransportError) as info:
+                await client.connect(timeout_s=10)
+        finally:
+            replies.put(None)
+    assert "another origin (http://evil.example:1234/messages?…)" in str(info.value)
+    assert "s3cret" not in str(info.value)
+
+
+async def test_post_4xx_is_marked_not_processed_and_5xx_is_not() -> None:
+    for status, refused in ((400, True), (500, False)):
+        behaviour, replies = _legacy("/messages", post_status=status)
+        with scripted(behaviour) as server:
+            transport = SseTransport(server.url, server="s", timeout_s=5)
+            await transport.start()
+            try:
+                with pytest.raises(HttpStatusError) as info:
+                    await transport.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call"})
+            finally:
+                replies.put(None)
+                await transport.close()
+        assert info.value.status == status and info.value.not_processed is refused

@@ -143,3 +143,63 @@ async def test_a_server_without_the_extension_adds_nothing(tmp_path: Path) -> No
         assert "skills/list" not in log.read_text()
     finally:
         await client.close()
+
+
+async def test_a_lost_remote_servers_skills_stay_and_loading_reconnects(tmp_path: Path) -> None:
+    """Finding 14: while a remote server is ready-but-lost (no client until its next use) its skills stay listed;
+    loading one reconnects it through the manager. The manager sees an http server; the bytes go over stdio."""
+    import asyncio
+    import os
+    import signal
+
+    from mini_claude.mcp.config import ServerConfig
+    from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
+
+    log = tmp_path / "requests.jsonl"
+    transports: list[StdioTransport] = []
+
+    def factory(cfg: ServerConfig, _env: object) -> StdioTransport:
+        params = StdioParams(command=sys.executable, args=[str(SERVER), "--log", str(log)])
+        transports.append(StdioTransport(params, server=cfg.name))
+        return transports[-1]
+
+    registry = SkillRegistry(client_for=lambda server: manager.connected_client(server))
+    lost = asyncio.Event()
+
+    def changed(state: ServerState) -> None:  # the session's wiring (cli/session.py)
+        if state.status is ServerStatus.READY and state.lost is not None:
+            registry.server_lost(state.name)
+            lost.set()
+        else:
+            registry.server_changed(state.name, state.client if state.status is ServerStatus.READY else None)
+
+    cfg = ServerConfig(name="docs", type="http", url="http://127.0.0.1:9/mcp", protocol_version="2025-11-25")
+    manager = McpManager([cfg], transport_factory=factory, on_change=changed)  # type: ignore[arg-type]
+    manager.start()
+    try:
+        await manager.wait_started()
+        await registry.settle(5)
+        names = [s.name for s in registry.available()]
+        assert "docs:git-workflow" in names
+        assert "Always branch from main." in await registry.load("docs:git-workflow")
+
+        assert transports[0].pid is not None
+        os.kill(transports[0].pid, signal.SIGKILL)  # the connection is lost
+        async with asyncio.timeout(5):
+            await lost.wait()
+        state = manager.states["docs"]
+        assert state.status is ServerStatus.READY and state.lost is not None and state.client is None
+        assert [s.name for s in registry.available()] == names  # still listed
+        assert "Always branch from main." in await registry.load("docs:git-workflow")  # verified: no read
+
+        # an unread skill needs the server: loading it reconnects
+        assert "Skill body." in await registry.load("docs:pdf-processing")
+        assert len(transports) == 2 and manager.states["docs"].lost is None
+        assert await registry.read_file("docs:pdf-processing", "references/FORMS.md") == \
+            "Supporting content: the forms.\n"
+        await registry.settle(5)  # the reconnected client's listing replaces the entries (equal: kept)
+        assert [s.name for s in registry.available()] == names
+        assert "Skill body." in await registry.load("docs:pdf-processing")
+    finally:
+        await registry.aclose()
+        await manager.aclose()

@@ -3,7 +3,16 @@ metadata (PRM), RFC 8414 / OpenID Connect authorization-server metadata, and the
 at the server's origin; with no metadata at all, /authorize /token /register there).
 
 Checks that refuse with AuthError: the PRM `resource` must be the server (same origin, a path prefix of the
-server URL); the AS metadata `issuer` must be the issuer its well-known URL was built from (RFC 8414 §3.3)."""
+server URL); the AS metadata `issuer` must be the issuer its well-known URL was built from (RFC 8414 §3.3); the
+issuer, its metadata and every endpoint it names must be HTTPS unless on loopback (`urls.py`). Bodies are read with
+a byte cap (`bodies.py`).
+
+Where these may point: the challenge's `resource_metadata` and the PRM's `authorization_servers` may name any
+origin — the spec lets an MCP server use an authorization server anywhere, so refusing other origins would break
+real deployments. What keeps that safe: the PRM must name this very server as its `resource`, the AS metadata must
+name the issuer it was asked for, tokens and dynamically registered clients are kept per issuer (one AS never sees
+another's), and configured client credentials are bound to one issuer (`oauth.issuer`, else the first one seen;
+see `OAuthProvider`)."""
 
 from __future__ import annotations
 
@@ -17,7 +26,9 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from mini_claude.errors import AuthError
+from mini_claude.mcp.auth.bodies import read_capped
 from mini_claude.mcp.auth.dpop import parse_www_authenticate
+from mini_claude.mcp.auth.urls import is_secure_url, require_secure_url
 
 __all__ = [
     "METADATA_TIMEOUT_S",
@@ -26,6 +37,8 @@ __all__ = [
     "ProtectedResource",
     "discover_auth_server",
     "discover_resource",
+    "fetch_auth_server_metadata",
+    "issuers_match",
     "parse_challenge",
     "resource_matches",
 ]
@@ -33,7 +46,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 METADATA_TIMEOUT_S = 15.0
-_MAX_METADATA_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -118,18 +130,26 @@ def resource_matches(resource: str, server_url: str) -> bool:
     return sp == rp or sp.startswith(rp + "/")
 
 
-async def _get_json(http: httpx.AsyncClient, url: str, server: str | None) -> dict[str, Any] | None:
-    """GET a metadata document: its object on 200, None when it is not there (4xx/5xx, not JSON)."""
+async def _get_json(http: httpx.AsyncClient, url: str, server: str | None, *,
+                    secure: bool = False) -> dict[str, Any] | None:
+    """GET a metadata document: its object on 200, None when it is not there (4xx/5xx, not JSON). `secure`: the
+    URL, and any URL a redirect leads to, must be HTTPS (or loopback)."""
+    if secure:
+        require_secure_url(url, "authorization server metadata URL", server)
     try:
-        response = await http.get(url, headers={"Accept": "application/json"}, timeout=METADATA_TIMEOUT_S,
-                                  follow_redirects=True)
+        async with http.stream("GET", url, headers={"Accept": "application/json"}, timeout=METADATA_TIMEOUT_S,
+                               follow_redirects=True) as response:
+            if secure and not is_secure_url(str(response.url)):
+                raise AuthError(f"authorization server metadata at {url} redirects to a non-HTTPS URL; refusing it",
+                                server=server)
+            if response.status_code != 200:
+                log.debug("%s: HTTP %s", url, response.status_code)
+                return None
+            body = await read_capped(response, f"metadata at {url}", server)
     except httpx.HTTPError as exc:
         raise AuthError(f"cannot fetch {url}: {type(exc).__name__}", server=server) from None
-    if response.status_code != 200:
-        log.debug("%s: HTTP %s", url, response.status_code)
-        return None
     try:
-        data = json.loads(response.content[:_MAX_METADATA_BYTES])
+        data = json.loads(body)
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
@@ -189,42 +209,52 @@ def _metadata_urls(issuer: str) -> list[str]:
     return [f"{origin}/.well-known/oauth-authorization-server", f"{origin}/.well-known/openid-configuration"]
 
 
-def _issuer_matches(found: str, expected: str) -> bool:
+def issuers_match(found: str, expected: str) -> bool:
     # RFC 8414 wants them identical; a lone trailing slash on one side is the usual harmless difference
     return found == expected or found.rstrip("/") == expected.rstrip("/")
+
+
+def _parse_metadata(data: dict[str, Any], url: str, expected: str | None, server: str | None) -> AuthServerMetadata:
+    found = data.get("issuer")
+    if not isinstance(found, str) or not found:
+        raise AuthError(f"authorization server metadata at {url} names no issuer; refusing to use it", server=server)
+    if expected is not None and not issuers_match(found, expected):
+        raise AuthError(f"authorization server metadata at {url} names issuer {found!r}, not {expected!r}; "
+                        f"refusing to use it", server=server)
+    require_secure_url(found, "authorization server issuer", server)
+    token_endpoint = data.get("token_endpoint")
+    if not isinstance(token_endpoint, str) or not token_endpoint:
+        raise AuthError(f"authorization server metadata at {url} has no token_endpoint", server=server)
+    text = _texts(data)
+    for name in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):
+        endpoint = text(name)
+        if endpoint is not None:
+            require_secure_url(endpoint, f"authorization server's {name}", server)
+    return AuthServerMetadata(
+        issuer=found,
+        authorization_endpoint=text("authorization_endpoint"),
+        token_endpoint=token_endpoint,
+        registration_endpoint=text("registration_endpoint"),
+        scopes_supported=_strings(data.get("scopes_supported")),
+        code_challenge_methods=_strings(data.get("code_challenge_methods_supported")),
+        token_endpoint_auth_methods=_strings(data.get("token_endpoint_auth_methods_supported")),
+        grant_types=_strings(data.get("grant_types_supported")),
+        iss_parameter_supported=data.get("authorization_response_iss_parameter_supported") is True,
+        cimd_supported=data.get("client_id_metadata_document_supported") is True,
+        dpop_algs=_strings(data.get("dpop_signing_alg_values_supported")),
+        raw=data,
+    )
 
 
 async def discover_auth_server(http: httpx.AsyncClient, issuer: str, server: str | None, *,
                                legacy: bool = False) -> AuthServerMetadata:
     """The AS metadata for `issuer`. `legacy` (no PRM): a server without any metadata gets the 2025-03-26 default
     endpoints at its origin."""
+    require_secure_url(issuer, "authorization server", server)
     for url in _metadata_urls(issuer):
-        data = await _get_json(http, url, server)
-        if data is None:
-            continue
-        found = data.get("issuer")
-        if not isinstance(found, str) or not _issuer_matches(found, issuer):
-            raise AuthError(f"authorization server metadata at {url} names issuer {found!r}, not {issuer!r}; "
-                            f"refusing to use it", server=server)
-        token_endpoint = data.get("token_endpoint")
-        if not isinstance(token_endpoint, str) or not token_endpoint:
-            raise AuthError(f"authorization server metadata at {url} has no token_endpoint", server=server)
-
-        text = _texts(data)
-        return AuthServerMetadata(
-            issuer=found,
-            authorization_endpoint=text("authorization_endpoint"),
-            token_endpoint=token_endpoint,
-            registration_endpoint=text("registration_endpoint"),
-            scopes_supported=_strings(data.get("scopes_supported")),
-            code_challenge_methods=_strings(data.get("code_challenge_methods_supported")),
-            token_endpoint_auth_methods=_strings(data.get("token_endpoint_auth_methods_supported")),
-            grant_types=_strings(data.get("grant_types_supported")),
-            iss_parameter_supported=data.get("authorization_response_iss_parameter_supported") is True,
-            cimd_supported=data.get("client_id_metadata_document_supported") is True,
-            dpop_algs=_strings(data.get("dpop_signing_alg_values_supported")),
-            raw=data,
-        )
+        data = await _get_json(http, url, server, secure=True)
+        if data is not None:
+            return _parse_metadata(data, url, issuer, server)
     if legacy:
         origin = _origin(issuer)
         return AuthServerMetadata(issuer=origin, authorization_endpoint=f"{origin}/authorize",
@@ -232,3 +262,14 @@ async def discover_auth_server(http: httpx.AsyncClient, issuer: str, server: str
                                   from_metadata=False)
     raise AuthError(f"no authorization server metadata found for {issuer} "
                     f"(tried {', '.join(_metadata_urls(issuer))})", server=server)
+
+
+async def fetch_auth_server_metadata(http: httpx.AsyncClient, url: str, server: str | None, *,
+                                     issuer: str | None = None) -> AuthServerMetadata:
+    """The AS metadata at a configured URL (`oauth.authServerMetadataUrl`: no discovery). With `issuer`, the
+    document must name that issuer."""
+    data = await _get_json(http, url, server, secure=True)
+    if data is None:
+        raise AuthError(f"no authorization server metadata at {url} (check oauth.authServerMetadataUrl)",
+                        server=server)
+    return _parse_metadata(data, url, issuer, server)

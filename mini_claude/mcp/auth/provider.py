@@ -11,6 +11,15 @@ proof), refreshing it first when it is about to expire. On a challenge from the 
   scope set (a server that keeps refusing gets an AuthError, not a loop);
 * a DPoP nonce demand (401 `use_dpop_nonce`, or any DPoP-Nonce header): remembers the nonce and retries.
 
+Configured client credentials (`oauth.clientId`, secret, key, assertion, enterprise) are only ever sent to one
+authorization server: `oauth.issuer` / `oauth.authServerMetadataUrl` when set, else the first issuer this server
+named (recorded in the token store as `bound_issuer`). A server that later names another one gets an AuthError
+naming both, not our credentials. Dynamically registered clients follow a migration (SEP-2352).
+
+One provider lives per server (and store) per process (`mini_claude.mcp.auth.provider_for`), so the flow rate
+limit, a refused workload assertion and the step-up memory survive reconnects. `login()` replaces what is stored
+only once the new authorization succeeded.
+
 Every wait is bounded; tokens, secrets and keys never reach a log line or an error message.
 """
 
@@ -37,6 +46,8 @@ from mini_claude.mcp.auth.discovery import (
     ProtectedResource,
     discover_auth_server,
     discover_resource,
+    fetch_auth_server_metadata,
+    issuers_match,
     parse_challenge,
 )
 from mini_claude.mcp.auth.dpop import DpopKey, is_nonce_challenge
@@ -116,6 +127,7 @@ class OAuthProvider:
         self._key = TokenStore.server_key(cfg.name, cfg.url)
         self._token: dict[str, Any] | None = None
         self._loaded = False
+        self._store_stamp: tuple[int, ...] | None = None  # the store as last read while no token was held
         self._dpop: DpopKey | None = None
         self._resource: ProtectedResource | None = None
         self._meta: AuthServerMetadata | None = None
@@ -124,6 +136,7 @@ class OAuthProvider:
         self._flow_times: list[float] = []
         self._failed_assertion: tuple[str, AuthError] | None = None
         self._lock: asyncio.Lock | None = None
+        self._lock_loop: asyncio.AbstractEventLoop | None = None
 
     # ---- HttpAuth ------------------------------------------------------------------------------------------------
 
@@ -160,16 +173,24 @@ class OAuthProvider:
 
     # ---- explicit login / logout -----------------------------------------------------------------------------
 
-    async def login(self) -> None:
-        """A fresh authorization now (what `mcp login` runs): probe the server for its challenge, forget what is
-        held, authorize."""
+    async def login(self, authorizer: Authorizer | None = None) -> None:
+        """A fresh authorization now (what `mcp login` runs), with `authorizer` (default: the provider's): probe
+        the server for its challenge, authorize. The tokens and registered client held stay until the new
+        authorization succeeds and replaces them, so a cancelled or failed login logs nobody out."""
         async with httpx.AsyncClient() as http:
             challenge = await self._probe(http)
-            self._token = None
-            self._loaded = True
-            self.store.forget(self._key)
             async with self._guard():
-                await self._authorize(http, challenge, scopes=None)
+                self._load()
+                await self._authorize(http, challenge, scopes=None, authorizer=authorizer)
+
+    def reset(self) -> None:
+        """Forget everything held in memory (after `logout`: the store was emptied under us)."""
+        self._token, self._loaded, self._dpop, self._store_stamp = None, False, None, None
+        self._resource = self._meta = None
+        self._scopes = []
+        self._step_ups.clear()
+        self._flow_times.clear()
+        self._failed_assertion = None
 
     async def _probe(self, http: httpx.AsyncClient) -> Challenge:
         body = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -194,19 +215,33 @@ class OAuthProvider:
     # ---- tokens held ---------------------------------------------------------------------------------------------
 
     def _guard(self) -> asyncio.Lock:
-        if self._lock is None:
-            self._lock = asyncio.Lock()
+        # the provider outlives one event loop (asyncio.run per CLI command): a lock belongs to the loop it ran in
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock_loop is not loop:
+            self._lock, self._lock_loop = asyncio.Lock(), loop
         return self._lock
 
-    def _load(self) -> None:
-        if self._loaded:
-            return
-        self._loaded = True
+    def _stored_token(self) -> dict[str, Any] | None:
         entry = self.store.entry(self._key)
         issuer = entry.get("issuer")
         record = entry.get("tokens", {}).get(issuer) if isinstance(issuer, str) else None
-        if isinstance(record, dict) and isinstance(record.get("access_token"), str):
-            self._token = record
+        return record if isinstance(record, dict) and isinstance(record.get("access_token"), str) else None
+
+    def _load(self) -> None:
+        """Take the stored token: once, and again whenever none is held (another process may have logged in)."""
+        if self._loaded and self._token is not None:
+            return
+        stamp = self.store.stamp()
+        if self._loaded and stamp == self._store_stamp:
+            return  # nothing new stored since the last look (a server without OAuth costs one stat per request)
+        self._loaded, self._store_stamp = True, stamp
+        record = self._stored_token()
+        if record is not None:
+            self._adopt(record)
+
+    def _adopt(self, record: dict[str, Any]) -> None:
+        self._token = record
+        if record.get("token_type") == "DPoP":
             self._dpop = self._dpop_from(record)
 
     def _dpop_from(self, record: dict[str, Any]) -> DpopKey | None:
@@ -282,6 +317,8 @@ class OAuthProvider:
         return ClientAuth(client_id, "none") if info.get("method") == "none" else None
 
     async def _refresh(self, http: httpx.AsyncClient, token: dict[str, Any]) -> bool:
+        if not self._issuer_allowed(str(token.get("issuer"))):
+            return False  # our configured credentials are not for that authorization server
         client = self._client_for_record(token)
         refresh_token = token.get("refresh_token")
         if client is None or not isinstance(refresh_token, str):
@@ -306,6 +343,10 @@ class OAuthProvider:
     async def _on_unauthorized(self, challenge: Challenge) -> None:
         self._load()
         used = self._token
+        stored = self._stored_token()
+        if stored is not None and (used is None or stored.get("access_token") != used.get("access_token")):
+            self._adopt(stored)  # another process (or `mcp login`) stored a newer token: try that first
+            return
         async with httpx.AsyncClient() as http:
             resource = await discover_resource(http, self.url, challenge, self.server)
             if used is not None:
@@ -317,7 +358,8 @@ class OAuthProvider:
             await self._authorize(http, challenge, scopes=None, resource=resource)
 
     async def _step_up(self, challenge: Challenge) -> None:
-        wanted = _merge_scopes(self._scopes or (self._token or {}).get("requested_scope", "").split(),
+        held = (self._token or {}).get("requested_scope")  # None in a stored token that asked for no scope
+        wanted = _merge_scopes(self._scopes or (held.split() if isinstance(held, str) else []),
                                (challenge.scope or "").split())
         key = frozenset(wanted)
         if key in self._step_ups:
@@ -337,12 +379,55 @@ class OAuthProvider:
                             f"{FLOW_WINDOW_S:g}s); giving up", server=self.server)
         self._flow_times.append(now)
 
+    async def _auth_server(self, http: httpx.AsyncClient, resource: ProtectedResource) -> AuthServerMetadata:
+        """The authorization server to use: the configured one (`oauth.authServerMetadataUrl`, `oauth.issuer`),
+        else the first one the server's metadata names."""
+        wanted = self.settings.issuer
+        if self.settings.auth_server_metadata_url:
+            return await fetch_auth_server_metadata(http, self.settings.auth_server_metadata_url, self.server,
+                                                    issuer=wanted)
+        issuers = resource.authorization_servers
+        if wanted is None:
+            return await discover_auth_server(http, issuers[0], self.server, legacy=resource.url is None)
+        chosen = next((i for i in issuers if issuers_match(i, wanted)), None)
+        if chosen is None:
+            raise AuthError(f"the server names authorization server {', '.join(issuers)}, not the configured "
+                            f"{wanted}; refusing to authorize there (if the server really moved, change "
+                            f"mcpServers.{self.server}.oauth.issuer)", server=self.server)
+        return await discover_auth_server(http, chosen, self.server, legacy=resource.url is None)
+
+    def _issuer_allowed(self, issuer: str) -> bool:
+        """Whether configured credentials may go to `issuer` (always, when none are configured)."""
+        settings = self.settings
+        if not settings.has_configured_credentials:
+            return True
+        if settings.issuer is not None:
+            return issuers_match(issuer, settings.issuer)
+        if settings.auth_server_metadata_url is not None:
+            return True  # the configured document chose it
+        bound = self.store.field(self._key, "bound_issuer")
+        return not isinstance(bound, str) or issuers_match(issuer, bound)
+
+    def _bind_issuer(self, issuer: str) -> None:
+        """Configured credentials go to one authorization server only: the first one seen is recorded, and a
+        later different one is refused (an explicit `oauth.issuer` / `authServerMetadataUrl` was enforced by
+        `_auth_server`)."""
+        settings = self.settings
+        if not settings.has_configured_credentials or settings.issuer or settings.auth_server_metadata_url:
+            return
+        bound = self.store.set_field_once(self._key, "bound_issuer", issuer)
+        if not issuers_match(issuer, bound):
+            raise AuthError(f"the server now names authorization server {issuer} instead of {bound}, the one the "
+                            f"configured client credentials were used with; not sending them there. If the move "
+                            f"is intended, set mcpServers.{self.server}.oauth.issuer to {issuer!r} (or run "
+                            f"`mini-claude mcp logout {self.server}` to forget {bound})", server=self.server)
+
     async def _authorize(self, http: httpx.AsyncClient, challenge: Challenge, *, scopes: list[str] | None,
-                         resource: ProtectedResource | None = None) -> None:
+                         resource: ProtectedResource | None = None, authorizer: Authorizer | None = None) -> None:
         if resource is None:
             resource = await discover_resource(http, self.url, challenge, self.server)
-        issuer = resource.authorization_servers[0]
-        meta = await discover_auth_server(http, issuer, self.server, legacy=resource.url is None)
+        meta = await self._auth_server(http, resource)
+        self._bind_issuer(meta.issuer)
         previous = self.store.entry(self._key).get("issuer")
         if isinstance(previous, str) and previous != meta.issuer:
             log.info("MCP server %r: authorization server changed to %s; registering afresh", self.server,
@@ -363,7 +448,7 @@ class OAuthProvider:
         self._count_flow()
         self._dpop = self._dpop_for(meta)
         if grant == "authorization_code":
-            await self._authorization_code(http, meta, resource.resource, scope)
+            await self._authorization_code(http, meta, resource.resource, scope, authorizer or self.authorizer)
         elif grant == "client_credentials":
             await self._client_credentials(http, meta, resource.resource, scope)
         elif grant == "jwt_bearer":
@@ -400,25 +485,24 @@ class OAuthProvider:
                         f"supported; set mcpServers.{self.server}.oauth.dpop to false", server=self.server)
 
     async def _registered_client(self, http: httpx.AsyncClient, meta: AuthServerMetadata, redirect_uri: str,
-                                 scope: str | None) -> tuple[ClientAuth, bool]:
-        """The client for an authorization-code login, and whether it came from dynamic registration."""
+                                 scope: str | None) -> tuple[ClientAuth, bool, dict[str, Any] | None]:
+        """The client for an authorization-code login, whether it came from dynamic registration, and — for a
+        new registration — the record to store once the login succeeded (a failed one keeps the old client)."""
         configured = configured_client(self.settings, meta)
         if configured is not None:
-            return configured, False
+            return configured, False, None
         if meta.cimd_supported and self.settings.client_metadata_url:
-            return ClientAuth(self.settings.client_metadata_url, "none"), False
+            return ClientAuth(self.settings.client_metadata_url, "none"), False, None
         record = self.store.get(self._key, "clients", meta.issuer)
         if record is not None and record.get("redirect_uri") == redirect_uri:
             stored = client_from_record(record)
             if stored is not None:
-                return stored, True
+                return stored, True, None
         client = await register_client(http, meta, redirect_uri, scope, self.server)
-        self.store.put(self._key, "clients", meta.issuer, {**client_record(client), "redirect_uri": redirect_uri})
-        return client, True
+        return client, True, {**client_record(client), "redirect_uri": redirect_uri}
 
     async def _authorization_code(self, http: httpx.AsyncClient, meta: AuthServerMetadata, resource: str,
-                                  scope: str | None) -> None:
-        authorizer = self.authorizer
+                                  scope: str | None, authorizer: Authorizer | None) -> None:
         if authorizer is None:
             raise AuthRequiredError(login_needed_message(self.server), server=self.server)
         if meta.from_metadata and "S256" not in (meta.code_challenge_methods or ()):
@@ -428,29 +512,36 @@ class OAuthProvider:
             raise AuthError(f"the authorization server {meta.issuer} has no authorization_endpoint; configure a "
                             f"machine grant (mcpServers.{self.server}.oauth.grantType)", server=self.server)
         start = getattr(authorizer, "start", None)
-        if start is not None:
-            await start()  # binds the loopback port, so the redirect URI is known before registration
-        redirect_uri = authorizer.redirect_uri
-        client, dynamic = await self._registered_client(http, meta, redirect_uri, scope)
-        verifier, code_challenge = _pkce_pair()
-        state = secrets.token_urlsafe(24)
-        params = {"response_type": "code", "client_id": client.client_id, "redirect_uri": redirect_uri,
-                  "code_challenge": code_challenge, "code_challenge_method": "S256", "state": state,
-                  "resource": resource}
-        if scope:
-            params["scope"] = scope
-        endpoint = meta.authorization_endpoint
-        url = endpoint + ("&" if "?" in endpoint else "?") + urlencode(params)
-        reply = await authorizer.authorize(url)
+        close = getattr(authorizer, "close", None)
+        try:
+            if start is not None:
+                await start()  # binds the loopback port, so the redirect URI is known before registration
+            redirect_uri = authorizer.redirect_uri
+            client, dynamic, new_client = await self._registered_client(http, meta, redirect_uri, scope)
+            verifier, code_challenge = _pkce_pair()
+            state = secrets.token_urlsafe(24)
+            params = {"response_type": "code", "client_id": client.client_id, "redirect_uri": redirect_uri,
+                      "code_challenge": code_challenge, "code_challenge_method": "S256", "state": state,
+                      "resource": resource}
+            if scope:
+                params["scope"] = scope
+            endpoint = meta.authorization_endpoint
+            url = endpoint + ("&" if "?" in endpoint else "?") + urlencode(params)
+            reply = await authorizer.authorize(url)
+        finally:
+            if close is not None:
+                await close()  # whatever failed after start(), the listener goes (a fixed port stays usable)
         code = self._check_reply(reply, state, meta)
         form = authorization_code_form(code, redirect_uri, verifier, resource)
         try:
             response = await token_request(http, meta.token_endpoint, form, client_auth=client,
                                            assertion_audience=meta.issuer, dpop=self._dpop, server=self.server)
         except TokenEndpointError as exc:
-            if dynamic and exc.error == "invalid_client":
+            if dynamic and new_client is None and exc.error == "invalid_client":
                 self.store.put(self._key, "clients", meta.issuer, None)  # register afresh next time
             raise
+        if new_client is not None:
+            self.store.put(self._key, "clients", meta.issuer, new_client)
         self._keep(response, meta, resource, client, scope)
 
     def _check_reply(self, reply: Mapping[str, str], state: str, meta: AuthServerMetadata) -> str:

@@ -12,9 +12,11 @@ from typing import Any
 import httpx
 
 from mini_claude.errors import AuthError
+from mini_claude.mcp.auth.bodies import read_capped
 from mini_claude.mcp.auth.discovery import AuthServerMetadata
 from mini_claude.mcp.auth.settings import OAuthSettings
 from mini_claude.mcp.auth.tokens import ClientAuth
+from mini_claude.mcp.auth.urls import require_secure_url
 
 __all__ = ["CLIENT_NAME", "REGISTRATION_TIMEOUT_S", "choose_secret_method", "client_from_record",
            "client_record", "configured_client", "register_client"]
@@ -34,7 +36,8 @@ def choose_secret_method(meta: AuthServerMetadata) -> str:
 
 
 def configured_client(settings: OAuthSettings, meta: AuthServerMetadata) -> ClientAuth | None:
-    """The client the config names (pre-registered), or None."""
+    """The client the config names (pre-registered), or None. `meta` only picks the auth method: whether these
+    credentials may be sent to `meta.issuer` at all is the provider's issuer binding (`OAuthProvider._bind_issuer`)."""
     if not settings.client_id:
         return None
     key = settings.read_private_key()
@@ -87,14 +90,15 @@ async def register_client(http: httpx.AsyncClient, meta: AuthServerMetadata, red
     }
     if scope:
         body["scope"] = scope
+    endpoint = require_secure_url(meta.registration_endpoint, "registration endpoint", server)
     try:
-        response = await http.post(meta.registration_endpoint, json=body, timeout=REGISTRATION_TIMEOUT_S,
-                                   headers={"Accept": "application/json"})
+        async with http.stream("POST", endpoint, json=body, timeout=REGISTRATION_TIMEOUT_S,
+                               headers={"Accept": "application/json"}) as response:
+            content = await read_capped(response, f"registration answer from {endpoint}", server)
     except httpx.HTTPError as exc:
-        raise AuthError(f"client registration at {meta.registration_endpoint} failed: {type(exc).__name__}",
-                        server=server) from None
+        raise AuthError(f"client registration at {endpoint} failed: {type(exc).__name__}", server=server) from None
     try:
-        data = json.loads(response.content)
+        data = json.loads(content)
     except ValueError:
         data = None
     if response.status_code not in (200, 201) or not isinstance(data, dict):

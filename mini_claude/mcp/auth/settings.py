@@ -10,6 +10,7 @@ from typing import Any
 
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import json_type
+from mini_claude.mcp.auth.urls import is_secure_url
 from mini_claude.mcp.config import ServerConfig
 
 __all__ = ["GRANT_TYPES", "EnterpriseSettings", "OAuthSettings"]
@@ -54,10 +55,20 @@ class OAuthSettings:
     enterprise: EnterpriseSettings | None = None
     dpop: bool | None = None  # None: use DPoP when the authorization server advertises it
     grant_type_explicit: bool = False  # False: inferred (the provider may switch to client_credentials)
+    issuer: str | None = None  # the one authorization server to use (configured credentials go nowhere else)
+    auth_server_metadata_url: str | None = None  # its metadata document: no discovery
 
     @property
     def key(self) -> str:
         return f"mcpServers.{self.server}.oauth"
+
+    @property
+    def has_configured_credentials(self) -> bool:
+        """Whether the config holds something that identifies or authenticates us at one particular authorization
+        server (a client ID, secret, key, workload assertion or enterprise IdP token): it must not be shown to
+        another one."""
+        return bool(self.client_id or self.client_secret or self.private_key or self.private_key_file
+                    or self.assertion or self.assertion_file or self.enterprise is not None)
 
     @property
     def has_client_credentials(self) -> bool:
@@ -132,6 +143,8 @@ class OAuthSettings:
             enterprise=enterprise,
             dpop=reader.boolean("dpop"),
             grant_type_explicit=explicit,
+            issuer=reader.secure_url("issuer", plain=True),
+            auth_server_metadata_url=reader.secure_url("authServerMetadataUrl"),
         )
         settings._check(base)
         return settings
@@ -178,6 +191,19 @@ class _Reader:
         value = self.string(name)
         if value is not None and not value.startswith(("https://", "http://")):
             raise ConfigError(f"not a URL: {value!r}", key=f"{self.base}.{name}")
+        return value
+
+    def secure_url(self, name: str, *, plain: bool = False) -> str | None:
+        """An authorization-server URL: HTTPS (plain HTTP only to loopback); `plain`: no query or fragment
+        (an RFC 8414 issuer)."""
+        value = self.string(name)
+        if value is None:
+            return None
+        if not is_secure_url(value):
+            raise ConfigError(f"must be an https:// URL (http:// only for a loopback host), got {value!r}",
+                              key=f"{self.base}.{name}")
+        if plain and ("?" in value or "#" in value):
+            raise ConfigError("an issuer has no query or fragment", key=f"{self.base}.{name}")
         return value
 
     def integer(self, name: str) -> int | None:

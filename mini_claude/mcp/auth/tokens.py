@@ -19,8 +19,10 @@ from urllib.parse import quote
 import httpx
 
 from mini_claude.errors import AuthError
+from mini_claude.mcp.auth.bodies import read_capped
 from mini_claude.mcp.auth.dpop import DpopKey, is_nonce_challenge
 from mini_claude.mcp.auth.jwt import client_assertion
+from mini_claude.mcp.auth.urls import require_secure_url
 
 __all__ = [
     "CLIENT_ASSERTION_TYPE_JWT_BEARER",
@@ -192,9 +194,9 @@ def _one_line(text: str, limit: int = _MAX_DETAIL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _json_object(response: httpx.Response) -> dict[str, Any] | None:
+def _json_object(content: bytes) -> dict[str, Any] | None:
     try:
-        body = json.loads(response.content)
+        body = json.loads(content)
     except (ValueError, UnicodeDecodeError):
         return None
     return body if isinstance(body, dict) else None
@@ -227,7 +229,7 @@ def _optional_str(body: dict[str, Any], key: str) -> str | None:
 
 
 def _parse_reply(
-    response: httpx.Response, body: dict[str, Any] | None, sent_at: float, server: str | None
+    response: httpx.Response, content: bytes, body: dict[str, Any] | None, sent_at: float, server: str | None
 ) -> TokenResponse:
     status = response.status_code
     if 200 <= status < 300:
@@ -261,7 +263,7 @@ def _parse_reply(
         raise TokenEndpointError(
             f"token endpoint refused the request (HTTP {status}): {detail}", server=server, error=error, status=status
         )
-    excerpt = _one_line(response.content.decode("utf-8", "replace"))
+    excerpt = _one_line(content[:4096].decode("utf-8", "replace"))
     raise TokenEndpointError(
         f"token endpoint answered HTTP {status}" + (f": {excerpt}" if excerpt else ""), server=server, status=status
     )
@@ -287,14 +289,15 @@ async def _post(
             headers["DPoP"] = dpop.proof("POST", token_endpoint)
         sent_at = time.time()
         try:
-            response = await http.post(
-                token_endpoint, data=data, headers=headers, timeout=timeout_s, follow_redirects=False
-            )
+            async with http.stream(
+                "POST", token_endpoint, data=data, headers=headers, timeout=timeout_s, follow_redirects=False
+            ) as response:
+                content = await read_capped(response, "token endpoint's answer", server)
         except httpx.TimeoutException as exc:
             raise AuthError(f"token endpoint did not answer within {timeout_s:g}s", server=server) from exc
         except httpx.HTTPError as exc:
             raise AuthError(f"token endpoint unreachable: {type(exc).__name__}", server=server) from exc
-        body = _json_object(response)
+        body = _json_object(content)
         if dpop is not None:
             dpop.remember_nonce(token_endpoint, response.headers)
             if not retried and is_nonce_challenge(response.status_code, response.headers, body):
@@ -306,7 +309,7 @@ async def _post(
                 log.debug("token endpoint asked for a DPoP nonce; retrying once")
                 retried = True
                 continue
-        return _parse_reply(response, body, sent_at, server)
+        return _parse_reply(response, content, body, sent_at, server)
 
 
 async def token_request(
@@ -327,6 +330,7 @@ async def token_request(
     (classic RFC 7523 §3). With `dpop`, every attempt carries a fresh proof and one `use_dpop_nonce` answer is
     retried with the nonce the server sent. The whole exchange is bounded by `timeout_s`.
     Raises TokenEndpointError (an AuthError) for a refusal or an unusable reply, AuthError for anything else."""
+    require_secure_url(token_endpoint, "token endpoint", server)
     audience = assertion_audience or token_endpoint
     try:
         async with asyncio.timeout(timeout_s):

@@ -5,7 +5,8 @@ The spec's backwards-compatibility rule: POST the first message as Streamable HT
 decides for Streamable HTTP), the endpoint is taken for a legacy HTTP+SSE one: GET it as an SSE stream, wait for
 its `endpoint` event and send that first message again there. The choice is made once, on the first answered
 POST, and `kind` says which transport is in use. When both fail, the error names both attempts and keeps the
-Streamable HTTP status (so a caller that treats 400/404/405 as "not this protocol era" still can).
+Streamable HTTP status (so a caller that treats 400/404/405 as "not this protocol era" still can). Both
+transports share one `HttpSender`: the `headersHelper` runs once (at `start()`), not again for the fallback.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mini_claude.errors import TransportError
 from mini_claude.mcp.transports.base import HttpAuth
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
 from mini_claude.mcp.transports.http import HttpSessionExpiredError, HttpStatusError, StreamableHttpTransport
+from mini_claude.mcp.transports.http_sender import HttpSender
 from mini_claude.mcp.transports.sse import SseTransport
 
 __all__ = ["FALLBACK_ENDPOINT_TIMEOUT_S", "FALLBACK_STATUSES", "AutoHttpTransport"]
@@ -42,11 +44,11 @@ class AutoHttpTransport:
                  headers_helper: HeadersHelper | None = None) -> None:
         self.url = url
         self.server = server
-        self._http = StreamableHttpTransport(url, headers=headers, server=server, timeout_s=timeout_s, auth=auth,
-                                             headers_helper=headers_helper)
+        sender = HttpSender(server=server, headers=headers, auth=auth, headers_helper=headers_helper)
+        self._http = StreamableHttpTransport(url, server=server, timeout_s=timeout_s, sender=sender)
         self._sse_args: dict[str, Any] = {
-            "headers": headers, "server": server, "timeout_s": timeout_s, "auth": auth,
-            "headers_helper": headers_helper, "endpoint_timeout_s": min(timeout_s, FALLBACK_ENDPOINT_TIMEOUT_S)}
+            "server": server, "timeout_s": timeout_s, "sender": sender,
+            "endpoint_timeout_s": min(timeout_s, FALLBACK_ENDPOINT_TIMEOUT_S)}
         self._inner: StreamableHttpTransport | SseTransport = self._http
         self._decided = False
         self._deciding = asyncio.Lock()
@@ -117,6 +119,10 @@ class AutoHttpTransport:
     def diagnostics(self) -> str:
         return self._inner.diagnostics()
 
+    def abandon(self, request_id: Any) -> None:
+        """The owner gave up on a request: stop reading its response stream (see StreamableHttpTransport)."""
+        self._inner.abandon(request_id)
+
     # ---- the fallback ----------------------------------------------------------------------------------------
 
     async def _send_first(self, message: dict[str, Any]) -> None:
@@ -150,4 +156,4 @@ class AutoHttpTransport:
         return HttpStatusError(
             f"Streamable HTTP: {http_error.message}; legacy SSE at the same URL: {sse_failure}",
             server=self.server, status=http_error.status, body_excerpt=http_error.body_excerpt,
-            www_authenticate=http_error.www_authenticate)
+            www_authenticate=http_error.www_authenticate, not_processed=http_error.not_processed)

@@ -3,7 +3,8 @@
 Claude Code's semantics: the command runs through the shell with `CLAUDE_CODE_MCP_SERVER_NAME` and
 `CLAUDE_CODE_MCP_SERVER_URL` set, must exit 0 within `HEADERS_HELPER_TIMEOUT_S` and print one JSON object whose
 values are strings; those headers override the static `headers`. It runs in its own process group, killed as a
-whole on timeout or cancellation. Errors name the config key and what is wrong, never a header value.
+whole on timeout or cancellation. Errors name the config key and what is wrong, never a header value nor the
+command's stderr (which may echo secrets; it is logged at debug level only).
 """
 
 from __future__ import annotations
@@ -63,21 +64,30 @@ class HeadersHelper:
                 stderr=asyncio.subprocess.PIPE, env=self._env, start_new_session=True)
         except OSError as exc:
             raise self._error(f"cannot run the command: {exc.strerror or exc}") from None
+        finished = False
         try:
             async with asyncio.timeout(self.timeout_s):
                 stdout, stderr = await proc.communicate()
+            finished = True
         except TimeoutError:
             raise self._error(f"no answer within {self.timeout_s:g}s (killed)") from None
         finally:
-            if proc.returncode is None:  # timed out or cancelled: the whole group goes
+            if not finished:
+                # timed out or cancelled: the whole group goes, even when the shell itself has exited (a
+                # background child may still hold stdout open, which is why communicate() did not return)
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 with contextlib.suppress(TimeoutError, ProcessLookupError):
                     async with asyncio.timeout(REAP_TIMEOUT_S):
                         await proc.wait()
         if proc.returncode != 0:
+            # stderr may echo the secrets the helper handles: it goes to the debug log (capped), never into the
+            # error, which reaches the server's status, `mcp list --json` and the model
             tail = " ".join(stderr.decode("utf-8", "replace").split())[-STDERR_EXCERPT_CHARS:]
-            raise self._error(f"the command exited with code {proc.returncode}" + (f"; stderr: {tail}" if tail else ""))
+            if tail:
+                log.debug("%s: headersHelper stderr: %s", self.server, tail)
+            raise self._error(f"the command exited with code {proc.returncode}"
+                              + ("; its stderr is in the debug log" if tail else ""))
         return self._parse(stdout)
 
     def _parse(self, stdout: bytes) -> dict[str, str]:

@@ -18,6 +18,13 @@ Design notes:
   pending call fails at once while the session stays usable.
 * A server gone for good (the GET stream cannot be re-opened: connection refused) ends the transport: every
   pending request fails with a TransportError. A 404 for our session id ends it too (`HttpSessionExpiredError`).
+  Only the error `send()` raises for the very POST that was refused is marked `not_processed` (the server did not
+  run that request, so it may be sent again on a new session); the copy that ends the connection, and so reaches
+  every other pending request, is not: those requests may well have run.
+* Each POST's SSE stream is read by its own task, until its reply. `abandon(request_id)` (the owner gave up on the
+  request: timeout, cancellation) stops that reader; at most `MAX_POST_STREAMS` are open at once (the oldest is
+  closed, failing its request, when another opens), so readers never pile up until the HTTP pool runs dry.
+* Redirects are followed by hand, same origin only (see `http_sender`): our headers never go to another origin.
 * httpx is imported lazily (in `start()`), so importing this module, or the stdio path, stays cheap.
 """
 
@@ -43,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLOSE_TIMEOUT_S",
+    "MAX_POST_STREAMS",
     "MAX_RECONNECTS",
     "STREAM_LOST_CODE",
     "HttpSessionExpiredError",
@@ -62,24 +70,43 @@ MAX_RETRY_S = 10.0  # a server's `retry:` is capped so a reconnect never waits l
 BODY_EXCERPT_CHARS = 200
 MAX_ERROR_BODY_BYTES = 256 * 1024  # an HTTP error's JSON body read to look for a JSON-RPC error reply
 STREAM_LOST_CODE = -32000  # JSON-RPC error queued for a request whose response stream was lost
+MAX_POST_STREAMS = 32  # POST response streams read at once (httpx's pool holds 100 connections; leave room)
 
 _EOL = re.compile(r"\r\n|\r|\n")
 _json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
 class HttpStatusError(TransportError):
-    """The server answered with an HTTP error. Carries `status`, `body_excerpt` and (for 401) `www_authenticate`."""
+    """The server answered with an HTTP error. Carries `status`, `body_excerpt` and (for 401) `www_authenticate`.
+
+    `not_processed` is True only on the error a transport's `send()` raised for the very message whose own POST the
+    server answered with this 4xx status (it refused that request, so it did not run it), or when `send()` posted
+    nothing because the session had already expired. It is False on every error that reached a request any
+    other way — above all the one that ended the connection and so failed every other pending request (whose
+    POSTs were accepted and may have run). Only a `not_processed` error makes re-sending a request safe.
+    """
 
     def __init__(self, message: str, *, server: str | None = None, status: int, body_excerpt: str = "",
-                 www_authenticate: str | None = None) -> None:
+                 www_authenticate: str | None = None, not_processed: bool = False) -> None:
         self.status = status
         self.body_excerpt = body_excerpt
         self.www_authenticate = www_authenticate
+        self.not_processed = not_processed
         super().__init__(message, server=server)
+
+    def for_this_request(self) -> HttpStatusError:
+        """A copy marked `not_processed` (for `send()` to raise; the original may be shared through the inbox)."""
+        copy = type(self)(self.message, server=self.server, status=self.status, body_excerpt=self.body_excerpt,
+                          www_authenticate=self.www_authenticate, not_processed=True)
+        copy.args = self.args
+        return copy
 
 
 class HttpSessionExpiredError(HttpStatusError):
-    """HTTP 404 for our `Mcp-Session-Id`: the server forgot the session; a new `initialize` is needed."""
+    """HTTP 404 for our `Mcp-Session-Id`: the server forgot the session; a new `initialize` is needed.
+
+    See `HttpStatusError.not_processed`: True only for the request whose own POST got the 404 (or that was not
+    sent because the session had already expired); the error failing the other pending requests has it False."""
 
 
 # ---- SSE -------------------------------------------------------------------------------------------------------
@@ -237,26 +264,31 @@ class StreamableHttpTransport:
     `session_id` and `protocol_version` are what the server negotiated (None until known). `auth` answers
     401/403 challenges (see `HttpAuth`); `headers_helper` runs at `start()` and its headers override `headers`.
     `message_headers`, when set, gives extra headers for each POSTed message (merged into that POST's).
+    `sender`, when given, is an `HttpSender` shared with another transport of the same server (it then carries the
+    headers, auth and helper, and `headers` / `auth` / `headers_helper` are ignored).
     """
 
     kind = "streamable-http"
 
     def __init__(self, url: str, *, headers: Mapping[str, str] | None = None, server: str | None = None,
                  timeout_s: float = 30.0, auth: HttpAuth | None = None,
-                 headers_helper: HeadersHelper | None = None) -> None:
+                 headers_helper: HeadersHelper | None = None, sender: HttpSender | None = None) -> None:
         self.url = url
         self.server = server
         self.timeout_s = timeout_s
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.message_headers: Callable[[dict[str, Any]], Mapping[str, str]] | None = None
-        self._sender = HttpSender(server=server, headers=headers, auth=auth, headers_helper=headers_helper)
+        self._sender = sender if sender is not None else HttpSender(
+            server=server, headers=headers, auth=auth, headers_helper=headers_helper)
         self._client: httpx.AsyncClient | None = None
         self._inbox = Inbox()
         self._started = False
         self._initialize_id: Any = None
         self._get_task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._post_streams: dict[Any, asyncio.Task[None]] = {}  # request id -> its reader, oldest first
+        self._abandoned: set[Any] = set()  # request ids whose reader was stopped on purpose: no error reply
         self._close_task: asyncio.Task[None] | None = None
 
     # ---- public API --------------------------------------------------------------------------------------------
@@ -269,7 +301,7 @@ class StreamableHttpTransport:
 
         try:
             self._client = httpx.AsyncClient(
-                follow_redirects=True,
+                follow_redirects=False,  # the sender follows same-origin redirects itself
                 timeout=httpx.Timeout(self.timeout_s, read=None),
             )
         except (ValueError, TypeError) as exc:
@@ -278,7 +310,7 @@ class StreamableHttpTransport:
         try:
             httpx.URL(self.url)
         except httpx.InvalidURL as exc:
-            self._inbox.end(TransportError(f"invalid URL {self.url!r}: {exc}; check the server's `url`",
+            self._inbox.end(TransportError(f"invalid URL ({exc}); check the server's `url`",
                                            server=self.server))
             raise self._inbox.error from exc  # type: ignore[misc]
         try:
@@ -295,8 +327,11 @@ class StreamableHttpTransport:
         """POST one message. Raises TransportError (HttpStatusError for HTTP errors) when it was not accepted.
 
         An HTTP error whose body is a JSON-RPC error response to this request is delivered as its reply instead
-        (so the session raises JsonRpcError with the server's code and data)."""
+        (so the session raises JsonRpcError with the server's code and data). A 4xx raised here for this very
+        message is marked `not_processed` (see HttpStatusError)."""
         if self._inbox.error is not None:
+            if isinstance(self._inbox.error, HttpSessionExpiredError):
+                raise self._inbox.error.for_this_request()  # nothing is POSTed: this request surely did not run
             raise self._inbox.error.with_traceback(None)
         client = self._client
         if client is None:
@@ -330,7 +365,7 @@ class StreamableHttpTransport:
             if response.status_code >= 400:
                 if await self._deliver_error_reply(response, message.get("id") if is_request else None, what):
                     return
-                raise await self._status_error(response, what)
+                raise await self._status_error(response, what, own=True)
             if method == "initialize" and is_request:
                 session_id = response.headers.get("mcp-session-id")
                 if session_id:
@@ -340,7 +375,7 @@ class StreamableHttpTransport:
             kind = media_type(response)
             if kind == "text/event-stream":
                 streaming = True
-                self._spawn(self._read_post_stream(response, message["id"]), f"http-post-{message['id']}")
+                self._open_post_stream(response, message["id"])
             elif kind == "application/json":
                 try:
                     text = (await response.aread()).decode("utf-8", "replace")
@@ -372,6 +407,14 @@ class StreamableHttpTransport:
     def diagnostics(self) -> str:
         """Recent non-JSON data the server sent (may be empty)."""
         return self._inbox.diagnostics()
+
+    def abandon(self, request_id: Any) -> None:
+        """The owner gave up on request `request_id` (timed out, cancelled): stop reading its response stream, if
+        one is open (no error reply is queued for it). Unknown ids are ignored."""
+        task = self._post_streams.pop(request_id, None)
+        if task is not None and not task.done():
+            self._abandoned.add(request_id)
+            task.cancel()
 
     # ---- internals ---------------------------------------------------------------------------------------------
 
@@ -413,20 +456,24 @@ class StreamableHttpTransport:
         accepted = (request_id,) if self.session_id is not None else (None, request_id)
         if (not isinstance(reply, dict) or not isinstance(reply.get("error"), dict) or "result" in reply
                 or reply.get("id") not in accepted):
-            raise await self._status_error(response, what, body=text)
+            raise await self._status_error(response, what, body=text, own=True)
         log.debug("%s: %s: HTTP %d carries a JSON-RPC error; delivering it as the reply", self.server, what, status)
         self._deliver({**reply, "id": request_id})
         return True
 
-    async def _status_error(self, response: httpx.Response, what: str, *, body: str | None = None
-                            ) -> HttpStatusError:
+    async def _status_error(self, response: httpx.Response, what: str, *, body: str | None = None,
+                            own: bool = False) -> HttpStatusError:
+        """The error for an HTTP error answer. `own`: it answers the POST of the message `send()` is sending, so
+        a 4xx means the server refused (did not run) it and the error is marked `not_processed`."""
         error = await status_error(response, what, self.server, body=body)
         if response.status_code == 404 and self.session_id is not None:
+            # (the session id is not shown: it is a bearer of the session)
             error = HttpSessionExpiredError(
-                f"{what}: the server no longer knows session {self.session_id[:40]} (HTTP 404): the session "
-                "expired; reconnect to start a new one", server=self.server, status=404,
-                body_excerpt=error.body_excerpt)
-            self._end(error)
+                f"{what}: the server no longer knows our session (HTTP 404): the session expired; reconnect to "
+                "start a new one", server=self.server, status=404, body_excerpt=error.body_excerpt)
+            self._end(error)  # this object fails every other pending request: it must stay unmarked
+        if own and 400 <= response.status_code < 500:
+            return error.for_this_request()
         return error
 
     def _spawn(self, coro: Any, name: str) -> asyncio.Task[None]:
@@ -434,6 +481,24 @@ class StreamableHttpTransport:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+    def _open_post_stream(self, response: httpx.Response, request_id: Any) -> None:
+        """Start the reader of a POST's SSE stream; close the oldest one when too many are open."""
+        while len(self._post_streams) >= MAX_POST_STREAMS:
+            oldest_id = next(iter(self._post_streams))
+            oldest = self._post_streams.pop(oldest_id)
+            log.warning("%s: more than %d response streams open; closing the oldest (request %.50r)",
+                        self.server, MAX_POST_STREAMS, oldest_id)
+            oldest.cancel()  # its reader queues a "stream lost" error for that request
+        task = self._spawn(self._read_post_stream(response, request_id), f"http-post-{request_id}")
+        self._post_streams[request_id] = task
+
+        def forget(done: asyncio.Task[None], key: Any = request_id) -> None:
+            if self._post_streams.get(key) is done:
+                del self._post_streams[key]
+            self._abandoned.discard(key)
+
+        task.add_done_callback(forget)
 
     def _deliver(self, message: Any) -> None:
         """Queue one decoded message for receive() (and learn the protocol version from `initialize`)."""
@@ -502,10 +567,14 @@ class StreamableHttpTransport:
                 if current is None:
                     reason += "; resuming it failed"
                     break
+        except asyncio.CancelledError:
+            # close() (no reply is queued then: the inbox has ended), abandon(), or too many streams open
+            reason = f"the client closed the response stream (more than {MAX_POST_STREAMS} were open)"
+            raise
         finally:
             if current is not None:
                 await current.aclose()
-            if not answered and self._inbox.error is None:
+            if not answered and self._inbox.error is None and request_id not in self._abandoned:
                 self._deliver({"jsonrpc": "2.0", "id": request_id, "error": {
                     "code": STREAM_LOST_CODE,
                     "message": f"no response: {reason} before replying",

@@ -16,9 +16,10 @@ import contextlib
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from mini_claude.errors import TransportError
+from mini_claude.mcp.config import display_url
 from mini_claude.mcp.transports.base import HttpAuth
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
 from mini_claude.mcp.transports.http import (
@@ -34,7 +35,7 @@ from mini_claude.mcp.transports.http import (
     read_excerpt,
     status_error,
 )
-from mini_claude.mcp.transports.http_sender import HttpSender
+from mini_claude.mcp.transports.http_sender import HttpSender, origin_of
 from mini_claude.mcp.transports.inbox import Inbox
 
 if TYPE_CHECKING:
@@ -54,22 +55,25 @@ class SseTransport:
         client = McpClient(transport, name="everything")
         await client.connect(timeout_s=30)
 
-    `endpoint` is the resolved POST URL once the server announced it. `auth` and `headers_helper` work as for
-    `StreamableHttpTransport`. `endpoint_timeout_s` bounds the wait for the `endpoint` event (default
-    `timeout_s`).
+    `endpoint` is the resolved POST URL once the server announced it. `auth`, `headers_helper` and `sender` work
+    as for `StreamableHttpTransport` (a shared `sender` has run the helper already: it is not run again).
+    `endpoint_timeout_s` bounds the wait for the `endpoint` event (default `timeout_s`).
     """
 
     kind = "sse"
 
     def __init__(self, url: str, *, headers: Mapping[str, str] | None = None, server: str | None = None,
                  timeout_s: float = 30.0, auth: HttpAuth | None = None,
-                 headers_helper: HeadersHelper | None = None, endpoint_timeout_s: float | None = None) -> None:
+                 headers_helper: HeadersHelper | None = None, endpoint_timeout_s: float | None = None,
+                 sender: HttpSender | None = None) -> None:
         self.url = url
         self.server = server
         self.timeout_s = timeout_s
         self.endpoint_timeout_s = timeout_s if endpoint_timeout_s is None else endpoint_timeout_s
         self.endpoint: str | None = None
-        self._sender = HttpSender(server=server, headers=headers, auth=auth, headers_helper=headers_helper)
+        self._stream_url = url  # where the GET stream was answered (after same-origin redirects)
+        self._sender = sender if sender is not None else HttpSender(
+            server=server, headers=headers, auth=auth, headers_helper=headers_helper)
         self._client: httpx.AsyncClient | None = None
         self._inbox = Inbox()
         self._endpoint_ready: asyncio.Future[None] | None = None
@@ -88,7 +92,8 @@ class SseTransport:
 
         loop = asyncio.get_running_loop()
         self._endpoint_ready = loop.create_future()
-        self._client = httpx.AsyncClient(follow_redirects=True, timeout=httpx.Timeout(self.timeout_s, read=None))
+        # the sender follows same-origin redirects itself
+        self._client = httpx.AsyncClient(follow_redirects=False, timeout=httpx.Timeout(self.timeout_s, read=None))
         what = "GET SSE stream"
         try:
             async with asyncio.timeout(self.endpoint_timeout_s):
@@ -97,7 +102,7 @@ class SseTransport:
                     response = await self._sender.send(self._client, "GET", self.url,
                                                        headers={"Accept": "text/event-stream"})
                 except httpx.InvalidURL as exc:
-                    raise TransportError(f"invalid URL {self.url!r}: {exc}; check the server's `url`",
+                    raise TransportError(f"invalid URL ({exc}); check the server's `url`",
                                          server=self.server) from None
                 except httpx.HTTPError as exc:
                     raise http_error(exc, what, self.server) from None
@@ -111,6 +116,7 @@ class SseTransport:
                     raise TransportError(
                         f"{what}: expected text/event-stream, got {media_type(response) or 'no content type'!r}"
                         + (f": {excerpt}" if excerpt else ""), server=self.server)
+                self._stream_url = str(response.request.url)
                 self._reader = loop.create_task(self._read_stream(response), name=f"sse-{self.server}")
                 await asyncio.shield(self._endpoint_ready)
         except TimeoutError:
@@ -145,7 +151,9 @@ class SseTransport:
             raise http_error(exc, what, self.server) from None
         try:
             if response.status_code >= 400:
-                raise await status_error(response, what, self.server)
+                error = await status_error(response, what, self.server)
+                # refused: the server did not run it (see HttpStatusError.not_processed)
+                raise error.for_this_request() if response.status_code < 500 else error
         finally:
             await response.aclose()
 
@@ -160,6 +168,9 @@ class SseTransport:
 
     def diagnostics(self) -> str:
         return self._inbox.diagnostics()
+
+    def abandon(self, request_id: Any) -> None:
+        """The owner gave up on a request: nothing to stop here (every reply comes on the one shared stream)."""
 
     # ---- internals ---------------------------------------------------------------------------------------------
 
@@ -201,11 +212,11 @@ class SseTransport:
         if self.endpoint is not None:
             log.debug("%s: ignoring a second endpoint event", self.server)
             return
-        resolved = urljoin(self.url, data)
-        if _origin(resolved) != _origin(self.url):
+        resolved = urljoin(self._stream_url, data)
+        if origin_of(resolved) != origin_of(self.url):
             self._end(TransportError(
-                f"server announced an endpoint on another origin ({one_line(resolved, 200)}); refusing it",
-                server=self.server))
+                f"server announced an endpoint on another origin ({one_line(display_url(resolved), 200)}); "
+                "refusing it", server=self.server))
             return
         self.endpoint = resolved
         if self._endpoint_ready is not None and not self._endpoint_ready.done():
@@ -232,14 +243,3 @@ class SseTransport:
         self._inbox.clear()
         await self._release()
 
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if port is None:
-        port = {"http": 80, "https": 443}.get(scheme)
-    return scheme, (parts.hostname or "").lower(), port

@@ -126,7 +126,7 @@ class MockOAuth:
     # ---- metadata ----
     def _prm(self, h: BaseHTTPRequestHandler, record: dict[str, Any]) -> None:
         prm: dict[str, Any] = {"resource": self.opt("prm_resource", self.mcp_url),
-                               "authorization_servers": [self.issuer]}
+                               "authorization_servers": self.opt("prm_servers", [self.issuer])}
         if self.opt("prm_scopes") is not None:
             prm["scopes_supported"] = self.opt("prm_scopes")
         self._send(h, 200, prm)
@@ -135,7 +135,7 @@ class MockOAuth:
         meta: dict[str, Any] = {
             "issuer": self.opt("metadata_issuer", self.issuer),
             "authorization_endpoint": f"{self.issuer}/authorize",
-            "token_endpoint": f"{self.issuer}/token",
+            "token_endpoint": self.opt("token_endpoint", f"{self.issuer}/token"),
             "response_types_supported": ["code"],
             "grant_types_supported": self.opt("grant_types", ["authorization_code", "refresh_token"]),
             "code_challenge_methods_supported": self.opt("pkce_methods", ["S256"]),

@@ -74,6 +74,7 @@ from mini_claude.mcp.auth.tokens import (
     token_request,
 )
 from mini_claude.mcp.config import ServerConfig
+from mini_claude.mcp.transports.tls import tls_context
 
 __all__ = ["MAX_FLOWS_PER_WINDOW", "REFRESH_MARGIN_S", "OAuthProvider", "login_needed_message"]
 
@@ -177,7 +178,7 @@ class OAuthProvider:
         """A fresh authorization now (what `mcp login` runs), with `authorizer` (default: the provider's): probe
         the server for its challenge, authorize. The tokens and registered client held stay until the new
         authorization succeeds and replaces them, so a cancelled or failed login logs nobody out."""
-        async with httpx.AsyncClient() as http:
+        async with httpx.AsyncClient(verify=tls_context()) as http:
             challenge = await self._probe(http)
             async with self._guard():
                 self._load()
@@ -263,7 +264,7 @@ class OAuthProvider:
             if token.get("refresh_token"):
                 async with self._guard():
                     if self._token is token:
-                        async with httpx.AsyncClient() as http:
+                        async with httpx.AsyncClient(verify=tls_context()) as http:
                             await self._refresh(http, token)
                 token = self._token
             elif expires_at <= time.time():
@@ -347,7 +348,7 @@ class OAuthProvider:
         if stored is not None and (used is None or stored.get("access_token") != used.get("access_token")):
             self._adopt(stored)  # another process (or `mcp login`) stored a newer token: try that first
             return
-        async with httpx.AsyncClient() as http:
+        async with httpx.AsyncClient(verify=tls_context()) as http:
             resource = await discover_resource(http, self.url, challenge, self.server)
             if used is not None:
                 issuer = used.get("issuer")
@@ -366,7 +367,7 @@ class OAuthProvider:
             raise AuthError(f"the server still refuses with insufficient_scope after authorizing scope "
                             f"{' '.join(wanted)!r}; the account may lack that permission", server=self.server)
         self._step_ups.add(key)
-        async with httpx.AsyncClient() as http:
+        async with httpx.AsyncClient(verify=tls_context()) as http:
             await self._authorize(http, challenge, scopes=wanted, resource=self._resource)
 
     # ---- authorizing ---------------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from mini_claude.mcp.transports.base import HttpAuth
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
 from mini_claude.mcp.transports.http_sender import HttpSender, clean_headers
 from mini_claude.mcp.transports.inbox import Inbox
+from mini_claude.mcp.transports.tls import tls_context
 
 if TYPE_CHECKING:
     import httpx
@@ -301,6 +302,7 @@ class StreamableHttpTransport:
 
         try:
             self._client = httpx.AsyncClient(
+                verify=tls_context(),
                 follow_redirects=False,  # the sender follows same-origin redirects itself
                 timeout=httpx.Timeout(self.timeout_s, read=None),
             )

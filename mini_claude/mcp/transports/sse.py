@@ -37,6 +37,7 @@ from mini_claude.mcp.transports.http import (
 )
 from mini_claude.mcp.transports.http_sender import HttpSender, origin_of
 from mini_claude.mcp.transports.inbox import Inbox
+from mini_claude.mcp.transports.tls import tls_context
 
 if TYPE_CHECKING:
     import httpx
@@ -93,7 +94,7 @@ class SseTransport:
         loop = asyncio.get_running_loop()
         self._endpoint_ready = loop.create_future()
         # the sender follows same-origin redirects itself
-        self._client = httpx.AsyncClient(follow_redirects=False, timeout=httpx.Timeout(self.timeout_s, read=None))
+        self._client = httpx.AsyncClient(verify=tls_context(), follow_redirects=False, timeout=httpx.Timeout(self.timeout_s, read=None))
         what = "GET SSE stream"
         try:
             async with asyncio.timeout(self.endpoint_timeout_s):

@@ -15,7 +15,7 @@ from typing import Any
 
 from mini_claude.errors import ModelError
 from mini_claude.models.base import AssistantTurn, ToolSpec, Usage
-from mini_claude.models.retry import RetryPolicy, map_anthropic_error, run_with_retry
+from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_anthropic_error
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel"]
 
@@ -64,19 +64,9 @@ class AnthropicModel:
         if tools:
             params["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
                                for t in tools]
-        map_error = partial(map_anthropic_error, base_url=self.base_url)
-        if not self.stream:
-            return await run_with_retry(lambda: self._complete_once(params), policy=self.retry, map_error=map_error)
-        emitted = False
-
-        def emit(text: str) -> None:
-            nonlocal emitted
-            emitted = True
-            if on_text is not None:
-                on_text(text)
-
-        return await run_with_retry(lambda: self._stream_once(params, emit), policy=self.retry,
-                                    map_error=map_error, may_retry=lambda: not emitted)
+        return await complete_with_retry(
+            lambda: self._complete_once(params), lambda emit: self._stream_once(params, emit), stream=self.stream,
+            on_text=on_text, policy=self.retry, map_error=partial(map_anthropic_error, base_url=self.base_url))
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -23,7 +23,7 @@ from functools import partial
 from typing import Any
 
 from mini_claude.models.base import AssistantTurn, ToolSpec, Usage
-from mini_claude.models.retry import RetryPolicy, map_openai_error, run_with_retry
+from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_openai_error
 
 __all__ = ["STOP_REASONS", "OpenAICompatModel", "from_openai_message", "to_openai_messages", "to_openai_tools"]
 
@@ -62,19 +62,9 @@ class OpenAICompatModel:
         params: dict[str, Any] = {"model": self.name, "messages": to_openai_messages(system, messages)}
         if tools:
             params["tools"] = to_openai_tools(tools)
-        map_error = partial(map_openai_error, base_url=self.base_url)
-        if not self.stream:
-            return await run_with_retry(lambda: self._complete_once(params), policy=self.retry, map_error=map_error)
-        emitted = False
-
-        def emit(text: str) -> None:
-            nonlocal emitted
-            emitted = True
-            if on_text is not None:
-                on_text(text)
-
-        return await run_with_retry(lambda: self._stream_once(params, emit), policy=self.retry,
-                                    map_error=map_error, may_retry=lambda: not emitted)
+        return await complete_with_retry(
+            lambda: self._complete_once(params), lambda emit: self._stream_once(params, emit), stream=self.stream,
+            on_text=on_text, policy=self.retry, map_error=partial(map_openai_error, base_url=self.base_url))
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -31,6 +31,7 @@ __all__ = [
     "NON_RETRYABLE_STATUSES",
     "RETRY_BASE_ENV",
     "RetryPolicy",
+    "complete_with_retry",
     "is_retryable_status",
     "map_anthropic_error",
     "map_openai_error",
@@ -165,6 +166,34 @@ async def run_with_retry(
         log.info("model request failed (%s); retry %d/%d in %.2fs", mapped, number, attempts - 1, delay)
         await asyncio.sleep(delay)
     raise AssertionError("unreachable")  # pragma: no cover - the loop always returns or raises
+
+
+async def complete_with_retry(
+    complete_once: Callable[[], Awaitable[T]],
+    stream_once: Callable[[Callable[[str], None]], Awaitable[T]],
+    *,
+    stream: bool,
+    on_text: Callable[[str], None] | None,
+    policy: RetryPolicy,
+    map_error: Callable[[BaseException], ModelError | None],
+) -> T:
+    """One model turn, JSON or streamed, through `run_with_retry` — the skeleton every backend shares.
+
+    A streamed attempt is retried only while it has shown no text: once `on_text` has seen any, a retry would
+    repeat it on the screen, so the failure is raised instead.
+    """
+    if not stream:
+        return await run_with_retry(complete_once, policy=policy, map_error=map_error)
+    emitted = False
+
+    def emit(text: str) -> None:
+        nonlocal emitted
+        emitted = True
+        if on_text is not None:
+            on_text(text)
+
+    return await run_with_retry(lambda: stream_once(emit), policy=policy, map_error=map_error,
+                                may_retry=lambda: not emitted)
 
 
 # ---- error mapping --------------------------------------------------------------------------------------------

@@ -151,8 +151,13 @@ async def test_cancelled_caller_leaves_the_start_running(tmp_path: Path) -> None
     manager.start()
     try:
         await manager.wait_started()
+        first = manager._tasks["probe"]
         caller = asyncio.ensure_future(manager.restart("probe"))
-        await asyncio.sleep(0.05)
+        # cancel while the new start is in flight (not before restart() began, not after it finished)
+        async with asyncio.timeout(10):
+            while manager._tasks.get("probe") in (None, first) or manager._tasks["probe"].done():
+                assert not caller.done(), "restart() finished before the test could cancel it"
+                await asyncio.sleep(0.001)
         caller.cancel()
         with pytest.raises(asyncio.CancelledError):
             await caller

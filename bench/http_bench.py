@@ -17,6 +17,7 @@ Writes bench/results/http-latest.json and prints a table per era.
 
 from __future__ import annotations
 
+import abc
 import argparse
 import asyncio
 import contextlib
@@ -67,27 +68,32 @@ def import_layer(kind: str) -> None:
         import httpx  # noqa: F401
 
 
-class Adapter:
+class Adapter(abc.ABC):
     """The same operations on each client: connect, list_tools (-> count), call (-> text), close, version."""
 
     def __init__(self, url: str, era: str) -> None:
         self.url = url
         self.era = era
 
+    @abc.abstractmethod
     async def connect(self) -> None:
-        raise NotImplementedError
+        """(each client implements it)"""
 
+    @abc.abstractmethod
     async def list_tools(self) -> int:
-        raise NotImplementedError
+        """(each client implements it)"""
 
+    @abc.abstractmethod
     async def call(self, name: str, args: dict[str, Any], timeout_s: float = CALL_TIMEOUT_S) -> str:
-        raise NotImplementedError
+        """(each client implements it)"""
 
+    @abc.abstractmethod
     async def close(self) -> None:
-        raise NotImplementedError
+        """(each client implements it)"""
 
+    @abc.abstractmethod
     def version(self) -> str | None:
-        raise NotImplementedError
+        """(each client implements it)"""
 
 
 class OursAdapter(Adapter):

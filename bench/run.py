@@ -12,6 +12,7 @@ Writes bench/results/latest.json and prints a table.
 
 from __future__ import annotations
 
+import abc
 import argparse
 import asyncio
 import contextlib
@@ -63,20 +64,24 @@ def server_argv(tools: int, prebuild: tuple[int, ...] = ()) -> list[str]:
     return argv
 
 
-class Adapter:
+class Adapter(abc.ABC):
     """The same four operations on each client: connect, list_tools (-> count), call (-> text), close."""
 
+    @abc.abstractmethod
     async def connect(self, argv: list[str]) -> None:
-        raise NotImplementedError
+        """(each client implements it)"""
 
+    @abc.abstractmethod
     async def list_tools(self) -> int:
-        raise NotImplementedError
+        """(each client implements it)"""
 
+    @abc.abstractmethod
     async def call(self, name: str, args: dict[str, Any], timeout_s: float = CALL_TIMEOUT_S) -> str:
-        raise NotImplementedError
+        """(each client implements it)"""
 
+    @abc.abstractmethod
     async def close(self) -> None:
-        raise NotImplementedError
+        """(each client implements it)"""
 
 
 class OursAdapter(Adapter):

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import json_type, parse_json_object, read_json_object
+from mini_claude.mcp.urls import display_url
 
 __all__ = [
     "CLAUDE_JSON_DISPLAY",
@@ -45,7 +46,6 @@ __all__ = [
     "LoadedConfig",
     "ServerConfig",
     "add_server",
-    "display_url",
     "expand_vars",
     "load_mcp_config",
     "mask_secrets",
@@ -545,25 +545,6 @@ def _mask_url(url: str) -> str:
     query = "&".join(f"{pair.split('=', 1)[0]}={MASK}" if "=" in pair else pair
                      for pair in parts.query.split("&")) if parts.query else ""
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-def display_url(url: str) -> str:
-    """The form of a server URL fit for error messages, logs and the model: scheme, host, port and path, without
-    userinfo, query or fragment (which may carry tokens, e.g. from an expanded `${VAR}`); "?…" marks a dropped
-    query. Something that does not parse as a URL is shown only as "<invalid URL>"."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return "<invalid URL>"
-    if not parts.scheme or not parts.netloc:
-        return "<invalid URL>"
-    host = parts.hostname or ""
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    netloc = host if port is None else f"{host}:{port}"
-    shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    return shown + ("?…" if parts.query else "")
 
 
 # ---- writing -----------------------------------------------------------------------------------------------------

@@ -16,13 +16,13 @@ from mini_claude.mcp.config import (
     LoadedConfig,
     ServerConfig,
     add_server,
-    display_url,
     expand_vars,
     load_mcp_config,
     mask_secrets,
     remove_server,
     validate_entry,
 )
+from mini_claude.mcp.urls import display_url
 
 OK = {"command": "ok-server"}
 

@@ -21,11 +21,12 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx
 
 from mini_claude.errors import AuthError
+from mini_claude.mcp import urls
 from mini_claude.mcp.auth.bodies import read_capped
 from mini_claude.mcp.auth.dpop import parse_www_authenticate
 from mini_claude.mcp.auth.urls import is_secure_url, require_secure_url
@@ -108,11 +109,6 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
     return None
 
 
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, "", "", ""))
-
-
 def _path(url: str) -> str:
     return urlsplit(url).path.rstrip("/")
 
@@ -165,7 +161,7 @@ async def discover_resource(http: httpx.AsyncClient, server_url: str, challenge:
                             server: str | None) -> ProtectedResource:
     """The server's PRM: from the challenge's `resource_metadata`, else the well-known path-insertion URL, else
     the root well-known URL. None found: a 2025-03-26 server whose AS is its own origin."""
-    origin, path = _origin(server_url), _path(server_url)
+    origin, path = urls.origin(server_url), _path(server_url)
     candidates = []
     if challenge.resource_metadata:
         candidates.append(challenge.resource_metadata)
@@ -201,7 +197,7 @@ def _texts(data: dict[str, Any]) -> Any:
 
 def _metadata_urls(issuer: str) -> list[str]:
     """RFC 8414 §3.1 path insertion, then OIDC with path insertion, then OIDC path appending (MCP 2025-11-25)."""
-    origin, path = _origin(issuer), _path(issuer)
+    origin, path = urls.origin(issuer), _path(issuer)
     if path:
         return [f"{origin}/.well-known/oauth-authorization-server{path}",
                 f"{origin}/.well-known/openid-configuration{path}",
@@ -256,7 +252,7 @@ async def discover_auth_server(http: httpx.AsyncClient, issuer: str, server: str
         if data is not None:
             return _parse_metadata(data, url, issuer, server)
     if legacy:
-        origin = _origin(issuer)
+        origin = urls.origin(issuer)
         return AuthServerMetadata(issuer=origin, authorization_endpoint=f"{origin}/authorize",
                                   token_endpoint=f"{origin}/token", registration_endpoint=f"{origin}/register",
                                   from_metadata=False)

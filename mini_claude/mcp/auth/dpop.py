@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from mini_claude.errors import AuthError
+from mini_claude.mcp import urls
 from mini_claude.mcp.auth.jwt import (
     PrivateKey,
     b64url,
@@ -30,7 +31,6 @@ __all__ = [
     "DpopKey",
     "htu_for",
     "is_nonce_challenge",
-    "origin_of",
     "parse_www_authenticate",
 ]
 
@@ -40,12 +40,6 @@ _EC_CURVES = {"ES256": ec.SECP256R1, "ES384": ec.SECP384R1, "ES512": ec.SECP521R
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _BARE = re.compile(r"[^,\s]*")
-
-
-def origin_of(url: str) -> str:
-    """scheme://host[:port], lower-cased: the scope of a server's DPoP nonce."""
-    parts = urlsplit(url)
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
 
 
 def htu_for(url: str) -> str:
@@ -128,11 +122,11 @@ class DpopKey:
         """Store the `DPoP-Nonce` a response from `url` carried (any response may carry a new one)."""
         nonce = _header(headers, DPOP_NONCE_HEADER)
         if nonce and nonce.strip():
-            self._nonces[origin_of(url)] = nonce.strip()
+            self._nonces[urls.origin(url)] = nonce.strip()
 
     def nonce_for(self, url: str) -> str | None:
         """The nonce last remembered for the origin of `url`, if any."""
-        return self._nonces.get(origin_of(url))
+        return self._nonces.get(urls.origin(url))
 
 
 def parse_www_authenticate(value: str) -> list[tuple[str, dict[str, str]]]:

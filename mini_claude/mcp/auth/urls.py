@@ -4,24 +4,12 @@ loopback interface (127.0.0.0/8, ::1, `localhost`), where local servers and test
 
 from __future__ import annotations
 
-import ipaddress
 from urllib.parse import urlsplit
 
 from mini_claude.errors import AuthError
+from mini_claude.mcp.urls import is_loopback_host
 
-__all__ = ["is_loopback_host", "is_secure_url", "require_secure_url"]
-
-
-def is_loopback_host(host: str | None) -> bool:
-    if not host:
-        return False
-    host = host.lower().rstrip(".")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+__all__ = ["is_secure_url", "require_secure_url"]
 
 
 def is_secure_url(url: str) -> bool:

@@ -23,17 +23,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from mini_claude.errors import TransportError
-from mini_claude.mcp.config import display_url
 from mini_claude.mcp.transports.base import HttpAuth
 from mini_claude.mcp.transports.headers_helper import HeadersHelper, header_problem
+from mini_claude.mcp.urls import display_url, origin
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["MAX_AUTH_RETRIES", "MAX_REDIRECTS", "HttpSender", "clean_headers", "is_challenge", "origin_of"]
+__all__ = ["MAX_AUTH_RETRIES", "MAX_REDIRECTS", "HttpSender", "clean_headers", "is_challenge"]
 
 log = logging.getLogger(__name__)
 
@@ -61,19 +61,6 @@ def is_challenge(response: httpx.Response) -> bool:
     """An answer authorization may fix: 401, 403, or a 400 asking for a DPoP nonce."""
     status = response.status_code
     return status in (401, 403) or (status == 400 and "dpop-nonce" in response.headers)
-
-
-def origin_of(url: str) -> tuple[str, str, int | None]:
-    """(scheme, host, port) with the scheme's default port filled in: what "same origin" compares."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if port is None:
-        port = {"http": 80, "https": 443}.get(scheme)
-    return scheme, (parts.hostname or "").lower(), port
 
 
 class HttpSender:
@@ -146,7 +133,7 @@ class HttpSender:
                     f"{method} {display_url(target)}: HTTP {status} redirect; an MCP {method} is only redirected "
                     "with 307/308: set the server's `url` to the final address", server=self.server)
             new = urljoin(target, location)
-            if origin_of(new) != origin_of(url):
+            if origin(new) != origin(url):
                 raise TransportError(
                     f"{method} {display_url(url)}: HTTP {status} redirect to another origin ({display_url(new)}); "
                     "not following it (the server's headers and credentials stay on its own origin): set the "

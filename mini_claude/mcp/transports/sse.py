@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from mini_claude.errors import TransportError
-from mini_claude.mcp.config import display_url
 from mini_claude.mcp.transports.base import HttpAuth
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
 from mini_claude.mcp.transports.http import (
@@ -35,9 +34,10 @@ from mini_claude.mcp.transports.http import (
     read_excerpt,
     status_error,
 )
-from mini_claude.mcp.transports.http_sender import HttpSender, origin_of
+from mini_claude.mcp.transports.http_sender import HttpSender
 from mini_claude.mcp.transports.inbox import Inbox
 from mini_claude.mcp.transports.tls import tls_context
+from mini_claude.mcp.urls import display_url, origin
 
 if TYPE_CHECKING:
     import httpx
@@ -214,7 +214,7 @@ class SseTransport:
             log.debug("%s: ignoring a second endpoint event", self.server)
             return
         resolved = urljoin(self._stream_url, data)
-        if origin_of(resolved) != origin_of(self.url):
+        if origin(resolved) != origin(self.url):
             self._end(TransportError(
                 f"server announced an endpoint on another origin ({one_line(display_url(resolved), 200)}); "
                 "refusing it", server=self.server))

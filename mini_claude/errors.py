@@ -2,17 +2,27 @@
 
     MiniClaudeError
      ├─ ConfigError            a settings / .mcp.json problem: carries file, key path and message
+     │   └─ FrontmatterError   a YAML front matter block (SKILL.md, commands, agents) is missing or malformed
      ├─ ModelError             the model API failed (no key, HTTP status, connection): carries status
      ├─ PermissionDeniedError  the permission gate said no: carries the rule or flag that would allow it
      ├─ ToolError              a built-in tool could not do what was asked (message goes to the model)
      └─ McpError               anything from the MCP stack; `server` names the server
-         ├─ TransportError     the connection broke or could not be made
-         │   └─ ServerExitedError   the process ended: exit code + stderr tail
+         ├─ TransportError     the connection broke or could not be made (`reason` kept from foreign errors)
+         │   ├─ ServerExitedError   the process ended: exit code + stderr tail
+         │   ├─ StreamLostError     an HTTP response stream ended before the reply to one request arrived
+         │   └─ HttpStatusError     the server answered with an HTTP error: status, body excerpt, WWW-Authenticate
+         │       └─ HttpSessionExpiredError   HTTP 404 for our session id: a new session is needed
          ├─ McpTimeoutError    a request got no answer in time: method + seconds
          ├─ JsonRpcError       the peer answered with a JSON-RPC error object: code, message, data
          ├─ AuthError          authorization failed (bad metadata, refused grant, `iss` mismatch, ...)
-         │   └─ AuthRequiredError  the server needs an interactive login (`mini-claude mcp login NAME`)
+         │   ├─ AuthRequiredError   the server needs an interactive login (`mini-claude mcp login NAME`)
+         │   ├─ TokenEndpointError  the token endpoint refused a grant: OAuth `error` code, HTTP status
+         │   └─ BodyTooLargeError   an authorization answer's body is over the cap (the rest is never read)
+         ├─ SkillVerificationError  an MCP-served skill failed its size / digest / front matter check
          └─ ProtocolError      the peer broke the protocol (bad handshake, unsupported version, bad result)
+             └─ InvalidToolHeadersError  a tool's `x-mcp-header` annotations break SEP-2243's rules
+
+Private exceptions used for control flow inside one module (never raised past it) are not part of the tree.
 
 Foreign exceptions (OSError, httpx errors) are translated at the edge that meets them; nothing in mini-claude
 classifies errors by matching message strings. `str(err)` is always one readable line for users.
@@ -25,7 +35,12 @@ from typing import Any
 __all__ = [
     "AuthError",
     "AuthRequiredError",
+    "BodyTooLargeError",
     "ConfigError",
+    "FrontmatterError",
+    "HttpSessionExpiredError",
+    "HttpStatusError",
+    "InvalidToolHeadersError",
     "JsonRpcError",
     "McpError",
     "McpTimeoutError",
@@ -34,6 +49,9 @@ __all__ = [
     "PermissionDeniedError",
     "ProtocolError",
     "ServerExitedError",
+    "SkillVerificationError",
+    "StreamLostError",
+    "TokenEndpointError",
     "ToolError",
     "TransportError",
 ]
@@ -52,6 +70,10 @@ class ConfigError(MiniClaudeError):
         self.message = message
         parts = [p for p in (file, key) if p]
         super().__init__(": ".join([*parts, message]))
+
+
+class FrontmatterError(ConfigError):
+    """The text has no front matter block, or its YAML is malformed or not a mapping. One readable line."""
 
 
 class ModelError(MiniClaudeError):
@@ -101,6 +123,46 @@ class ServerExitedError(TransportError):
         super().__init__(detail, server=server)
 
 
+class StreamLostError(TransportError):
+    """An HTTP response stream ended (closed, broke, could not be resumed) before the reply to one request arrived.
+
+    A transport delivers it for that request only (see `transports.base.RequestFailed`); the connection may still be
+    usable for other requests. It is never a JSON-RPC error: a server cannot make one by sending an error object."""
+
+
+class HttpStatusError(TransportError):
+    """The server answered with an HTTP error. Carries `status`, `body_excerpt` and (for 401) `www_authenticate`.
+
+    `not_processed` is True only on the error a transport's `send()` raised for the very message whose own POST the
+    server answered with this 4xx status (it refused that request, so it did not run it), or when `send()` posted
+    nothing because the session had already expired. It is False on every error that reached a request any
+    other way — above all the one that ended the connection and so failed every other pending request (whose
+    POSTs were accepted and may have run). Only a `not_processed` error makes re-sending a request safe.
+    """
+
+    def __init__(self, message: str, *, server: str | None = None, status: int, body_excerpt: str = "",
+                 www_authenticate: str | None = None, not_processed: bool = False) -> None:
+        self.status = status
+        self.body_excerpt = body_excerpt
+        self.www_authenticate = www_authenticate
+        self.not_processed = not_processed
+        super().__init__(message, server=server)
+
+    def for_this_request(self) -> HttpStatusError:
+        """A copy marked `not_processed` (for `send()` to raise; the original may be shared through the inbox)."""
+        copy = type(self)(self.message, server=self.server, status=self.status, body_excerpt=self.body_excerpt,
+                          www_authenticate=self.www_authenticate, not_processed=True)
+        copy.args = self.args
+        return copy
+
+
+class HttpSessionExpiredError(HttpStatusError):
+    """HTTP 404 for our `Mcp-Session-Id`: the server forgot the session; a new `initialize` is needed.
+
+    See `HttpStatusError.not_processed`: True only for the request whose own POST got the 404 (or that was not
+    sent because the session had already expired); the error failing the other pending requests has it False."""
+
+
 class McpTimeoutError(McpError):
     """A request got no answer in time."""
 
@@ -124,6 +186,21 @@ class ProtocolError(McpError):
     """The peer broke the protocol: a bad handshake, an unsupported version, a malformed result."""
 
 
+class InvalidToolHeadersError(ProtocolError):
+    """A tool's `x-mcp-header` annotations break SEP-2243's rules; the message says which and why."""
+
+
+class SkillVerificationError(McpError):
+    """A skill was refused: a file failed its size / digest / front matter check, or the entry cannot be
+    verified. `skill` is the skill's name, `uri` the file (or entry) concerned."""
+
+    def __init__(self, message: str, *, server: str | None = None, skill: str | None = None,
+                 uri: str | None = None) -> None:
+        self.skill = skill
+        self.uri = uri
+        super().__init__(message, server=server)
+
+
 class AuthError(McpError):
     """Authorization with a remote server failed: bad or mismatched metadata, a refused grant, an `iss` that does
     not match, a token endpoint error. The message says what went wrong and what to change."""
@@ -132,3 +209,19 @@ class AuthError(McpError):
 class AuthRequiredError(AuthError):
     """The server needs a login by the user that cannot happen now (no usable token, no interactive authorizer).
     The manager shows the server as `needs-auth`; `mini-claude mcp login NAME` does the login."""
+
+
+class TokenEndpointError(AuthError):
+    """The token endpoint refused a grant or answered something unusable. `error` is the OAuth error code
+    (`invalid_grant`, `invalid_client`, ...) when the endpoint sent one; `status` the HTTP status if any."""
+
+    def __init__(
+        self, message: str, *, server: str | None = None, error: str | None = None, status: int | None = None
+    ) -> None:
+        self.error = error
+        self.status = status
+        super().__init__(message, server=server)
+
+
+class BodyTooLargeError(AuthError):
+    """An authorization answer's body is over the cap (the rest is never read)."""

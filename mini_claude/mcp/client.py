@@ -52,11 +52,13 @@ from typing import Any
 
 from mini_claude import __version__
 from mini_claude.errors import (
+    HttpStatusError,
     JsonRpcError,
     McpError,
     McpTimeoutError,
     ProtocolError,
     ServerExitedError,
+    StreamLostError,
     TransportError,
 )
 from mini_claude.mcp import headers as mcp_headers
@@ -476,10 +478,11 @@ class McpClient:
                 raise _LegacyServer(f"server/discover got no answer in {self._probe_timeout_s:g}s") from None
             except ServerExitedError as exc:
                 raise _exited_on_probe(exc) from None
-            except TransportError as exc:
-                status = getattr(exc, "status", None)
-                if status in _FALLBACK_HTTP_STATUSES:
-                    raise _LegacyServer(f"server/discover: HTTP {status}") from None
+            except StreamLostError as exc:  # the server ended the probe's response stream without an answer
+                raise _LegacyServer(f"server/discover: {exc.message}") from None
+            except HttpStatusError as exc:
+                if exc.status in _FALLBACK_HTTP_STATUSES:
+                    raise _LegacyServer(f"server/discover: HTTP {exc.status}") from None
                 raise
             finally:
                 self._quiet_requests.discard(request_id)  # an abandoned probe was handled before this runs

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import json_type, parse_json_object, read_json_object
-from mini_claude.mcp.urls import display_url
+from mini_claude.net.urls import display_url
 
 __all__ = [
     "CLAUDE_JSON_DISPLAY",

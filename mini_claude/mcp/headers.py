@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mini_claude.errors import InvalidToolHeadersError
+
 __all__ = [
     "HEADER_ANNOTATION",
     "MAX_SAFE_INTEGER",
@@ -37,9 +39,6 @@ _B64_PREFIX = "=?base64?"
 _B64_SUFFIX = "?="
 _NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
-
-class InvalidToolHeadersError(ValueError):
-    """A tool's `x-mcp-header` annotations break SEP-2243's rules; the message says which and why."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ It knows nothing of MCP or pipes. Invariants:
   legacy server may answer that way); then it fails that request.
 * A request whose local wait is cancelled or times out triggers `on_abandoned(id, method, reason)` (the MCP client
   sends `notifications/cancelled` from it); its late reply is then an unknown id and ignored.
+* A `RequestFailed` value from the transport (an HTTP response stream lost before its reply) fails that one
+  request with its typed `StreamLostError`; the session goes on.
 * A peer's `notifications/cancelled` for one of *its* requests we are still serving cancels that handler; no
   response is sent for it (the notification still reaches the notification handlers).
 """
@@ -28,7 +30,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mini_claude.errors import JsonRpcError, McpError, McpTimeoutError, TransportError
-from mini_claude.mcp.transports.base import Transport
+from mini_claude.mcp.transports.base import RequestFailed, Transport
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -271,6 +273,8 @@ class JsonRpcSession:
                 try:
                     if isinstance(message, dict):
                         self._dispatch(message)
+                    elif isinstance(message, RequestFailed):
+                        self._fail_one(message)
                     elif isinstance(message, list):
                         log.warning("%s: received a JSON-RPC batch of %d (deprecated); handling each", self.name,
                                     len(message))
@@ -352,6 +356,18 @@ class JsonRpcSession:
         else:
             pending.future.set_exception(JsonRpcError(
                 INVALID_REQUEST, "response has neither result nor error", server=self.name))
+
+    def _fail_one(self, failed: RequestFailed) -> None:
+        """The transport lost the way to one request's reply: fail that request (only) with its typed error."""
+        request_id = failed.request_id
+        pending = self._pending.get(request_id) if type(request_id) is int else None
+        if pending is None or pending.future.done():
+            return
+        error = failed.error
+        if error.server is None:
+            error.server = self.name
+            error.args = (f"MCP server {self.name!r}: {error.message}",)
+        pending.future.set_exception(error)
 
     def _null_id_claimant(self) -> _Pending | None:
         """The request a null-id error must be answering: the only one in flight, if it asked for that."""

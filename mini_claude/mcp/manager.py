@@ -34,6 +34,8 @@ from typing import Any
 from mini_claude.errors import (
     AuthRequiredError,
     ConfigError,
+    HttpSessionExpiredError,
+    HttpStatusError,
     JsonRpcError,
     McpError,
     McpTimeoutError,
@@ -42,11 +44,10 @@ from mini_claude.errors import (
 )
 from mini_claude.mcp.client import CallToolResult, McpClient, McpTool, tool_timeout_s
 from mini_claude.mcp.config import ServerConfig
+from mini_claude.mcp.connect import AGENT_CREDENTIAL_VARS, build_transport, server_environment
 from mini_claude.mcp.eras import EraMemory
 from mini_claude.mcp.naming import ToolNameTable
-from mini_claude.mcp.transports.base import Transport
-from mini_claude.mcp.transports.factory import AGENT_CREDENTIAL_VARS, build_transport, server_environment
-from mini_claude.mcp.transports.http import STREAM_LOST_CODE, HttpSessionExpiredError, HttpStatusError
+from mini_claude.mcp.transports.base import SupportsSessionId, Transport
 
 __all__ = [
     "AGENT_CREDENTIAL_VARS",
@@ -554,11 +555,7 @@ def _is_connection_loss(exc: McpError) -> bool:
         return True
     if isinstance(exc, HttpStatusError):
         return False  # the server answered (4xx/5xx): it is there; this call failed
-    if isinstance(exc, TransportError):
-        return True
-    # the transport's stand-in reply for a request whose response stream was cut before the answer
-    return (isinstance(exc, JsonRpcError) and exc.code == STREAM_LOST_CODE and isinstance(exc.data, dict)
-            and "transport" in exc.data)
+    return isinstance(exc, TransportError)  # StreamLostError among them: a response stream cut before the answer
 
 
 def _session_refused(exc: McpError, client: McpClient) -> bool:
@@ -571,7 +568,7 @@ def _session_refused(exc: McpError, client: McpClient) -> bool:
     if not (isinstance(exc, HttpStatusError) and exc.not_processed):
         return False
     return isinstance(exc, HttpSessionExpiredError) or (
-        exc.status == 400 and getattr(client.transport, "session_id", None) is not None)
+        exc.status == 400 and isinstance(client.transport, SupportsSessionId) and client.transport.session_id is not None)
 
 
 def _lost_reason(exc: McpError) -> str:

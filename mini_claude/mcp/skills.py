@@ -30,9 +30,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from mini_claude.errors import McpError
+from mini_claude.errors import SkillVerificationError
+from mini_claude.frontmatter import FrontmatterError, parse_frontmatter, same_value
 from mini_claude.mcp.client import MAX_LIST_PAGES, McpClient
-from mini_claude.skills.frontmatter import FrontmatterError, parse_frontmatter, same_value
 
 __all__ = [
     "MAX_SKILL_FILES",
@@ -55,16 +55,6 @@ MAX_SKILL_FILES = 512  # the SEP's limits on one entry: resources per skill, and
 MAX_SKILL_TOTAL_BYTES = 16 * 1024 * 1024
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
-
-class SkillVerificationError(McpError):
-    """A skill was refused: a file failed its size / digest / front matter check, or the entry cannot be
-    verified. `skill` is the skill's name, `uri` the file (or entry) concerned."""
-
-    def __init__(self, message: str, *, server: str | None = None, skill: str | None = None,
-                 uri: str | None = None) -> None:
-        self.skill = skill
-        self.uri = uri
-        super().__init__(message, server=server)
 
 
 def sha256_digest(data: bytes) -> str:

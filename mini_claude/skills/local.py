@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_claude.errors import ToolError
-from mini_claude.skills.frontmatter import FrontmatterError, parse_frontmatter
+from mini_claude.frontmatter import FrontmatterError, parse_frontmatter
 
 __all__ = ["MAX_LOCAL_SKILL_FILE_BYTES", "LocalSkill", "discover_local_skills"]
 

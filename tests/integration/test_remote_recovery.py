@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from mini_claude.mcp.config import ServerConfig
+from mini_claude.mcp.connect import build_transport
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from mini_claude.mcp.transports.base import Transport
-from mini_claude.mcp.transports.factory import build_transport
 from tests.integration.test_remote_servers import adapters, ctx, server_config, started_manager
 from tests.mcp.test_http_transport import free_port, kill_group, with_port
 from tests.peers import peer_command

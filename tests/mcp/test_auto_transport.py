@@ -22,8 +22,8 @@ from test_http_transport import (
 
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config import ServerConfig
+from mini_claude.mcp.connect import build_transport
 from mini_claude.mcp.transports.auto import AutoHttpTransport
-from mini_claude.mcp.transports.factory import build_transport
 from mini_claude.mcp.transports.http import HttpStatusError
 
 pytestmark = pytest.mark.timeout(60)

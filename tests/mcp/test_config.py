@@ -22,7 +22,7 @@ from mini_claude.mcp.config import (
     remove_server,
     validate_entry,
 )
-from mini_claude.mcp.urls import display_url
+from mini_claude.net.urls import display_url
 
 OK = {"command": "ok-server"}
 

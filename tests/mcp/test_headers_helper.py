@@ -16,7 +16,7 @@ from test_http_transport import ScriptedHandler, init_result, is_notification, s
 from mini_claude.errors import TransportError
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config import ServerConfig
-from mini_claude.mcp.transports.factory import build_transport
+from mini_claude.mcp.connect import build_transport
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
 from mini_claude.mcp.transports.http import HttpStatusError, StreamableHttpTransport
 

@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from mini_claude.errors import JsonRpcError, TransportError
+from mini_claude.errors import StreamLostError, TransportError
 from mini_claude.mcp.client import McpClient
+from mini_claude.mcp.transports.base import RequestFailed
 from mini_claude.mcp.transports.http import (
-    STREAM_LOST_CODE,
     HttpSessionExpiredError,
     HttpStatusError,
     SseParser,
@@ -333,10 +333,9 @@ async def test_server_closing_mid_sse_fails_fast() -> None:
     with scripted(behaviour) as server:
         async with connected(StreamableHttpTransport(server.url, server="s"), "s") as client:
             started = time.monotonic()
-            with pytest.raises(JsonRpcError) as info:
+            with pytest.raises(StreamLostError) as info:
                 await client.call_tool("x", {}, timeout_s=30)
             assert time.monotonic() - started < FAST_S
-            assert info.value.code == STREAM_LOST_CODE
             assert "closed the response stream" in str(info.value)
 
 
@@ -601,8 +600,9 @@ async def test_too_many_open_streams_close_the_oldest(monkeypatch: pytest.Monkey
             for request_id in (1, 2, 3):
                 await transport.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {}})
             reply = await asyncio.wait_for(transport.receive(), 5)
-            assert reply["id"] == 1 and reply["error"]["code"] == STREAM_LOST_CODE
-            assert "more than 2 were open" in reply["error"]["message"]
+            assert isinstance(reply, RequestFailed) and reply.request_id == 1
+            assert isinstance(reply.error, StreamLostError)
+            assert "more than 2 were open" in reply.error.message
             await _until(lambda: closed == [1])
             assert await _no_message(transport, 0.2)
         finally:

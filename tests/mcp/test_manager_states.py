@@ -16,9 +16,9 @@ from mini_claude.agent.loop import Agent
 from mini_claude.cli.run import server_line
 from mini_claude.errors import AuthError, AuthRequiredError
 from mini_claude.mcp.config import ServerConfig, load_mcp_config
+from mini_claude.mcp.connect import build_transport
 from mini_claude.mcp.manager import NEEDS_LOGIN_TEXT, McpManager, ServerStatus
 from mini_claude.mcp.transports.base import Transport
-from mini_claude.mcp.transports.factory import build_transport
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import httpx
 
-from mini_claude.errors import AuthError
+from mini_claude.errors import BodyTooLargeError
 
 __all__ = ["MAX_AUTH_BODY_BYTES", "BodyTooLargeError", "read_capped"]
 
 MAX_AUTH_BODY_BYTES = 1024 * 1024
 
-
-class BodyTooLargeError(AuthError):
-    """An answer's body is over the cap (the rest is never read)."""
 
 
 async def read_capped(response: httpx.Response, what: str, server: str | None,

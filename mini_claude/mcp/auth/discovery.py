@@ -26,10 +26,10 @@ from urllib.parse import urlsplit
 import httpx
 
 from mini_claude.errors import AuthError
-from mini_claude.mcp import urls
 from mini_claude.mcp.auth.bodies import read_capped
 from mini_claude.mcp.auth.dpop import parse_www_authenticate
 from mini_claude.mcp.auth.urls import is_secure_url, require_secure_url
+from mini_claude.net import urls
 
 __all__ = [
     "METADATA_TIMEOUT_S",

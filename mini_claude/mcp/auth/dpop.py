@@ -16,7 +16,6 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from mini_claude.errors import AuthError
-from mini_claude.mcp import urls
 from mini_claude.mcp.auth.jwt import (
     PrivateKey,
     b64url,
@@ -25,6 +24,7 @@ from mini_claude.mcp.auth.jwt import (
     public_jwk,
     sign_jwt_with_key,
 )
+from mini_claude.net import urls
 
 __all__ = [
     "DPOP_NONCE_HEADER",

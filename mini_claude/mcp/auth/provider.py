@@ -74,7 +74,7 @@ from mini_claude.mcp.auth.tokens import (
     token_request,
 )
 from mini_claude.mcp.config import ServerConfig
-from mini_claude.mcp.transports.tls import tls_context
+from mini_claude.net.tls import tls_context
 
 __all__ = ["MAX_FLOWS_PER_WINDOW", "REFRESH_MARGIN_S", "OAuthProvider", "login_needed_message"]
 

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import httpx
 
-from mini_claude.errors import AuthError
+from mini_claude.errors import AuthError, TokenEndpointError
 from mini_claude.mcp.auth.bodies import read_capped
 from mini_claude.mcp.auth.dpop import DpopKey, is_nonce_challenge
 from mini_claude.mcp.auth.jwt import client_assertion
@@ -59,17 +59,6 @@ CLIENT_AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post", "pri
 _MAX_DETAIL_CHARS = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
-
-class TokenEndpointError(AuthError):
-    """The token endpoint refused a grant or answered something unusable. `error` is the OAuth error code
-    (`invalid_grant`, `invalid_client`, ...) when the endpoint sent one; `status` the HTTP status if any."""
-
-    def __init__(
-        self, message: str, *, server: str | None = None, error: str | None = None, status: int | None = None
-    ) -> None:
-        self.error = error
-        self.status = status
-        super().__init__(message, server=server)
 
 
 @dataclass(frozen=True)

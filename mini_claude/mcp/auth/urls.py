@@ -7,7 +7,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from mini_claude.errors import AuthError
-from mini_claude.mcp.urls import is_loopback_host
+from mini_claude.net.urls import is_loopback_host
 
 __all__ = ["is_secure_url", "require_secure_url"]
 

@@ -7,6 +7,15 @@ that a transport may drop input that is not JSON at all, keeping it for diagnost
 rejects). When the connection is over it raises `TransportError` (or `ServerExitedError` for a process): every
 later call raises again, immediately. `close()` is idempotent and never hangs past its own bounded timeouts.
 
+Optional capabilities are declared, not probed: a transport that can do more than the five methods implements one of
+the small runtime-checkable protocols below, and callers ask `isinstance(transport, SupportsSessionId)` (as httpx
+does for its transports), never `getattr(transport, "session_id", None)`.
+
+A transport that loses the way to one request's answer (an HTTP response stream cut before the reply) returns a
+`RequestFailed(request_id, StreamLostError(...))` from `receive()` in place of that reply: a typed value the
+JSON-RPC session fails that one pending request with. It is never dressed up as a JSON-RPC error object, which a
+server could forge.
+
 Example:
 
     transport = StdioTransport(StdioParams(command="python", args=["server.py"]), server="demo")
@@ -18,10 +27,33 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["HttpAuth", "Transport"]
+from mini_claude.errors import TransportError
+
+__all__ = [
+    "HttpAuth",
+    "MessageHeaders",
+    "RequestFailed",
+    "SupportsAbandon",
+    "SupportsMessageHeaders",
+    "SupportsProtocolVersion",
+    "SupportsSessionId",
+    "Transport",
+]
+
+# Extra HTTP headers for one outgoing JSON-RPC message (SEP-2243's Mcp-Method / Mcp-Name / Mcp-Param-*).
+MessageHeaders = Callable[[dict[str, Any]], Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class RequestFailed:
+    """What `receive()` returns in place of the reply to `request_id` when the transport lost the way to it."""
+
+    request_id: Any
+    error: TransportError
 
 
 class Transport(Protocol):
@@ -39,6 +71,38 @@ class Transport(Protocol):
 
     def diagnostics(self) -> str:
         """Recent stderr / non-JSON output of the peer, for error messages (may be empty)."""
+
+
+@runtime_checkable
+class SupportsSessionId(Protocol):
+    """A transport with a server-assigned session (Streamable HTTP's `Mcp-Session-Id`)."""
+
+    @property
+    def session_id(self) -> str | None:
+        """The session id the server gave us, None before it gave one (or when it gives none)."""
+
+
+@runtime_checkable
+class SupportsProtocolVersion(Protocol):
+    """A transport that must send the negotiated protocol version with every message (`MCP-Protocol-Version`)."""
+
+    def set_protocol_version(self, version: str | None) -> None:
+        """Send `version` from now on (None: send none)."""
+
+
+@runtime_checkable
+class SupportsMessageHeaders(Protocol):
+    """A transport that can send extra headers per message (SEP-2243). Set `message_headers` to a producer."""
+
+    message_headers: MessageHeaders | None
+
+
+@runtime_checkable
+class SupportsAbandon(Protocol):
+    """A transport that holds per-request resources (a response stream) the owner can release early."""
+
+    def abandon(self, request_id: Any) -> None:
+        """The owner gave up on `request_id`: stop reading its response stream; deliver nothing for it."""
 
 
 class HttpAuth(Protocol):

@@ -14,7 +14,7 @@ Design notes:
   not interpret anything else). `set_protocol_version()` overrides it.
 * A response stream that ends before the reply to its request is resumed with a GET carrying `Last-Event-ID`
   (SSE polling, SEP-1699), honouring `retry:`, a bounded number of times. When that is impossible the transport
-  queues a JSON-RPC error reply for that request id (code `STREAM_LOST_CODE`, `data.transport` set), so the
+  delivers `RequestFailed(request_id, StreamLostError(...))` for that request id (never a JSON-RPC error), so the
   pending call fails at once while the session stays usable.
 * A server gone for good (the GET stream cannot be re-opened: connection refused) ends the transport: every
   pending request fails with a TransportError. A 404 for our session id ends it too (`HttpSessionExpiredError`).
@@ -39,12 +39,18 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mini_claude.errors import McpError, TransportError
-from mini_claude.mcp.transports.base import HttpAuth
+from mini_claude.errors import (
+    HttpSessionExpiredError,
+    HttpStatusError,
+    McpError,
+    StreamLostError,
+    TransportError,
+)
+from mini_claude.mcp.transports.base import HttpAuth, RequestFailed
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
 from mini_claude.mcp.transports.http_sender import HttpSender, clean_headers
 from mini_claude.mcp.transports.inbox import Inbox
-from mini_claude.mcp.transports.tls import tls_context
+from mini_claude.net.tls import tls_context
 
 if TYPE_CHECKING:
     import httpx
@@ -53,7 +59,6 @@ __all__ = [
     "CLOSE_TIMEOUT_S",
     "MAX_POST_STREAMS",
     "MAX_RECONNECTS",
-    "STREAM_LOST_CODE",
     "HttpSessionExpiredError",
     "HttpStatusError",
     "SseEvent",
@@ -70,44 +75,12 @@ DEFAULT_RETRY_S = 1.0  # wait before reconnecting when the server sent no `retry
 MAX_RETRY_S = 10.0  # a server's `retry:` is capped so a reconnect never waits longer
 BODY_EXCERPT_CHARS = 200
 MAX_ERROR_BODY_BYTES = 256 * 1024  # an HTTP error's JSON body read to look for a JSON-RPC error reply
-STREAM_LOST_CODE = -32000  # JSON-RPC error queued for a request whose response stream was lost
 MAX_POST_STREAMS = 32  # POST response streams read at once (httpx's pool holds 100 connections; leave room)
 
 _EOL = re.compile(r"\r\n|\r|\n")
 _json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
-class HttpStatusError(TransportError):
-    """The server answered with an HTTP error. Carries `status`, `body_excerpt` and (for 401) `www_authenticate`.
-
-    `not_processed` is True only on the error a transport's `send()` raised for the very message whose own POST the
-    server answered with this 4xx status (it refused that request, so it did not run it), or when `send()` posted
-    nothing because the session had already expired. It is False on every error that reached a request any
-    other way — above all the one that ended the connection and so failed every other pending request (whose
-    POSTs were accepted and may have run). Only a `not_processed` error makes re-sending a request safe.
-    """
-
-    def __init__(self, message: str, *, server: str | None = None, status: int, body_excerpt: str = "",
-                 www_authenticate: str | None = None, not_processed: bool = False) -> None:
-        self.status = status
-        self.body_excerpt = body_excerpt
-        self.www_authenticate = www_authenticate
-        self.not_processed = not_processed
-        super().__init__(message, server=server)
-
-    def for_this_request(self) -> HttpStatusError:
-        """A copy marked `not_processed` (for `send()` to raise; the original may be shared through the inbox)."""
-        copy = type(self)(self.message, server=self.server, status=self.status, body_excerpt=self.body_excerpt,
-                          www_authenticate=self.www_authenticate, not_processed=True)
-        copy.args = self.args
-        return copy
-
-
-class HttpSessionExpiredError(HttpStatusError):
-    """HTTP 404 for our `Mcp-Session-Id`: the server forgot the session; a new `initialize` is needed.
-
-    See `HttpStatusError.not_processed`: True only for the request whose own POST got the 404 (or that was not
-    sent because the session had already expired); the error failing the other pending requests has it False."""
 
 
 # ---- SSE -------------------------------------------------------------------------------------------------------
@@ -577,11 +550,8 @@ class StreamableHttpTransport:
             if current is not None:
                 await current.aclose()
             if not answered and self._inbox.error is None and request_id not in self._abandoned:
-                self._deliver({"jsonrpc": "2.0", "id": request_id, "error": {
-                    "code": STREAM_LOST_CODE,
-                    "message": f"no response: {reason} before replying",
-                    "data": {"transport": "streamable-http"},
-                }})
+                self._deliver(RequestFailed(request_id, StreamLostError(
+                    f"no response: {reason} before replying", server=self.server)))
 
     async def _resume(self, parser: SseParser) -> httpx.Response | None:
         """Re-open a stream with GET + Last-Event-ID after the server's `retry:` delay; None when refused."""

@@ -28,7 +28,7 @@ from urllib.parse import urljoin
 from mini_claude.errors import TransportError
 from mini_claude.mcp.transports.base import HttpAuth
 from mini_claude.mcp.transports.headers_helper import HeadersHelper, header_problem
-from mini_claude.mcp.urls import display_url, origin
+from mini_claude.net.urls import display_url, origin
 
 if TYPE_CHECKING:
     import httpx

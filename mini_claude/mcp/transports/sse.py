@@ -36,8 +36,8 @@ from mini_claude.mcp.transports.http import (
 )
 from mini_claude.mcp.transports.http_sender import HttpSender
 from mini_claude.mcp.transports.inbox import Inbox
-from mini_claude.mcp.transports.tls import tls_context
-from mini_claude.mcp.urls import display_url, origin
+from mini_claude.net.tls import tls_context
+from mini_claude.net.urls import display_url, origin
 
 if TYPE_CHECKING:
     import httpx

@@ -18,6 +18,8 @@ import math
 import re
 from typing import Any
 
+from mini_claude.errors import FrontmatterError
+
 __all__ = ["FrontmatterError", "parse_frontmatter", "same_value", "split_frontmatter"]
 
 # the same delimiting the conformance harness and the Agent Skills tools use: a leading `---` line, the YAML,
@@ -30,9 +32,6 @@ _HEX = re.compile(r"^0x[0-9a-fA-F]+$")
 _FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
 _UNSUPPORTED_START = ("&", "*", "!", "{", "%", "@", "`", "? ")
 
-
-class FrontmatterError(ValueError):
-    """The text has no front matter block, or uses YAML outside the supported subset. One readable line."""
 
 
 def split_frontmatter(text: str) -> tuple[str, str]:

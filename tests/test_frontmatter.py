@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from mini_claude.skills.frontmatter import FrontmatterError, parse_frontmatter, same_value, split_frontmatter
+from mini_claude.frontmatter import FrontmatterError, parse_frontmatter, same_value, split_frontmatter
 
 
 def fm(body: str) -> dict[str, object]:

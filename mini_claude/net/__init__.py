@@ -1,0 +1,2 @@
+"""Networking leaves shared by the MCP transports and OAuth: URL helpers, the process-wide TLS context, and the
+one place that turns an httpx exception into our error. Imports nothing of mini-claude above `errors`."""

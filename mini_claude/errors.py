@@ -9,6 +9,7 @@
      └─ McpError               anything from the MCP stack; `server` names the server
          ├─ TransportError     the connection broke or could not be made (`reason` kept from foreign errors)
          │   ├─ ServerExitedError   the process ended: exit code + stderr tail
+         │   ├─ SpawnError          the server's process could not be started; names the config key to change
          │   ├─ StreamLostError     an HTTP response stream ended before the reply to one request arrived
          │   └─ HttpStatusError     the server answered with an HTTP error: status, body excerpt, WWW-Authenticate
          │       └─ HttpSessionExpiredError   HTTP 404 for our session id: a new session is needed
@@ -50,6 +51,7 @@ __all__ = [
     "ProtocolError",
     "ServerExitedError",
     "SkillVerificationError",
+    "SpawnError",
     "StreamLostError",
     "TokenEndpointError",
     "ToolError",
@@ -121,6 +123,11 @@ class ServerExitedError(TransportError):
         if tail:
             detail += f"; stderr: {tail[0][:300]}"
         super().__init__(detail, server=server)
+
+
+class SpawnError(TransportError):
+    """A stdio server's process could not be started (command not found or not executable, bad `cwd`, bad `env`).
+    The message already names the config key to change (`command`, `cwd`, `args`, `env`)."""
 
 
 class StreamLostError(TransportError):

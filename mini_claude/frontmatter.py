@@ -1,37 +1,61 @@
-"""The YAML front matter of a `SKILL.md`: find it, and parse the small YAML subset skills use.
+"""The YAML front matter of a `SKILL.md` (and, next, commands and agents): find it and parse it, failing closed.
 
-Skill front matter (Agent Skills specification) is a flat-ish mapping: `name`, `description`, `license`,
-`compatibility`, `allowed-tools`, and a `metadata` mapping. We parse that subset ourselves rather than add a
-YAML dependency: block mappings nested by indentation, block sequences (`- item`), flow sequences of scalars
-(`[a, b]`), plain / single-quoted / double-quoted scalars (plain ones may continue on more-indented lines),
-block scalars (`|`, `>`, with `-` / `+` chomping), comments, and the YAML 1.2 core schema for plain scalars
-(null, booleans, integers, floats). Anything else (anchors, aliases, tags, flow mappings, complex keys) raises
-`FrontmatterError`: callers that verify front matter must fail closed, never guess.
+Front matter is untrusted (repository files, MCP servers), so it goes through one door: PyYAML's `safe_load`
+machinery (the libyaml C loader when available), bounded and narrowed to what JSON can say:
 
-This module is a leaf (stdlib only); both local skills and MCP-served skills (mini_claude.mcp.skills) use it.
+- at most `MAX_FRONTMATTER_BYTES` of YAML and `MAX_FRONTMATTER_DEPTH` levels of nesting;
+- no aliases (`*name`): alias expansion is unbounded in the output (the "billion laughs" blow-up), so any alias
+  is refused before anything is built. Anchors alone (`&name`) are harmless and accepted;
+- plain scalars follow the YAML 1.2 core schema, as the Agent Skills tools and the MCP servers that list skills
+  read them: `yes`/`on` stay strings, `0o17` and `0x1F` are integers, `012` is twelve, and a date such as
+  `2025-01-31` stays the string written (the core schema has no timestamps);
+- keys are the text written (`1: a` is `{"1": "a"}`, as JSON has it); a duplicate key is an error (parsers
+  disagree on which one wins, and the MCP skill check must not be fooled);
+- values must be JSON-like (strings, numbers, booleans, null, lists, string-keyed mappings): an explicit tag
+  building anything else (`!!timestamp`, `!!binary`, `!!set`, `!!omap`, unknown `!tags`) is an error.
+
+Every failure is one `FrontmatterError` with one readable line (`front matter line 3: duplicate key 'name'`).
+PyYAML is imported on first use, so importing this module (and `mini-claude --version`) stays fast. This module
+is a leaf: both local skills and MCP-served skills (mini_claude.mcp.skills) use it.
 """
 
 from __future__ import annotations
 
-import json
+import functools
 import math
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mini_claude.errors import FrontmatterError
 
-__all__ = ["FrontmatterError", "parse_frontmatter", "same_value", "split_frontmatter"]
+if TYPE_CHECKING:
+    import yaml
+
+__all__ = [
+    "MAX_FRONTMATTER_BYTES",
+    "MAX_FRONTMATTER_DEPTH",
+    "FrontmatterError",
+    "parse_frontmatter",
+    "same_value",
+    "split_frontmatter",
+]
+
+MAX_FRONTMATTER_BYTES = 64 * 1024  # of YAML between the `---` lines, UTF-8 encoded
+MAX_FRONTMATTER_DEPTH = 64  # nested lists / mappings
 
 # the same delimiting the conformance harness and the Agent Skills tools use: a leading `---` line, the YAML,
 # then a closing `---` line (trailing spaces allowed); an optional UTF-8 BOM first
 _BLOCK = re.compile(r"^---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", re.S)
-_KEY = re.compile(r"""^("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#'"\[\]{},&*!|>%@`-][^#]*?|-[^\s#][^#]*?):(?:[ \t]+(.*))?[ \t]*$""")
-_INT = re.compile(r"^[-+]?[0-9]+$")
-_OCT = re.compile(r"^0o[0-7]+$")
-_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
-_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
-_UNSUPPORTED_START = ("&", "*", "!", "{", "%", "@", "`", "? ")
 
+_CORE = "tag:yaml.org,2002:"
+# YAML 1.2 core schema (yaml.org/spec/1.2.2 §10.3.2): (tag, pattern, the first characters it can start with)
+_CORE_RESOLVERS = (
+    (_CORE + "null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    (_CORE + "bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    (_CORE + "int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
+    (_CORE + "float", r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+                      r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", list("-+.0123456789")),
+)
 
 
 def split_frontmatter(text: str) -> tuple[str, str]:
@@ -45,21 +69,27 @@ def split_frontmatter(text: str) -> tuple[str, str]:
 
 
 def parse_frontmatter(text: str) -> dict[str, Any]:
-    """The front matter of a SKILL.md text as a JSON-like dict. Raises FrontmatterError."""
+    """The front matter of a SKILL.md text as a JSON-like dict ({} when empty). Raises FrontmatterError."""
     yaml_text, _body = split_frontmatter(text)
-    lines = [line.rstrip("\r") for line in yaml_text.split("\n")]
-    for number, line in enumerate(lines, 1):
-        if "\t" in line[: len(line) - len(line.lstrip())]:
-            raise FrontmatterError(f"front matter line {number}: tab in indentation")
-    parser = _Parser(lines)
-    value = parser.block(0)
-    parser.skip_blank()
-    if parser.pos < len(lines):
-        raise FrontmatterError(f"front matter line {parser.pos + 1}: unexpected indentation")
+    size = len(yaml_text.encode("utf-8", "surrogatepass"))
+    if size > MAX_FRONTMATTER_BYTES:
+        raise FrontmatterError(f"front matter is {size} bytes, over the {MAX_FRONTMATTER_BYTES}-byte limit")
+    import yaml
+
+    loader = _loader_class()
+    try:
+        _check_events(yaml.parse(yaml_text, Loader=loader))
+        value = yaml.load(yaml_text, Loader=loader)  # a safe loader: SafeConstructor, see _loader_class
+    except yaml.MarkedYAMLError as exc:
+        where = _where(exc.problem_mark or exc.context_mark)
+        raise FrontmatterError(f"{where}: {exc.problem or exc.context or 'malformed YAML'}") from None
+    except (yaml.YAMLError, RecursionError) as exc:  # unmarked reader errors (control characters), deep nesting
+        raise FrontmatterError(f"front matter: {exc}".splitlines()[0]) from None
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise FrontmatterError("front matter is not a mapping")
+    _check_json_like(value, "")
     return value
 
 
@@ -76,289 +106,91 @@ def same_value(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-class _Parser:
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-        self.pos = 0
+def _check_events(events: Any) -> None:
+    """Refuse aliases and over-deep nesting from the event stream, before any node is built."""
+    import yaml
 
-    def fail(self, message: str) -> FrontmatterError:
-        return FrontmatterError(f"front matter line {self.pos + 1}: {message}")
-
-    def skip_blank(self) -> None:
-        while self.pos < len(self.lines) and _is_blank(self.lines[self.pos]):
-            self.pos += 1
-
-    def block(self, min_indent: int) -> Any:
-        """A block node whose lines are indented at least `min_indent`; None when there is none."""
-        self.skip_blank()
-        if self.pos >= len(self.lines):
-            return None
-        line = self.lines[self.pos]
-        indent = _indent(line)
-        if indent < min_indent:
-            return None
-        content = line[indent:]
-        if content == "-" or content.startswith("- "):
-            return self.sequence(indent)
-        return self.mapping(indent)
-
-    def mapping(self, indent: int) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        while True:
-            self.skip_blank()
-            if self.pos >= len(self.lines):
-                return result
-            line = self.lines[self.pos]
-            here = _indent(line)
-            if here < indent:
-                return result
-            if here > indent:
-                raise self.fail("unexpected indentation")
-            content = line[indent:]
-            if content.startswith(_UNSUPPORTED_START):
-                raise self.fail(f"unsupported YAML syntax {content[:2].strip()!r}")
-            match = _KEY.match(content)
-            if match is None:
-                raise self.fail("expected 'key: value'")
-            key = _key(match.group(1).strip())
-            if key in result:
-                raise self.fail(f"duplicate key {key!r}")
-            rest = (match.group(2) or "").strip()
-            self.pos += 1
-            result[key] = self.value_after_key(rest, indent)
-
-    def sequence(self, indent: int) -> list[Any]:
-        result: list[Any] = []
-        while True:
-            self.skip_blank()
-            if self.pos >= len(self.lines):
-                return result
-            line = self.lines[self.pos]
-            here = _indent(line)
-            if here < indent:
-                return result
-            content = line[indent:]
-            if here > indent or not (content == "-" or content.startswith("- ")):
-                if here == indent:
-                    return result
-                raise self.fail("unexpected indentation")
-            rest = content[1:].strip()
-            if _KEY.match(rest) is not None and not rest.startswith(("'", '"')):
-                raise self.fail("mappings inside sequences are not supported")
-            self.pos += 1
-            result.append(self.value_after_key(rest, indent))
-
-    def value_after_key(self, rest: str, indent: int) -> Any:
-        """The value that follows `key:` (or `-`) whose text on the same line is `rest`."""
-        if rest == "" or rest.startswith("#"):
-            child = self.block(indent + 1)
-            if child is None:  # `key:` followed by a sequence at the same indentation is valid YAML
-                self.skip_blank()
-                if self.pos < len(self.lines) and _indent(self.lines[self.pos]) == indent and (
-                        self.lines[self.pos][indent:] == "-" or self.lines[self.pos][indent:].startswith("- ")):
-                    return self.sequence(indent)
-            return child
-        if rest[0] in "|>":
-            return self.block_scalar(rest, indent)
-        if rest.startswith(_UNSUPPORTED_START):
-            raise self.fail(f"unsupported YAML syntax {rest[:2].strip()!r}")
-        if rest[0] == "[":
-            return _flow_sequence(rest, self.fail)
-        if rest[0] in "'\"":
-            return self.quoted(rest, indent)
-        return self.plain(rest, indent)
-
-    def continuation(self, indent: int) -> list[str]:
-        """More-indented lines that continue a scalar (blank lines inside kept as '')."""
-        parts: list[str] = []
-        while self.pos < len(self.lines):
-            line = self.lines[self.pos]
-            if _is_blank(line):
-                parts.append("")
-                self.pos += 1
-                continue
-            if _indent(line) <= indent:
-                break
-            parts.append(line.strip())
-            self.pos += 1
-        while parts and parts[-1] == "":  # trailing blank lines belong to no scalar
-            parts.pop()
-            self.pos -= 1
-        return parts
-
-    def plain(self, rest: str, indent: int) -> Any:
-        first = _strip_comment(rest)
-        parts = self.continuation(indent)
-        if not parts:
-            return _resolve(first)
-        if any(" #" in part or part.startswith("#") for part in parts) or any(
-                _KEY.match(part) for part in parts if part):
-            raise self.fail("ambiguous multi-line plain scalar (quote it)")
-        return _fold([first, *parts])
-
-    def quoted(self, rest: str, indent: int) -> str:
-        quote = rest[0]
-        text = rest
-        extra = self.continuation(indent)
-        if extra:
-            text = _fold([rest, *extra])
-        end = _closing_quote(text, quote)
-        if end is None:
-            raise self.fail("unterminated quoted string")
-        tail = text[end + 1:].strip()
-        if tail and not tail.startswith("#"):
-            raise self.fail("text after a quoted string")
-        inner = text[1:end]
-        if quote == "'":
-            return inner.replace("''", "'")
-        try:
-            return str(json.loads('"' + inner.replace("\\/", "/") + '"'))
-        except ValueError:
-            raise self.fail("unsupported escape in a double-quoted string") from None
-
-    def block_scalar(self, header: str, indent: int) -> str:
-        header = _strip_comment(header)
-        style, chomp = header[0], ""
-        for flag in header[1:]:
-            if flag in "+-" and not chomp:
-                chomp = flag
-            else:
-                raise self.fail(f"unsupported block scalar header {header!r}")
-        lines: list[str] = []
-        block_indent: int | None = None
-        while self.pos < len(self.lines):
-            line = self.lines[self.pos]
-            if _is_blank(line):
-                lines.append("")
-                self.pos += 1
-                continue
-            here = _indent(line)
-            if here <= indent or (block_indent is not None and here < block_indent):
-                break
-            if block_indent is None:
-                block_indent = here
-            lines.append(line[block_indent:])
-            self.pos += 1
-        trailing = 0
-        while lines and lines[-1] == "":
-            lines.pop()
-            trailing += 1
-        self.pos -= trailing  # trailing blank lines are re-read as blank by the caller (harmless)
-        text = "\n".join(lines) if style == "|" else _fold_block(lines)
-        if not lines:
-            return ""
-        if chomp == "-":
-            return text
-        if chomp == "+":
-            return text + "\n" * (trailing + 1)
-        return text + "\n"
+    depth = 0
+    for event in events:
+        if isinstance(event, yaml.AliasEvent):
+            raise FrontmatterError(f"{_where(event.start_mark)}: aliases (*{event.anchor}) are not allowed")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_FRONTMATTER_DEPTH:
+                raise FrontmatterError(f"{_where(event.start_mark)}: nested deeper than {MAX_FRONTMATTER_DEPTH} "
+                                       f"levels")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
-def _is_blank(line: str) -> bool:
-    stripped = line.strip()
-    return stripped == "" or stripped.startswith("#")
+def _where(mark: Any) -> str:
+    """`front matter line N` for a YAML mark (lines counted from the first line after `---`)."""
+    return "front matter" if mark is None else f"front matter line {mark.line + 1}"
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
+def _check_json_like(value: Any, path: str) -> None:
+    if value is None or isinstance(value, str | bool | int | float):
+        return
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_json_like(item, f"{path}[{index}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_json_like(item, f"{path}.{key}" if path else str(key))
+        return
+    raise FrontmatterError(f"front matter {path or 'value'}: a {type(value).__name__} value is not allowed (only "
+                           f"strings, numbers, booleans, null, lists and mappings)")
 
 
-def _key(raw: str) -> str:
-    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
-        return raw[1:-1]
-    return raw
+@functools.cache
+def _loader_class() -> type[yaml.SafeLoader]:
+    """PyYAML's safe loader (libyaml's when built in) with the core schema, text keys and no duplicate keys."""
+    import yaml
+
+    base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C one is optional
+
+    class CoreSchemaLoader(base):  # type: ignore[valid-type,misc]  # a base chosen at run time
+        yaml_implicit_resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}  # noqa: RUF012 - PyYAML's API
+
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[str, Any]:
+            mapping: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise yaml.constructor.ConstructorError(None, None, "a key must be text, not a list or mapping",
+                                                            key_node.start_mark)
+                key = str(key_node.value)
+                if key in mapping:
+                    raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}",
+                                                            key_node.start_mark)
+                mapping[key] = self.construct_object(value_node, deep=deep)
+            return mapping
+
+    for tag, pattern, first in _CORE_RESOLVERS:
+        CoreSchemaLoader.add_implicit_resolver(tag, re.compile(pattern), first)
+    CoreSchemaLoader.add_constructor(_CORE + "int", _construct_int)
+    CoreSchemaLoader.add_constructor(_CORE + "float", _construct_float)
+    return CoreSchemaLoader
 
 
-def _strip_comment(text: str) -> str:
-    index = text.find(" #")
-    return (text[:index] if index >= 0 else text).strip()
+def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
+    import yaml
+
+    text = str(loader.construct_scalar(node))  # type: ignore[arg-type]  # an int tag is always on a scalar
+    try:
+        if text.startswith("0o"):
+            return int(text[2:], 8)
+        if text.startswith("0x"):
+            return int(text[2:], 16)
+        return int(text, 10)
+    except ValueError:
+        raise yaml.constructor.ConstructorError(None, None, f"not an integer: {text!r}", node.start_mark) from None
 
 
-def _closing_quote(text: str, quote: str) -> int | None:
-    i = 1
-    while i < len(text):
-        ch = text[i]
-        if quote == '"' and ch == "\\":
-            i += 2
-            continue
-        if ch == quote:
-            if quote == "'" and i + 1 < len(text) and text[i + 1] == "'":
-                i += 2
-                continue
-            return i
-        i += 1
-    return None
+def _construct_float(loader: yaml.SafeLoader, node: yaml.Node) -> float:
+    import yaml
 
-
-def _fold(parts: list[str]) -> str:
-    """Fold the lines of a multi-line flow scalar: a line break is a space, an empty line a newline."""
-    out = parts[0]
-    pending_newlines = 0
-    for part in parts[1:]:
-        if part == "":
-            pending_newlines += 1
-            continue
-        out += ("\n" * pending_newlines) if pending_newlines else " "
-        out += part
-        pending_newlines = 0
-    return out
-
-
-def _fold_block(lines: list[str]) -> str:
-    """Fold a `>` block scalar: lines join with a space, each empty line is a newline, and more-indented
-    lines keep their breaks."""
-    out = ""
-    previous: str | None = None
-    for line in lines:
-        if previous is None:
-            out = line
-        elif line == "":
-            out += "\n"
-        elif previous == "":
-            out += line
-        elif line.startswith(" ") or previous.startswith(" "):
-            out += "\n" + line
-        else:
-            out += " " + line
-        previous = line
-    return out
-
-
-def _flow_sequence(text: str, fail: Any) -> list[Any]:
-    text = _strip_comment(text)
-    if not text.endswith("]") or "[" in text[1:] or "{" in text:
-        raise fail("only flat flow sequences like [a, b] are supported")
-    inner = text[1:-1].strip()
-    if not inner:
-        return []
-    items: list[Any] = []
-    for raw in inner.split(","):
-        item = raw.strip()
-        if len(item) >= 2 and item[0] == item[-1] and item[0] in "'\"":
-            items.append(item[1:-1])
-        elif not item or item[0] in "'\"":
-            raise fail("unsupported item in a flow sequence (commas inside quotes are not supported)")
-        else:
-            items.append(_resolve(item))
-    return items
-
-
-def _resolve(text: str) -> Any:
-    """A plain scalar by the YAML 1.2 core schema."""
-    if text in ("", "~", "null", "Null", "NULL"):
-        return None
-    if text in ("true", "True", "TRUE"):
-        return True
-    if text in ("false", "False", "FALSE"):
-        return False
-    if _INT.match(text):
-        return int(text)
-    if _OCT.match(text):
-        return int(text[2:], 8)
-    if _HEX.match(text):
-        return int(text[2:], 16)
-    if _FLOAT.match(text):
-        return float(text)
+    text = str(loader.construct_scalar(node))  # type: ignore[arg-type]  # a float tag is always on a scalar
     lowered = text.lower()
     if lowered in (".inf", "+.inf"):
         return math.inf
@@ -366,4 +198,7 @@ def _resolve(text: str) -> Any:
         return -math.inf
     if lowered == ".nan":
         return math.nan
-    return text
+    try:
+        return float(text)
+    except ValueError:
+        raise yaml.constructor.ConstructorError(None, None, f"not a number: {text!r}", node.start_mark) from None

@@ -1,14 +1,18 @@
-"""Reading JSON config files (settings.json, .mcp.json, ~/.claude.json) with one-line `ConfigError`s."""
+"""JSON config files (settings.json, .mcp.json, ~/.claude.json): reading them with one-line `ConfigError`s, and
+rewriting them atomically."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from mini_claude.errors import ConfigError
 
-__all__ = ["json_type", "parse_json_object", "read_json_object"]
+__all__ = ["json_type", "parse_json_object", "read_json_object", "write_json_atomic"]
 
 
 def read_json_object(path: Path, display: str, errors: list[ConfigError]) -> dict[str, Any] | None:
@@ -56,3 +60,29 @@ def json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
+
+
+def write_json_atomic(path: Path, data: Any, *, new_mode: int) -> None:
+    """Write `data` as pretty JSON through a temp file and a rename, so a crash never leaves half a file. An
+    existing file keeps its mode; a new one gets `new_mode`. A symlink is followed (dotfile managers link
+    ~/.claude.json): the file it points to is rewritten and the link kept."""
+    if path.is_symlink():
+        path = path.resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = new_mode
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

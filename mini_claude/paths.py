@@ -6,17 +6,12 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["claude_home", "state_dir", "user_home"]
+__all__ = ["state_dir", "user_home"]
 
 
 def user_home(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     return Path(env.get("HOME") or Path.home())
-
-
-def claude_home(env: Mapping[str, str] | None = None) -> Path:
-    """`~/.claude` (Claude Code's user config dir; its settings.json is shared with Claude Code)."""
-    return user_home(env) / ".claude"
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:

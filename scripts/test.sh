@@ -1,14 +1,32 @@
 #!/usr/bin/env bash
-# Set up (if needed), install the third-party MCP test peers, lint, and run the whole test suite.
+# Set up (if needed), install the third-party MCP test peers, lint, type-check, and run the whole test suite.
+# The peer installer's output goes to $PEERS_DIR/install.log; when it fails, the log's tail is shown, and under
+# MINI_CLAUDE_REQUIRE_PEERS=1 (CI, see .ci/run) the run stops there. Without the switch the tests that need a
+# missing peer skip and say why (pytest ends with a one-line "skips: ..." summary).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 bash scripts/setup.sh
+STRICT=${MINI_CLAUDE_REQUIRE_PEERS:-0}
 PEERS_DIR=${MINI_CLAUDE_PEERS_DIR:-$ROOT/.cache/peers}
-if [ -f "$ROOT/../shared/peers/install-peers.sh" ]; then
-  bash "$ROOT/../shared/peers/install-peers.sh" "$PEERS_DIR" >/dev/null \
-    || echo "[test] some peers failed to install; tests that need them say so and skip" >&2
+INSTALLER=$ROOT/../shared/peers/install-peers.sh
+if [ -f "$INSTALLER" ]; then
+  mkdir -p "$PEERS_DIR"
+  LOG=$PEERS_DIR/install.log
+  if ! bash "$INSTALLER" "$PEERS_DIR" >"$LOG" 2>&1; then
+    echo "[test] the peer installer failed; the end of $LOG:" >&2
+    tail -n 30 "$LOG" >&2
+    if [ "$STRICT" = 1 ]; then
+      echo "[test] FAILED: MINI_CLAUDE_REQUIRE_PEERS=1 needs every peer installed" >&2
+      exit 1
+    fi
+    echo "[test] tests that need the missing peers will skip and say so" >&2
+  fi
+elif [ "$STRICT" = 1 ]; then
+  echo "[test] FAILED: MINI_CLAUDE_REQUIRE_PEERS=1 needs the peer installer at $INSTALLER" >&2
+  exit 1
 fi
 export MINI_CLAUDE_PEERS_DIR=$PEERS_DIR
 .venv/bin/ruff check mini_claude tests bench
+.venv/bin/mypy  # strict on mini_claude/mcp and mini_claude/net (pyproject.toml [tool.mypy])
 exec .venv/bin/python -m pytest "$@"

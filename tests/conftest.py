@@ -1,10 +1,12 @@
-"""Root test configuration: a mock model server per test, and a tiny retry delay for the model backends.
+"""Root test configuration: a mock model server per test, a tiny retry delay for the model backends, and the
+one-line skip summary at the end of every run ("skips: none" or "skips: N (reason: count; ...)").
 
-Helpers shared across folders live in importable modules (`tests/peers.py`), not in conftest files: several
-conftest.py files exist, so `import conftest` would be ambiguous."""
+Helpers shared across folders live in importable modules (`tests/helpers.py`, `tests/peers.py`), not in conftest
+files: several conftest.py files exist, so `import conftest` would be ambiguous."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -35,3 +37,19 @@ def mock_model() -> Iterator[StartMock]:
     yield start
     for server in servers:
         server.stop()
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
+    """One line that says whether anything was skipped, and why: a skip is never silent."""
+    reasons = Counter(_skip_reason(report) for report in terminalreporter.stats.get("skipped", []))
+    if not reasons:
+        terminalreporter.write_line("skips: none")
+        return
+    detail = "; ".join(f"{reason}: {count}" for reason, count in reasons.most_common())
+    terminalreporter.write_line(f"skips: {sum(reasons.values())} ({detail})")

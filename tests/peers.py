@@ -1,4 +1,8 @@
-"""The third-party MCP peers (installed by scripts/test.sh via ../shared/peers): `peer_command(NAME)`."""
+"""The third-party MCP peers (installed by scripts/test.sh via ../shared/peers): `peer_command(NAME)`.
+
+The launch commands come from `$MINI_CLAUDE_PEERS_DIR/peers.env` (default `.cache/peers/peers.env`), the file the
+installer writes. A missing peer skips the test on a developer machine and fails it under CI
+(`MINI_CLAUDE_REQUIRE_PEERS=1`, see tests/helpers.py `require`)."""
 
 from __future__ import annotations
 
@@ -6,14 +10,19 @@ import os
 import shlex
 from pathlib import Path
 
-import pytest
+from tests.helpers import ROOT, require
 
-ROOT = Path(__file__).resolve().parents[1]
+__all__ = ["PEERS", "peer_command"]
+
+INSTALL_HINT = "run `bash ../shared/peers/install-peers.sh .cache/peers` (scripts/test.sh does it)"
+
+
+def _env_file() -> Path:
+    return Path(os.environ.get("MINI_CLAUDE_PEERS_DIR") or ROOT / ".cache" / "peers") / "peers.env"
 
 
 def _peers_env() -> dict[str, str]:
-    peers_dir = Path(os.environ.get("MINI_CLAUDE_PEERS_DIR") or ROOT / ".cache" / "peers")
-    env_file = peers_dir / "peers.env"
+    env_file = _env_file()
     if not env_file.exists():
         return {}
     values: dict[str, str] = {}
@@ -33,12 +42,12 @@ PEERS = _peers_env()
 
 
 def peer_command(name: str) -> list[str]:
-    """The argv of a peer (e.g. 'PEER_EVERYTHING'), or skip the test saying why."""
+    """The argv of a peer (e.g. 'PEER_EVERYTHING'), or `require()` it: skip saying why, fail under CI."""
     cmd = PEERS.get(name)
     if not cmd:
-        pytest.skip(f"{name} is not installed: run `bash ../shared/peers/install-peers.sh .cache/peers` "
-                    "(scripts/test.sh does it)")
+        require(f"peer {name}", f"not in {_env_file()}; {INSTALL_HINT}")
     argv = shlex.split(cmd)
-    if not Path(argv[0]).exists() and argv[0] != "env":
-        pytest.skip(f"{name}: {argv[0]} is missing; reinstall the peers")
+    program = next((arg for arg in argv if arg != "env" and "=" not in arg), argv[0])  # past `env PORT=3001`
+    if not Path(program).exists():
+        require(f"peer {name}", f"{program} does not exist; {INSTALL_HINT}")
     return argv

@@ -1,12 +1,22 @@
-"""The SKILL.md front matter parser: the YAML subset skills use, and failing closed on everything else."""
+"""The SKILL.md front matter parser: PyYAML safe loading with the core schema, bounded, JSON-like values only,
+and failing closed (one readable line) on everything else."""
 
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pytest
 
-from mini_claude.frontmatter import FrontmatterError, parse_frontmatter, same_value, split_frontmatter
+from mini_claude.frontmatter import (
+    MAX_FRONTMATTER_BYTES,
+    MAX_FRONTMATTER_DEPTH,
+    FrontmatterError,
+    parse_frontmatter,
+    same_value,
+    split_frontmatter,
+)
 
 
 def fm(body: str) -> dict[str, object]:
@@ -81,13 +91,86 @@ next: 1
 
 
 @pytest.mark.parametrize("body", [
-    "name: &anchor a\n", "name: *alias\n", "name: !tag a\n", "name: {a: 1}\n", "? complex\n",
-    "name: a\nname: b\n", "  indented: a\nname: b\n", "list:\n  - a: 1\n", "name: 'unterminated\n",
-    "name: \"bad \\q escape\"\n", "just text\n", "- a\n", "name: [a, [b]]\n",
+    "name: *alias\n", "name: !tag a\n", "? [a, b]\n: x\n",
+    "name: a\nname: b\n", "  indented: a\nname: b\n", "name: 'unterminated\n",
+    "name: \"bad \\q escape\"\n", "just text\n", "- a\n", "m:\n  x:\n\t- 1\n", "x: \x01\n",
 ])
 def test_unsupported_or_invalid_yaml_fails_closed(body: str) -> None:
-    with pytest.raises(FrontmatterError):
+    with pytest.raises(FrontmatterError) as info:
         fm(body)
+    assert "\n" not in str(info.value)
+
+
+def test_valid_yaml_the_old_subset_refused_is_accepted() -> None:
+    # flow mappings, nested flow sequences, mappings in sequences, explicit `?` keys and lone anchors are YAML
+    assert fm("name: &anchor a\nflow: {a: [1, [b]]}\nlist:\n  - a: 1\n? complex\n") == {
+        "name": "a", "flow": {"a": [1, ["b"]]}, "list": [{"a": 1}], "complex": None}
+
+
+def test_core_schema_not_yaml_1_1() -> None:
+    assert fm("k: 012\nl: 0o17\nm: on\nn: no\nd: 2025-01-31\nt: 12:30:00\nu: 1_000\n") == {
+        "k": 12, "l": 15, "m": "on", "n": "no", "d": "2025-01-31", "t": "12:30:00", "u": "1_000"}
+
+
+def test_keys_are_the_text_written() -> None:
+    assert fm("1: one\nnull: n\ntrue: t\n'2': two\n<<: {a: 1}\n") == {
+        "1": "one", "null": "n", "true": "t", "2": "two", "<<": {"a": 1}}
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("name: a\nname: b\n", "front matter line 2: duplicate key 'name'"),
+    ("name: *alias\n", "front matter line 1: aliases (*alias) are not allowed"),
+    ("name: !tag a\n", "front matter line 1: could not determine a constructor for the tag '!tag'"),
+    ("? [a, b]\n: x\n", "front matter line 1: a key must be text, not a list or mapping"),
+    ("just text\n", "front matter is not a mapping"),
+    ("e: !!int abc\n", "front matter line 1: not an integer: 'abc'"),
+])
+def test_error_lines(body: str, message: str) -> None:
+    with pytest.raises(FrontmatterError) as info:
+        fm(body)
+    assert str(info.value) == message
+
+
+def test_billion_laughs_is_refused_before_expansion() -> None:
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]" for i in range(8)]
+    with pytest.raises(FrontmatterError, match=r"^front matter line 2: aliases \(\*a\) are not allowed$"):
+        fm("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("d: !!timestamp 2025-01-31\n", "front matter d: a date value is not allowed"),
+    ("b: !!binary aGk=\n", "front matter b: a bytes value is not allowed"),
+    ("m:\n  s: !!set {a, b}\n", "front matter m.s: a set value is not allowed"),
+    ("o: !!omap [a: 1]\n", "front matter o[0]: a tuple value is not allowed"),
+    ("r: !!python/object:os.system x\n", "front matter line 1: could not determine a constructor"),
+])
+def test_values_that_are_not_json_like_are_refused(body: str, message: str) -> None:
+    with pytest.raises(FrontmatterError) as info:
+        fm(body)
+    assert str(info.value).startswith(message)
+
+
+def test_size_and_depth_are_bounded() -> None:
+    at_limit = "x" * (MAX_FRONTMATTER_BYTES - len("a: "))  # the YAML ends before the newline of its last line
+    assert fm(f"a: {at_limit}\n") == {"a": at_limit}
+    with pytest.raises(FrontmatterError, match=f"^front matter is {MAX_FRONTMATTER_BYTES + 1} bytes, over the "
+                                               f"{MAX_FRONTMATTER_BYTES}-byte limit$"):
+        fm(f"a: {at_limit}x\n")
+    deep = MAX_FRONTMATTER_DEPTH - 1  # the top-level mapping is one level
+    innermost = fm("a: " + "[" * deep + "]" * deep + "\n")["a"]
+    for _ in range(deep - 1):
+        (innermost,) = innermost
+    assert innermost == []
+    with pytest.raises(FrontmatterError, match=f"^front matter line 1: nested deeper than {MAX_FRONTMATTER_DEPTH} "
+                                               f"levels$"):
+        fm("a: " + "[" * (deep + 1) + "]" * (deep + 1) + "\n")
+
+
+def test_pyyaml_is_imported_on_first_use_only() -> None:
+    code = "import sys, mini_claude.frontmatter; print('yaml' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
 
 
 def test_same_value_tells_booleans_from_numbers() -> None:

@@ -12,7 +12,6 @@ Invariants the rest of the product relies on:
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -284,9 +283,3 @@ def _tool_result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
     if result.is_error:
         block["is_error"] = True
     return block
-
-
-def format_args(args: dict[str, Any], limit: int = 200) -> str:
-    """Compact one-line JSON of tool arguments, for `→ name({...})` lines."""
-    text = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -16,13 +16,9 @@ import sys
 from collections.abc import Sequence
 
 from mini_claude import __version__
+from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
 
 __all__ = ["build_parser", "main"]
-
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 
 def build_parser() -> argparse.ArgumentParser:

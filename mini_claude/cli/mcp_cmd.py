@@ -18,10 +18,14 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mini_claude.cli.render import clean
+from mini_claude.cli.status import list_row, startup_note, state_record
 from mini_claude.errors import ConfigError, JsonRpcError, McpError, MiniClaudeError
+
+if TYPE_CHECKING:
+    from mini_claude.mcp.manager import McpManager, ServerState
 
 __all__ = ["EXIT_CONFIG", "EXIT_TOOL_ERROR", "EXIT_UNREACHABLE", "build_parser", "main"]
 
@@ -145,7 +149,8 @@ def main(argv: list[str]) -> int:
 # ---- editing the config files ----------------------------------------------------------------------------------
 
 def _edit(args: argparse.Namespace) -> int:
-    from mini_claude.mcp.config import add_server, remove_server, validate_entry
+    from mini_claude.mcp.config_edit import add_server, remove_server
+    from mini_claude.mcp.config_entry import validate_entry
     from mini_claude.paths import user_home
 
     cwd, home = Path.cwd(), user_home()
@@ -245,8 +250,8 @@ def _auth_command(args: argparse.Namespace) -> int:
 
 async def _inspect(args: argparse.Namespace) -> int:
     from mini_claude.cli.session import SessionOptions, build_env, load_servers, resolve_approvals
-    from mini_claude.mcp.eras import ERAS_FILE_NAME, EraMemory
     from mini_claude.mcp.manager import McpManager, ServerStatus
+    from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
     from mini_claude.paths import state_dir
     from mini_claude.settings import load_settings
 
@@ -289,42 +294,32 @@ async def _inspect(args: argparse.Namespace) -> int:
         await manager.aclose()
 
 
-def _state_dict(state: Any) -> dict[str, Any]:
-    return {"name": state.name, "status": state.status.value,
-            "tools": len(state.tools) if state.status.value == "ready" else None,
-            "error": state.error, "source": state.config.source, "type": state.config.type}
-
-
-def _print_list(manager: Any, as_json: bool) -> int:
+def _print_list(manager: McpManager, as_json: bool) -> int:
     states = list(manager.states.values())
     if as_json:
-        print(json.dumps([_state_dict(s) for s in states], indent=2))
+        print(json.dumps([state_record(s) for s in states], indent=2))
         return EXIT_OK
     if not states:
         print("No MCP servers configured. Add one with: mini-claude mcp add NAME -- COMMAND [ARGS…]")
         return EXIT_OK
     width = max(len(s.name) for s in states)
     for s in states:
-        status, summary = s.status.label, s.summary()
-        if s.status.value == "needs-auth":
-            hint = f"mini-claude mcp login {s.name}"
-            if hint not in summary:
-                summary = f"{summary}; run `{hint}`" if summary else f"run `{hint}`"
-        print(clean(f"{s.name:<{width}}  {status:<14}  {summary}").rstrip())
+        print(clean(list_row(s, width)))
     return EXIT_OK
 
 
-def _print_get(state: Any, as_json: bool) -> int:
-    from mini_claude.mcp.config import mask_secrets
+def _print_get(state: ServerState, as_json: bool) -> int:
+    from mini_claude.mcp.config_edit import mask_secrets
 
-    info = _state_dict(state)
+    info = state_record(state)
     info["config"] = mask_secrets(dict(state.config.raw))
     info["tool_names"] = [t.name for t in state.tools]
     if as_json:
         print(json.dumps(info, indent=2))
         return EXIT_OK
     print(clean(f"{state.name}  ({state.config.type}, from {state.config.source})"))
-    print(clean(f"  status: {state.status.label}" + (f" — {state.summary()}" if state.summary() else "")))
+    detail = " · ".join(part for part in (state.summary(), startup_note(state)) if part)
+    print(clean(f"  status: {state.status.label}" + (f" — {detail}" if detail else "")))
     for line in json.dumps(info["config"], indent=2).splitlines():
         print("  " + clean(line))
     if state.tools:
@@ -332,11 +327,11 @@ def _print_get(state: Any, as_json: bool) -> int:
     return EXIT_OK
 
 
-def _print_tools(manager: Any, state: Any, as_json: bool) -> int:
+def _print_tools(manager: McpManager, state: ServerState, as_json: bool) -> int:
     table = manager.name_table()
-    rows = [{"name": t.name, "qualified_name": table.qualified(state.name, t.name),
-             "description": t.description or "", "input_schema": t.input_schema,
-             "read_only": t.read_only_hint} for t in state.tools]
+    rows: list[dict[str, Any]] = [
+        {"name": t.name, "qualified_name": table.qualified(state.name, t.name), "description": t.description or "",
+         "input_schema": t.input_schema, "read_only": t.read_only_hint} for t in state.tools]
     if as_json:
         print(json.dumps(rows, indent=2))
         return EXIT_OK
@@ -346,7 +341,7 @@ def _print_tools(manager: Any, state: Any, as_json: bool) -> int:
     return EXIT_OK
 
 
-async def _call(manager: Any, state: Any, args: argparse.Namespace) -> int:
+async def _call(manager: McpManager, state: ServerState, args: argparse.Namespace) -> int:
     from mini_claude.mcp.content import convert_result
     from mini_claude.paths import state_dir
 

@@ -15,10 +15,11 @@ import json
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mini_claude.cli.render import TerminalUI, clean
-from mini_claude.cli.run import server_line, start_interactive_session
+from mini_claude.cli.session import start_session
+from mini_claude.cli.status import server_line
 from mini_claude.errors import MiniClaudeError
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
@@ -41,14 +42,14 @@ MCP_USAGE = "usage: /mcp | /mcp login NAME | /mcp logout NAME"
 _COMPLETIONS = [*SLASH_COMMANDS, "/mcp login", "/mcp logout"]
 
 # builds the interactive half of a login for one server (tests pass a headless one)
-AuthorizerFactory = Callable[[ServerConfig, IO[str]], "Authorizer"]
+AuthorizerFactory = Callable[[ServerConfig, TextIO], "Authorizer"]
 
 
 class Repl:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.ui = TerminalUI()
-        self.parts: Any = None
+        self.parts: Any = None  # SessionParts, once run() started the session
         self._turn: asyncio.Task[Any] | None = None
         self._session: Any = None
 
@@ -61,8 +62,8 @@ class Repl:
         history_dir.mkdir(parents=True, exist_ok=True)
         self._session = PromptSession(history=FileHistory(str(history_dir / "repl-history")),
                                       completer=WordCompleter(_COMPLETIONS, sentence=True))
-        self.parts = await start_interactive_session(self.args, self.ui, self._ask_server, self._ask_permission,
-                                                     self._server_changed)
+        self.parts = await start_session(self.args, self.ui, ask_server=self._ask_server,
+                                         ask_permission=self._ask_permission, on_server_change=self._server_changed)
         self.ui.info(f"mini-claude — model {self.parts.agent.model.name}; /help for commands, Ctrl+D to exit")
         try:
             pending = self.args.prompt
@@ -183,7 +184,7 @@ class Repl:
 # ---- /mcp ------------------------------------------------------------------------------------------------------
 
 async def mcp_command(manager: McpManager, args: str, ui: TerminalUI, *,
-                      authorizer_for: AuthorizerFactory | None = None, out: IO[str] | None = None) -> None:
+                      authorizer_for: AuthorizerFactory | None = None, out: TextIO | None = None) -> None:
     """`/mcp [login NAME | logout NAME]`. Raises MiniClaudeError (one line) when a login fails; cancelling it
     (Ctrl+C) stops waiting for the browser and closes the redirect listener."""
     stream = out if out is not None else sys.stdout
@@ -227,7 +228,7 @@ async def mcp_command(manager: McpManager, args: str, ui: TerminalUI, *,
         print("  " + clean(server_line(new)), file=stream)
 
 
-def _print_servers(manager: McpManager, out: IO[str]) -> None:
+def _print_servers(manager: McpManager, out: TextIO) -> None:
     states = list(manager.states.values())
     if not states:
         print("  no MCP servers configured (see `mini-claude mcp add --help`)", file=out)
@@ -238,7 +239,7 @@ def _print_servers(manager: McpManager, out: IO[str]) -> None:
         print("  " + clean(line), file=out)
 
 
-def _browser_authorizer(cfg: ServerConfig, out: IO[str]) -> Authorizer:
+def _browser_authorizer(cfg: ServerConfig, out: TextIO) -> Authorizer:
     """Opens the browser (the URL is printed too) and waits, bounded, for the loopback redirect."""
     import webbrowser
 

@@ -1,7 +1,12 @@
-"""Assembling one agent session from flags, environment and config files: model, tools, gate, MCP servers."""
+"""Assembling one agent session from flags, environment and config files: model, tools, gate, MCP servers.
+
+`start_session` is the one start both front ends share (`-p` in run.py, the REPL in repl.py): flags → options,
+warnings about config problems, project-server approvals, the session, MCP servers starting in the background.
+"""
 
 from __future__ import annotations
 
+import argparse
 import os
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -11,11 +16,12 @@ from typing import Any
 
 from mini_claude.agent.loop import Agent, AgentUI
 from mini_claude.agent.system_prompt import build_system_prompt
+from mini_claude.cli.render import TerminalUI
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.approval import ApprovalStore, approval_hint, approval_state
 from mini_claude.mcp.config import LoadedConfig, ServerConfig, load_mcp_config
-from mini_claude.mcp.eras import EraMemory
-from mini_claude.mcp.manager import McpManager, ServerStatus
+from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
+from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
 from mini_claude.models.base import Model
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
@@ -23,9 +29,22 @@ from mini_claude.settings import Settings, load_settings
 from mini_claude.skills.local import discover_local_skills
 from mini_claude.skills.registry import SkillRegistry
 from mini_claude.tools.base import Tool, ToolContext
+from mini_claude.tools.mcp_tool import McpToolAdapters
 from mini_claude.tools.skill import SkillTool
 
-__all__ = ["SessionOptions", "SessionParts", "build_env", "load_servers", "resolve_approvals"]
+__all__ = [
+    "SessionOptions",
+    "SessionParts",
+    "build_env",
+    "build_session",
+    "load_servers",
+    "load_session_settings",
+    "options_from_args",
+    "report_config_problems",
+    "report_rule_problems",
+    "resolve_approvals",
+    "start_session",
+]
 
 ApproveFn = Callable[[ServerConfig], Awaitable[str]]  # -> "approve" | "approve-all" | "deny"
 
@@ -125,7 +144,7 @@ def build_session(
     config: LoadedConfig,
     settings: Settings,
     ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None,
-    on_server_change: Callable[[Any], None] | None = None,
+    on_server_change: Callable[[ServerState], None] | None = None,
 ) -> SessionParts:
     from mini_claude.tools.builtins import builtin_tools
     from mini_claude.tools.output import cap_result
@@ -135,7 +154,7 @@ def build_session(
                            client_for=lambda server: manager.connected_client(server))
     skill_tool = SkillTool(skills)
 
-    def server_changed(state: Any) -> None:
+    def server_changed(state: ServerState) -> None:
         if state.status is ServerStatus.READY and state.lost is not None:
             skills.server_lost(state.name)  # still ready, client gone until the next use: keep its skills
         else:
@@ -144,7 +163,7 @@ def build_session(
             on_server_change(state)
 
     manager = McpManager(config.servers.values(), env=env, held=held, on_change=server_changed,
-                         era_memory=EraMemory(state_dir(env) / "mcp-eras.json"))
+                         era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME))
     mode_name = opts.mode or settings.default_mode or "default"
     try:
         mode = PermissionMode.parse(mode_name)
@@ -155,9 +174,10 @@ def build_session(
         rules = rules.with_cli(allow=opts.allowed_tools, deny=opts.disallowed_tools)
     gate = PermissionGate(mode, rules, ask=ask_permission, cwd=opts.cwd, server_of=manager.server_of)
     builtins = builtin_tools()
+    mcp_tools = McpToolAdapters(manager)
 
     def tools() -> list[Tool]:
-        return [*builtins, *([skill_tool] if skills.available() else []), *manager.tools()]
+        return [*builtins, *([skill_tool] if skills.available() else []), *mcp_tools()]
 
     def system() -> str:
         listed = [(skill.name, skill.description) for skill in skills.available()]
@@ -180,3 +200,69 @@ MAX_RESULT_CHARS = 200_000
 
 def load_session_settings(cwd: Path, env: Mapping[str, str]) -> Settings:
     return load_settings(cwd=cwd, home=user_home(env))
+
+
+def options_from_args(args: argparse.Namespace, cwd: Path) -> SessionOptions:
+    mode = args.permission_mode
+    if args.yolo:
+        mode = "bypassPermissions"
+    elif args.plan:
+        mode = "plan"
+    return SessionOptions(
+        cwd=cwd, model=args.model, mode=mode, max_turns=args.max_turns, mcp_config=list(args.mcp_config),
+        strict_mcp_config=args.strict_mcp_config, trust_project_mcp=args.trust_project_mcp,
+        allowed_tools=list(args.allowed_tools), disallowed_tools=list(args.disallowed_tools),
+    )
+
+
+def report_config_problems(ui: TerminalUI, settings: Any, config: Any, rules: Any = None) -> None:
+    """Warn about every problem found in the settings files, the MCP config and (once the session's gate exists)
+    the permission rules: a malformed rule is dropped, so the user must hear about it."""
+    for err in getattr(settings, "errors", []):
+        ui.warn(f"settings: {err}")
+    if rules is not None:
+        report_rule_problems(ui, rules)
+    for err in config.errors:
+        ui.warn(f"MCP config: {err}")
+    for warning in config.warnings:
+        ui.warn(f"MCP config: {warning}")
+
+
+def report_rule_problems(ui: TerminalUI, rules: Any) -> None:
+    """Warn about each malformed permission rule (RuleSet.errors); the rule itself was dropped."""
+    for err in getattr(rules, "errors", ()):
+        ui.warn(f"permissions: {err} (rule ignored)")
+
+
+async def start_session(
+    args: argparse.Namespace,
+    ui: TerminalUI,
+    *,
+    ask_server: ApproveFn | None = None,
+    ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None = None,
+    on_server_change: Callable[[ServerState], None] | None = None,
+) -> SessionParts:
+    """A session from the command line's flags, its MCP servers starting in the background (not waited for).
+
+    Project servers not yet approved are asked about through `ask_server` (the REPL); without it (`-p`) they are
+    held back and a warning names the setting that approves them."""
+    from mini_claude.models.factory import create_model
+
+    cwd = Path.cwd()
+    env = build_env(cwd)
+    opts = options_from_args(args, cwd)
+    settings = load_session_settings(cwd, env)
+    config = load_servers(opts, env)
+    report_config_problems(ui, settings, config)
+    model = create_model(opts.model or settings.model, env)
+    held = await resolve_approvals(config, settings, cwd=cwd, env=env, trust_all=opts.trust_project_mcp,
+                                   ask=ask_server)
+    for status, reason in held.values():
+        if status is ServerStatus.NEEDS_APPROVAL:
+            ui.warn(reason)
+    parts = build_session(opts, model=model, env=env, ui=ui, held=held, config=config, settings=settings,
+                          ask_permission=ask_permission, on_server_change=on_server_change)
+    # the gate's rule set (whose `errors` are the malformed rules, dropped) exists only from here
+    report_rule_problems(ui, parts.gate.rules)
+    parts.manager.start()
+    return parts

@@ -7,12 +7,15 @@ the OAuth provider (`mini_claude.mcp.auth`) that answers 401/403 challenges.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mini_claude.errors import TransportError
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.transports.base import HttpAuth, Transport
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
+
+if TYPE_CHECKING:
+    from mini_claude.mcp.auth import Authorizer
 
 __all__ = ["AGENT_CREDENTIAL_VARS", "build_transport", "server_environment"]
 
@@ -29,10 +32,11 @@ def server_environment(base: Mapping[str, str], extra: Mapping[str, str]) -> dic
     return env
 
 
-def build_transport(cfg: ServerConfig, env: Mapping[str, str], *, authorizer: Any = None) -> Transport:
+def build_transport(cfg: ServerConfig, env: Mapping[str, str], *, authorizer: Authorizer | None = None
+                    ) -> Transport:
     """Build the transport a server's config asks for.
 
-    `authorizer` (an `mini_claude.mcp.auth.Authorizer`) is what can run an interactive login; without one a
+    `authorizer` is what can run an interactive login; without one a
     server that needs a login fails with AuthRequiredError (shown as `needs-auth`).
     """
     if cfg.type == "stdio":
@@ -57,7 +61,7 @@ def build_transport(cfg: ServerConfig, env: Mapping[str, str], *, authorizer: An
     raise TransportError(f"unknown server type {cfg.type!r} (use stdio, http or sse)", server=cfg.name)
 
 
-def _auth_provider(cfg: ServerConfig, env: Mapping[str, str], authorizer: Any) -> HttpAuth | None:
+def _auth_provider(cfg: ServerConfig, env: Mapping[str, str], authorizer: Authorizer | None) -> HttpAuth | None:
     """The OAuth provider for an HTTP server (`mini_claude.mcp.auth.provider_for`)."""
     from mini_claude.mcp.auth import provider_for
 

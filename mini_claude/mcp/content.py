@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mini_claude.mcp.client import CallToolResult
+from mini_claude.mcp.protocol import CallToolResult
 from mini_claude.spill import preview, spill_bytes, spill_text
 
 __all__ = [

@@ -87,7 +87,8 @@ def _property_errors(name: str, prop: Mapping[str, Any], value: Any) -> list[str
             errors.append(f"{name}: must be at least {prop['minLength']} characters")
         if isinstance(prop.get("maxLength"), int) and len(value) > prop["maxLength"]:
             errors.append(f"{name}: must be at most {prop['maxLength']} characters")
-        pattern = _FORMATS.get(prop.get("format")) if isinstance(prop.get("format"), str) else None
+        fmt = prop.get("format")
+        pattern = _FORMATS.get(fmt) if isinstance(fmt, str) else None
         if pattern is not None and not pattern.match(value):
             errors.append(f"{name}: not a valid {prop['format']}")
         return errors

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -309,12 +310,16 @@ class JsonRpcSession:
             key = _id_key(request_id)
             if key is not None:
                 self._serving[key] = task
-                task.add_done_callback(lambda done, k=key: self._serving.pop(k, None) if self._serving.get(k) is done
-                                       else None)
+                task.add_done_callback(functools.partial(self._served, key))
         else:
             if method == "notifications/cancelled":
                 self._on_peer_cancelled(message.get("params"))
             self._on_notification(method, message.get("params"))
+
+    def _served(self, key: tuple[bool, Any], done: asyncio.Task[None]) -> None:
+        """A handler task ended: forget it, unless its id is already being served by a newer request."""
+        if self._serving.get(key) is done:
+            del self._serving[key]
 
     def _on_peer_cancelled(self, params: Any) -> None:
         key = _id_key(params.get("requestId")) if isinstance(params, dict) else None

@@ -3,7 +3,9 @@
 Every enabled server starts concurrently, each bounded by its own startup timeout; each ends `ready`, `failed`
 (with a reason that says what to change), or stays `disabled` / `needs-approval` / `needs-auth`. One slow or
 broken server never delays or breaks another, and `start()` returns at once so the REPL prompt is never blocked.
-Every server's lifecycle lives here, in one place.
+Every server's lifecycle lives here, in one place. What it hands out is plain data (`ServerState`,
+`McpToolEntry`, in server_state.py); the session wraps tool entries in Tool adapters, so this layer never imports
+mini_claude.tools. Failure texts (a hung stdio server's stderr tail among them) are worded in failures.py.
 
 Losing a connection:
 
@@ -27,27 +29,32 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
-from mini_claude.errors import (
-    AuthRequiredError,
-    ConfigError,
-    HttpSessionExpiredError,
-    HttpStatusError,
-    JsonRpcError,
-    McpError,
-    McpTimeoutError,
-    ServerExitedError,
-    TransportError,
-)
-from mini_claude.mcp.client import CallToolResult, McpClient, McpTool, tool_timeout_s
+from mini_claude.errors import AuthRequiredError, ConfigError, McpError, McpTimeoutError, TransportError
+from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.connect import AGENT_CREDENTIAL_VARS, build_transport, server_environment
-from mini_claude.mcp.eras import EraMemory
+from mini_claude.mcp.failures import (
+    failure_reason,
+    is_connection_loss,
+    lost_reason,
+    needs_login_text,
+    session_refused,
+    start_failure,
+)
 from mini_claude.mcp.naming import ToolNameTable
-from mini_claude.mcp.transports.base import SupportsSessionId, Transport
+from mini_claude.mcp.negotiation import EraMemory
+from mini_claude.mcp.protocol import CallToolResult, McpTool, tool_timeout_s
+from mini_claude.mcp.server_state import (
+    NEEDS_LOGIN_TEXT,
+    REMOTE_TYPES,
+    McpToolEntry,
+    ServerState,
+    ServerStatus,
+    startup_timeout_s,
+)
+from mini_claude.mcp.transports.base import Transport
 
 __all__ = [
     "AGENT_CREDENTIAL_VARS",
@@ -55,6 +62,7 @@ __all__ = [
     "REMOTE_TYPES",
     "ClientSetup",
     "McpManager",
+    "McpToolEntry",
     "ServerState",
     "ServerStatus",
     "server_environment",
@@ -63,71 +71,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEFAULT_STARTUP_TIMEOUT_S = 30.0
 SHUTDOWN_TIMEOUT_S = 8.0
 REFRESH_DEBOUNCE_S = 0.05
-REMOTE_TYPES = frozenset({"http", "sse"})  # server types that reconnect by themselves after a lost connection
-NEEDS_LOGIN_TEXT = "needs a login: run `mini-claude mcp login {name}` (or `/mcp login {name}` in the REPL)"
-
-
-class ServerStatus(StrEnum):
-    STARTING = "starting"
-    READY = "ready"
-    FAILED = "failed"
-    DISABLED = "disabled"
-    NEEDS_APPROVAL = "needs-approval"
-    NEEDS_AUTH = "needs-auth"
-
-    @property
-    def label(self) -> str:
-        """How a person reads it (`needs auth`); `value` is the stable machine form (`--json`)."""
-        return self.value.replace("-", " ")
-
-
-@dataclass
-class ServerState:
-    """What the manager knows of one server; `mcp list` and `/mcp` show it."""
-
-    config: ServerConfig
-    status: ServerStatus = ServerStatus.STARTING
-    error: str | None = None
-    client: McpClient | None = None
-    tools: list[McpTool] = field(default_factory=list)
-    startup_s: float | None = None
-    # a remote server whose connection was lost: why (the next call reconnects first; `error` then says why the
-    # last reconnect failed, if one did); None when connected
-    lost: str | None = None
-
-    @property
-    def name(self) -> str:
-        return self.config.name
-
-    @property
-    def is_remote(self) -> bool:
-        return self.config.type in REMOTE_TYPES
-
-    def summary(self) -> str:
-        """The detail column of a status line: tool count or the reason."""
-        if self.status is ServerStatus.READY:
-            n = len(self.tools)
-            text = f"{n} tool{'s' if n != 1 else ''}"
-            if self.lost:
-                text += f"; connection lost ({self.lost}), reconnects on the next call"
-                if self.error:
-                    text += f" ({self.error})"
-            return text
-        return self.error or ""
-
-
-def startup_timeout_s(env: Mapping[str, str]) -> float:
-    """`MCP_TIMEOUT` (milliseconds, as in Claude Code), default 30 s."""
-    raw = env.get("MCP_TIMEOUT", "")
-    try:
-        value = float(raw) / 1000.0
-    except ValueError:
-        return DEFAULT_STARTUP_TIMEOUT_S
-    return value if value > 0 else DEFAULT_STARTUP_TIMEOUT_S
-
 
 TransportFactory = Callable[[ServerConfig, Mapping[str, str]], Transport]
 # called with each new client before it connects (startup and every reconnect): register request handlers
@@ -158,7 +103,7 @@ class McpManager:
         manager = McpManager(loaded.servers.values(), env=os.environ)
         manager.start()                 # returns at once; servers start in the background
         await manager.wait_started()    # optional: -p mode waits for each to be ready or failed
-        tools = manager.tools()         # Tool adapters of every ready server
+        entries = manager.tools()       # McpToolEntry for every ready server's tools
         await manager.aclose()
     """
 
@@ -196,7 +141,7 @@ class McpManager:
         self._close_tasks: set[asyncio.Task[None]] = set()
         self._reconnects: dict[str, asyncio.Task[None]] = {}  # one shared reconnect per server
         self._table: ToolNameTable | None = None
-        self._tools_cache: list[Any] | None = None
+        self._tools_cache: list[McpToolEntry] | None = None
         self._owners: dict[str, str] = {}  # every qualified name ever offered -> its server (explain_unavailable)
         self._closed = False
 
@@ -286,6 +231,7 @@ class McpManager:
     async def _connect(self, state: ServerState) -> tuple[McpClient, list[McpTool]]:
         """A new transport and client, connected and listed within the startup timeout; raises _StartFailed."""
         cfg = state.config
+        transport: Transport | None = None
         client: McpClient | None = None
         try:
             transport = self._transport_factory(cfg, self.env)
@@ -307,7 +253,9 @@ class McpManager:
                 self._close_later(state, client)
             if not isinstance(exc, Exception):
                 raise
-            status, reason = _start_failure(exc, cfg, self.startup_timeout)
+            # what the server said before it hung or died is usually the real cause ("waiting for database…")
+            diagnostics = transport.diagnostics() if transport is not None else ""
+            status, reason = start_failure(exc, cfg, self.startup_timeout, diagnostics)
             transient = isinstance(exc, TimeoutError | McpTimeoutError | TransportError)
             raise _StartFailed(status, reason, transient=transient) from None
         return client, tools
@@ -342,17 +290,17 @@ class McpManager:
         if self._closed or state.status is not ServerStatus.READY or state.client is not client:
             return
         if isinstance(error, AuthRequiredError):
-            self._set_down(state, ServerStatus.NEEDS_AUTH, _needs_login(error, state.config))
+            self._set_down(state, ServerStatus.NEEDS_AUTH, needs_login_text(error, state.config))
         elif state.is_remote:
             self._mark_lost(state, client, error)
         else:
-            self._fail(state, client, f"connection lost: {_reason(error, state.config)}")
+            self._fail(state, client, f"connection lost: {failure_reason(error, state.config)}")
 
     def _mark_lost(self, state: ServerState, client: McpClient, error: McpError) -> None:
         """A remote server's connection is gone: keep its tools, close the client, reconnect on the next call."""
         if self._closed or state.status is not ServerStatus.READY or state.client is not client:
             return  # already handled (another call, or the closed callback, got there first)
-        state.lost, state.error = _lost_reason(error), None
+        state.lost, state.error = lost_reason(error), None
         state.client = None
         self._close_later(state, client)
         log.info("%s: connection lost (%s); reconnecting on the next call", state.name, state.lost)
@@ -431,19 +379,14 @@ class McpManager:
                 self._owners[self._table.qualified(*pair)] = pair[0]
         return self._table
 
-    def tools(self) -> list[Any]:
-        """Tool adapters (mini_claude.tools.mcp_tool.McpToolAdapter) for every ready server's tools."""
+    def tools(self) -> list[McpToolEntry]:
+        """Every ready server's tools under their qualified names. The same list object is returned until a
+        server's state or tools change, so a caller may cache what it builds from it (the session's adapters)."""
         if self._tools_cache is None:
-            from mini_claude.tools.mcp_tool import McpToolAdapter
-
             table = self.name_table()
-            adapters = []
-            for state in self.states.values():
-                if state.status is not ServerStatus.READY:
-                    continue
-                for tool in state.tools:
-                    adapters.append(McpToolAdapter(self, state.name, tool, table.qualified(state.name, tool.name)))
-            self._tools_cache = adapters
+            self._tools_cache = [McpToolEntry(state.name, tool, table.qualified(state.name, tool.name))
+                                 for state in self.states.values() if state.status is ServerStatus.READY
+                                 for tool in state.tools]
         return self._tools_cache
 
     def server_of(self, qualified_name: str) -> str | None:
@@ -479,18 +422,18 @@ class McpManager:
                 return await client.call_tool(tool, arguments, timeout_s=timeout_s, on_progress=on_progress)
             except AuthRequiredError as exc:
                 if state.client is client:
-                    self._set_down(state, ServerStatus.NEEDS_AUTH, _needs_login(exc, state.config))
+                    self._set_down(state, ServerStatus.NEEDS_AUTH, needs_login_text(exc, state.config))
                 raise
             except McpError as exc:
                 # the server forgot our session, so it never ran the call: run it once more on a new session
-                retry = state.is_remote and attempt == 1 and _session_refused(exc, client)
-                if not retry and (not state.is_remote or not _is_connection_loss(exc)):
+                retry = state.is_remote and attempt == 1 and session_refused(exc, client)
+                if not retry and (not state.is_remote or not is_connection_loss(exc)):
                     raise
                 self._mark_lost(state, client, exc)
                 if retry:
                     log.info("%s: session refused (%s); retrying %s on a new session", server, exc.message, tool)
                     continue
-                raise TransportError(f"connection to the server was lost ({_lost_reason(exc)}); it will "
+                raise TransportError(f"connection to the server was lost ({lost_reason(exc)}); it will "
                                      "reconnect on the next call", server=server) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -523,63 +466,7 @@ def _filter_tools(tools: list[McpTool], cfg: ServerConfig) -> list[McpTool]:
     return kept
 
 
-def _start_failure(exc: Exception, cfg: ServerConfig, timeout_s: float) -> tuple[ServerStatus, str]:
-    """The status and reason for a server that could not connect."""
-    if isinstance(exc, TimeoutError):
-        return ServerStatus.FAILED, (f"did not start within {timeout_s:g}s (raise MCP_TIMEOUT, in ms, "
-                                     f"or check `{cfg.command or cfg.url}` in {cfg.source})")
-    if isinstance(exc, AuthRequiredError):
-        return ServerStatus.NEEDS_AUTH, _needs_login(exc, cfg)
-    if isinstance(exc, McpTimeoutError):
-        return ServerStatus.FAILED, f"{exc.message} (raise MCP_TIMEOUT, in ms, or check the server in {cfg.source})"
-    if isinstance(exc, McpError):
-        return ServerStatus.FAILED, _reason(exc, cfg)
-    # one server's surprise must cost that server only
-    log.debug("server %s failed to start", cfg.name, exc_info=exc)
-    return ServerStatus.FAILED, f"failed to start: {exc!r}"
-
-
 def _era_key(cfg: ServerConfig) -> str:
     """The era memory's key: the name plus what it reaches (a changed URL or command is probed again)."""
     target = cfg.url if cfg.url else " ".join([cfg.command or "", *cfg.args])
     return f"{cfg.name} {target}"
-
-
-def _needs_login(exc: AuthRequiredError, cfg: ServerConfig) -> str:
-    return exc.message.strip() or NEEDS_LOGIN_TEXT.format(name=cfg.name)
-
-
-def _is_connection_loss(exc: McpError) -> bool:
-    """True when a call failed because the connection is gone (not because the server answered with an error)."""
-    if isinstance(exc, HttpSessionExpiredError):
-        return True
-    if isinstance(exc, HttpStatusError):
-        return False  # the server answered (4xx/5xx): it is there; this call failed
-    return isinstance(exc, TransportError)  # StreamLostError among them: a response stream cut before the answer
-
-
-def _session_refused(exc: McpError, client: McpClient) -> bool:
-    """True when the server refused *this very request* because it no longer knows our session: HTTP 404 (the
-    spec), or HTTP 400 to a request that carried a session id (what the TypeScript SDK's servers, server-everything
-    among them, answer for an unknown session). Only an error the transport marked `not_processed` (the answer to
-    this request's own POST) counts: the same 404 reaching other pending requests through the ended connection says
-    nothing about whether the server ran them, so those are never re-sent. A 400 that was a genuinely bad request
-    fails again on the new session and is raised then."""
-    if not (isinstance(exc, HttpStatusError) and exc.not_processed):
-        return False
-    return isinstance(exc, HttpSessionExpiredError) or (
-        exc.status == 400 and isinstance(client.transport, SupportsSessionId) and client.transport.session_id is not None)
-
-
-def _lost_reason(exc: McpError) -> str:
-    return exc.rpc_message if isinstance(exc, JsonRpcError) else exc.message
-
-
-def _reason(exc: McpError, cfg: ServerConfig) -> str:
-    """A failure reason without the "MCP server 'x':" prefix (the status line already names the server)."""
-    text = exc.message
-    if isinstance(exc, ServerExitedError):
-        text = str(exc).removeprefix(f"MCP server {cfg.name!r}: ")
-    if isinstance(exc, TransportError) and cfg.type == "stdio" and "command" not in text:
-        text += f" (check mcpServers.{cfg.name} in {cfg.source})"
-    return text

@@ -89,7 +89,8 @@ def _merge_combinator(root: dict[str, Any], keyword: str) -> dict[str, Any]:
     variants = [_resolve_local_ref(v, root) for v in variants_raw]
     union = keyword != "allOf"
 
-    properties: dict[str, Any] = dict(root.get("properties")) if isinstance(root.get("properties"), dict) else {}
+    given = root.get("properties")
+    properties: dict[str, Any] = dict(given) if isinstance(given, dict) else {}
     own = set(properties)
     variant_defs: dict[str, list[Any]] = {}
     for variant in variants:

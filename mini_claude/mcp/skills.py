@@ -32,7 +32,8 @@ from typing import Any, NoReturn
 
 from mini_claude.errors import SkillVerificationError
 from mini_claude.frontmatter import FrontmatterError, parse_frontmatter, same_value
-from mini_claude.mcp.client import MAX_LIST_PAGES, McpClient
+from mini_claude.mcp.client import McpClient
+from mini_claude.mcp.lists import MAX_LIST_PAGES
 
 __all__ = [
     "MAX_SKILL_FILES",

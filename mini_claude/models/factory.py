@@ -9,6 +9,7 @@ Key values are passed to the SDK and never printed or logged.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -81,11 +82,12 @@ def create_model(name: str | None, env: Mapping[str, str]) -> Model:
 
 
 def load_dotenv(path: Path) -> dict[str, str]:
-    """Parse a `.env` file: `KEY=VALUE` lines, optional `export `, `#` comments, single or double quotes.
-
-    Double-quoted values understand `\\n`, `\\t`, `\\"` and `\\\\`; single-quoted values are literal; an unquoted
-    value ends at ` #`. Lines that are not assignments are skipped. A missing file is empty; an unreadable one
-    raises ConfigError. Values are returned, never logged.
+    """Parse a `.env` file with python-dotenv: `KEY=VALUE` lines, optional `export `, `#` comments, single or
+    double quotes (double-quoted values understand `\\n`, `\\t`, `\\"`, `\\\\`, and may span lines; single-quoted
+    ones are literal); an unquoted value ends at ` #`. `${VAR}` is not expanded (the file's values are taken as
+    written). Lines that are not assignments are skipped (python-dotenv logs their line numbers, never their
+    text), as are keys without a value and keys that are not environment variable names. A missing file is
+    empty; an unreadable one raises ConfigError. Values are returned, never logged.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -93,40 +95,10 @@ def load_dotenv(path: Path) -> dict[str, str]:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read: {exc.__class__.__name__}", file=str(path)) from None
-    values: dict[str, str] = {}
-    for raw_line in text.splitlines():
-        line = raw_line.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("export ") or line.startswith("export\t"):
-            line = line[len("export"):].lstrip()
-        key, sep, rest = line.partition("=")
-        key = key.strip()
-        if not sep or not _KEY_RE.fullmatch(key):
-            continue
-        values[key] = _dotenv_value(rest.strip())
-    return values
+    from dotenv import dotenv_values  # imported on first use: most runs read no .env
 
-
-def _dotenv_value(rest: str) -> str:
-    if rest[:1] in ("'", '"'):
-        quote = rest[0]
-        out: list[str] = []
-        i = 1
-        while i < len(rest):
-            ch = rest[i]
-            if ch == quote:
-                return "".join(out)
-            if quote == '"' and ch == "\\" and i + 1 < len(rest):
-                nxt = rest[i + 1]
-                out.append({"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}.get(nxt, "\\" + nxt))
-                i += 2
-                continue
-            out.append(ch)
-            i += 1
-        return rest[1:]  # no closing quote: take the rest as written
-    comment = re.search(r"\s#", rest)
-    return (rest[: comment.start()] if comment else rest).strip()
+    parsed = dotenv_values(stream=io.StringIO(text), interpolate=False)
+    return {key: value for key, value in parsed.items() if value is not None and _KEY_RE.fullmatch(key)}
 
 
 def _get(env: Mapping[str, str], key: str) -> str:

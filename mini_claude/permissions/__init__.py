@@ -1,17 +1,17 @@
-"""Permissions: Claude Code-syntax allow / ask / deny rules (rules.py), modes and the gate (gate.py)."""
+"""Permissions: Claude Code-syntax allow / ask / deny rules (rules.py; their specifiers in patterns.py, shell
+command splitting in shell.py), modes and the gate (gate.py)."""
 
 from mini_claude.permissions.gate import AskAnswer, AskFn, Decision, PermissionGate, PermissionMode
+from mini_claude.permissions.patterns import MatchEnv
 from mini_claude.permissions.rules import (
-    MatchEnv,
     Rule,
     RuleSet,
-    ShellCommand,
     ToolCall,
     claude_tool_name,
     parse_rule,
     split_rule_list,
-    split_shell_command,
 )
+from mini_claude.permissions.shell import ShellCommand, split_shell_command
 
 __all__ = [
     "AskAnswer",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from mini_claude.tools.base import Tool
 from mini_claude.tools.files import EditFileTool, ReadFileTool, WriteFileTool
-from mini_claude.tools.search import GlobTool, GrepTool
+from mini_claude.tools.glob import GlobTool
+from mini_claude.tools.grep import GrepTool
 from mini_claude.tools.shell import BashTool
 
 __all__ = ["builtin_tools"]

@@ -4,7 +4,6 @@ over loopback HTTP, real built-in tools and the real permission gate. Requests a
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from agent_helpers import (
 
 from mini_claude.agent.loop import INTERRUPTED_TEXT
 from mini_claude.tools.base import ToolContext, ToolResult
+from tests.helpers import eventually, pid_alive
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -40,18 +40,6 @@ class Boom:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise RuntimeError("kaboom")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state not in ("Z", "X")
 
 
 @pytest.mark.parametrize(("backend", "stream"), [("anthropic", True), ("anthropic", False),
@@ -153,17 +141,15 @@ async def test_interrupt_during_bash_kills_the_group_and_the_next_run_is_valid(
         assert not task.done(), task
         await asyncio.sleep(0.02)
     pids = [int(p) for p in pidfile.read_text().split()]
-    assert len(pids) == 2 and all(_pid_alive(p) for p in pids)
+    assert len(pids) == 2 and all(pid_alive(p) for p in pids)
     began = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert time.monotonic() - began < 5
-    for _ in range(500):  # up to 10 s for the kernel to finish tearing the group down (a loaded machine)
-        if not any(_pid_alive(p) for p in pids):
-            break
-        await asyncio.sleep(0.02)
-    assert not [p for p in pids if _pid_alive(p)], "a child of the interrupted command survived"
+    # up to 10 s for the kernel to finish tearing the group down (a loaded machine)
+    await eventually(lambda: not any(pid_alive(p) for p in pids), "the interrupted command's children to die",
+                     within_s=10)
     validate_history(agent.history)
 
     outcome = await agent.run("what happened?")
@@ -183,13 +169,15 @@ async def test_interrupt_during_model_request_keeps_history_valid(mock_model: An
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(5)  # accepts connections, never answers
+    sock.settimeout(10)
     try:
         agent = make_agent(f"http://127.0.0.1:{sock.getsockname()[1]}", tmp_path)
         task = asyncio.ensure_future(agent.run("first"))
-        await asyncio.sleep(0.3)
+        connection, _ = await asyncio.to_thread(sock.accept)  # the SDK's request is under way
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+        connection.close()
     finally:
         sock.close()
     mock = mock_model([say("second answer")])

@@ -4,9 +4,7 @@ SDKs against the mock model over loopback HTTP, requests asserted on the mock's 
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
 import statistics
 import subprocess
 import time
@@ -14,7 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import PYTHON, ROOT, anthropic_env, clean_env, cli, openai_env, read_log
+from cli_helpers import read_log
+
+from tests.helpers import PYTHON, ROOT, anthropic_env, clean_env, free_port, openai_env, pid_alive, wait_until
+from tests.helpers import run_cli as cli
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -47,12 +48,6 @@ def _last_tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     last = body["messages"][-1]
     assert last["role"] == "user"
     return [b for b in last["content"] if b.get("type") == "tool_result"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _assert_chain_output(proc: subprocess.CompletedProcess[str], work: Path) -> None:
@@ -95,7 +90,8 @@ def test_chain_through_the_cli_openai(mock_model: Any, tmp_path: Path, stream: s
 def test_failing_and_denied_tools_through_the_cli(mock_model: Any, tmp_path: Path) -> None:
     work = _work(tmp_path)
     turns = [{"content": [{"type": "tool_use", "name": "read_file", "input": {"path": "missing.txt"}},
-                          {"type": "tool_use", "name": "bash", "input": {"command": "touch pwned"}}]},
+                          {"type": "tool_use", "name": "bash", "input": {"command": "touch pwned"}},
+                          {"type": "tool_use", "name": "no_such_tool", "input": {}}]},
              _say("done")]
     mock = mock_model(turns)
     proc = cli(["-p", "go"], cwd=work, env=anthropic_env(tmp_path, mock.url))
@@ -105,7 +101,9 @@ def test_failing_and_denied_tools_through_the_cli(mock_model: Any, tmp_path: Pat
     log = read_log(mock.log_path)
     assert len(log) == 2
     results = _last_tool_results(log[1]["body"])
-    assert [r.get("is_error") for r in results] == [True, True]
+    assert [r.get("is_error") for r in results] == [True, True, True]
+    ids = [b["id"] for b in log[1]["body"]["messages"][-2]["content"] if b["type"] == "tool_use"]
+    assert [r["tool_use_id"] for r in results] == ids  # one result per call, in the calls' order
     denial = json.dumps(results[1]["content"])
     assert "--yolo" in denial and "permissions.allow" in denial and "Bash(touch:*)" in denial
     assert '→ bash({"command":"touch pwned"})' in proc.stderr
@@ -145,7 +143,7 @@ def test_no_api_key_is_one_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("backend", ["anthropic", "openai"])
 def test_unreachable_base_url_is_one_line(tmp_path: Path, backend: str) -> None:
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     env = anthropic_env(tmp_path, url) if backend == "anthropic" else openai_env(tmp_path, url)
     proc = cli(["-p", "hi"], cwd=tmp_path, env=env)
     assert proc.returncode == 1
@@ -156,7 +154,7 @@ def test_unreachable_base_url_is_one_line(tmp_path: Path, backend: str) -> None:
 
 
 def test_debug_allows_a_traceback(tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     proc = cli(["-p", "--debug", "hi"], cwd=tmp_path, env=anthropic_env(tmp_path, url))
     assert proc.returncode != 0
     assert "Traceback" in proc.stderr
@@ -188,20 +186,8 @@ def test_demo(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert '→ mcp__demo__add({"a":17,"b":25})' in out
-    assert "42" in out
+    assert "17 + 25 = 42" in out
     assert "→ read_file(" in out
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state not in ("Z", "X")
 
 
 def test_sigint_during_bash_in_print_mode(mock_model: Any, tmp_path: Path) -> None:
@@ -228,7 +214,5 @@ def test_sigint_during_bash_in_print_mode(mock_model: Any, tmp_path: Path) -> No
     assert proc.returncode == 130, err
     assert out == ""
     assert "Traceback" not in err
-    deadline = time.monotonic() + 3
-    while any(_pid_alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not [p for p in pids if _pid_alive(p)], "a child of the interrupted command survived"
+    wait_until(lambda: not any(pid_alive(p) for p in pids), "every child of the interrupted command to die",
+               within_s=3)

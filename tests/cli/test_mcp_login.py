@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_helpers import PYTHON, clean_env, cli
 
+from tests.helpers import PYTHON, clean_env
+from tests.helpers import run_cli as cli
 from tests.mcp.auth.mock_oauth import MockOAuth
 
 FETCH = "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10).read()"

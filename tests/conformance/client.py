@@ -33,10 +33,11 @@ if str(ROOT) not in sys.path:  # runnable as a plain script from anywhere
     sys.path.insert(0, str(ROOT))
 
 from mini_claude.errors import McpError  # noqa: E402
-from mini_claude.mcp.client import McpClient, McpTool  # noqa: E402
+from mini_claude.mcp.client import McpClient  # noqa: E402
 from mini_claude.mcp.config import ServerConfig  # noqa: E402
 from mini_claude.mcp.connect import build_transport  # noqa: E402
 from mini_claude.mcp.elicitation import schema_defaults  # noqa: E402
+from mini_claude.mcp.protocol import McpTool  # noqa: E402
 
 log = logging.getLogger("conformance")
 

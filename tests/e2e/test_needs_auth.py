@@ -18,7 +18,6 @@ import asyncio
 import io
 import json
 import shlex
-import shutil
 import socket
 import subprocess
 import sys
@@ -36,6 +35,7 @@ from mini_claude.mcp.approval import ApprovalStore
 from mini_claude.mcp.auth import BrowserAuthorizer
 from mini_claude.mcp.config import ServerConfig, load_mcp_config
 from mini_claude.mcp.manager import McpManager, ServerStatus
+from tests.helpers import eventually, require_program, server_env
 from tests.integration.conftest import Cli, answer, probe_entry, result_text, tool_results, tool_use
 from tests.mcp.auth.mock_oauth import HeadlessAuthorizer, MockOAuth
 
@@ -182,8 +182,8 @@ class Terminal:
         subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, timeout=10)
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux to drive a real terminal")
 def test_repl_mcp_shows_needs_auth_and_login_restarts_the_server(project: Project, tmp_path: Path) -> None:
+    require_program("tmux", "drives the REPL in a real terminal")
     project.cli.mock([answer("unused")])
     project.browser_hold.touch()  # the first login attempt never completes: it is cancelled with Ctrl+C
     term = Terminal(project, tmp_path)
@@ -240,8 +240,7 @@ def _port_open(port: int) -> bool:
 
 async def test_mcp_command_in_process(tmp_path: Path) -> None:
     mock = MockOAuth().start()
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MINI_CLAUDE_STATE_DIR": str(tmp_path / "state")}
-    manager = McpManager(_configs(tmp_path, mock), env=env)
+    manager = McpManager(_configs(tmp_path, mock), env=server_env(tmp_path))
     ui_err = io.StringIO()
     ui = TerminalUI(out=io.StringIO(), err=ui_err, rich_output=False)
     manager.start()
@@ -270,10 +269,7 @@ async def test_mcp_command_in_process(tmp_path: Path) -> None:
 
         out = io.StringIO()
         task = asyncio.ensure_future(mcp_command(manager, "login remote", ui, authorizer_for=waiting, out=out))
-        for _ in range(200):
-            if "http://" in out.getvalue():
-                break
-            await asyncio.sleep(0.02)
+        await eventually(lambda: "http://" in out.getvalue(), "the login URL")
         port = authorizers[0].port
         assert port and _port_open(port)
         task.cancel()

@@ -105,7 +105,8 @@ def test_added_server_is_usable(cli: Cli, scope: str) -> None:
     rows = cli.run("mcp", "list", "--json", *extra).json()
     assert rows == [{"name": "demo", "status": "ready", "tools": rows[0]["tools"], "error": None,
                      "source": {"local": "~/.claude.json", "project": ".mcp.json", "user": "~/.claude.json"}[scope],
-                     "type": "stdio"}]
+                     "type": "stdio", "startup_s": rows[0]["startup_s"]}]
+    assert isinstance(rows[0]["startup_s"], float) and 0 < rows[0]["startup_s"] < 30
 
 
 def test_mcp_add_flags_after_name_as_claude_code_accepts(cli: Cli) -> None:

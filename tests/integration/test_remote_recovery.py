@@ -18,8 +18,9 @@ from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.connect import build_transport
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from mini_claude.mcp.transports.base import Transport
+from tests.helpers import free_port
 from tests.integration.test_remote_servers import adapters, ctx, server_config, started_manager
-from tests.mcp.test_http_transport import free_port, kill_group, with_port
+from tests.mcp.test_http_transport import kill_group, with_port
 from tests.peers import peer_command
 
 pytestmark = pytest.mark.timeout(30)

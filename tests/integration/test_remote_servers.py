@@ -23,6 +23,7 @@ from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config import ServerConfig, load_mcp_config
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from mini_claude.tools.base import ToolContext
+from mini_claude.tools.mcp_tool import McpToolAdapter, McpToolAdapters
 from tests.mcp.test_http_transport import running_peer
 
 pytestmark = pytest.mark.timeout(30)
@@ -103,8 +104,8 @@ async def eventually(predicate: Callable[[], bool], what: str, timeout_s: float 
         await asyncio.sleep(0.05)
 
 
-def adapters(manager: McpManager) -> dict[str, Any]:
-    return {t.name: t for t in manager.tools()}
+def adapters(manager: McpManager) -> dict[str, McpToolAdapter]:
+    return {t.name: t for t in McpToolAdapters(manager)()}
 
 
 def ctx(tmp_path: Path) -> ToolContext:

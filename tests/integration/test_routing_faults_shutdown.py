@@ -12,8 +12,9 @@ from mini_claude.mcp.config import load_mcp_config
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from mini_claude.mcp.naming import ToolNameTable, qualify_tool_name
 from mini_claude.permissions.gate import PLAN_MODE_TEXT
+from mini_claude.tools.mcp_tool import McpToolAdapters
+from tests.helpers import assert_pid_gone
 from tests.integration.conftest import Cli, answer, probe_entry, result_text, tool_results, tool_use
-from tests.mcp.procs import assert_pid_gone
 from tests.peers import peer_command
 
 pytestmark = pytest.mark.timeout(90)
@@ -60,12 +61,13 @@ async def test_manager_routes_awkward_names(tmp_path: Path) -> None:
     try:
         await manager.wait_started()
         table = ToolNameTable((s, t.name) for s in AWKWARD for t in manager.states[s].tools)
-        adapters = {a.name: a for a in manager.tools()}
+        entries = {e.qualified_name: e for e in manager.tools()}
         for server, tools in AWKWARD.items():
             for tool in tools:
                 name = table.qualified(server, tool)
                 assert manager.server_of(name) == server
-                result = await manager.call_tool(server, adapters[name].mcp_tool.name, {"text": "x"})
+                assert (entries[name].server, entries[name].tool.name) == (server, tool)
+                result = await manager.call_tool(server, entries[name].tool.name, {"text": "x"})
                 assert result.content[0]["text"] == f"probe-echo:{tool}:x"
     finally:
         await manager.aclose()
@@ -104,7 +106,7 @@ async def test_manager_marks_crashed_server_failed(tmp_path: Path) -> None:
     manager.start()
     try:
         await manager.wait_started()
-        adapters = {a.name: a for a in manager.tools()}
+        adapters = {a.name: a for a in McpToolAdapters(manager)()}
         ctx = ToolContext(cwd=tmp_path, spill_dir=tmp_path / "spill")
         result = await adapters["mcp__a__crash"].run({}, ctx)
         assert result.is_error
@@ -198,7 +200,7 @@ async def test_aclose_stops_a_lost_but_living_server(tmp_path: Path) -> None:
     try:
         await manager.wait_started()
         (pid,) = _pids(pidfile)
-        adapters = {a.name: a for a in manager.tools()}
+        adapters = {a.name: a for a in McpToolAdapters(manager)()}
         result = await adapters["mcp__v__vanish"].run({}, ToolContext(cwd=tmp_path, spill_dir=tmp_path / "s"))
         assert result.is_error and "stdout" in json.dumps(result.content)
         assert manager.states["v"].status is ServerStatus.FAILED

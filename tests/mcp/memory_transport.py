@@ -6,7 +6,12 @@
     await client.connect(timeout_s=5)
 
 Handlers get the request params and return the result (sync or async), raise `RpcFailure` for a JSON-RPC error,
-or return `NO_REPLY` to never answer. Every message the client sent is kept in `server.received`.
+or return `NO_REPLY` to never answer. Every message the client sent is kept in `server.received`, every message
+the server sent in `server.sent`.
+
+Tests wait on positive signals, never on a sleep: `wait_for(method)` (the client sent it), `wait_replied(id)` (the
+server's reply is on the wire), `barrier()` (a server → client ping answered: the client has dispatched everything
+sent before it), `wait_closed()` (the client closed the connection: nothing more can arrive).
 
 `RecordingTransport` wraps a real transport and keeps every message in both directions (for peer tests).
 """
@@ -94,6 +99,7 @@ class FakeServer:
     def __init__(self, transport: MemoryTransport) -> None:
         self.transport = transport
         self.received: list[dict[str, Any]] = []
+        self.sent: list[dict[str, Any]] = []
         self.version: str | None = None  # None: echo the client's version
         self.capabilities: dict[str, Any] = {"tools": {"listChanged": True}}
         self.instructions: str | None = "Use the fake tools."
@@ -103,6 +109,7 @@ class FakeServer:
         self._task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._arrived = asyncio.Event()
+        self._departed = asyncio.Event()
 
     def on(self, method: str, handler: Callable[[Any], Any]) -> None:
         self.handlers[method] = handler
@@ -132,6 +139,8 @@ class FakeServer:
         return result
 
     async def send(self, message: dict[str, Any]) -> None:
+        self.sent.append(copy.deepcopy(message))
+        self._departed.set()
         self.transport.to_client.put_nowait(copy.deepcopy(message))
 
     async def notify(self, method: str, params: Any = None) -> None:
@@ -168,6 +177,27 @@ class FakeServer:
                 self._arrived.clear()
                 await self._arrived.wait()
         return self.messages(method)
+
+    async def wait_replied(self, request_id: Any, *, timeout: float = 5.0) -> dict[str, Any]:
+        """Wait until the server has sent its reply to the client's request `request_id`; returns the reply."""
+        async with asyncio.timeout(timeout):
+            while True:
+                replies = [m for m in self.sent if "method" not in m and m.get("id") == request_id]
+                if replies:
+                    return replies[0]
+                self._departed.clear()
+                await self._departed.wait()
+
+    async def barrier(self, *, timeout: float = 5.0) -> None:
+        """Ping the client and wait for its answer: it has dispatched every message the server sent before."""
+        reply = await self.request("ping", timeout=timeout)
+        assert reply.get("result") == {}, reply
+
+    async def wait_closed(self, *, timeout: float = 5.0) -> None:
+        """Wait until the client closed the connection and the server read everything the client sent before."""
+        assert self._task is not None, "the fake server was never started"
+        async with asyncio.timeout(timeout):
+            await asyncio.shield(self._task)
 
     async def _loop(self) -> None:
         while True:

@@ -20,11 +20,11 @@ from test_http_transport import (
     scripted,
 )
 
+from mini_claude.errors import HttpStatusError
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.connect import build_transport
 from mini_claude.mcp.transports.auto import AutoHttpTransport
-from mini_claude.mcp.transports.http import HttpStatusError
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -19,12 +19,12 @@ from mini_claude.errors import (
     ServerExitedError,
     TransportError,
 )
-from mini_claude.mcp import client as client_module
-from mini_claude.mcp.client import (
+from mini_claude.mcp import lists as lists_module
+from mini_claude.mcp.client import McpClient
+from mini_claude.mcp.protocol import (
     LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
     CallToolResult,
-    McpClient,
     McpTool,
     tool_timeout_s,
 )
@@ -127,9 +127,9 @@ async def test_connect_timeout_is_initialize_timeout_without_cancel(pair: tuple[
         await client.connect(timeout_s=0.3)
     assert time.monotonic() - began < 2
     assert info.value.method == "initialize" and info.value.seconds == 0.3 and info.value.server == "mem"
-    await asyncio.sleep(0.05)
-    assert not server.messages("notifications/cancelled")  # the spec forbids cancelling initialize
     assert transport.closed
+    await server.wait_closed()  # the server has read all the client ever sent: nothing more can come
+    assert not server.messages("notifications/cancelled")  # the spec forbids cancelling initialize
 
 
 async def test_connect_timeout_covers_transport_start(pair: tuple[MemoryTransport, FakeServer]) -> None:
@@ -255,7 +255,7 @@ async def test_cursor_loop_is_stopped(connected: tuple[McpClient, FakeServer]) -
 async def test_endless_pages_are_bounded(connected: tuple[McpClient, FakeServer],
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     client, server = connected
-    monkeypatch.setattr(client_module, "MAX_LIST_PAGES", 5)
+    monkeypatch.setattr(lists_module, "MAX_LIST_PAGES", 5)
     server.on("tools/list", lambda params: {
         "tools": [], "nextCursor": f"c{len(server.messages('tools/list'))}"})
     assert await client.list_tools() == []
@@ -406,7 +406,7 @@ async def test_timeout_sends_cancelled_and_ignores_the_late_reply(connected: tup
     call_id = server.messages("tools/call")[0]["id"]
     assert cancelled[0]["params"]["requestId"] == call_id
     assert "timed out" in cancelled[0]["params"]["reason"]
-    await asyncio.sleep(0.4)  # the late reply arrives and is dropped
+    await server.wait_replied(call_id)  # the late reply is on the wire, ahead of anything sent from now on
     server.on("tools/call", lambda _p: {"content": [{"type": "text", "text": "fresh"}]})
     assert (await client.call_tool("t", {})).content[0]["text"] == "fresh"
 

@@ -12,16 +12,9 @@ from typing import Any
 import pytest
 
 from mini_claude.errors import ConfigError
-from mini_claude.mcp.config import (
-    LoadedConfig,
-    ServerConfig,
-    add_server,
-    expand_vars,
-    load_mcp_config,
-    mask_secrets,
-    remove_server,
-    validate_entry,
-)
+from mini_claude.mcp.config import LoadedConfig, ServerConfig, load_mcp_config
+from mini_claude.mcp.config_edit import add_server, mask_secrets, remove_server
+from mini_claude.mcp.config_entry import expand_vars, validate_entry
 from mini_claude.net.urls import display_url
 
 OK = {"command": "ok-server"}

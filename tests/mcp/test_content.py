@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from mini_claude.mcp.client import CallToolResult
 from mini_claude.mcp.content import (
     CHARS_PER_TOKEN,
     DEFAULT_MAX_OUTPUT_TOKENS,
@@ -19,6 +18,7 @@ from mini_claude.mcp.content import (
     convert_result,
     output_token_limit,
 )
+from mini_claude.mcp.protocol import CallToolResult
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"

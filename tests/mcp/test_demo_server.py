@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from mini_claude.errors import JsonRpcError
-from mini_claude.mcp.client import SUPPORTED_PROTOCOL_VERSIONS, McpClient
+from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.content import convert_result
 from mini_claude.mcp.demo_server import PROTOCOL_VERSIONS, TOOLS, handle_message, serve
+from mini_claude.mcp.protocol import SUPPORTED_PROTOCOL_VERSIONS
 from mini_claude.mcp.transports.stdio import StdioParams, StdioTransport
 
 pytestmark = pytest.mark.timeout(30)
@@ -165,7 +166,7 @@ async def test_demo_starts_fast_and_exits_on_eof() -> None:
 
 async def test_official_sdk_client_talks_to_the_demo_server() -> None:
     """Independent check: the official `mcp` SDK (a test peer only) accepts our server."""
-    mcp = pytest.importorskip("mcp")
+    import mcp  # a dev dependency (pyproject [dev]), never imported by mini_claude/
     from mcp.client.stdio import stdio_client
 
     params = mcp.StdioServerParameters(command=sys.executable, args=["-m", "mini_claude.mcp.demo_server"],

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mini_claude.mcp.eras import ERAS_FILE_NAME, EraMemory, EraRecord, hashed_key
+from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory, EraRecord, hashed_key
 
 
 def test_remember_recall_forget(tmp_path: Path) -> None:

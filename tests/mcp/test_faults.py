@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from procs import assert_group_gone, assert_pid_gone, faulty_params, read_pidfile
+from procs import faulty_params
 
 from mini_claude.errors import JsonRpcError, McpTimeoutError, ServerExitedError, TransportError
 from mini_claude.mcp.jsonrpc import METHOD_NOT_FOUND, JsonRpcSession
 from mini_claude.mcp.transports.stdio import EXIT_GRACE_S, StdioTransport
+from tests.helpers import assert_group_gone, assert_pid_gone, read_pidfile
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -164,8 +165,11 @@ async def test_cancel_calls_on_abandoned_and_the_late_reply_is_ignored(open_serv
     abandoned: list[tuple[int, str, str]] = []
     session.on_abandoned = lambda *args: abandoned.append(args)
     request_id = session.next_request_id()
-    task = asyncio.ensure_future(echo(session, text="late", delay=0.4))
-    await asyncio.sleep(0.1)
+    sent = asyncio.Event()
+    task = asyncio.ensure_future(session.request("tools/call", {"name": "echo", "arguments": {
+        "text": "late", "delay": 0.4}}, timeout=CALL_TIMEOUT_S, on_sent=sent.set))
+    async with asyncio.timeout(5):
+        await sent.wait()  # in the pipe: the server will read it, and answer late
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -282,8 +286,11 @@ async def test_server_closing_its_pipes_during_a_call(open_server: Opener) -> No
 
 async def test_close_with_requests_in_flight(open_server: Opener) -> None:
     session, _ = await open_server("hang")
-    task = asyncio.ensure_future(echo(session, text="never"))
-    await asyncio.sleep(0.05)
+    sent = asyncio.Event()
+    task = asyncio.ensure_future(session.request("tools/call", {"name": "echo", "arguments": {"text": "never"}},
+                                                 timeout=CALL_TIMEOUT_S, on_sent=sent.set))
+    async with asyncio.timeout(5):
+        await sent.wait()  # in flight when the session closes
     await session.close()
     with pytest.raises(TransportError, match="closed by the client"):
         await task

@@ -3,7 +3,6 @@ wire overriding static ones, and the one re-run after a 401 — real shell comma
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import time
@@ -13,12 +12,13 @@ from typing import Any
 import pytest
 from test_http_transport import ScriptedHandler, init_result, is_notification, scripted
 
-from mini_claude.errors import TransportError
+from mini_claude.errors import HttpStatusError, TransportError
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.connect import build_transport
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
-from mini_claude.mcp.transports.http import HttpStatusError, StreamableHttpTransport
+from mini_claude.mcp.transports.http import StreamableHttpTransport
+from tests.helpers import wait_gone
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -60,20 +60,7 @@ async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
         await helper(f"sleep 30 & echo $! > {pid_file}; wait", timeout_s=0.5).run()
     assert time.monotonic() - started < 3
     child = int(pid_file.read_text())
-    for _ in range(60):  # the kill is delivered at once; reaping by init may lag a little
-        if not _alive(child):
-            break
-        await asyncio.sleep(0.05)
-    assert not _alive(child)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(") ", 1)[-1].startswith("Z"))
+    assert await wait_gone(child), f"pid {child} survived"  # the kill lands at once; init may reap it later
 
 
 def recording_server(accept: set[str]):
@@ -180,11 +167,7 @@ async def test_timeout_kills_a_background_child_holding_stdout_after_the_shell_e
     with pytest.raises(TransportError, match=r"no answer within 0.5s \(killed\)"):
         await helper(f"sleep 30 & echo $! > {pid_file}; echo '{{}}'", timeout_s=0.5).run()
     child = int(pid_file.read_text())
-    for _ in range(60):
-        if not _alive(child):
-            break
-        await asyncio.sleep(0.05)
-    assert not _alive(child)
+    assert await wait_gone(child), f"pid {child} survived"
 
 
 async def test_stderr_never_reaches_the_error(caplog: pytest.LogCaptureFixture) -> None:

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from test_http_transport import FAST_S, ScriptedHandler, init_result, is_notification, scripted
 
-from mini_claude.errors import AuthError, AuthRequiredError, JsonRpcError
+from mini_claude.errors import AuthError, AuthRequiredError, HttpStatusError, JsonRpcError
 from mini_claude.mcp.client import McpClient
-from mini_claude.mcp.transports.http import HttpStatusError, StreamableHttpTransport
+from mini_claude.mcp.transports.http import StreamableHttpTransport
 from mini_claude.mcp.transports.sse import SseTransport
 
 pytestmark = pytest.mark.timeout(60)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -23,15 +24,12 @@ from typing import Any
 
 import pytest
 
-from mini_claude.errors import StreamLostError, TransportError
+from mini_claude.errors import HttpSessionExpiredError, HttpStatusError, StreamLostError, TransportError
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.transports.base import RequestFailed
-from mini_claude.mcp.transports.http import (
-    HttpSessionExpiredError,
-    HttpStatusError,
-    SseParser,
-    StreamableHttpTransport,
-)
+from mini_claude.mcp.transports.http import StreamableHttpTransport
+from mini_claude.mcp.transports.sse_events import SseParser
+from tests.helpers import free_port
 from tests.peers import peer_command
 
 pytestmark = pytest.mark.timeout(60)
@@ -42,12 +40,6 @@ FAST_S = 2.0  # "fails fast": well under any request deadline used here
 
 
 # ---- helpers (also used by test_sse_transport.py) --------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def with_port(argv: list[str], port: int) -> list[str]:
@@ -310,10 +302,12 @@ async def test_500_after_connect_fails_that_call_and_keeps_the_session() -> None
 
 
 async def test_connection_refused_fails_fast() -> None:
-    url = f"http://127.0.0.1:{free_port()}/mcp"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
     client = McpClient(StreamableHttpTransport(url, server="gone"), name="gone")
     started = time.monotonic()
-    with pytest.raises(TransportError, match="cannot connect"):
+    # the reason is kept (not just "ConnectError"), with the host it concerns
+    with pytest.raises(TransportError, match=re.escape(f"cannot connect to 127.0.0.1:{port} (connection refused)")):
         await client.connect(timeout_s=30)
     assert time.monotonic() - started < FAST_S
 
@@ -539,10 +533,13 @@ async def test_a_5xx_answering_the_post_is_not_marked_not_processed() -> None:
 
 def hanging_streams(closed: list[Any]):
     """Answers each request with an SSE stream that never replies, sending keep-alives until the client hangs up
-    (then records the request id in `closed`)."""
+    (then records the request id in `closed`); a `ping` is answered at once (a barrier for the tests)."""
     def behaviour(handler: ScriptedHandler, verb: str, body: Any) -> None:
         if verb != "POST":
             handler.reply(405)
+            return
+        if body.get("method") == "ping":
+            handler.reply_json({"jsonrpc": "2.0", "id": body["id"], "result": {}})
             return
         handler.start_sse()
         deadline = time.monotonic() + 20
@@ -556,12 +553,11 @@ def hanging_streams(closed: list[Any]):
     return behaviour
 
 
-async def _no_message(transport: StreamableHttpTransport, wait_s: float) -> bool:
-    try:
-        await asyncio.wait_for(transport.receive(), wait_s)
-    except TimeoutError:
-        return True
-    return False
+async def _next_is_the_ping_reply(transport: StreamableHttpTransport, request_id: int) -> Any:
+    """Send a ping (answered at once) and return the next message: the ping's reply unless something (such as a
+    "stream lost" failure) was queued before it. A positive signal instead of waiting for nothing to arrive."""
+    await transport.send({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
+    return await asyncio.wait_for(transport.receive(), 5)
 
 
 async def _until(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
@@ -582,7 +578,8 @@ async def test_abandon_closes_that_requests_stream_without_a_reply() -> None:
             transport.abandon(1)
             transport.abandon(99)  # unknown: ignored
             await _until(lambda: closed == [1])
-            assert await _no_message(transport, 0.3)  # no "stream lost" reply for a request nobody awaits
+            # no "stream lost" failure for a request nobody awaits: the ping's reply is the next message
+            assert await _next_is_the_ping_reply(transport, 99) == {"jsonrpc": "2.0", "id": 99, "result": {}}
             assert closed == [1]  # the other stream is still read
         finally:
             await transport.close()
@@ -604,6 +601,6 @@ async def test_too_many_open_streams_close_the_oldest(monkeypatch: pytest.Monkey
             assert isinstance(reply.error, StreamLostError)
             assert "more than 2 were open" in reply.error.message
             await _until(lambda: closed == [1])
-            assert await _no_message(transport, 0.2)
+            assert await _next_is_the_ping_reply(transport, 99) == {"jsonrpc": "2.0", "id": 99, "result": {}}  # one failure only: for the oldest
         finally:
             await transport.close()

@@ -13,6 +13,7 @@ import pytest
 
 from mini_claude.errors import JsonRpcError, McpTimeoutError, ServerExitedError, TransportError
 from mini_claude.mcp.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, JsonRpcSession
+from tests.helpers import eventually
 
 pytestmark = pytest.mark.timeout(20)
 
@@ -370,9 +371,11 @@ async def test_transport_end_fails_every_pending_request_at_once(peer: Any) -> N
 
 async def test_close_fails_pending_cancels_handlers_and_closes_the_transport(peer: Any) -> None:
     transport, session = peer
+    handler_started = asyncio.Event()
     handler_cancelled = asyncio.Event()
 
     async def slow_handler(params: Any) -> Any:
+        handler_started.set()
         try:
             await asyncio.sleep(60)
         except asyncio.CancelledError:
@@ -381,7 +384,8 @@ async def test_close_fails_pending_cancels_handlers_and_closes_the_transport(pee
 
     session.set_request_handler("sampling/createMessage", slow_handler)
     transport.push({"jsonrpc": "2.0", "id": 5, "method": "sampling/createMessage"})
-    await asyncio.sleep(0.01)
+    async with asyncio.timeout(5):
+        await handler_started.wait()
     task = asyncio.ensure_future(session.request("x", timeout=30))
     await transport.next_sent()
     await session.close()
@@ -408,9 +412,10 @@ async def test_non_serializable_params_fail_the_call_and_leave_no_pending_entry(
 
 async def test_session_hot_path_over_stdio() -> None:
     """Many sequential calls through session + stdio; prints the per-call cost (see bench/ for the comparison)."""
-    from procs import assert_pid_gone, faulty_params
+    from procs import faulty_params
 
     from mini_claude.mcp.transports.stdio import StdioTransport
+    from tests.helpers import assert_pid_gone
 
     transport = StdioTransport(faulty_params(), server="hot")
     await transport.start()
@@ -462,9 +467,8 @@ async def test_peer_cancel_stops_our_handler_and_sends_no_response(peer: Any) ->
     transport.push({"jsonrpc": "2.0", "id": 7, "method": "ping"})
     assert await transport.next_sent() == {"jsonrpc": "2.0", "id": 7, "result": {}}
     assert transport.sent == [] and seen == ["notifications/cancelled", "notifications/cancelled"]
-    for _ in range(3):  # let the finished ping handler's done-callback run
-        await asyncio.sleep(0)
-    assert list(session._serving) == [(True, "1")]  # the string-id request is still being served
+    # the finished ping handler's done-callback drops it; the string-id request is still being served
+    await eventually(lambda: list(session._serving) == [(True, "1")], "only the string-id request in service")
 
 
 async def test_a_null_id_error_answers_the_only_request_that_claims_it(peer: Any) -> None:

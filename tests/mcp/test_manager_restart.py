@@ -19,8 +19,8 @@ from mini_claude.errors import ConfigError
 from mini_claude.mcp.auth import TokenStore, login
 from mini_claude.mcp.config import ServerConfig, load_mcp_config
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
+from tests.helpers import assert_pid_gone, server_env
 from tests.mcp.auth.mock_oauth import HeadlessAuthorizer, MockOAuth
-from tests.mcp.procs import assert_pid_gone
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -33,11 +33,6 @@ def _configs(tmp_path: Path, servers: dict[str, Any]) -> list[ServerConfig]:
                              strict=True, extra=[json.dumps({"mcpServers": servers})])
     assert not loaded.errors, loaded.errors
     return list(loaded.servers.values())
-
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
-            "MINI_CLAUDE_STATE_DIR": str(tmp_path / "state")}
 
 
 def _pids(path: Path, count: int, within_s: float = 5.0) -> list[int]:
@@ -55,7 +50,7 @@ async def test_restart_ready_stdio_server_replaces_the_process(tmp_path: Path) -
     changes: list[tuple[str, ServerStatus]] = []
     manager = McpManager(_configs(tmp_path, {"probe": {"command": sys.executable,
                                                        "args": [str(PROBE), "--pidfile", str(pidfile)]}}),
-                         env=_env(tmp_path), on_change=lambda s: changes.append((s.name, s.status)))
+                         env=server_env(tmp_path), on_change=lambda s: changes.append((s.name, s.status)))
     manager.start()
     try:
         await manager.wait_started()
@@ -82,7 +77,7 @@ async def test_restart_ready_stdio_server_replaces_the_process(tmp_path: Path) -
 
 async def test_restart_failed_server_after_its_cause_is_fixed(tmp_path: Path) -> None:
     script = tmp_path / "server.sh"  # missing at first: the server fails
-    manager = McpManager(_configs(tmp_path, {"late": {"command": str(script)}}), env=_env(tmp_path))
+    manager = McpManager(_configs(tmp_path, {"late": {"command": str(script)}}), env=server_env(tmp_path))
     manager.start()
     try:
         await manager.wait_started()
@@ -99,7 +94,7 @@ async def test_restart_failed_server_after_its_cause_is_fixed(tmp_path: Path) ->
 async def test_restart_needs_auth_server_after_login(tmp_path: Path) -> None:
     mock = MockOAuth().start()
     try:
-        env = _env(tmp_path)
+        env = server_env(tmp_path)
         servers = _configs(tmp_path, {"remote": {"type": "http", "url": mock.mcp_url},
                                       "probe": {"command": sys.executable, "args": [str(PROBE)]}})
         manager = McpManager(servers, env=env)
@@ -130,7 +125,7 @@ async def test_restart_while_starting_leaves_one_process(tmp_path: Path) -> None
     pidfile = tmp_path / "pids"
     manager = McpManager(_configs(tmp_path, {"probe": {"command": sys.executable,
                                                        "args": [str(PROBE), "--pidfile", str(pidfile)]}}),
-                         env=_env(tmp_path))
+                         env=server_env(tmp_path))
     manager.start()
     try:
         state = await manager.restart("probe")  # the first start is still in flight
@@ -147,7 +142,7 @@ async def test_restart_while_starting_leaves_one_process(tmp_path: Path) -> None
 
 async def test_cancelled_caller_leaves_the_start_running(tmp_path: Path) -> None:
     manager = McpManager(_configs(tmp_path, {"probe": {"command": sys.executable, "args": [str(PROBE)]}}),
-                         env=_env(tmp_path))
+                         env=server_env(tmp_path))
     manager.start()
     try:
         await manager.wait_started()
@@ -170,7 +165,7 @@ async def test_cancelled_caller_leaves_the_start_running(tmp_path: Path) -> None
 async def test_restart_refuses_unknown_and_held_servers(tmp_path: Path) -> None:
     servers = _configs(tmp_path, {"off": {"command": "true", "disabled": True},
                                   "held": {"command": "true"}})
-    manager = McpManager(servers, env=_env(tmp_path),
+    manager = McpManager(servers, env=server_env(tmp_path),
                          held={"held": (ServerStatus.NEEDS_APPROVAL, "approve it in enabledMcpjsonServers")})
     try:
         with pytest.raises(ConfigError, match=r"no MCP server named 'nope' \(configured: held, off\)"):

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mini_claude.agent.loop import Agent
-from mini_claude.cli.run import server_line
+from mini_claude.cli.status import server_line
 from mini_claude.errors import AuthError, AuthRequiredError
 from mini_claude.mcp.config import ServerConfig, load_mcp_config
 from mini_claude.mcp.connect import build_transport
@@ -23,6 +23,7 @@ from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.tools.base import ToolContext
+from mini_claude.tools.mcp_tool import McpToolAdapters
 from tests.agent.agent_helpers import make_model, say, tool
 
 pytestmark = pytest.mark.timeout(30)
@@ -92,7 +93,7 @@ async def test_needs_auth_and_auth_errors_leave_the_others_working(tmp_path: Pat
         assert states["locked-msg"].error == AUTH_ERRORS["locked-msg"].message
         assert states["denied"].status is ServerStatus.FAILED
         assert states["denied"].error == AUTH_ERRORS["denied"].message
-        # /mcp and the startup lines show it (cli.run.server_line)
+        # /mcp and the startup lines show it (cli.status.server_line)
         assert server_line(states["locked"]) == ("locked: needs auth (needs a login: run `mini-claude mcp login "
                                                  "locked` (or `/mcp login locked` in the REPL))")
         # their tools are absent; the other server is unaffected
@@ -120,7 +121,7 @@ async def test_model_calling_a_tool_of_a_failed_server_is_told_why(tmp_path: Pat
         assert manager.explain_unavailable("mcp__probe__echo") is None  # callable: not for us to explain
         gate = PermissionGate(PermissionMode.parse("bypassPermissions"), RuleSet.from_strings(), ask=None,
                               cwd=tmp_path, server_of=manager.server_of)
-        agent = Agent(model=make_model(url), tools=manager.tools, gate=gate,
+        agent = Agent(model=make_model(url), tools=McpToolAdapters(manager), gate=gate,
                       ctx=ToolContext(cwd=tmp_path, spill_dir=tmp_path / "spill"), system="test",
                       explain_unknown=manager.explain_unavailable)
         outcome = await agent.run("go")

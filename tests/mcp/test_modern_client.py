@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from memory_transport import NO_REPLY, FakeServer, MemoryTransport, RpcFailure, memory_pair
 
-from mini_claude.errors import JsonRpcError, ProtocolError
-from mini_claude.mcp.client import LATEST_MODERN_VERSION, McpClient
-from mini_claude.mcp.eras import EraMemory, EraRecord
+from mini_claude.errors import JsonRpcError, ProtocolError, ServerExitedError
+from mini_claude.mcp.client import McpClient
+from mini_claude.mcp.negotiation import EraMemory, EraRecord
+from mini_claude.mcp.protocol import LATEST_MODERN_VERSION
 
 pytestmark = pytest.mark.timeout(15)
 
@@ -493,7 +494,7 @@ async def test_ttl_caches_lists_until_list_changed(modern: tuple[HeaderTransport
     await client.list_tools()
     assert len(server.messages("tools/list")) == 1  # served from the cache
     await server.notify("notifications/tools/list_changed")
-    await asyncio.sleep(0.05)
+    await server.barrier()  # the client has dispatched the notification
     ttl["tools/list"] = 0
     await client.list_tools()
     await client.list_tools()
@@ -568,25 +569,33 @@ async def test_a_discover_result_without_modern_versions_is_not_modern(
 ODD_SERVER = '''
 import json, sys, time
 mode, log = sys.argv[1], open(sys.argv[2], "a")
+if mode == "import-error":
+    import mini_claude_missing_dependency  # crashes on startup, before reading anything
 if mode == "slow-dual":
     time.sleep(1.5)  # a slow start: both requests are waiting in the pipe by now
+
+def reply(mid, **body):
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": mid, **body}) + "\\n"); sys.stdout.flush()
+
 for line in sys.stdin:
     msg = json.loads(line)
     log.write(msg.get("method", "response") + "\\n"); log.flush()
     method, mid = msg.get("method"), msg.get("id")
     if mid is None:
         continue
-    if method == "initialize":
-        result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "odd"}}
+    if method == "initialize" and mode == "refuse-init":
+        reply(mid, error={"code": -32601, "message": "Method not found: initialize"})
+    elif method == "initialize":
+        reply(mid, result={"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "odd"}})
     elif method == "server/discover" and mode == "slow-dual":
-        result = {"supportedVersions": ["2026-07-28", "2025-11-25"], "capabilities": {}}
+        reply(mid, result={"supportedVersions": ["2026-07-28", "2025-11-25"], "capabilities": {}})
     elif method == "ping":
-        result = {}
-    elif mode == "exit":
+        reply(mid, result={})
+    elif mode in ("exit", "refuse-init"):  # exit on an unknown method without a word on stdout
         print("unknown method " + method, file=sys.stderr); sys.exit(3)
-    else:
-        continue
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}) + "\\n"); sys.stdout.flush()
+    elif mode == "refuse-exit":  # refuse an unknown method the legacy way, then exit
+        print("unknown method " + method, file=sys.stderr)
+        reply(mid, error={"code": -32601, "message": "Method not found"}); sys.exit(3)
 '''
 
 
@@ -615,20 +624,54 @@ async def test_a_slow_in_order_server_answers_the_probe_first(tmp_path: Path) ->
     assert log.read_text().split() == ["server/discover", "initialize", "ping"]
 
 
-async def test_a_server_that_exits_on_the_probe_says_how_to_pin(tmp_path: Path) -> None:
-    from mini_claude.errors import ServerExitedError
+PIN_HINT = ('; if it is a legacy server that exits on unknown methods, pin "protocolVersion": "2025-11-25" in '
+            'its config')
+
+
+async def connect_error(tmp_path: Path, mode: str, memory: EraMemory | None = None) -> ServerExitedError:
+    """Connect (auto era) to the odd server in `mode`; the ServerExitedError it must fail with."""
+    from mini_claude.mcp.transports.stdio import StdioTransport
+
+    params, _log = odd_params(tmp_path, mode)
+    client = McpClient(StdioTransport(params, server="odd"), name="odd", era_memory=memory)
+    with pytest.raises(ServerExitedError) as info:
+        await client.connect(timeout_s=30)
+    return info.value
+
+
+async def test_a_server_that_crashes_on_startup_gets_its_own_error_not_a_pin_hint(tmp_path: Path) -> None:
+    error = await connect_error(tmp_path, "import-error")
+    assert str(error) == ("MCP server 'odd': server exited (exit code 1); stderr: ModuleNotFoundError: No module "
+                          "named 'mini_claude_missing_dependency'")
+
+
+async def test_an_exit_on_the_probe_without_a_legacy_sign_gets_its_own_error(tmp_path: Path) -> None:
+    # it may exit on unknown methods, or may have crashed: nothing says which, so no guess
+    from mini_claude.mcp.transports.stdio import StdioTransport
+
+    error = await connect_error(tmp_path, "exit")
+    assert str(error) == "MCP server 'odd': server exited (exit code 3); stderr: unknown method server/discover"
+    assert error.exit_code == 3
+    params, log = odd_params(tmp_path, "exit")
+    pinned = McpClient(StdioTransport(params, server="odd"), name="odd", protocol_version="2025-11-25")
+    await pinned.connect(timeout_s=30)
+    assert pinned.era == "legacy"
+    await pinned.close()
+    # the auto run's probe, then the pinned run: no probe
+    assert log.read_text().split() == ["server/discover", "initialize", "notifications/initialized"]
+
+
+async def test_a_server_that_refuses_the_probe_then_exits_says_how_to_pin(tmp_path: Path) -> None:
     from mini_claude.mcp.config import ServerConfig
     from mini_claude.mcp.manager import McpManager, ServerStatus
     from mini_claude.mcp.transports.stdio import StdioTransport
 
-    params, _log = odd_params(tmp_path, "exit")
-    client = McpClient(StdioTransport(params, server="odd"), name="odd")
-    with pytest.raises(ServerExitedError) as info:
-        await client.connect(timeout_s=30)
-    text = str(info.value)
-    assert info.value.exit_code == 3 and "unknown method server/discover" in text
-    assert 'pin "protocolVersion": "2025-11-25" in its config' in text
+    error = await connect_error(tmp_path, "refuse-exit")
+    assert str(error) == ("MCP server 'odd': server exited during the protocol-era probe (server/discover) (exit "
+                          "code 3); stderr: unknown method server/discover" + PIN_HINT)
+    assert error.exit_code == 3 and error.stderr_tail.strip() == "unknown method server/discover"
 
+    params, _log = odd_params(tmp_path, "refuse-exit")
     cfg = ServerConfig(name="odd", type="stdio", command=params.command, args=tuple(params.args))
     manager = McpManager([cfg], era_memory=EraMemory(tmp_path / "eras.json"))
     manager.start()
@@ -636,10 +679,20 @@ async def test_a_server_that_exits_on_the_probe_says_how_to_pin(tmp_path: Path) 
         await manager.wait_started()
         state = manager.states["odd"]
         assert state.status is ServerStatus.FAILED
-        assert state.error is not None and '"protocolVersion": "2025-11-25"' in state.error
+        assert state.error is not None and PIN_HINT in state.error
     finally:
         await manager.aclose()
     pinned = McpClient(StdioTransport(params, server="odd"), name="odd", protocol_version="2025-11-25")
     await pinned.connect(timeout_s=30)
     assert pinned.era == "legacy"
+    await pinned.ping()
     await pinned.close()
+
+
+async def test_a_remembered_legacy_server_that_refuses_initialize_is_not_told_to_pin(tmp_path: Path) -> None:
+    # re-probed only because it refused initialize at 2025-11-25: pinning that version would not help
+    memory = EraMemory(tmp_path / "eras.json")
+    memory.remember("odd", "legacy", "2025-11-25")
+    error = await connect_error(tmp_path, "refuse-init", memory)
+    assert str(error) == "MCP server 'odd': server exited (exit code 3); stderr: unknown method server/discover"
+    assert (tmp_path / "received.log").read_text().split() == ["initialize", "server/discover"]

@@ -1,4 +1,5 @@
-"""McpClient + StdioTransport against third-party servers (installed by ../shared/peers; skipped when missing):
+"""McpClient + StdioTransport against third-party servers (installed by ../shared/peers; a missing one skips,
+or fails under CI — tests/helpers.py `require`):
 server-everything, server-filesystem, mcp-server-time, and the FastMCP (mcp 1.x) / MCPServer (mcp 2.x) demo peer.
 
 Every content type server-everything returns goes through convert_result; progress, cancellation, timeouts and
@@ -22,6 +23,7 @@ from mini_claude.errors import JsonRpcError, McpTimeoutError, TransportError
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.content import ConvertedResult, convert_result
 from mini_claude.mcp.transports.stdio import StdioParams, StdioTransport
+from tests.helpers import eventually
 from tests.peers import peer_command
 
 pytestmark = pytest.mark.timeout(60)
@@ -169,7 +171,7 @@ async def test_everything_cancellation_is_sent_and_server_survives() -> None:
         with pytest.raises(asyncio.CancelledError):
             await task
         call_id = transport.sent_method("tools/call")[-1]["id"]
-        await asyncio.sleep(0.05)
+        await eventually(lambda: transport.sent_method("notifications/cancelled"), "notifications/cancelled")
         cancelled = transport.sent_method("notifications/cancelled")
         assert [c["params"]["requestId"] for c in cancelled] == [call_id]
         echo = await client.call_tool("echo", {"message": "still alive"})
@@ -186,7 +188,7 @@ async def test_everything_timeout_sends_cancelled() -> None:
         with pytest.raises(McpTimeoutError) as info:
             await client.call_tool("trigger-long-running-operation", {"duration": 1, "steps": 2}, timeout_s=0.3)
         assert info.value.server == "everything" and info.value.method == "tools/call"
-        await asyncio.sleep(0.05)
+        await eventually(lambda: transport.sent_method("notifications/cancelled"), "notifications/cancelled")
         call_id = transport.sent_method("tools/call")[-1]["id"]
         assert transport.sent_method("notifications/cancelled")[0]["params"]["requestId"] == call_id
         assert (await client.call_tool("echo", {"message": "ok"})).content[0]["text"] == "Echo: ok"
@@ -245,11 +247,11 @@ async def test_everything_resources_and_prompts() -> None:
 
 async def test_everything_close_is_quick_while_it_runs_a_timer() -> None:
     """server-everything ignores stdin EOF while a timer runs: close() escalates and stays bounded."""
-    async with peer("PEER_EVERYTHING") as (client, _):
+    async with peer("PEER_EVERYTHING") as (client, transport):
         await tools_when_ready(client, {"trigger-long-running-operation"})
         task = asyncio.ensure_future(client.call_tool("trigger-long-running-operation",
                                                       {"duration": 30, "steps": 3}))
-        await asyncio.sleep(0.2)
+        await eventually(lambda: transport.sent_method("tools/call"), "the call to be sent")
     with pytest.raises(TransportError, match="closed by the client"):  # the pending call ended with the close
         await asyncio.wait_for(task, 1)
 

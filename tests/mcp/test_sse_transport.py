@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -14,17 +15,16 @@ from test_http_transport import (
     FAST_S,
     ScriptedHandler,
     connected,
-    free_port,
     init_result,
     kill_group,
     running_peer,
     scripted,
 )
 
-from mini_claude.errors import TransportError
+from mini_claude.errors import HttpStatusError, TransportError
 from mini_claude.mcp.client import McpClient
-from mini_claude.mcp.transports.http import HttpStatusError
 from mini_claude.mcp.transports.sse import SseTransport
+from tests.helpers import free_port
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -141,9 +141,10 @@ async def test_post_500_fails_fast() -> None:
 
 
 async def test_connection_refused_fails_fast() -> None:
-    client = McpClient(SseTransport(f"http://127.0.0.1:{free_port()}/sse", server="gone"), name="gone")
+    port = free_port()
+    client = McpClient(SseTransport(f"http://127.0.0.1:{port}/sse", server="gone"), name="gone")
     started = time.monotonic()
-    with pytest.raises(TransportError, match="cannot connect"):
+    with pytest.raises(TransportError, match=re.escape(f"cannot connect to 127.0.0.1:{port} (connection refused)")):
         await client.connect(timeout_s=10)
     assert time.monotonic() - started < FAST_S
 

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from procs import assert_group_gone, assert_pid_gone, faulty_params, pid_exists, read_pidfile
+from procs import faulty_params
 
 from mini_claude.errors import ServerExitedError, TransportError
 from mini_claude.mcp.transports.stdio import EXIT_GRACE_S, StdioParams, StdioTransport
+from tests.helpers import assert_group_gone, assert_pid_gone, pid_exists, read_pidfile
 
 pytestmark = pytest.mark.timeout(30)
 

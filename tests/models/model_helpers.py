@@ -1,20 +1,12 @@
-"""Helpers shared by the model-backend tests (imported as `model_helpers`)."""
+"""Helpers shared by the model-backend tests (imported as `model_helpers`): retry policy and message shorthands."""
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 from mini_claude.models.retry import RetryPolicy
 
 FAST_RETRY = RetryPolicy(max_attempts=4, base_delay_s=0.001, max_delay_s=0.01)
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def user(text: str) -> dict[str, Any]:

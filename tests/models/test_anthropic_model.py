@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from model_helpers import FAST_RETRY, free_port, tool_result, user
+from model_helpers import FAST_RETRY, tool_result, user
 
 from mini_claude.errors import ModelError
 from mini_claude.models.anthropic import AnthropicModel
 from mini_claude.models.base import ToolSpec
+from tests.helpers import free_port
 
 READ_TOOL = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
 TEXT_AND_TOOL = {"content": [

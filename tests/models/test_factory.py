@@ -88,3 +88,9 @@ def test_load_dotenv(tmp_path: Path) -> None:
 
 def test_load_dotenv_missing_file(tmp_path: Path) -> None:
     assert load_dotenv(tmp_path / "nope.env") == {}
+
+
+def test_load_dotenv_takes_values_as_written_and_drops_bare_keys(tmp_path: Path) -> None:
+    path = tmp_path / ".env"
+    path.write_text('HOME_REF=${HOME}/x\nBARE\nMULTI="a\nb"\nexport\tTABBED=1\n  INDENTED=2\n')
+    assert load_dotenv(path) == {"HOME_REF": "${HOME}/x", "MULTI": "a\nb", "TABBED": "1", "INDENTED": "2"}

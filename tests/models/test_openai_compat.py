@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from model_helpers import FAST_RETRY, free_port, tool_result, user
+from model_helpers import FAST_RETRY, tool_result, user
 
 from mini_claude.errors import ModelError
 from mini_claude.models.base import ToolSpec
 from mini_claude.models.openai_compat import OpenAICompatModel, from_openai_message, to_openai_messages
+from tests.helpers import free_port
 
 ADD_TOOL = ToolSpec("mcp__demo__add", "Add two numbers",
                     {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}})

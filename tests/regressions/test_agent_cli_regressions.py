@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +15,7 @@ import pytest
 from mini_claude.agent.loop import MAX_TURNS_NOTE, Agent
 from mini_claude.cli.main import main
 from mini_claude.cli.render import TerminalUI
-from mini_claude.cli.run import report_config_problems, report_rule_problems
+from mini_claude.cli.session import report_config_problems, report_rule_problems
 from mini_claude.models.anthropic import AnthropicModel
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.retry import RetryPolicy
@@ -26,9 +24,9 @@ from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.settings import load_settings
 from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.builtins import builtin_tools
+from tests.helpers import anthropic_env, clean_env, run_cli
 
 pytestmark = pytest.mark.timeout(30)
-ROOT = Path(__file__).resolve().parents[2]
 FAST_RETRY = RetryPolicy(max_attempts=1, base_delay_s=0.001, max_delay_s=0.01)
 
 
@@ -97,10 +95,7 @@ def test_max_turns_must_be_positive(value: str, capsys: pytest.CaptureFixture[st
 
 def test_empty_prompt_on_stdin_is_a_usage_error(tmp_path: Path) -> None:
     # bug: `mini-claude -p < /dev/null` sent an empty user message, which the API rejects
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MINI_CLAUDE_STATE_DIR": str(tmp_path / "s"),
-           "PYTHONPATH": str(ROOT), "ANTHROPIC_API_KEY": "x", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
-    proc = subprocess.run([sys.executable, "-m", "mini_claude", "-p"], cwd=tmp_path, env=env, text=True,
-                          capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    proc = run_cli(["-p"], cwd=tmp_path, env=anthropic_env(tmp_path, "http://127.0.0.1:9"), timeout=30)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "prompt" in proc.stderr
 
@@ -169,12 +164,6 @@ async def test_anthropic_non_object_tool_input_gets_a_tool_result(tmp_path: Path
 
 def test_repl_without_a_terminal_is_one_line(tmp_path: Path) -> None:
     """Regression: without a TTY the REPL printed prompt_toolkit's warning and then an error (two lines)."""
-    import subprocess
-    import sys
-
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MINI_CLAUDE_STATE_DIR": str(tmp_path / "s"),
-           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    proc = subprocess.run([sys.executable, "-m", "mini_claude"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=30)
+    proc = run_cli([], cwd=tmp_path, env=clean_env(tmp_path), timeout=30)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "-p" in proc.stderr

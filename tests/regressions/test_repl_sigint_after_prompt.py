@@ -7,31 +7,29 @@ bash call must kill the command and leave a history the next request carries (in
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
+from tests.helpers import PYTHON, require_program, wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.timeout(60),
-              pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux to drive a real terminal")]
+pytestmark = pytest.mark.timeout(60)
 
 
-def _wait_for(predicate, timeout: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
+def _wait_for(predicate: Callable[[], object], timeout: float = 10.0) -> bool:
+    try:
+        wait_until(predicate, "the terminal", within_s=timeout, poll_s=0.1)  # each poll runs tmux
+    except AssertionError:
+        return False
+    return True
 
 
 def test_ctrl_c_interrupts_a_turn_after_a_permission_prompt(tmp_path: Path) -> None:
+    tmux = require_program("tmux", "drives the REPL in a real terminal")
     pidfile = tmp_path / "sleep.pid"
     turns = [{"content": [{"type": "tool_use", "name": "bash",
                            "input": {"command": f"sleep 60 & echo $! > {pidfile}; sleep 61"}}]},
@@ -40,15 +38,15 @@ def test_ctrl_c_interrupts_a_turn_after_a_permission_prompt(tmp_path: Path) -> N
     with MockModelServer(parse_scenario({"turns": turns})) as mock:
         url = mock.start()
         cmd = (f"cd {tmp_path} && ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=x HOME={tmp_path} "
-               f"MINI_CLAUDE_STATE_DIR={tmp_path / 'state'} {ROOT / '.venv/bin/python'} -m mini_claude")
-        subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "30", cmd], check=True)
+               f"MINI_CLAUDE_STATE_DIR={tmp_path / 'state'} {PYTHON} -m mini_claude")
+        subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "120", "-y", "30", cmd], check=True)
         try:
             def screen() -> str:
-                return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True,
+                return subprocess.run([tmux, "capture-pane", "-p", "-t", session], capture_output=True,
                                       text=True).stdout
 
             def keys(*k: str) -> None:
-                subprocess.run(["tmux", "send-keys", "-t", session, *k], check=True)
+                subprocess.run([tmux, "send-keys", "-t", session, *k], check=True)
 
             assert _wait_for(lambda: "/help for commands" in screen()), screen()
             keys("go long", "Enter")
@@ -67,4 +65,4 @@ def test_ctrl_c_interrupts_a_turn_after_a_permission_prompt(tmp_path: Path) -> N
             assert len(results) == 1 and results[0].get("is_error") is True
             assert json.dumps(last[-1]["content"]).count("next") == 1
         finally:
-            subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+            subprocess.run([tmux, "kill-session", "-t", session], capture_output=True)

@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
-from tool_procs import wait_gone
 
 from mini_claude.tools.base import ToolContext
 from mini_claude.tools.shell import MAX_OUTPUT_CHARS, BashTool
+from tests.helpers import wait_gone
 
 pytestmark = pytest.mark.timeout(30)
 

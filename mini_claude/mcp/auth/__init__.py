@@ -7,7 +7,9 @@
 
 Modules: settings (the `oauth` config object), discovery (WWW-Authenticate, RFC 9728, RFC 8414/OIDC),
 registration (pre-registered / CIMD / RFC 7591 clients), authorizer (loopback redirect + browser), store (the 0600
-token file), provider (the `HttpAuth` state machine); jwt, dpop, tokens (signing, DPoP proofs, the token endpoint).
+token file), provider (the `HttpAuth` state machine), grants (running one grant: the login, the machine grants);
+jwt, dpop, tokens (signing, DPoP proofs, the token endpoint). It reads a server's config through the small
+`OAuthServerConfig` protocol (name, url, oauth), never `mini_claude.mcp.config` (a layer above it).
 """
 
 from __future__ import annotations
@@ -18,15 +20,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from mini_claude.mcp.auth.authorizer import Authorizer, BrowserAuthorizer
-from mini_claude.mcp.auth.provider import OAuthProvider, login_needed_message
-from mini_claude.mcp.auth.settings import OAuthSettings
+from mini_claude.mcp.auth.grants import login_needed_message
+from mini_claude.mcp.auth.provider import OAuthProvider
+from mini_claude.mcp.auth.settings import OAuthServerConfig, OAuthSettings
 from mini_claude.mcp.auth.store import TokenStore
-from mini_claude.mcp.config import ServerConfig
 
 __all__ = [
     "Authorizer",
     "BrowserAuthorizer",
     "OAuthProvider",
+    "OAuthServerConfig",
     "OAuthSettings",
     "TokenStore",
     "login",
@@ -42,11 +45,11 @@ _MAX_PROVIDERS = 256
 _providers: OrderedDict[tuple[Any, ...], OAuthProvider] = OrderedDict()
 
 
-def _provider_key(cfg: ServerConfig, store: TokenStore) -> tuple[Any, ...]:
-    return (cfg.name, cfg.url, json.dumps(cfg.oauth or {}, sort_keys=True, default=str), store.identity)
+def _provider_key(cfg: OAuthServerConfig, store: TokenStore) -> tuple[Any, ...]:
+    return (cfg.name, cfg.url, json.dumps(dict(cfg.oauth or {}), sort_keys=True, default=str), store.identity)
 
 
-def provider_for(cfg: ServerConfig, env: Mapping[str, str], *, authorizer: Authorizer | None = None,
+def provider_for(cfg: OAuthServerConfig, env: Mapping[str, str], *, authorizer: Authorizer | None = None,
                  store: TokenStore | None = None) -> OAuthProvider:
     """The OAuth provider of one HTTP server (the same object for the same server, settings and store for the
     life of the process; its `authorizer` is the latest caller's). Raises ConfigError for a bad `oauth` object.
@@ -66,7 +69,7 @@ def provider_for(cfg: ServerConfig, env: Mapping[str, str], *, authorizer: Autho
     return provider
 
 
-async def login(cfg: ServerConfig, env: Mapping[str, str], authorizer: Authorizer | None,
+async def login(cfg: OAuthServerConfig, env: Mapping[str, str], authorizer: Authorizer | None,
                 *, store: TokenStore | None = None) -> None:
     """Authorize now and store the tokens (what was stored stays until that succeeds). Raises AuthError /
     ConfigError. The server's provider (`provider_for`) holds the new token at once."""
@@ -77,7 +80,7 @@ async def login(cfg: ServerConfig, env: Mapping[str, str], authorizer: Authorize
     await provider.login(authorizer)
 
 
-def logout(cfg: ServerConfig, env: Mapping[str, str], *, store: TokenStore | None = None) -> bool:
+def logout(cfg: OAuthServerConfig, env: Mapping[str, str], *, store: TokenStore | None = None) -> bool:
     """Forget the tokens and client registrations kept for this server (and what its providers hold in memory).
     True if anything was stored."""
     store = store if store is not None else TokenStore.default(env)

@@ -30,6 +30,7 @@ from mini_claude.mcp.auth.bodies import read_capped
 from mini_claude.mcp.auth.dpop import parse_www_authenticate
 from mini_claude.mcp.auth.urls import is_secure_url, require_secure_url
 from mini_claude.net import urls
+from mini_claude.net.errors import describe_http_error
 
 __all__ = [
     "METADATA_TIMEOUT_S",
@@ -143,7 +144,7 @@ async def _get_json(http: httpx.AsyncClient, url: str, server: str | None, *,
                 return None
             body = await read_capped(response, f"metadata at {url}", server)
     except httpx.HTTPError as exc:
-        raise AuthError(f"cannot fetch {url}: {type(exc).__name__}", server=server) from None
+        raise AuthError(f"cannot fetch {url}: {describe_http_error(exc)}", server=server) from None
     try:
         data = json.loads(body)
     except ValueError:

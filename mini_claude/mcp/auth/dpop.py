@@ -8,7 +8,7 @@ import hashlib
 import re
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -36,7 +36,8 @@ __all__ = [
 
 DPOP_NONCE_HEADER = "DPoP-Nonce"
 _RSA_KEY_BITS = 2048
-_EC_CURVES = {"ES256": ec.SECP256R1, "ES384": ec.SECP384R1, "ES512": ec.SECP521R1}
+_EC_CURVES: dict[str, Callable[[], ec.EllipticCurve]] = {
+    "ES256": ec.SECP256R1, "ES384": ec.SECP384R1, "ES512": ec.SECP521R1}
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _BARE = re.compile(r"[^,\s]*")

@@ -26,19 +26,15 @@ Every wait is bounded; tokens, secrets and keys never reach a log line or an err
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import json
 import logging
-import secrets
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlencode
 
 import httpx
 
-from mini_claude.errors import AuthError, AuthRequiredError
+from mini_claude.errors import AuthError
 from mini_claude.mcp.auth.authorizer import Authorizer
 from mini_claude.mcp.auth.discovery import (
     AuthServerMetadata,
@@ -51,32 +47,23 @@ from mini_claude.mcp.auth.discovery import (
     parse_challenge,
 )
 from mini_claude.mcp.auth.dpop import DpopKey, is_nonce_challenge
-from mini_claude.mcp.auth.registration import (
-    choose_secret_method,
-    client_from_record,
-    client_record,
-    configured_client,
-    register_client,
+from mini_claude.mcp.auth.grants import (
+    Granted,
+    GrantRequest,
+    authorization_code_grant,
+    client_credentials_grant,
+    enterprise_grant,
+    jwt_bearer_grant,
 )
-from mini_claude.mcp.auth.settings import OAuthSettings
+from mini_claude.mcp.auth.registration import client_from_record
+from mini_claude.mcp.auth.settings import OAuthServerConfig, OAuthSettings
 from mini_claude.mcp.auth.store import TokenStore
-from mini_claude.mcp.auth.tokens import (
-    TOKEN_TYPE_ID_JAG,
-    TOKEN_TYPE_ID_TOKEN,
-    ClientAuth,
-    TokenEndpointError,
-    TokenResponse,
-    authorization_code_form,
-    client_credentials_form,
-    jwt_bearer_form,
-    refresh_form,
-    token_exchange_form,
-    token_request,
-)
-from mini_claude.mcp.config import ServerConfig
+from mini_claude.mcp.auth.tokens import ClientAuth, TokenResponse, refresh_form, token_request
+from mini_claude.net.errors import describe_http_error
 from mini_claude.net.tls import tls_context
+from mini_claude.net.urls import display_url
 
-__all__ = ["MAX_FLOWS_PER_WINDOW", "REFRESH_MARGIN_S", "OAuthProvider", "login_needed_message"]
+__all__ = ["MAX_FLOWS_PER_WINDOW", "REFRESH_MARGIN_S", "OAuthProvider"]
 
 log = logging.getLogger(__name__)
 
@@ -85,16 +72,6 @@ MAX_FLOWS_PER_WINDOW = 4  # authorizations (logins / grants) within FLOW_WINDOW_
 FLOW_WINDOW_S = 60.0
 PROBE_TIMEOUT_S = 15.0
 OFFLINE_ACCESS = "offline_access"
-
-
-def login_needed_message(name: str) -> str:
-    return f"needs a login: run `mini-claude mcp login {name}`"
-
-
-def _pkce_pair() -> tuple[str, str]:
-    verifier = secrets.token_urlsafe(48)  # 64 characters of [A-Za-z0-9_-]: RFC 7636 allows 43-128
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode("ascii")).digest()).rstrip(b"=")
-    return verifier, challenge.decode("ascii")
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
@@ -116,7 +93,7 @@ def _merge_scopes(*groups: Any) -> list[str]:
 class OAuthProvider:
     """Implements `mini_claude.mcp.transports.base.HttpAuth` for one server (see the module docstring)."""
 
-    def __init__(self, cfg: ServerConfig, settings: OAuthSettings, *, authorizer: Authorizer | None = None,
+    def __init__(self, cfg: OAuthServerConfig, settings: OAuthSettings, *, authorizer: Authorizer | None = None,
                  store: TokenStore | None = None) -> None:
         if not cfg.url:
             raise AuthError("OAuth needs an HTTP server URL", server=cfg.name)
@@ -204,7 +181,8 @@ class OAuthProvider:
                                        timeout=PROBE_TIMEOUT_S)
             await response.aclose()
         except httpx.HTTPError as exc:
-            raise AuthError(f"cannot reach {self.url}: {type(exc).__name__}", server=self.server) from None
+            raise AuthError(f"cannot reach {display_url(self.url)}: {describe_http_error(exc)}",
+                            server=self.server) from None
         session = response.headers.get("mcp-session-id")
         if session:
             try:
@@ -302,7 +280,8 @@ class OAuthProvider:
         log.info("MCP server %r: authorized by %s", self.server, meta.issuer)
 
     def _client_for_record(self, token: dict[str, Any]) -> ClientAuth | None:
-        info = token.get("client") if isinstance(token.get("client"), dict) else {}
+        raw = token.get("client")
+        info: dict[str, Any] = raw if isinstance(raw, dict) else {}
         client_id = info.get("client_id")
         if not isinstance(client_id, str):
             return None
@@ -448,14 +427,16 @@ class OAuthProvider:
         scope = " ".join(scopes) or None
         self._count_flow()
         self._dpop = self._dpop_for(meta)
+        req = GrantRequest(http, meta, resource.resource, scope, self.settings, self._dpop, self.server)
         if grant == "authorization_code":
-            await self._authorization_code(http, meta, resource.resource, scope, authorizer or self.authorizer)
+            granted = await authorization_code_grant(req, authorizer or self.authorizer, self.store, self._key)
         elif grant == "client_credentials":
-            await self._client_credentials(http, meta, resource.resource, scope)
+            granted = await client_credentials_grant(req)
         elif grant == "jwt_bearer":
-            await self._jwt_bearer(http, meta, resource.resource, scope)
+            granted = await self._jwt_bearer(req)
         else:
-            await self._enterprise(http, meta, resource.resource, scope)
+            granted = await enterprise_grant(req)
+        self._keep(granted.response, meta, resource.resource, granted.client, scope)
 
     def _grant_for(self, meta: AuthServerMetadata) -> str:
         """The configured grant; an unconfigured one becomes client_credentials when the AS offers only that and
@@ -485,141 +466,12 @@ class OAuthProvider:
         raise AuthError(f"the authorization server wants DPoP with {', '.join(algs or ())}, none of which is "
                         f"supported; set mcpServers.{self.server}.oauth.dpop to false", server=self.server)
 
-    async def _registered_client(self, http: httpx.AsyncClient, meta: AuthServerMetadata, redirect_uri: str,
-                                 scope: str | None) -> tuple[ClientAuth, bool, dict[str, Any] | None]:
-        """The client for an authorization-code login, whether it came from dynamic registration, and — for a
-        new registration — the record to store once the login succeeded (a failed one keeps the old client)."""
-        configured = configured_client(self.settings, meta)
-        if configured is not None:
-            return configured, False, None
-        if meta.cimd_supported and self.settings.client_metadata_url:
-            return ClientAuth(self.settings.client_metadata_url, "none"), False, None
-        record = self.store.get(self._key, "clients", meta.issuer)
-        if record is not None and record.get("redirect_uri") == redirect_uri:
-            stored = client_from_record(record)
-            if stored is not None:
-                return stored, True, None
-        client = await register_client(http, meta, redirect_uri, scope, self.server)
-        return client, True, {**client_record(client), "redirect_uri": redirect_uri}
-
-    async def _authorization_code(self, http: httpx.AsyncClient, meta: AuthServerMetadata, resource: str,
-                                  scope: str | None, authorizer: Authorizer | None) -> None:
-        if authorizer is None:
-            raise AuthRequiredError(login_needed_message(self.server), server=self.server)
-        if meta.from_metadata and "S256" not in (meta.code_challenge_methods or ()):
-            raise AuthError(f"the authorization server {meta.issuer} does not support PKCE with S256 "
-                            f"(code_challenge_methods_supported); refusing to log in", server=self.server)
-        if not meta.authorization_endpoint:
-            raise AuthError(f"the authorization server {meta.issuer} has no authorization_endpoint; configure a "
-                            f"machine grant (mcpServers.{self.server}.oauth.grantType)", server=self.server)
-        start = getattr(authorizer, "start", None)
-        close = getattr(authorizer, "close", None)
-        try:
-            if start is not None:
-                await start()  # binds the loopback port, so the redirect URI is known before registration
-            redirect_uri = authorizer.redirect_uri
-            client, dynamic, new_client = await self._registered_client(http, meta, redirect_uri, scope)
-            verifier, code_challenge = _pkce_pair()
-            state = secrets.token_urlsafe(24)
-            params = {"response_type": "code", "client_id": client.client_id, "redirect_uri": redirect_uri,
-                      "code_challenge": code_challenge, "code_challenge_method": "S256", "state": state,
-                      "resource": resource}
-            if scope:
-                params["scope"] = scope
-            endpoint = meta.authorization_endpoint
-            url = endpoint + ("&" if "?" in endpoint else "?") + urlencode(params)
-            reply = await authorizer.authorize(url)
-        finally:
-            if close is not None:
-                await close()  # whatever failed after start(), the listener goes (a fixed port stays usable)
-        code = self._check_reply(reply, state, meta)
-        form = authorization_code_form(code, redirect_uri, verifier, resource)
-        try:
-            response = await token_request(http, meta.token_endpoint, form, client_auth=client,
-                                           assertion_audience=meta.issuer, dpop=self._dpop, server=self.server)
-        except TokenEndpointError as exc:
-            if dynamic and new_client is None and exc.error == "invalid_client":
-                self.store.put(self._key, "clients", meta.issuer, None)  # register afresh next time
-            raise
-        if new_client is not None:
-            self.store.put(self._key, "clients", meta.issuer, new_client)
-        self._keep(response, meta, resource, client, scope)
-
-    def _check_reply(self, reply: Mapping[str, str], state: str, meta: AuthServerMetadata) -> str:
-        if reply.get("error"):
-            description = " ".join(str(reply.get("error_description") or "").split())[:200]
-            raise AuthError(f"authorization refused: {reply['error']}" + (f" ({description})" if description else ""),
-                            server=self.server)
-        if reply.get("state") != state:
-            raise AuthError("the authorization response's state does not match the request; refusing it",
-                            server=self.server)
-        iss = reply.get("iss")
-        if iss is not None:
-            if iss != meta.issuer:  # RFC 9207: simple string comparison, no normalisation
-                raise AuthError(f"the authorization response comes from issuer {iss!r}, not {meta.issuer!r}; "
-                                f"refusing it", server=self.server)
-        elif meta.iss_parameter_supported:
-            raise AuthError("the authorization response lacks the `iss` parameter its server promises (RFC 9207); "
-                            "refusing it", server=self.server)
-        code = reply.get("code")
-        if not code:
-            raise AuthError("the authorization response carries no code", server=self.server)
-        return code
-
-    def _machine_client(self, meta: AuthServerMetadata) -> ClientAuth:
-        client = configured_client(self.settings, meta)
-        if client is None:
-            raise AuthError(f"set mcpServers.{self.server}.oauth.clientId for the {self.settings.grant_type} grant",
-                            server=self.server)
-        return client
-
-    async def _client_credentials(self, http: httpx.AsyncClient, meta: AuthServerMetadata, resource: str,
-                                  scope: str | None) -> None:
-        client = self._machine_client(meta)
-        response = await token_request(http, meta.token_endpoint, client_credentials_form(scope, resource),
-                                       client_auth=client, assertion_audience=meta.issuer, dpop=self._dpop,
-                                       server=self.server)
-        self._keep(response, meta, resource, client, scope)
-
-    async def _jwt_bearer(self, http: httpx.AsyncClient, meta: AuthServerMetadata, resource: str,
-                          scope: str | None) -> None:
+    async def _jwt_bearer(self, req: GrantRequest) -> Granted:
         assertion = self.settings.read_assertion()
         if self._failed_assertion is not None and self._failed_assertion[0] == assertion:
             raise self._failed_assertion[1]  # a refused assertion is not retried (SEP-1933); a new one is
-        client = self._machine_client(meta)
         try:
-            response = await token_request(http, meta.token_endpoint, jwt_bearer_form(assertion, scope, resource),
-                                           client_auth=client, assertion_audience=meta.issuer, dpop=self._dpop,
-                                           server=self.server)
+            return await jwt_bearer_grant(req, assertion)
         except AuthError as exc:
             self._failed_assertion = (assertion, exc)
             raise
-        self._keep(response, meta, resource, client, scope)
-
-    async def _enterprise(self, http: httpx.AsyncClient, meta: AuthServerMetadata, resource: str,
-                          scope: str | None) -> None:
-        ent = self.settings.enterprise
-        assert ent is not None
-        id_token = ent.read_id_token(f"{self.settings.key}.enterprise")
-        idp_endpoint = ent.idp_token_endpoint
-        if not idp_endpoint:
-            assert ent.idp_issuer is not None
-            idp_endpoint = (await discover_auth_server(http, ent.idp_issuer, self.server)).token_endpoint
-        idp_client_id = ent.idp_client_id or self.settings.client_id or ""
-        if ent.idp_client_secret:
-            idp_client = ClientAuth(idp_client_id, "client_secret_basic", client_secret=ent.idp_client_secret)
-        else:
-            idp_client = ClientAuth(idp_client_id, "none")
-        form = token_exchange_form(id_token, TOKEN_TYPE_ID_TOKEN, TOKEN_TYPE_ID_JAG, meta.issuer, resource, scope)
-        try:
-            jag = await token_request(http, idp_endpoint, form, client_auth=idp_client, server=self.server)
-        except AuthError as exc:
-            raise AuthError(f"the identity provider refused the token exchange: {exc.message}",
-                            server=self.server) from None
-        client = self._machine_client(meta)
-        if client.method == "none" and client.client_secret is None and self.settings.client_secret:
-            client = ClientAuth(client.client_id, choose_secret_method(meta), client_secret=self.settings.client_secret)
-        response = await token_request(http, meta.token_endpoint, jwt_bearer_form(jag.access_token, scope, resource),
-                                       client_auth=client, assertion_audience=meta.issuer, dpop=self._dpop,
-                                       server=self.server)
-        self._keep(response, meta, resource, client, scope)

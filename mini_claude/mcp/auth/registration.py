@@ -17,6 +17,7 @@ from mini_claude.mcp.auth.discovery import AuthServerMetadata
 from mini_claude.mcp.auth.settings import OAuthSettings
 from mini_claude.mcp.auth.tokens import ClientAuth
 from mini_claude.mcp.auth.urls import require_secure_url
+from mini_claude.net.errors import describe_http_error
 
 __all__ = ["CLIENT_NAME", "REGISTRATION_TIMEOUT_S", "choose_secret_method", "client_from_record",
            "client_record", "configured_client", "register_client"]
@@ -96,7 +97,8 @@ async def register_client(http: httpx.AsyncClient, meta: AuthServerMetadata, red
                                headers={"Accept": "application/json"}) as response:
             content = await read_capped(response, f"registration answer from {endpoint}", server)
     except httpx.HTTPError as exc:
-        raise AuthError(f"client registration at {endpoint} failed: {type(exc).__name__}", server=server) from None
+        raise AuthError(f"client registration at {endpoint} failed: {describe_http_error(exc)}",
+                        server=server) from None
     try:
         data = json.loads(content)
     except ValueError:

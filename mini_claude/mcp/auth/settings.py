@@ -4,20 +4,37 @@ value is needed (a workload identity token file is rotated under us), not here."
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import json_type
 from mini_claude.mcp.auth.urls import is_secure_url
-from mini_claude.mcp.config import ServerConfig
 
-__all__ = ["GRANT_TYPES", "EnterpriseSettings", "OAuthSettings"]
+__all__ = ["GRANT_TYPES", "EnterpriseSettings", "OAuthServerConfig", "OAuthSettings"]
 
 GRANT_TYPES = ("authorization_code", "client_credentials", "jwt_bearer", "enterprise")
 _SIGNING_ALGS = ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA")
 _MAX_PORT = 65535
+
+
+class OAuthServerConfig(Protocol):
+    """What OAuth reads of a server's config entry (`mini_claude.mcp.config.ServerConfig` has it): the OAuth layer
+    sits below the config layer, so it names only these fields, read-only."""
+
+    @property
+    def name(self) -> str:
+        """The server's configured name (in messages, config keys, the token store)."""
+
+    @property
+    def url(self) -> str | None:
+        """The server's URL (None: not an HTTP server, so no OAuth)."""
+
+    @property
+    def oauth(self) -> Mapping[str, Any]:
+        """The entry's `oauth` object as written ({} when there is none)."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +102,8 @@ class OAuthSettings:
                               f"{self.key}.assertionFile")
 
     @classmethod
-    def from_config(cls, cfg: ServerConfig) -> OAuthSettings:
-        return cls.from_mapping(cfg.oauth or {}, server=cfg.name)
+    def from_config(cls, cfg: OAuthServerConfig) -> OAuthSettings:
+        return cls.from_mapping(dict(cfg.oauth or {}), server=cfg.name)
 
     @classmethod
     def from_mapping(cls, raw: Any, *, server: str) -> OAuthSettings:

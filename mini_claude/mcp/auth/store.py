@@ -62,12 +62,6 @@ class TokenStore:
         entry = self._load()["servers"].get(key)
         return json.loads(json.dumps(entry)) if isinstance(entry, dict) else {}
 
-    def put_entry(self, key: str, entry: dict[str, Any]) -> None:
-        with self._locked():
-            data = self._load()
-            data["servers"][key] = entry
-            self._save(data)
-
     def forget(self, key: str) -> bool:
         """Drop everything kept for one server. True if there was something."""
         with self._locked():

@@ -23,6 +23,7 @@ from mini_claude.mcp.auth.bodies import read_capped
 from mini_claude.mcp.auth.dpop import DpopKey, is_nonce_challenge
 from mini_claude.mcp.auth.jwt import client_assertion
 from mini_claude.mcp.auth.urls import require_secure_url
+from mini_claude.net.errors import describe_http_error
 
 __all__ = [
     "CLIENT_ASSERTION_TYPE_JWT_BEARER",
@@ -285,7 +286,7 @@ async def _post(
         except httpx.TimeoutException as exc:
             raise AuthError(f"token endpoint did not answer within {timeout_s:g}s", server=server) from exc
         except httpx.HTTPError as exc:
-            raise AuthError(f"token endpoint unreachable: {type(exc).__name__}", server=server) from exc
+            raise AuthError(f"token endpoint unreachable: {describe_http_error(exc)}", server=server) from exc
         body = _json_object(content)
         if dpop is not None:
             dpop.remember_nonce(token_endpoint, response.headers)

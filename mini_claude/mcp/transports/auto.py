@@ -15,10 +15,10 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from mini_claude.errors import TransportError
+from mini_claude.errors import HttpSessionExpiredError, HttpStatusError, TransportError
 from mini_claude.mcp.transports.base import HttpAuth
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
-from mini_claude.mcp.transports.http import HttpSessionExpiredError, HttpStatusError, StreamableHttpTransport
+from mini_claude.mcp.transports.http import StreamableHttpTransport
 from mini_claude.mcp.transports.http_sender import HttpSender
 from mini_claude.mcp.transports.sse import SseTransport
 

@@ -2,8 +2,9 @@
 
 It owns the HTTP side of a connection: the session id (`Mcp-Session-Id`), the negotiated `MCP-Protocol-Version`
 header, the per-request SSE streams, the GET stream for server-initiated messages, resuming dropped streams with
-`Last-Event-ID`, and deleting the session on close. It also holds the pieces the legacy SSE transport shares: the
-SSE event parser, the HTTP error classes and the translation of httpx errors.
+`Last-Event-ID`, and deleting the session on close. Its helpers live beside it: `sse_events` (the event-stream
+parser), `http_streams` (reading and resuming the SSE streams), `http_errors` (what an HTTP error answer means),
+`http_sender` (header layers, redirects, auth retries); `mini_claude.net.errors` describes httpx exceptions.
 
 Design notes:
 
@@ -13,9 +14,9 @@ Design notes:
 * The transport learns the negotiated protocol version by watching the `initialize` response pass by (it does
   not interpret anything else). `set_protocol_version()` overrides it.
 * A response stream that ends before the reply to its request is resumed with a GET carrying `Last-Event-ID`
-  (SSE polling, SEP-1699), honouring `retry:`, a bounded number of times. When that is impossible the transport
-  delivers `RequestFailed(request_id, StreamLostError(...))` for that request id (never a JSON-RPC error), so the
-  pending call fails at once while the session stays usable.
+  (SSE polling, SEP-1699), honouring `retry:`, a bounded number of times (`http_streams`). When that is
+  impossible the transport delivers `RequestFailed(request_id, StreamLostError(...))` for that request id (never a
+  JSON-RPC error), so the pending call fails at once while the session stays usable.
 * A server gone for good (the GET stream cannot be re-opened: connection refused) ends the transport: every
   pending request fails with a TransportError. A 404 for our session id ends it too (`HttpSessionExpiredError`).
   Only the error `send()` raises for the very POST that was refused is marked `not_processed` (the server did not
@@ -34,9 +35,7 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
-from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mini_claude.errors import (
@@ -48,8 +47,22 @@ from mini_claude.errors import (
 )
 from mini_claude.mcp.transports.base import HttpAuth, RequestFailed
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
+from mini_claude.mcp.transports.http_errors import (
+    MAX_ERROR_BODY_BYTES,
+    decode_json,
+    error_reply,
+    may_carry_error_reply,
+    media_type,
+    one_line,
+    read_excerpt,
+    session_status_error,
+    status_error,
+)
 from mini_claude.mcp.transports.http_sender import HttpSender, clean_headers
+from mini_claude.mcp.transports.http_streams import StreamHooks, read_post_stream, run_get_stream
 from mini_claude.mcp.transports.inbox import Inbox
+from mini_claude.mcp.transports.sse_events import SseEvent, SseParser
+from mini_claude.net.errors import http_error
 from mini_claude.net.tls import tls_context
 
 if TYPE_CHECKING:
@@ -58,169 +71,17 @@ if TYPE_CHECKING:
 __all__ = [
     "CLOSE_TIMEOUT_S",
     "MAX_POST_STREAMS",
-    "MAX_RECONNECTS",
-    "HttpSessionExpiredError",
-    "HttpStatusError",
-    "SseEvent",
-    "SseParser",
     "StreamableHttpTransport",
+    "encode_message",
 ]
 
 log = logging.getLogger(__name__)
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 CLOSE_TIMEOUT_S = 2.0  # close(): the DELETE of the session and closing the client, each
-MAX_RECONNECTS = 3  # resuming a dropped SSE stream: attempts in a row that got no event
-DEFAULT_RETRY_S = 1.0  # wait before reconnecting when the server sent no `retry:`
-MAX_RETRY_S = 10.0  # a server's `retry:` is capped so a reconnect never waits longer
-BODY_EXCERPT_CHARS = 200
-MAX_ERROR_BODY_BYTES = 256 * 1024  # an HTTP error's JSON body read to look for a JSON-RPC error reply
 MAX_POST_STREAMS = 32  # POST response streams read at once (httpx's pool holds 100 connections; leave room)
 
-_EOL = re.compile(r"\r\n|\r|\n")
 _json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-
-
-
-
-# ---- SSE -------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SseEvent:
-    """One dispatched server-sent event. `id` is the stream's last event id at dispatch (may be None)."""
-
-    event: str
-    data: str
-    id: str | None
-
-
-class SseParser:
-    """Incremental `text/event-stream` parser (WHATWG rules): feed it lines, get events.
-
-    `last_event_id` and `retry_s` persist across events (and are what a reconnect needs).
-    """
-
-    def __init__(self) -> None:
-        self.last_event_id: str | None = None
-        self.retry_s: float | None = None
-        self._data: list[str] = []
-        self._event = ""
-
-    def feed_line(self, line: str) -> SseEvent | None:
-        """One line without its terminator; returns the event a blank line completes, if any."""
-        if not line:
-            return self._dispatch()
-        if line.startswith(":"):
-            return None  # comment (keep-alive)
-        name, sep, value = line.partition(":")
-        if sep and value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            self._data.append(value)
-        elif name == "event":
-            self._event = value
-        elif name == "id":
-            if "\0" not in value:
-                self.last_event_id = value or None
-        elif name == "retry" and value.isdigit():
-            self.retry_s = int(value) / 1000
-        return None
-
-    def _dispatch(self) -> SseEvent | None:
-        data, event = self._data, self._event or "message"
-        self._data, self._event = [], ""
-        if not data or data == [""]:  # an empty data buffer dispatches nothing (e.g. a priming `id:` event)
-            return None
-        return SseEvent(event, "\n".join(data), self.last_event_id)
-
-
-async def iter_sse_lines(response: httpx.Response) -> AsyncIterator[str]:
-    """The lines of an SSE body (CR, LF or CRLF terminated), decoded as UTF-8; linear in the body's size."""
-    parts: list[str] = []  # pieces of the current, incomplete line
-    skip_lf = False  # the last chunk ended with CR: a LF starting the next one belongs to it
-    async for chunk in response.aiter_text():
-        if skip_lf and chunk.startswith("\n"):
-            chunk = chunk[1:]
-        skip_lf = False
-        start = 0
-        for match in _EOL.finditer(chunk):
-            parts.append(chunk[start:match.start()])
-            yield "".join(parts)
-            parts.clear()
-            start = match.end()
-            if match.group() == "\r" and start == len(chunk):
-                skip_lf = True
-        if start < len(chunk):
-            parts.append(chunk[start:])
-    if parts:
-        yield "".join(parts)
-
-
-# ---- errors ----------------------------------------------------------------------------------------------------
-
-
-def http_error(exc: BaseException, what: str, server: str | None) -> TransportError:
-    """Translate an httpx (or OS) exception into one readable TransportError line (the one place we do this)."""
-    import httpx
-
-    if isinstance(exc, httpx.ConnectError):
-        text = f"{what}: cannot connect ({_reason(exc)}); is the server running and the URL right?"
-    elif isinstance(exc, httpx.TimeoutException):
-        text = f"{what}: timed out ({type(exc).__name__})"
-    elif isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
-        text = f"{what}: connection dropped by the server ({_reason(exc)})"
-    elif isinstance(exc, httpx.TooManyRedirects):
-        text = f"{what}: too many redirects"
-    elif isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol):
-        text = f"{what}: invalid URL ({_reason(exc)}); check the server's `url`"
-    else:
-        text = f"{what}: {type(exc).__name__}: {_reason(exc)}"
-    return TransportError(text, server=server)
-
-
-def _reason(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-
-
-async def status_error(response: httpx.Response, what: str, server: str | None, *,
-                       body: str | None = None) -> HttpStatusError:
-    """An HttpStatusError for a non-2xx response (reads at most a little of the body, unless given `body`)."""
-    excerpt = one_line(body) if body is not None else await read_excerpt(response)
-    status = response.status_code
-    text = f"{what}: HTTP {status} {response.reason_phrase}".rstrip()
-    if excerpt:
-        text += f": {excerpt}"
-    return HttpStatusError(text, server=server, status=status, body_excerpt=excerpt,
-                           www_authenticate=response.headers.get("www-authenticate"))
-
-
-async def read_excerpt(response: httpx.Response) -> str:
-    """Up to BODY_EXCERPT_CHARS of the body, on one line (an error page must not flood the message)."""
-    import httpx
-
-    data = b""
-    try:
-        async for chunk in response.aiter_bytes():
-            data += chunk
-            if len(data) >= BODY_EXCERPT_CHARS * 4:
-                break
-    except httpx.HTTPError:
-        pass
-    text = " ".join(data.decode("utf-8", "replace").split())
-    return text[:BODY_EXCERPT_CHARS]
-
-
-def media_type(response: httpx.Response) -> str:
-    return response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-
-
-def decode_json(text: str) -> Any:
-    """Decode one JSON document; raises ValueError (incl. RecursionError as ValueError) when it is not JSON."""
-    try:
-        return json.loads(text)
-    except RecursionError as exc:
-        raise ValueError("JSON nested too deeply") from exc
 
 
 # ---- the transport ---------------------------------------------------------------------------------------------
@@ -264,6 +125,8 @@ class StreamableHttpTransport:
         self._post_streams: dict[Any, asyncio.Task[None]] = {}  # request id -> its reader, oldest first
         self._abandoned: set[Any] = set()  # request ids whose reader was stopped on purpose: no error reply
         self._close_task: asyncio.Task[None] | None = None
+        self._hooks = StreamHooks(server=server, on_event=self._on_event, reopen=self._open_get_stream,
+                                  is_ended=self._is_ended, end=self._end)
 
     # ---- public API --------------------------------------------------------------------------------------------
 
@@ -280,14 +143,15 @@ class StreamableHttpTransport:
                 timeout=httpx.Timeout(self.timeout_s, read=None),
             )
         except (ValueError, TypeError) as exc:
-            self._inbox.end(TransportError(f"cannot set up HTTP client: {exc}", server=self.server))
-            raise self._inbox.error from exc  # type: ignore[misc]
+            error = TransportError(f"cannot set up HTTP client: {exc}", server=self.server)
+            self._inbox.end(error)
+            raise error from exc
         try:
             httpx.URL(self.url)
         except httpx.InvalidURL as exc:
-            self._inbox.end(TransportError(f"invalid URL ({exc}); check the server's `url`",
-                                           server=self.server))
-            raise self._inbox.error from exc  # type: ignore[misc]
+            error = TransportError(f"invalid URL ({exc}); check the server's `url`", server=self.server)
+            self._inbox.end(error)
+            raise error from exc
         try:
             await self._sender.prepare()
         except TransportError as exc:
@@ -322,7 +186,7 @@ class StreamableHttpTransport:
             # the GET stream must be open *before* the server sees `initialized`: some servers (server-everything)
             # send their first tools/list_changed on it right then, and a stream opened later misses them
             first = await self._open_get_stream(SseParser())
-            self._get_task = self._spawn(self._run_get_stream(first), "http-get-stream")
+            self._get_task = self._spawn(run_get_stream(self._hooks, first), "http-get-stream")
         body = encode_message(message)
         extra = self._message_headers(message)
         extra.update({"Accept": ACCEPT_BOTH, "Content-Type": "application/json"})
@@ -411,9 +275,8 @@ class StreamableHttpTransport:
     async def _deliver_error_reply(self, response: httpx.Response, request_id: Any, what: str) -> bool:
         """Deliver a JSON-RPC error body of an HTTP error as the reply to `request_id`; False when it is not one
         (or the status means something else: auth, or our session is gone)."""
-        status = response.status_code
-        if (request_id is None or status in (401, 403) or (status == 404 and self.session_id is not None)
-                or media_type(response) != "application/json"):
+        has_session = self.session_id is not None
+        if not may_carry_error_reply(response, request_id, has_session=has_session):
             return False
         import httpx
 
@@ -421,31 +284,21 @@ class StreamableHttpTransport:
             text = (await response.aread())[:MAX_ERROR_BODY_BYTES].decode("utf-8", "replace")
         except httpx.HTTPError as exc:
             raise http_error(exc, what, self.server) from None
-        try:
-            reply = decode_json(text)
-        except ValueError:
-            reply = None
-        # a null id answers "this request" only before a session exists (-32022 and friends); with a session it
-        # is the server refusing the session itself (the TS SDK's 400 for an unknown one), which the manager
-        # must see as an HTTP status to start a new session
-        accepted = (request_id,) if self.session_id is not None else (None, request_id)
-        if (not isinstance(reply, dict) or not isinstance(reply.get("error"), dict) or "result" in reply
-                or reply.get("id") not in accepted):
+        reply = error_reply(text, request_id, has_session=has_session)
+        if reply is None:
             raise await self._status_error(response, what, body=text, own=True)
-        log.debug("%s: %s: HTTP %d carries a JSON-RPC error; delivering it as the reply", self.server, what, status)
-        self._deliver({**reply, "id": request_id})
+        log.debug("%s: %s: HTTP %d carries a JSON-RPC error; delivering it as the reply", self.server, what,
+                  response.status_code)
+        self._deliver(reply)
         return True
 
     async def _status_error(self, response: httpx.Response, what: str, *, body: str | None = None,
                             own: bool = False) -> HttpStatusError:
         """The error for an HTTP error answer. `own`: it answers the POST of the message `send()` is sending, so
         a 4xx means the server refused (did not run) it and the error is marked `not_processed`."""
-        error = await status_error(response, what, self.server, body=body)
-        if response.status_code == 404 and self.session_id is not None:
-            # (the session id is not shown: it is a bearer of the session)
-            error = HttpSessionExpiredError(
-                f"{what}: the server no longer knows our session (HTTP 404): the session expired; reconnect to "
-                "start a new one", server=self.server, status=404, body_excerpt=error.body_excerpt)
+        error = session_status_error(await status_error(response, what, self.server, body=body), what,
+                                     has_session=self.session_id is not None)
+        if isinstance(error, HttpSessionExpiredError):
             self._end(error)  # this object fails every other pending request: it must stay unmarked
         if own and 400 <= response.status_code < 500:
             return error.for_this_request()
@@ -491,6 +344,9 @@ class StreamableHttpTransport:
     def _end(self, error: TransportError) -> None:
         self._inbox.end(error)
 
+    def _is_ended(self) -> bool:
+        return self._inbox.error is not None
+
     def _on_event(self, event: SseEvent) -> Any:
         """Decode one SSE event; returns the message delivered (or None)."""
         if event.event != "message":
@@ -506,61 +362,18 @@ class StreamableHttpTransport:
         return message
 
     async def _read_post_stream(self, response: httpx.Response, request_id: Any) -> None:
-        """Read a POST's SSE stream until the reply to `request_id`; resume it with GET when it drops early."""
-        parser = SseParser()
-        answered = False
-        reason = "the server closed the response stream"
-        attempts = 0
-        current: httpx.Response | None = response
+        """Read a POST's SSE stream (see `http_streams`); when it ends without the reply, fail that one request."""
+        reason: str | None = "the server closed the response stream"
         try:
-            while True:
-                id_before = parser.last_event_id
-                got_event = False
-                try:
-                    assert current is not None
-                    async for line in iter_sse_lines(current):
-                        event = parser.feed_line(line)
-                        if event is None:
-                            continue
-                        got_event = True
-                        message = self._on_event(event)
-                        if _is_reply_to(message, request_id):
-                            answered = True
-                            return  # the server closes the stream after the reply; no need to wait for it
-                    reason = "the server closed the response stream"
-                except Exception as exc:  # httpx.HTTPError, decoding errors
-                    reason = str(http_error(exc, "response stream", None))
-                finally:
-                    await current.aclose()
-                    current = None
-                if self._inbox.error is not None or parser.last_event_id is None:
-                    break
-                attempts = 0 if got_event or parser.last_event_id != id_before else attempts + 1
-                if attempts >= MAX_RECONNECTS:
-                    break
-                current = await self._resume(parser)
-                if current is None:
-                    reason += "; resuming it failed"
-                    break
+            reason = await read_post_stream(self._hooks, response, request_id)
         except asyncio.CancelledError:
             # close() (no reply is queued then: the inbox has ended), abandon(), or too many streams open
             reason = f"the client closed the response stream (more than {MAX_POST_STREAMS} were open)"
             raise
         finally:
-            if current is not None:
-                await current.aclose()
-            if not answered and self._inbox.error is None and request_id not in self._abandoned:
+            if reason is not None and self._inbox.error is None and request_id not in self._abandoned:
                 self._deliver(RequestFailed(request_id, StreamLostError(
                     f"no response: {reason} before replying", server=self.server)))
-
-    async def _resume(self, parser: SseParser) -> httpx.Response | None:
-        """Re-open a stream with GET + Last-Event-ID after the server's `retry:` delay; None when refused."""
-        await asyncio.sleep(min(parser.retry_s if parser.retry_s is not None else DEFAULT_RETRY_S, MAX_RETRY_S))
-        opened = await self._open_get_stream(parser)
-        if isinstance(opened, Exception):
-            log.debug("%s: resuming an SSE stream failed: %s", self.server, opened)
-            return None
-        return opened
 
     async def _open_get_stream(self, parser: SseParser) -> httpx.Response | Exception | None:
         """GET the endpoint for an SSE stream: the response, the httpx error, or None when the server has none."""
@@ -592,44 +405,6 @@ class StreamableHttpTransport:
         await response.aclose()
         return None
 
-    async def _run_get_stream(self, first: httpx.Response | Exception | None) -> None:
-        """Read the GET stream for server-initiated messages; re-open it when it drops (bounded attempts)."""
-        import httpx
-
-        parser = SseParser()
-        failures = 0
-        opened: httpx.Response | Exception | None = first
-        while True:
-            if isinstance(opened, Exception):
-                failures += 1
-                if failures >= MAX_RECONNECTS:
-                    # the server is gone: end the connection so pending requests fail now, not at their deadline
-                    self._end(http_error(opened, "GET stream", self.server))
-                    return
-            elif opened is None:
-                return
-            else:
-                id_before = parser.last_event_id
-                got_event = False
-                try:
-                    async for line in iter_sse_lines(opened):
-                        event = parser.feed_line(line)
-                        if event is not None:
-                            got_event = True
-                            self._on_event(event)
-                except httpx.HTTPError as exc:
-                    log.debug("%s: GET stream dropped: %s", self.server, exc)
-                finally:
-                    await opened.aclose()
-                failures = 0 if got_event or parser.last_event_id != id_before else failures + 1
-                if failures >= MAX_RECONNECTS:
-                    log.debug("%s: GET stream keeps closing without events; giving up on it", self.server)
-                    return
-            if self._inbox.error is not None:
-                return
-            await asyncio.sleep(min(parser.retry_s if parser.retry_s is not None else DEFAULT_RETRY_S, MAX_RETRY_S))
-            opened = await self._open_get_stream(parser)
-
     async def _close(self) -> None:
         self._end(TransportError("connection closed by the client", server=self.server))
         self._inbox.clear()
@@ -657,17 +432,9 @@ class StreamableHttpTransport:
                     await client.aclose()
 
 
-def _is_reply_to(message: Any, request_id: Any) -> bool:
-    return (isinstance(message, dict) and "method" not in message and message.get("id") == request_id
-            and type(message.get("id")) is type(request_id))
-
-
 def encode_message(message: Any) -> bytes:
     try:
         return _json_encode(message).encode()
     except UnicodeEncodeError:  # lone surrogates: escape them
         return json.dumps(message, separators=(",", ":"), allow_nan=False).encode()
 
-
-def one_line(text: str, limit: int = BODY_EXCERPT_CHARS) -> str:
-    return " ".join(text.split())[:limit]

@@ -142,12 +142,13 @@ class HttpSender:
             target = new
         raise TransportError(f"{method} {display_url(url)}: more than {MAX_REDIRECTS} redirects", server=self.server)
 
-    async def _wire_headers(self, method: str, url: str, headers: Mapping[str, str]) -> dict[str, bytes]:
+    async def _wire_headers(self, method: str, url: str, headers: Mapping[str, str]) -> dict[bytes, bytes]:
         layered = dict(self._static)
         layered.update(self._helper_headers)
         if self.auth is not None:
             layered.update(await self.auth.request_headers(method, url))
         layered.update(headers)
-        # httpx encodes str values as ASCII; HTTP allows Latin-1, so we pass checked bytes
-        return {name: value.encode("latin-1")
+        # httpx encodes str values as ASCII; HTTP allows Latin-1, so we pass checked bytes (a checked name is a
+        # token: ASCII)
+        return {name.encode("ascii"): value.encode("latin-1")
                 for name, value in clean_headers(layered, self.server, f"{method} request").items()}

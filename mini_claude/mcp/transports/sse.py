@@ -6,7 +6,8 @@ messages there, and turning `message` events into decoded JSON for `receive()`.
 
 The session lives exactly as long as the GET stream: when it ends (server closed it, connection dropped) the
 transport is over and every later `receive()` / `send()` raises TransportError. It is not reconnected, because a
-new stream is a new session on the server. SSE parsing and HTTP error translation are shared with `http.py`.
+new stream is a new session on the server. SSE parsing (`sse_events`), reading HTTP error answers (`http_errors`)
+and describing httpx errors (`mini_claude.net.errors`) are shared with the Streamable HTTP transport.
 """
 
 from __future__ import annotations
@@ -21,14 +22,9 @@ from urllib.parse import urljoin
 from mini_claude.errors import TransportError
 from mini_claude.mcp.transports.base import HttpAuth
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
-from mini_claude.mcp.transports.http import (
-    CLOSE_TIMEOUT_S,
-    SseEvent,
-    SseParser,
+from mini_claude.mcp.transports.http import CLOSE_TIMEOUT_S, encode_message
+from mini_claude.mcp.transports.http_errors import (
     decode_json,
-    encode_message,
-    http_error,
-    iter_sse_lines,
     media_type,
     one_line,
     read_excerpt,
@@ -36,6 +32,8 @@ from mini_claude.mcp.transports.http import (
 )
 from mini_claude.mcp.transports.http_sender import HttpSender
 from mini_claude.mcp.transports.inbox import Inbox
+from mini_claude.mcp.transports.sse_events import SseEvent, SseParser, iter_sse_lines
+from mini_claude.net.errors import describe_http_error, http_error
 from mini_claude.net.tls import tls_context
 from mini_claude.net.urls import display_url, origin
 
@@ -124,7 +122,9 @@ class SseTransport:
             self._end(TransportError(f"{what}: no `endpoint` event within {self.endpoint_timeout_s:g}s",
                                      server=self.server))
             await self._release()
-            raise self._inbox.error.with_traceback(None) from None  # type: ignore[union-attr]
+            ended = self._inbox.error
+            assert ended is not None  # just ended (this error, or the one that came first)
+            raise ended.with_traceback(None) from None
         except BaseException as exc:  # TransportError, the auth provider's errors, cancellation
             self._end(exc if isinstance(exc, TransportError) else
                       TransportError("connection closed before it was open", server=self.server))
@@ -188,7 +188,7 @@ class SseTransport:
                     if self._inbox.error is not None:
                         return
         except httpx.HTTPError as exc:
-            reason = str(http_error(exc, "SSE stream", None))
+            reason = f"SSE stream: {describe_http_error(exc)}"
         finally:
             with contextlib.suppress(Exception):
                 await response.aclose()

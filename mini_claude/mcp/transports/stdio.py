@@ -2,7 +2,9 @@
 
 It owns the child's whole life: spawning it in its own process group with an explicit environment, framing and
 decoding stdout, draining stderr into a bounded ring, noticing the end (EOF, exit, a grandchild holding the pipe),
-and a bounded shutdown that leaves no process and no zombie behind.
+and a bounded shutdown that leaves no process and no zombie behind. `stdio_child` holds the pieces about the
+process rather than the stream (spawn and exit errors, the stderr ring, signalling the group); `StdioParams` lives
+there and is re-exported here.
 
 Design notes (each one is a bug seen in other clients):
 
@@ -27,21 +29,28 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import errno
 import json
 import logging
-import os
 import signal
 import subprocess
-from dataclasses import dataclass, field
 from typing import Any
 
-from mini_claude.errors import ServerExitedError, TransportError
+from mini_claude.errors import TransportError
+from mini_claude.mcp.transports.stdio_child import (
+    StderrRing,
+    StdioParams,
+    exit_error,
+    signal_group,
+    spawn_error,
+)
 
+_SET_PIPE_SIZE: int | None  # the fcntl operation that sets a pipe's buffer size (Linux only)
 try:
     from fcntl import F_SETPIPE_SZ, fcntl
+
+    _SET_PIPE_SIZE = F_SETPIPE_SZ
 except ImportError:  # not Linux
-    F_SETPIPE_SZ = None
+    _SET_PIPE_SIZE = None
 
 __all__ = ["EXIT_GRACE_S", "StdioParams", "StdioTransport"]
 
@@ -61,16 +70,6 @@ _json_encode_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).en
 _NOT_JSON = object()
 
 
-@dataclass(frozen=True)
-class StdioParams:
-    """How to start a stdio server. `env` is the child's *full* environment (None: inherit ours)."""
-
-    command: str
-    args: list[str] = field(default_factory=list)
-    env: dict[str, str] | None = None
-    cwd: str | None = None
-
-
 class _Protocol(asyncio.SubprocessProtocol):
     """Forwards the subprocess callbacks to the transport (kept separate so they are not its public API)."""
 
@@ -78,13 +77,14 @@ class _Protocol(asyncio.SubprocessProtocol):
         self._owner = owner
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._owner._attach(transport)  # type: ignore[arg-type]
+        assert isinstance(transport, asyncio.SubprocessTransport)  # what loop.subprocess_exec() passes
+        self._owner._attach(transport)
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd == 1:
             self._owner._on_stdout(data)
         else:
-            self._owner._on_stderr(data)
+            self._owner._stderr.append(data)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         self._owner._on_pipe_lost(fd, exc)
@@ -119,7 +119,6 @@ class StdioTransport:
         self.server = server
         self.pid: int | None = None
         self.exit_code: int | None = None
-        self._stderr_limit = max(1, stderr_limit_bytes)
         self._close_grace_s = close_grace_s
         self._term_grace_s = term_grace_s
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -134,9 +133,7 @@ class StdioTransport:
         self._reading_paused = False
         self._waiter: asyncio.Future[None] | None = None  # the pending receive()
         self._noise: collections.deque[str] = collections.deque(maxlen=NOISE_LINES)
-        # stderr ring
-        self._stderr: collections.deque[bytes] = collections.deque()
-        self._stderr_len = 0
+        self._stderr = StderrRing(stderr_limit_bytes)
         # stdin flow control
         self._write_paused = False
         self._drain_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
@@ -177,7 +174,7 @@ class StdioTransport:
                 start_new_session=True,
             )
         except (OSError, ValueError, TypeError) as exc:
-            self._error = _spawn_error(exc, params, self.server)
+            self._error = spawn_error(exc, params, self.server)
             raise self._error from exc
         self._proc = proc
         self.pid = proc.get_pid()
@@ -257,7 +254,7 @@ class StdioTransport:
     def diagnostics(self) -> str:
         """The tail of the server's stderr, then its recent non-JSON stdout lines (may be empty)."""
         parts = []
-        tail = self._stderr_text().strip()
+        tail = self._stderr.text().strip()
         if tail:
             parts.append(tail)
         if self._noise:
@@ -269,13 +266,14 @@ class StdioTransport:
     def _attach(self, proc: asyncio.SubprocessTransport) -> None:
         self._proc = proc
         self.pid = proc.get_pid()
-        self._stdin = proc.get_pipe_transport(0)  # type: ignore[assignment]
-        if F_SETPIPE_SZ is not None:
+        stdin = proc.get_pipe_transport(0)
+        self._stdin = stdin if isinstance(stdin, asyncio.WriteTransport) else None
+        if _SET_PIPE_SIZE is not None:
             stdout = proc.get_pipe_transport(1)
             pipe = stdout.get_extra_info("pipe") if stdout is not None else None
             if pipe is not None:
                 with contextlib.suppress(OSError, ValueError):
-                    fcntl(pipe.fileno(), F_SETPIPE_SZ, STDOUT_PIPE_BYTES)
+                    fcntl(pipe.fileno(), _SET_PIPE_SIZE, STDOUT_PIPE_BYTES)
 
     def _on_stdout(self, data: bytes) -> None:
         if self._stdout_eof or self._close_task is not None:
@@ -301,18 +299,6 @@ class StdioTransport:
             waiter.set_result(None)
         if self._backlog > STDOUT_PAUSE_BYTES and not self._reading_paused:
             self._set_reading(paused=True)
-
-    def _on_stderr(self, data: bytes) -> None:
-        limit = self._stderr_limit
-        if len(data) >= limit:
-            self._stderr.clear()
-            data = data[-limit:]
-            self._stderr_len = 0
-        self._stderr.append(data)
-        self._stderr_len += len(data)
-        ring = self._stderr
-        while self._stderr_len - len(ring[0]) >= limit:
-            self._stderr_len -= len(ring.popleft())
 
     def _on_pipe_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 0:
@@ -349,14 +335,14 @@ class StdioTransport:
 
     def _set_reading(self, *, paused: bool) -> None:
         pipe = self._proc.get_pipe_transport(1) if self._proc is not None else None
-        if pipe is None or self._stdout_eof:
+        if not isinstance(pipe, asyncio.ReadTransport) or self._stdout_eof:
             return
         self._reading_paused = paused
         with contextlib.suppress(RuntimeError, AttributeError):  # already closing
             if paused:
-                pipe.pause_reading()  # type: ignore[attr-defined]
+                pipe.pause_reading()
             else:
-                pipe.resume_reading()  # type: ignore[attr-defined]
+                pipe.resume_reading()
 
     def _flush_partial_line(self) -> None:
         """At EOF: an unterminated last line is kept if it is complete JSON, else dropped (kept as noise)."""
@@ -420,7 +406,7 @@ class StdioTransport:
         """The connection is over: from now on `receive()` (once buffered lines are read) and `send()` raise."""
         if self._error is not None:
             return
-        self._error = error if error is not None else self._exit_error()
+        self._error = error if error is not None else exit_error(self.exit_code, self._stderr.text(), self.server)
         if self._grace_timer is not None:
             self._grace_timer.cancel()
         if self._ended is not None and not self._ended.done():
@@ -429,19 +415,6 @@ class StdioTransport:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
         self._wake_drain_waiters()
-
-    def _exit_error(self) -> ServerExitedError:
-        code = self.exit_code
-        if code is None:
-            what = "server closed its stdout"
-        elif code < 0:
-            try:
-                what = f"server was killed by {signal.Signals(-code).name}"
-            except ValueError:
-                what = f"server was killed by signal {-code}"
-        else:
-            what = "server exited"
-        return ServerExitedError(what, server=self.server, exit_code=code, stderr_tail=self._stderr_text())
 
     async def _stdin_lost_error(self) -> TransportError:
         """Our stdin pipe broke: almost always the server is exiting; wait briefly to report how it ended."""
@@ -457,24 +430,9 @@ class StdioTransport:
             if not waiter.done():
                 waiter.set_result(None)
 
-    def _stderr_text(self) -> str:
-        if not self._stderr:
-            return ""
-        data = b"".join(self._stderr)[-self._stderr_limit:]
-        return data.decode("utf-8", "replace")
-
     def _killpg(self, sig: int) -> bool:
         """Signal the server's process group. False when nothing is left in it."""
-        if self.pid is None:
-            return False
-        try:
-            os.killpg(self.pid, sig)
-        except ProcessLookupError:
-            return False
-        except PermissionError:  # the group id was reused by someone else's process: not ours to signal
-            log.debug("%s: no permission to signal process group %s", self.server, self.pid)
-            return False
-        return True
+        return signal_group(self.pid, sig, self.server)
 
     async def _close(self) -> None:
         self._end(TransportError("connection closed by the client", server=self.server))
@@ -506,7 +464,7 @@ class StdioTransport:
             if self._grace_timer is not None:
                 self._grace_timer.cancel()
             stdin = proc.get_pipe_transport(0)
-            if stdin is not None and stdin.get_write_buffer_size():
+            if isinstance(stdin, asyncio.WriteTransport) and stdin.get_write_buffer_size():
                 stdin.abort()  # drop what a server that never read its stdin left in our buffer
             proc.close()  # closes our pipe ends; the process is reaped by asyncio's child watcher
 
@@ -528,33 +486,3 @@ def _decode_line(line: bytes) -> tuple[Any, str | None]:
         return _NOT_JSON, text[:NOISE_LINE_CHARS].rstrip("\r")
     log.debug("decoded a stdout line with invalid UTF-8 (bytes replaced)")
     return message, None
-
-
-def _spawn_error(exc: BaseException, params: StdioParams, server: str | None) -> TransportError:
-    """Translate a spawn failure into one line that says what to change."""
-    command = params.command
-    if isinstance(exc, OSError):
-        about_cwd = params.cwd is not None and exc.filename == params.cwd
-        if about_cwd:
-            if isinstance(exc, FileNotFoundError):
-                text = f"working directory not found: {params.cwd} (check the server's `cwd`)"
-            elif isinstance(exc, NotADirectoryError):
-                text = f"working directory is not a directory: {params.cwd} (check the server's `cwd`)"
-            else:
-                text = f"cannot enter working directory {params.cwd}: {exc.strerror} (check the server's `cwd`)"
-        elif isinstance(exc, FileNotFoundError):
-            if os.sep in command:
-                text = f"command not found: {command} (no such file; check the server's `command`)"
-            else:
-                text = (f"command not found: {command} (not on the PATH; check the server's `command`, "
-                        "give its full path, or set PATH in its `env`)")
-        elif isinstance(exc, PermissionError):
-            text = (f"command is not executable: {command} (check the server's `command` and the file's "
-                    "permissions)")
-        elif exc.errno == errno.ENOEXEC:
-            text = f"cannot execute {command}: not a program (a script needs a #! line; check the server's `command`)"
-        else:
-            text = f"cannot start {command}: {exc.strerror or exc} (check the server's `command`)"
-    else:  # ValueError / TypeError from Popen: a NUL byte, a non-string env value, ...
-        text = f"invalid server command or environment for {command!r}: {exc} (check `command`, `args`, `env`)"
-    return TransportError(text, server=server)

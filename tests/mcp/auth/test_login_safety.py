@@ -20,6 +20,7 @@ from mini_claude.mcp.auth import BrowserAuthorizer, TokenStore, login, provider_
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.transports.http import StreamableHttpTransport
+from tests.helpers import free_port
 from tests.mcp.auth.mock_oauth import HeadlessAuthorizer, MockOAuth
 
 TIMEOUT_S = 15.0
@@ -77,15 +78,9 @@ async def test_successful_login_replaces_the_client_and_tokens(mock: MockOAuth, 
     assert token["client"]["client_id"] == client["client_id"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 async def test_listener_closed_when_the_login_fails_before_the_browser(mock: MockOAuth) -> None:
     mock.options["registration"] = False  # registration fails after the listener was bound
-    port = _free_port()
+    port = free_port()
     for _attempt in range(2):  # the second attempt can bind the fixed port again
         authorizer = BrowserAuthorizer(port, open_browser=None, out=io.StringIO(), timeout_s=5)
         provider = provider_for(_cfg(mock, {"callbackPort": port}), {}, store=TokenStore(None))

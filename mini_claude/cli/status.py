@@ -1,0 +1,51 @@
+"""How an MCP server's state reads on the terminal: the one-line status (the REPL's `/mcp` and its announcements),
+the `mini-claude mcp list` row, and the `--json` record. Text only; callers print it through `render.clean`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mini_claude.mcp.manager import ServerState, ServerStatus
+
+__all__ = ["list_row", "server_line", "startup_note", "state_record"]
+
+LOGIN_HINT = "mini-claude mcp login {name}"
+
+
+def startup_note(state: ServerState) -> str:
+    """`started in 0.42s` for a connected ready server whose start was timed; "" otherwise (a lost connection's
+    line is about the loss, not about how fast it once started)."""
+    if state.status is not ServerStatus.READY or state.lost is not None or state.startup_s is None:
+        return ""
+    seconds = state.startup_s
+    return f"started in {seconds:.2f}s" if seconds < 10 else f"started in {seconds:.1f}s"
+
+
+def server_line(state: ServerState) -> str:
+    """`docs: ready (3 tools) · started in 0.42s`, `web: failed (did not start within 30s …)`."""
+    detail = state.summary()
+    line = f"{state.name}: {state.status.label}" + (f" ({detail})" if detail else "")
+    note = startup_note(state)
+    return f"{line} · {note}" if note else line
+
+
+def list_row(state: ServerState, name_width: int) -> str:
+    """One row of `mcp list`: name, status, then the detail (tool count and start time, or the reason)."""
+    summary = state.summary()
+    if state.status is ServerStatus.NEEDS_AUTH:
+        hint = LOGIN_HINT.format(name=state.name)
+        if hint not in summary:
+            summary = f"{summary}; run `{hint}`" if summary else f"run `{hint}`"
+    note = startup_note(state)
+    if note:
+        summary = f"{summary} · {note}"
+    return f"{state.name:<{name_width}}  {state.status.label:<14}  {summary}".rstrip()
+
+
+def state_record(state: ServerState) -> dict[str, Any]:
+    """The `--json` form of a server's state. `startup_s`: seconds its last successful start took (null if none)."""
+    ready = state.status is ServerStatus.READY
+    return {"name": state.name, "status": state.status.value,
+            "tools": len(state.tools) if ready else None,
+            "error": state.error, "source": state.config.source, "type": state.config.type,
+            "startup_s": round(state.startup_s, 3) if ready and state.startup_s is not None else None}

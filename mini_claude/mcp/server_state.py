@@ -1,0 +1,106 @@
+"""What the manager knows of each server, as plain data: its status, its state, the tool entries it offers.
+
+`mini-claude mcp list`, the REPL's `/mcp` and the session read these; only `McpManager` writes them. Nothing
+here talks to a server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from mini_claude.mcp.client import McpClient
+from mini_claude.mcp.config import ServerConfig
+from mini_claude.mcp.protocol import McpTool
+
+__all__ = [
+    "DEFAULT_STARTUP_TIMEOUT_S",
+    "NEEDS_LOGIN_TEXT",
+    "REMOTE_TYPES",
+    "McpToolEntry",
+    "ServerState",
+    "ServerStatus",
+    "startup_timeout_s",
+]
+
+DEFAULT_STARTUP_TIMEOUT_S = 30.0
+REMOTE_TYPES = frozenset({"http", "sse"})  # server types that reconnect by themselves after a lost connection
+NEEDS_LOGIN_TEXT = "needs a login: run `mini-claude mcp login {name}` (or `/mcp login {name}` in the REPL)"
+
+
+class ServerStatus(StrEnum):
+    STARTING = "starting"
+    READY = "ready"
+    FAILED = "failed"
+    DISABLED = "disabled"
+    NEEDS_APPROVAL = "needs-approval"
+    NEEDS_AUTH = "needs-auth"
+
+    @property
+    def label(self) -> str:
+        """How a person reads it (`needs auth`); `value` is the stable machine form (`--json`)."""
+        return self.value.replace("-", " ")
+
+
+@dataclass
+class ServerState:
+    """What the manager knows of one server; `mcp list` and `/mcp` show it."""
+
+    config: ServerConfig
+    status: ServerStatus = ServerStatus.STARTING
+    error: str | None = None
+    client: McpClient | None = None
+    tools: list[McpTool] = field(default_factory=list)
+    # seconds from spawning/connecting to the tools being listed, for the last successful start (None before one)
+    startup_s: float | None = None
+    # a remote server whose connection was lost: why (the next call reconnects first; `error` then says why the
+    # last reconnect failed, if one did); None when connected
+    lost: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def is_remote(self) -> bool:
+        return self.config.type in REMOTE_TYPES
+
+    def summary(self) -> str:
+        """The detail column of a status line: tool count or the reason."""
+        if self.status is ServerStatus.READY:
+            n = len(self.tools)
+            text = f"{n} tool{'s' if n != 1 else ''}"
+            if self.lost:
+                text += f"; connection lost ({self.lost}), reconnects on the next call"
+                if self.error:
+                    text += f" ({self.error})"
+            return text
+        return self.error or ""
+
+
+@dataclass(frozen=True)
+class McpToolEntry:
+    """One tool of a ready server, under the name the model calls it by (`mcp__server__tool`, see naming.py).
+
+    Plain data: the session wraps each entry in a Tool adapter (mini_claude.tools.mcp_tool), which routes a call
+    back through `McpManager.call_tool(server, tool.name, …)`."""
+
+    server: str
+    tool: McpTool
+    qualified_name: str
+
+    @property
+    def name(self) -> str:
+        """The qualified name (what a Tool is known by)."""
+        return self.qualified_name
+
+
+def startup_timeout_s(env: Mapping[str, str]) -> float:
+    """`MCP_TIMEOUT` (milliseconds, as in Claude Code), default 30 s."""
+    raw = env.get("MCP_TIMEOUT", "")
+    try:
+        value = float(raw) / 1000.0
+    except ValueError:
+        return DEFAULT_STARTUP_TIMEOUT_S
+    return value if value > 0 else DEFAULT_STARTUP_TIMEOUT_S

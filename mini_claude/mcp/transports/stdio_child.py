@@ -1,0 +1,115 @@
+"""The stdio transport's dealings with the child process itself, apart from the message stream: what to start
+(`StdioParams`), the one-line error for a spawn that failed (saying which config key to fix), the error for a child
+that ended (exit code or signal, and the tail of its stderr), signalling its process group, and the bounded
+stderr ring."""
+
+from __future__ import annotations
+
+import collections
+import errno
+import logging
+import os
+import signal
+from dataclasses import dataclass, field
+
+from mini_claude.errors import ServerExitedError, SpawnError
+
+__all__ = ["StderrRing", "StdioParams", "exit_error", "signal_group", "spawn_error"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StdioParams:
+    """How to start a stdio server. `env` is the child's *full* environment (None: inherit ours)."""
+
+    command: str
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+
+
+class StderrRing:
+    """The last `limit_bytes` a child wrote to stderr: older output is dropped as new output comes, so a chatty
+    server never grows our memory and never blocks on a full pipe."""
+
+    def __init__(self, limit_bytes: int) -> None:
+        self.limit = max(1, limit_bytes)
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._size = 0
+
+    def append(self, data: bytes) -> None:
+        limit = self.limit
+        chunks = self._chunks
+        if len(data) >= limit:
+            chunks.clear()
+            data = data[-limit:]
+            self._size = 0
+        chunks.append(data)
+        self._size += len(data)
+        while self._size - len(chunks[0]) >= limit:
+            self._size -= len(chunks.popleft())
+
+    def text(self) -> str:
+        """What is kept, decoded (invalid UTF-8 replaced)."""
+        if not self._chunks:
+            return ""
+        return b"".join(self._chunks)[-self.limit:].decode("utf-8", "replace")
+
+
+def exit_error(exit_code: int | None, stderr_tail: str, server: str | None) -> ServerExitedError:
+    """The error for a child that ended: how (closed stdout, exited, killed by which signal) and its stderr tail."""
+    if exit_code is None:
+        what = "server closed its stdout"
+    elif exit_code < 0:
+        try:
+            what = f"server was killed by {signal.Signals(-exit_code).name}"
+        except ValueError:
+            what = f"server was killed by signal {-exit_code}"
+    else:
+        what = "server exited"
+    return ServerExitedError(what, server=server, exit_code=exit_code, stderr_tail=stderr_tail)
+
+
+def signal_group(pgid: int | None, sig: int, server: str | None) -> bool:
+    """Signal the process group `pgid` (the child's spawn-time pid). False when nothing is left in it."""
+    if pgid is None:
+        return False
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # the group id was reused by someone else's process: not ours to signal
+        log.debug("%s: no permission to signal process group %s", server, pgid)
+        return False
+    return True
+
+
+def spawn_error(exc: BaseException, params: StdioParams, server: str | None) -> SpawnError:
+    """Translate a spawn failure into one line that says what to change."""
+    command = params.command
+    if isinstance(exc, OSError):
+        about_cwd = params.cwd is not None and exc.filename == params.cwd
+        if about_cwd:
+            if isinstance(exc, FileNotFoundError):
+                text = f"working directory not found: {params.cwd} (check the server's `cwd`)"
+            elif isinstance(exc, NotADirectoryError):
+                text = f"working directory is not a directory: {params.cwd} (check the server's `cwd`)"
+            else:
+                text = f"cannot enter working directory {params.cwd}: {exc.strerror} (check the server's `cwd`)"
+        elif isinstance(exc, FileNotFoundError):
+            if os.sep in command:
+                text = f"command not found: {command} (no such file; check the server's `command`)"
+            else:
+                text = (f"command not found: {command} (not on the PATH; check the server's `command`, "
+                        "give its full path, or set PATH in its `env`)")
+        elif isinstance(exc, PermissionError):
+            text = (f"command is not executable: {command} (check the server's `command` and the file's "
+                    "permissions)")
+        elif exc.errno == errno.ENOEXEC:
+            text = f"cannot execute {command}: not a program (a script needs a #! line; check the server's `command`)"
+        else:
+            text = f"cannot start {command}: {exc.strerror or exc} (check the server's `command`)"
+    else:  # ValueError / TypeError from Popen: a NUL byte, a non-string env value, ...
+        text = f"invalid server command or environment for {command!r}: {exc} (check `command`, `args`, `env`)"
+    return SpawnError(text, server=server)

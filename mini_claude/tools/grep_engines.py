@@ -1,0 +1,271 @@
+"""The two engines behind the `grep` tool, and the query and result they share: ripgrep run as a subprocess
+(own process group, bounded output, killed on timeout or cancel) and a pure-Python search producing the same
+lines (used when ripgrep is missing, or when its Rust regex dialect rejects a pattern Python accepts)."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mini_claude.tools.search_paths import SKIP_DIRS
+from mini_claude.tools.shell import terminate_group, wait_for_exit
+
+__all__ = [
+    "RG_MAX_OUTPUT_BYTES",
+    "RG_MAX_STDERR_BYTES",
+    "GrepFound",
+    "GrepQuery",
+    "python_grep",
+    "rg_argv",
+    "run_rg",
+]
+
+# Raw ripgrep output read at most; past it the search is stopped and the results are marked partial.
+RG_MAX_OUTPUT_BYTES = 16 * 1024 * 1024
+RG_MAX_STDERR_BYTES = 8192
+_READ_CHUNK_BYTES = 64 * 1024
+_SNIFF_BYTES = 8192
+
+
+@dataclass
+class GrepQuery:
+    """One grep request, validated."""
+
+    pattern: str
+    root: Path  # a directory, or a single file
+    mode: str
+    file_glob: str | None
+    case_insensitive: bool
+    context: int
+
+    @property
+    def cwd(self) -> Path:
+        return self.root if self.root.is_dir() else self.root.parent
+
+
+@dataclass
+class GrepFound:
+    """What an engine found, before the tool shapes it into a result."""
+
+    lines: list[str] = field(default_factory=list)  # in the mode's format, without the final sort for files mode
+    partial: bool = False  # stopped early (timeout, too much output)
+    warning: str = ""  # e.g. some files could not be read
+
+
+# --------------------------------------------------------------------------------------------------------------
+# ripgrep
+
+
+def rg_argv(rg: str, query: GrepQuery) -> list[str]:
+    """ripgrep's command line for `query`, to be run in `query.cwd`."""
+    argv = [rg, "--no-config", "--color=never", "--hidden", "--glob", "!.git", "--no-messages"]
+    if query.case_insensitive:
+        argv.append("--ignore-case")
+    if query.file_glob:
+        argv += ["--glob", query.file_glob]
+    if query.mode == "files_with_matches":
+        argv.append("--files-with-matches")
+    elif query.mode == "count":
+        argv += ["--count", "--with-filename", "--sort=path"]
+    else:
+        argv += ["--line-number", "--no-heading", "--with-filename", "--sort=path"]
+        if query.context:
+            argv += ["--context", str(query.context)]
+    target = "." if query.root.is_dir() else query.root.name
+    return [*argv, "--regexp", query.pattern, "--", target]
+
+
+def _rg_lines(stdout: bytes) -> list[str]:
+    lines = stdout.decode("utf-8", "replace").splitlines()
+    return [line[2:] if line.startswith("./") else line for line in lines]
+
+
+async def run_rg(argv: list[str], cwd: Path, timeout_s: float) -> tuple[GrepFound, int | None, str]:
+    """Run ripgrep; returns what it found, its exit code (None when stopped) and its stderr."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    out = bytearray()
+    err = bytearray()
+    found = GrepFound()
+
+    async def pump_out(stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(_READ_CHUNK_BYTES):
+            out.extend(chunk)
+            if len(out) >= RG_MAX_OUTPUT_BYTES:
+                found.partial = True
+                return
+
+    async def pump_err(stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(_READ_CHUNK_BYTES):
+            if len(err) < RG_MAX_STDERR_BYTES:
+                err.extend(chunk[: RG_MAX_STDERR_BYTES - len(err)])
+
+    readers = [asyncio.create_task(pump_out(proc.stdout)), asyncio.create_task(pump_err(proc.stderr))]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    try:
+        await asyncio.wait({readers[0]}, timeout=timeout_s)
+        if not readers[0].done():
+            found.partial = True  # timed out
+        elif not found.partial:
+            # stdout closed: ripgrep is finishing; its exit code tells errors from "no match".
+            found.partial = not await wait_for_exit(proc, max(deadline - loop.time(), 0.0))
+    finally:
+        await terminate_group(proc)
+        for task in readers:
+            if not task.done():
+                task.cancel()
+        await asyncio.wait(readers)
+    if found.partial and len(out) >= RG_MAX_OUTPUT_BYTES:
+        # The last line may be cut.
+        out = out[: out.rfind(b"\n") + 1]
+    found.lines = _rg_lines(bytes(out))
+    returncode = None if found.partial else proc.returncode
+    return found, returncode, bytes(err).decode("utf-8", "replace")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# pure Python
+
+
+def _expand_braces(pattern: str) -> list[str]:
+    """`*.{ts,tsx}` -> [`*.ts`, `*.tsx`] (one level at a time, nested braces expand recursively)."""
+    start = pattern.find("{")
+    end = pattern.find("}", start + 1)
+    if start < 0 or end < 0:
+        return [pattern]
+    head, body, tail = pattern[:start], pattern[start + 1 : end], pattern[end + 1 :]
+    return [expanded for alt in body.split(",") for expanded in _expand_braces(head + alt + tail)]
+
+
+def _glob_filter(file_glob: str | None) -> Any:
+    """A predicate on a relative posix path implementing ripgrep's --glob for the common cases."""
+    if not file_glob:
+        return lambda rel: True
+    negate = file_glob.startswith("!")
+    patterns = _expand_braces(file_glob[1:] if negate else file_glob)
+
+    def matches(rel: str) -> bool:
+        name = rel.rsplit("/", 1)[-1]
+        for p in patterns:
+            if "/" not in p:
+                if fnmatch.fnmatchcase(name, p):
+                    return True
+                continue
+            p = p.lstrip("/")
+            if fnmatch.fnmatchcase(rel, p) or (p.startswith("**/") and fnmatch.fnmatchcase(rel, p[3:])):
+                return True
+        return False
+
+    return (lambda rel: not matches(rel)) if negate else matches
+
+
+def _walk(directory: Path, prefix: str = "") -> Iterator[tuple[Path, str]]:
+    """Regular files under `directory` (symlinks not followed), in path order like `rg --sort=path`."""
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        rel = prefix + entry.name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIP_DIRS:
+                    yield from _walk(Path(entry.path), rel + "/")
+            elif entry.is_file(follow_symlinks=False):
+                yield Path(entry.path), rel
+        except OSError:
+            continue
+
+
+def python_grep(
+    query: GrepQuery, regex: re.Pattern[str], stop: threading.Event, deadline: float, max_lines: int
+) -> GrepFound:
+    """Search like ripgrep would; content mode stops once it has more than `max_lines` lines."""
+    found = GrepFound()
+    if query.root.is_dir():
+        accept = _glob_filter(query.file_glob)
+        files: Iterator[tuple[Path, str]] = ((p, rel) for p, rel in _walk(query.root) if accept(rel))
+    else:
+        files = iter([(query.root, query.root.name)])
+    unreadable = 0
+    out = found.lines
+    out_bytes = 0
+    printed = [0]  # set once a content line was written (for the `--` separator)
+    for path, rel in files:
+        if query.mode == "content" and len(out) > max_lines:
+            break
+        if stop.is_set() or time.monotonic() > deadline or out_bytes > RG_MAX_OUTPUT_BYTES:
+            found.partial = True
+            break
+        try:
+            with open(path, "rb") as f:
+                if b"\0" in f.read(_SNIFF_BYTES):
+                    continue
+                f.seek(0)
+                before = len(out)
+                _search_file(f, rel, regex, query, out, printed)
+                out_bytes += sum(len(line) for line in out[before:])
+        except OSError:
+            unreadable += 1
+    if unreadable:
+        found.warning = f"{unreadable} file(s) could not be read"
+    return found
+
+
+def _search_file(
+    f: Any, rel: str, regex: re.Pattern[str], query: GrepQuery, out: list[str], printed: list[int]
+) -> None:
+    """Append this file's results to `out` in the query's format. `printed[0]` is 1 once any content line was
+    written (context groups of different files are separated by `--`, like ripgrep)."""
+    count = 0
+    ctx_n = query.context
+    before: deque[tuple[int, str]] = deque(maxlen=ctx_n)
+    last_out = 0  # line number of the last line written for this file
+    after_left = 0
+    for lineno, raw in enumerate(f, 1):
+        line = raw.decode("utf-8", "replace").rstrip("\n").removesuffix("\r")
+        hit = regex.search(line) is not None
+        if query.mode == "files_with_matches":
+            if hit:
+                out.append(rel)
+                return
+            continue
+        if query.mode == "count":
+            count += hit
+            continue
+        if hit:
+            first = before[0][0] if before else lineno
+            if ctx_n and printed[0] and (last_out == 0 or first > last_out + 1):
+                out.append("--")
+            for n, text in before:
+                out.append(f"{rel}-{n}-{text}")
+            before.clear()
+            out.append(f"{rel}:{lineno}:{line}")
+            printed[0] = 1
+            last_out = lineno
+            after_left = ctx_n
+        elif after_left:
+            out.append(f"{rel}-{lineno}-{line}")
+            last_out = lineno
+            after_left -= 1
+        elif ctx_n:
+            before.append((lineno, line))
+    if query.mode == "count" and count:
+        out.append(f"{rel}:{count}")

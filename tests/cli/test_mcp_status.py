@@ -1,0 +1,70 @@
+"""How server states read on the terminal: `mini-claude mcp list` (text and `--json`) and the REPL's `/mcp` show a
+ready server's startup time, and a server that hung at startup with the last line of its stderr. Real CLI
+subprocesses and real stdio servers."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.repl import mcp_command
+from mini_claude.mcp.config import load_mcp_config
+from mini_claude.mcp.manager import McpManager, ServerStatus
+from tests.helpers import ROOT, clean_env, run_cli
+
+pytestmark = pytest.mark.timeout(60)
+
+FAULTY = ROOT / "tests" / "mcp" / "servers" / "faulty_server.py"
+WAITS_FOR_DB = ("import sys, time\n"
+                "sys.stderr.write('waiting for database…\\n'); sys.stderr.flush()\n"
+                "time.sleep(120)\n")
+SERVERS = {"ok": {"command": sys.executable, "args": [str(FAULTY)]},
+           "db": {"command": sys.executable, "args": ["-c", WAITS_FOR_DB]}}
+DB_ERROR = (f"did not start within 2s; stderr: waiting for database… (raise MCP_TIMEOUT, in ms, or check "
+            f"`{sys.executable}` in --mcp-config)")
+
+
+def test_mcp_list_shows_startup_time_and_the_stderr_of_a_hung_server(tmp_path: Path) -> None:
+    env = clean_env(tmp_path, MCP_TIMEOUT="2000")
+    config = json.dumps({"mcpServers": SERVERS})
+    text = run_cli(["mcp", "list", "--mcp-config", config], cwd=tmp_path, env=env)
+    assert text.returncode == 0, text.stderr
+    ok_line, db_line = text.stdout.splitlines()
+    assert re.fullmatch(r"ok  ready           1 tool · started in \d+\.\d\ds", ok_line), ok_line
+    assert db_line == f"db  failed          {DB_ERROR}"
+
+    listed = run_cli(["mcp", "list", "--json", "--mcp-config", config], cwd=tmp_path, env=env)
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert isinstance(rows["ok"]["startup_s"], float) and 0 < rows["ok"]["startup_s"] < 2
+    assert (rows["db"]["status"], rows["db"]["error"], rows["db"]["startup_s"]) == ("failed", DB_ERROR, None)
+
+
+def test_mcp_get_shows_startup_time(tmp_path: Path) -> None:
+    config = json.dumps({"mcpServers": {"ok": SERVERS["ok"]}})
+    r = run_cli(["mcp", "get", "ok", "--mcp-config", config], cwd=tmp_path, env=clean_env(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^  status: ready — 1 tool · started in \d+\.\d\ds$", r.stdout, re.M), r.stdout
+
+
+async def test_slash_mcp_shows_startup_time(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    loaded = load_mcp_config(cwd=tmp_path, home=tmp_path, env=env, strict=True,
+                             extra=[json.dumps({"mcpServers": {"ok": SERVERS["ok"]}})])
+    manager = McpManager(loaded.servers.values(), env=env, startup_timeout=10)
+    manager.start()
+    try:
+        await manager.wait_started()
+        state = manager.states["ok"]
+        assert state.status is ServerStatus.READY and state.startup_s is not None
+        out = io.StringIO()
+        await mcp_command(manager, "", TerminalUI(out=out, err=out), out=out)
+    finally:
+        await manager.aclose()
+    assert out.getvalue() == f"  ok: ready (1 tool) · started in {state.startup_s:.2f}s\n"

@@ -1,8 +1,8 @@
-"""Permissions: Claude Code-syntax allow / ask / deny rules (rules.py; their specifiers in patterns.py, shell
-command splitting in shell.py), modes and the gate (gate.py)."""
+"""Permissions: Claude Code-syntax allow / ask / deny rules (rules.py; their specifiers in patterns.py and
+paths.py, shell command splitting in shell.py), modes and the gate (gate.py)."""
 
 from mini_claude.permissions.gate import AskAnswer, AskFn, Decision, PermissionGate, PermissionMode
-from mini_claude.permissions.patterns import MatchEnv
+from mini_claude.permissions.paths import MatchEnv
 from mini_claude.permissions.rules import (
     Rule,
     RuleSet,

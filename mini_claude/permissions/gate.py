@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mini_claude.paths import user_home
-from mini_claude.permissions.patterns import MatchEnv
+from mini_claude.permissions.paths import MatchEnv
 from mini_claude.permissions.rules import Rule, RuleSet, ToolCall
 from mini_claude.permissions.shell import split_shell_command
 from mini_claude.settings import PROJECT_SETTINGS_DISPLAY

@@ -16,8 +16,8 @@ A `Read` rule also covers Glob and Grep, an `Edit` rule also covers Write (as in
 are kept and match nothing but a tool of that exact name. Built-in tool names map to Claude Code's
 (`read_file` -> Read, `bash` -> Bash, ...); the built-in names are also accepted in rules.
 
-Matching the specifiers lives in patterns.py; splitting a shell command into the simple commands a Bash rule must
-match (the compound-command safety) lives in shell.py. This module holds the parsed rule, the rule set and its
+Matching the specifiers lives in patterns.py (commands, MCP names) and paths.py (file paths); splitting a shell
+command into the simple commands a Bash rule must match (the compound-command safety) lives in shell.py. This module holds the parsed rule, the rule set and its
 deny / ask / allow lookups.
 """
 
@@ -31,13 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mini_claude.errors import ConfigError
-from mini_claude.permissions.patterns import (
-    MCP_PREFIX,
-    CommandPattern,
-    MatchEnv,
-    PathPattern,
-    mcp_rule_matches,
-)
+from mini_claude.permissions.paths import MatchEnv, PathPattern
+from mini_claude.permissions.patterns import MCP_PREFIX, CommandPattern, mcp_rule_matches
 from mini_claude.permissions.shell import (
     ShellCommand,
     deny_candidates,

@@ -7,7 +7,7 @@
      ├─ PermissionDeniedError  the permission gate said no: carries the rule or flag that would allow it
      ├─ ToolError              a built-in tool could not do what was asked (message goes to the model)
      └─ McpError               anything from the MCP stack; `server` names the server
-         ├─ TransportError     the connection broke or could not be made (`reason` kept from foreign errors)
+         ├─ TransportError     the connection broke or could not be made (a foreign error's reason in the text)
          │   ├─ ServerExitedError   the process ended: exit code + stderr tail
          │   ├─ SpawnError          the server's process could not be started; names the config key to change
          │   ├─ StreamLostError     an HTTP response stream ended before the reply to one request arrived

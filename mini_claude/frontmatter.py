@@ -11,8 +11,10 @@ machinery (the libyaml C loader when available), bounded and narrowed to what JS
   `2025-01-31` stays the string written (the core schema has no timestamps);
 - keys are the text written (`1: a` is `{"1": "a"}`, as JSON has it); a duplicate key is an error (parsers
   disagree on which one wins, and the MCP skill check must not be fooled);
-- values must be JSON-like (strings, numbers, booleans, null, lists, string-keyed mappings): an explicit tag
-  building anything else (`!!timestamp`, `!!binary`, `!!set`, `!!omap`, unknown `!tags`) is an error.
+- values must be JSON-like (strings, numbers, booleans, null, lists, string-keyed mappings): an explicit tag other
+  than the core schema's, each on its own kind of node (`!!timestamp`, `!!binary`, `!!set`, `!!omap`, `!!map foo`,
+  unknown `!tags`), is refused from the event stream before anything is built, and any other error a constructor
+  raises on an odd value (`!!bool maybe`) is a FrontmatterError too.
 
 Every failure is one `FrontmatterError` with one readable line (`front matter line 3: duplicate key 'name'`).
 PyYAML is imported on first use, so importing this module (and `mini-claude --version`) stays fast. This module
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_FRONTMATTER_BYTES",
     "MAX_FRONTMATTER_DEPTH",
-    "FrontmatterError",
     "parse_frontmatter",
     "same_value",
     "split_frontmatter",
@@ -85,6 +86,10 @@ def parse_frontmatter(text: str) -> dict[str, Any]:
         raise FrontmatterError(f"{where}: {exc.problem or exc.context or 'malformed YAML'}") from None
     except (yaml.YAMLError, RecursionError) as exc:  # unmarked reader errors (control characters), deep nesting
         raise FrontmatterError(f"front matter: {exc}".splitlines()[0]) from None
+    except FrontmatterError:
+        raise
+    except Exception as exc:  # untrusted input fails closed: PyYAML's constructors raise plain errors on odd values
+        raise FrontmatterError(f"front matter: a value cannot be read ({type(exc).__name__})") from None
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -114,6 +119,10 @@ def _check_events(events: Any) -> None:
     for event in events:
         if isinstance(event, yaml.AliasEvent):
             raise FrontmatterError(f"{_where(event.start_mark)}: aliases (*{event.anchor}) are not allowed")
+        tag = getattr(event, "tag", None)  # only node events carry one (a PyYAML event class attribute)
+        if tag is not None and tag != "!" and tag not in _ALLOWED_TAGS.get(type(event).__name__, ()):
+            raise FrontmatterError(f"{_where(event.start_mark)}: the tag {tag} is not allowed here (only plain "
+                                   f"strings, numbers, booleans, null, lists and mappings)")
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_FRONTMATTER_DEPTH:
@@ -141,6 +150,15 @@ def _check_json_like(value: Any, path: str) -> None:
         return
     raise FrontmatterError(f"front matter {path or 'value'}: a {type(value).__name__} value is not allowed (only "
                            f"strings, numbers, booleans, null, lists and mappings)")
+
+
+# The explicit tags a node may carry (by PyYAML event class): the core schema's, each on its own kind of node, so
+# `!!timestamp`, `!!binary`, `!!set`, `!!python/...` and `!!map foo` are refused before anything is built.
+_ALLOWED_TAGS: dict[str, frozenset[str]] = {
+    "ScalarEvent": frozenset(_CORE + name for name in ("str", "int", "float", "bool", "null")),
+    "SequenceStartEvent": frozenset({_CORE + "seq"}),
+    "MappingStartEvent": frozenset({_CORE + "map"}),
+}
 
 
 @functools.cache

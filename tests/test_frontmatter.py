@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
+from mini_claude.errors import FrontmatterError
 from mini_claude.frontmatter import (
     MAX_FRONTMATTER_BYTES,
     MAX_FRONTMATTER_DEPTH,
-    FrontmatterError,
     parse_frontmatter,
     same_value,
     split_frontmatter,
@@ -120,7 +120,8 @@ def test_keys_are_the_text_written() -> None:
 @pytest.mark.parametrize(("body", "message"), [
     ("name: a\nname: b\n", "front matter line 2: duplicate key 'name'"),
     ("name: *alias\n", "front matter line 1: aliases (*alias) are not allowed"),
-    ("name: !tag a\n", "front matter line 1: could not determine a constructor for the tag '!tag'"),
+    ("name: !tag a\n", "front matter line 1: the tag !tag is not allowed here (only plain strings, numbers, "
+                      "booleans, null, lists and mappings)"),
     ("? [a, b]\n: x\n", "front matter line 1: a key must be text, not a list or mapping"),
     ("just text\n", "front matter is not a mapping"),
     ("e: !!int abc\n", "front matter line 1: not an integer: 'abc'"),
@@ -139,11 +140,12 @@ def test_billion_laughs_is_refused_before_expansion() -> None:
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ("d: !!timestamp 2025-01-31\n", "front matter d: a date value is not allowed"),
-    ("b: !!binary aGk=\n", "front matter b: a bytes value is not allowed"),
-    ("m:\n  s: !!set {a, b}\n", "front matter m.s: a set value is not allowed"),
-    ("o: !!omap [a: 1]\n", "front matter o[0]: a tuple value is not allowed"),
-    ("r: !!python/object:os.system x\n", "front matter line 1: could not determine a constructor"),
+    ("d: !!timestamp 2025-01-31\n", "front matter line 1: the tag tag:yaml.org,2002:timestamp is not allowed"),
+    ("b: !!binary aGk=\n", "front matter line 1: the tag tag:yaml.org,2002:binary is not allowed"),
+    ("m:\n  s: !!set {a, b}\n", "front matter line 2: the tag tag:yaml.org,2002:set is not allowed"),
+    ("o: !!omap [a: 1]\n", "front matter line 1: the tag tag:yaml.org,2002:omap is not allowed"),
+    ("r: !!python/object:os.system x\n", "front matter line 1: the tag tag:yaml.org,2002:python/object:os.system "
+                                        "is not allowed"),
 ])
 def test_values_that_are_not_json_like_are_refused(body: str, message: str) -> None:
     with pytest.raises(FrontmatterError) as info:
@@ -181,3 +183,25 @@ def test_same_value_tells_booleans_from_numbers() -> None:
     assert not same_value("1", 1)
     assert not same_value({"a": 1}, {"a": 1, "b": None})
     assert not same_value([1], [1, 2])
+
+
+@pytest.mark.parametrize(("yaml_text", "expected"), [
+    ("a: !!timestamp nope", "front matter line 1: the tag tag:yaml.org,2002:timestamp is not allowed here"),
+    ("a: !!timestamp 2025-13-45", "front matter line 1: the tag tag:yaml.org,2002:timestamp is not allowed here"),
+    ("a: !!map foo", "front matter line 1: the tag tag:yaml.org,2002:map is not allowed here"),
+    ("a: !!set foo", "front matter line 1: the tag tag:yaml.org,2002:set is not allowed here"),
+    ("a: !!python/object:os.system x", "front matter line 1: the tag tag:yaml.org,2002:python/object:os.system is "
+                                       "not allowed here"),
+    ("a: !custom x", "front matter line 1: the tag !custom is not allowed here"),
+    ("a: !!bool maybe", "front matter: a value cannot be read (KeyError)"),
+])
+def test_malformed_or_foreign_tags_fail_closed(yaml_text: str, expected: str) -> None:
+    """Every bad tag in untrusted front matter is a FrontmatterError (one bad SKILL.md must not end the agent)."""
+    with pytest.raises(FrontmatterError) as info:
+        parse_frontmatter(f"---\n{yaml_text}\n---\nbody\n")
+    assert str(info.value).startswith(expected)
+
+
+def test_core_tags_on_their_own_kind_of_node_are_accepted() -> None:
+    text = "---\na: !!str 12\nb: !!int '7'\nc: !!seq [1]\nd: !!map {x: 1}\ne: !!null ''\n---\n"
+    assert parse_frontmatter(text) == {"a": "12", "b": 7, "c": [1], "d": {"x": 1}, "e": None}

@@ -45,17 +45,12 @@ from mini_claude.mcp.protocol import (
 )
 from mini_claude.mcp.transports.base import SupportsAbandon, Transport
 
-# CallToolResult, McpTool and tool_timeout_s are re-exported for existing importers; new code imports them from
-# `protocol`
 __all__ = [
     "CANCEL_SEND_WAIT_S",
-    "CallToolResult",
     "McpClient",
-    "McpTool",
     "NotificationCallback",
     "ProgressCallback",
     "RequestHandler",
-    "tool_timeout_s",
 ]
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,6 @@ __all__ = [
     "HEADER_ANNOTATION",
     "MAX_SAFE_INTEGER",
     "HeaderParam",
-    "InvalidToolHeadersError",
     "encode_header_value",
     "message_headers",
     "param_headers",
@@ -38,7 +37,6 @@ _PRIMITIVE_TYPES = frozenset({"string", "integer", "boolean"})  # `number` is no
 _B64_PREFIX = "=?base64?"
 _B64_SUFFIX = "?="
 _NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-
 
 
 @dataclass(frozen=True)

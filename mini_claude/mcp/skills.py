@@ -30,8 +30,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from mini_claude.errors import SkillVerificationError
-from mini_claude.frontmatter import FrontmatterError, parse_frontmatter, same_value
+from mini_claude.errors import FrontmatterError, SkillVerificationError
+from mini_claude.frontmatter import parse_frontmatter, same_value
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.lists import MAX_LIST_PAGES
 
@@ -42,7 +42,6 @@ __all__ = [
     "McpSkill",
     "SkillEntry",
     "SkillFile",
-    "SkillVerificationError",
     "list_skills",
     "sha256_digest",
     "supports_skills",
@@ -55,7 +54,6 @@ SKILL_FILE_NAME = "SKILL.md"
 MAX_SKILL_FILES = 512  # the SEP's limits on one entry: resources per skill, and their total size
 MAX_SKILL_TOTAL_BYTES = 16 * 1024 * 1024
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-
 
 
 def sha256_digest(data: bytes) -> str:

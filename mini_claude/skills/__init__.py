@@ -1,8 +1,9 @@
 """Agent skills: the registry of skills the agent may load (its own, from `.claude/skills`, and those MCP
-servers serve), and the front matter parser they share.
+servers serve).
 
-Modules: `frontmatter` (SKILL.md front matter, a leaf), `local` (filesystem skills), `registry`
-(`SkillRegistry`: every origin, names, lazy loading). Import from those modules; nothing happens at import time.
+Modules: `local` (filesystem skills), `registry` (`SkillRegistry`: every origin, names, lazy loading). Their front
+matter is parsed by the leaf module `mini_claude.frontmatter`. Import from those modules; nothing happens at import
+time.
 """
 
 __all__: list[str] = []

@@ -12,8 +12,8 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from mini_claude.errors import ToolError
-from mini_claude.frontmatter import FrontmatterError, parse_frontmatter
+from mini_claude.errors import FrontmatterError, ToolError
+from mini_claude.frontmatter import parse_frontmatter
 
 __all__ = ["MAX_LOCAL_SKILL_FILE_BYTES", "LocalSkill", "discover_local_skills"]
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from mini_claude.errors import InvalidToolHeadersError
 from mini_claude.mcp.headers import (
     HeaderParam,
-    InvalidToolHeadersError,
     encode_header_value,
     message_headers,
     tool_header_params,

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from mini_claude.agent.system_prompt import build_system_prompt
-from mini_claude.errors import ToolError
+from mini_claude.errors import SkillVerificationError, ToolError
 from mini_claude.mcp.client import McpClient
-from mini_claude.mcp.skills import SkillVerificationError
 from mini_claude.mcp.transports.stdio import StdioParams, StdioTransport
 from mini_claude.skills.local import discover_local_skills
 from mini_claude.skills.registry import SkillRegistry

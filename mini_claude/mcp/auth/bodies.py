@@ -7,10 +7,9 @@ import httpx
 
 from mini_claude.errors import BodyTooLargeError
 
-__all__ = ["MAX_AUTH_BODY_BYTES", "BodyTooLargeError", "read_capped"]
+__all__ = ["MAX_AUTH_BODY_BYTES", "read_capped"]
 
 MAX_AUTH_BODY_BYTES = 1024 * 1024
-
 
 
 async def read_capped(response: httpx.Response, what: str, server: str | None,

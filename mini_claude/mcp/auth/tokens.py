@@ -36,7 +36,6 @@ __all__ = [
     "TOKEN_TYPE_ID_TOKEN",
     "TOKEN_TYPE_JWT",
     "ClientAuth",
-    "TokenEndpointError",
     "TokenResponse",
     "authorization_code_form",
     "client_credentials_form",
@@ -59,7 +58,6 @@ TOKEN_TYPE_JWT = "urn:ietf:params:oauth:token-type:jwt"
 CLIENT_AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post", "private_key_jwt")
 _MAX_DETAIL_CHARS = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
-
 
 
 @dataclass(frozen=True)

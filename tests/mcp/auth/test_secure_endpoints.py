@@ -10,9 +10,8 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import pytest
 
-from mini_claude.errors import AuthError
+from mini_claude.errors import AuthError, BodyTooLargeError
 from mini_claude.mcp.auth import TokenStore, provider_for
-from mini_claude.mcp.auth.bodies import BodyTooLargeError
 from mini_claude.mcp.auth.discovery import AuthServerMetadata, discover_auth_server
 from mini_claude.mcp.auth.registration import register_client
 from mini_claude.mcp.auth.tokens import ClientAuth, client_credentials_form, token_request

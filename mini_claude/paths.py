@@ -15,7 +15,10 @@ def user_home(env: Mapping[str, str] | None = None) -> Path:
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
-    """`$MINI_CLAUDE_STATE_DIR`, else `$XDG_STATE_HOME/mini-claude`, else `~/.local/state/mini-claude`."""
+    """`$MINI_CLAUDE_STATE_DIR`, else `$XDG_STATE_HOME/mini-claude`, else `~/.local/state/mini-claude`.
+
+    `env` must be the real process environment, never one with a project's `.env` merged in: the state directory
+    holds approvals, trust and tokens, so a repository must not be able to move it into itself."""
     env = os.environ if env is None else env
     if env.get("MINI_CLAUDE_STATE_DIR"):
         return Path(env["MINI_CLAUDE_STATE_DIR"])

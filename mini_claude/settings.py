@@ -5,10 +5,18 @@ Lists (permission rules) are concatenated, each rule remembering the file and ke
 (`permissions.defaultMode`, `model`) come from the last file that sets them; `env` dicts are merged, later files
 winning. A malformed file or value becomes a `ConfigError` in `Settings.errors` (file + key) and everything else
 still loads. Missing files are fine. Nothing is printed; the CLI reports `errors`.
+
+Project files (project and local) come from the repository, so until its folder is trusted (`mini_claude.trust`)
+`without_project_widening` drops what they would *widen*: allow rules, a `defaultMode` other than
+`default`/`plan`, `additionalDirectories`, `enableAllProjectMcpServers`/`enabledMcpjsonServers`, `env`, `hooks`,
+`statusLine` and every helper command (`apiKeyHelper`, `*Helper`, `awsAuthRefresh`, `awsCredentialExport`). What
+they *restrict* (deny and ask rules, `disabledMcpjsonServers`, `default`/`plan` modes) always applies, and the
+user's own file is never filtered.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +32,7 @@ __all__ = [
     "Settings",
     "SettingsRule",
     "load_settings",
+    "without_project_widening",
 ]
 
 # The names shown in messages: "path as given", with `~` for the home directory.
@@ -36,11 +45,17 @@ LOCAL_SETTINGS_DISPLAY = ".claude/settings.local.json"
 KNOWN_PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 
 _RULE_LISTS = ("allow", "deny", "ask")
+# modes a project file may set without trust: neither lets a tool run without asking where `default` would ask
+_RESTRICTING_MODES = ("default", "plan")
+# top-level keys that run a command of the file's choosing or change the environment of what runs
+_WIDENING_KEYS = ("env", "hooks", "statusLine", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport",
+                  "enableAllProjectMcpServers", "enabledMcpjsonServers")
 
 
 @dataclass(frozen=True)
 class SettingsRule:
-    """One permission rule string as written, with the file (display form) and key it came from."""
+    """One permission rule (or additional directory) string as written, with the file (display form) and key it
+    came from."""
 
     text: str
     file: str
@@ -56,6 +71,7 @@ class Settings:
     permissions_deny: list[SettingsRule] = field(default_factory=list)
     permissions_ask: list[SettingsRule] = field(default_factory=list)
     default_mode: str | None = None
+    additional_directories: list[SettingsRule] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     model: str | None = None
     user: dict[str, Any] = field(default_factory=dict)
@@ -86,6 +102,50 @@ def load_settings(*, cwd: Path, home: Path) -> Settings:
     return settings
 
 
+def without_project_widening(settings: Settings) -> tuple[Settings, list[str]]:
+    """`settings` as an untrusted folder may have them: the project and local files without the keys that widen
+    (see the module docstring), merged again over the user's file. Also returns what was dropped, one entry per
+    file (`.claude/settings.json permissions.allow, env`), for the one warning line. Values are never quoted: a
+    mode name is the only value shown, and only a known one."""
+    kept = Settings(user=settings.user, loaded_files=list(settings.loaded_files), errors=settings.errors)
+    scratch: list[ConfigError] = []  # the original load reported every malformed value already
+    dropped: list[str] = []
+    for attr, display in (("user", USER_SETTINGS_DISPLAY), ("project", PROJECT_SETTINGS_DISPLAY),
+                          ("local", LOCAL_SETTINGS_DISPLAY)):
+        raw: dict[str, Any] = getattr(settings, attr)
+        if attr != "user":
+            raw, keys = _strip_widening(raw)
+            setattr(kept, attr, raw)
+            if keys:
+                dropped.append(f"{display} {', '.join(keys)}")
+        _merge(kept, raw, display, scratch)
+    return kept, dropped
+
+
+def _strip_widening(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A copy of one project file's object without its widening keys, and the names of those that were set."""
+    kept = dict(raw)
+    dropped: list[str] = []
+    perms = raw.get("permissions")
+    if isinstance(perms, dict):
+        perms = dict(perms)
+        kept["permissions"] = perms
+        for key in ("allow", "additionalDirectories"):
+            if key in perms and perms.pop(key) not in (None, [], ""):
+                dropped.append(f"permissions.{key}")
+        mode = perms.get("defaultMode")
+        if mode is not None and mode not in _RESTRICTING_MODES:
+            del perms["defaultMode"]
+            shown = f"={mode}" if mode in KNOWN_PERMISSION_MODES else ""
+            dropped.append(f"permissions.defaultMode{shown}")
+    for key in raw:
+        if key in _WIDENING_KEYS or key.endswith("Helper"):
+            value = kept.pop(key)
+            if value not in (None, False, "", [], {}):
+                dropped.append(key)
+    return kept, dropped
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve()
@@ -93,10 +153,9 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-
-
-def _merge(settings: Settings, raw: dict[str, Any], display: str) -> None:
-    errors = settings.errors
+def _merge(settings: Settings, raw: dict[str, Any], display: str, errors: list[ConfigError] | None = None) -> None:
+    if errors is None:
+        errors = settings.errors
 
     def bad(key: str, message: str) -> None:
         errors.append(ConfigError(message, file=display, key=key))
@@ -129,6 +188,8 @@ def _merge(settings: Settings, raw: dict[str, Any], display: str) -> None:
                         f"unknown mode {mode!r} (expected one of: {', '.join(KNOWN_PERMISSION_MODES)})")
                 else:
                     settings.default_mode = mode
+            if "additionalDirectories" in perms:
+                _merge_directories(settings, perms["additionalDirectories"], display, bad)
 
     if "env" in raw:
         env = raw["env"]
@@ -148,3 +209,14 @@ def _merge(settings: Settings, raw: dict[str, Any], display: str) -> None:
         else:
             bad("model", f"expected a string, got {json_type(model)}")
 
+
+def _merge_directories(settings: Settings, items: Any, display: str, bad: Callable[[str, str], None]) -> None:
+    key = "permissions.additionalDirectories"
+    if not isinstance(items, list):
+        bad(key, f"expected a list of directory paths, got {json_type(items)}")
+        return
+    for index, item in enumerate(items):
+        if isinstance(item, str) and item.strip():
+            settings.additional_directories.append(SettingsRule(item, display, f"{key}[{index}]"))
+        else:
+            bad(f"{key}[{index}]", f"expected a directory path, got {json_type(item)}")

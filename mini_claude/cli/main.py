@@ -5,6 +5,7 @@
     mini-claude demo                 offline scripted demo (bundled mock model + demo MCP server)
     mini-claude mock-model ...       serve the offline mock model over HTTP
     mini-claude mcp ...              list / get / add / remove / tools / call MCP servers
+    mini-claude trust [PATH]         trust a folder (its git root): its project settings and .env endpoints apply
 
 Heavy modules are imported only on the paths that need them, so `--version` is instant.
 """
@@ -25,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mini-claude",
         description="A terminal coding agent with a first-class MCP client.",
-        epilog="Subcommands: `mini-claude demo`, `mini-claude mock-model --help`, `mini-claude mcp --help`.",
+        epilog="Subcommands: `mini-claude demo`, `mini-claude mock-model --help`, `mini-claude mcp --help`, "
+               "`mini-claude trust [PATH]`.",
     )
     parser.add_argument("prompt", nargs="?", help="a prompt to start with (with -p: answer it and exit)")
     parser.add_argument("-p", "--print", dest="print_mode", action="store_true",
@@ -46,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--strict-mcp-config", action="store_true", help="use only the --mcp-config servers")
     parser.add_argument("--trust-project-mcp", action="store_true",
                         help="start project-level MCP servers (.mcp.json) without asking")
+    parser.add_argument("--trust", action="store_true",
+                        help="trust this folder (its git root) and remember it: its .claude/settings*.json may widen "
+                             "permissions and its .env may choose the model endpoint")
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs on stderr")
     parser.add_argument("--version", action="version", version=f"mini-claude {__version__}")
     return parser
@@ -70,14 +75,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("interrupted\n")
         return EXIT_INTERRUPTED
     except Exception as exc:
+        from mini_claude.cli.render import clean
         from mini_claude.errors import MiniClaudeError
 
         if debug:
             raise
+        # an error's text may quote a server or a repository file: it reaches the terminal cleaned, like all of them
         if isinstance(exc, MiniClaudeError):
-            sys.stderr.write(f"mini-claude: {exc}\n")
+            sys.stderr.write(f"mini-claude: {clean(str(exc))}\n")
         else:
-            sys.stderr.write(f"mini-claude: unexpected error: {exc!r} (run with --debug for a traceback)\n")
+            sys.stderr.write(f"mini-claude: unexpected error: {clean(repr(exc))} (run with --debug for a traceback)\n")
         return EXIT_ERROR
 
 
@@ -94,6 +101,8 @@ def _dispatch(argv: list[str]) -> int:
         from mini_claude.cli.demo import main as demo_main
 
         return demo_main(argv[1:])
+    if argv and argv[0] == "trust":
+        return _trust_main(argv[1:])
     args = build_parser().parse_args(argv)
     _setup_logging(args.debug)
     from mini_claude.cli.run import run_interactive, run_print
@@ -103,8 +112,36 @@ def _dispatch(argv: list[str]) -> int:
     return run_interactive(args)
 
 
-def _setup_logging(debug: bool) -> None:
-    import logging
+def _trust_main(argv: list[str]) -> int:
+    """`mini-claude trust [PATH]`: remember PATH's folder (its git root, else PATH) as trusted."""
+    from pathlib import Path
 
-    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, stream=sys.stderr,
-                        format="%(levelname)s %(name)s: %(message)s")
+    from mini_claude.cli.exit_codes import EXIT_OK, EXIT_USAGE
+    from mini_claude.cli.render import clean
+    from mini_claude.paths import state_dir, user_home
+    from mini_claude.trust import TrustStore, workspace_folder
+
+    parser = argparse.ArgumentParser(
+        prog="mini-claude trust",
+        description="Trust a folder: its git root (else the folder itself) and every folder inside it. Then its "
+                    ".claude/settings.json and settings.local.json may widen permissions (allow rules, modes, "
+                    "added directories, project MCP approvals) and its .env may choose the model endpoint.")
+    parser.add_argument("path", nargs="?", default=".", help="the folder (default: the current one)")
+    args = parser.parse_args(argv)
+    target = Path(args.path).expanduser()
+    if not target.is_dir():
+        sys.stderr.write(f"mini-claude trust: {clean(str(target))}: not a directory\n")
+        return EXIT_USAGE
+    folder = workspace_folder(target.absolute())
+    store = TrustStore.in_state_dir(state_dir())
+    store.record(folder)
+    print(f"Trusted {clean(str(folder))} (remembered in {store.path}).")
+    if folder.resolve() == user_home().resolve():
+        print("Trusting your home directory covers the home directory itself, not the folders inside it.")
+    return EXIT_OK
+
+
+def _setup_logging(debug: bool) -> None:
+    from mini_claude.cli.render import setup_logging
+
+    setup_logging(debug=debug)  # URL secrets redacted and server text cleaned in every record

@@ -9,6 +9,7 @@
     mcp remove [-s SCOPE] NAME
     mcp login NAME [--no-browser]          OAuth login for an http/sse server (browser + loopback redirect)
     mcp logout NAME                        forget the server's stored OAuth tokens
+    mcp accept NAME [--yes]                show a server's changed tool definitions (withheld) and pin them
 """
 
 from __future__ import annotations
@@ -16,13 +17,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mini_claude.cli.render import clean
-from mini_claude.cli.status import list_row, startup_note, state_record
-from mini_claude.errors import ConfigError, JsonRpcError, McpError, MiniClaudeError
+import mini_claude.mcp.protocol as protocol
+from mini_claude.cli.render import clean, setup_logging
+from mini_claude.cli.status import list_row, startup_note, state_record, withheld_note
+from mini_claude.errors import ConfigError, JsonRpcError, McpError, MiniClaudeError, ProtocolError
+from mini_claude.mcp.protocol import WITHHELD_LOG_KEY, WithheldTool
 
 if TYPE_CHECKING:
     from mini_claude.mcp.manager import McpManager, ServerState
@@ -37,6 +42,11 @@ EXIT_CONFIG = 3
 
 class _UsageError(Exception):
     pass
+
+
+def _warn(text: str) -> None:
+    """One line to stderr, through `clean` (errors and warnings quote server and config text)."""
+    sys.stderr.write(clean(text) + "\n")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,6 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p.add_argument("--no-browser", action="store_true", help="only print the login URL")
     common(p, json_flag=False)
+    p = sub.add_parser("accept", help="show a server's changed tool definitions and accept them")
+    p.add_argument("name")
+    p.add_argument("--yes", action="store_true", help="accept without asking (needed without a terminal)")
+    common(p, json_flag=False)
     p = sub.add_parser("logout", help="forget a server's stored OAuth tokens")
     p.add_argument("name")
     common(p, json_flag=False)
@@ -118,6 +132,7 @@ def _parse_add(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str]) -> int:
+    setup_logging()
     try:
         if argv and argv[0] == "add" and not any(a in ("-h", "--help") for a in argv[1:argv.index("--")
                                                                                   if "--" in argv else None]):
@@ -125,7 +140,7 @@ def main(argv: list[str]) -> int:
         else:
             args = build_parser().parse_args(argv)
     except _UsageError as exc:
-        sys.stderr.write(f"{exc}\n")
+        _warn(f"{exc}")
         return EXIT_CONFIG
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
@@ -136,13 +151,13 @@ def main(argv: list[str]) -> int:
             return _auth_command(args)
         return asyncio.run(_inspect(args))
     except ConfigError as exc:
-        sys.stderr.write(f"mini-claude mcp: {exc}\n")
+        _warn(f"mini-claude mcp: {exc}")
         return EXIT_CONFIG
     except McpError as exc:
-        sys.stderr.write(f"mini-claude mcp: {exc}\n")
+        _warn(f"mini-claude mcp: {exc}")
         return EXIT_UNREACHABLE
     except MiniClaudeError as exc:
-        sys.stderr.write(f"mini-claude mcp: {exc}\n")
+        _warn(f"mini-claude mcp: {exc}")
         return EXIT_CONFIG
 
 
@@ -171,7 +186,7 @@ def _edit(args: argparse.Namespace) -> int:
     errors = validate_entry(args.name, entry)
     if errors:
         for err in errors:
-            sys.stderr.write(f"mini-claude mcp: {err}\n")
+            _warn(f"mini-claude mcp: {err}")
         return EXIT_CONFIG
     path = add_server(args.name, entry, scope=args.scope, cwd=cwd, home=home)
     print(f"Added {entry.get('type', 'stdio')} MCP server {args.name!r} to {args.scope} config ({path})")
@@ -222,7 +237,7 @@ def _auth_command(args: argparse.Namespace) -> int:
     cfg = config.servers.get(args.name)
     if cfg is None:
         for err in config.errors:
-            sys.stderr.write(f"MCP config: {err}\n")
+            _warn(f"MCP config: {err}")
         known = ", ".join(sorted(config.servers)) or "none"
         raise ConfigError(f"no MCP server named {args.name!r} (configured: {known})")
     if cfg.type not in ("http", "sse"):
@@ -252,6 +267,7 @@ async def _inspect(args: argparse.Namespace) -> int:
     from mini_claude.cli.session import SessionOptions, build_env, load_servers, resolve_approvals
     from mini_claude.mcp.manager import McpManager, ServerStatus
     from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
+    from mini_claude.mcp.pinning import PinStore
     from mini_claude.paths import state_dir
     from mini_claude.settings import load_settings
 
@@ -264,9 +280,9 @@ async def _inspect(args: argparse.Namespace) -> int:
     settings = load_settings(cwd=cwd, home=user_home(env))
     config = load_servers(opts, env)
     for err in config.errors:
-        sys.stderr.write(f"MCP config: {err}\n")
+        _warn(f"MCP config: {err}")
     for warning in config.warnings:
-        sys.stderr.write(f"MCP config: {warning}\n")
+        _warn(f"MCP config: {warning}")
     servers = config.servers
     if args.command != "list":
         if args.name not in servers:
@@ -275,36 +291,60 @@ async def _inspect(args: argparse.Namespace) -> int:
         servers = {args.name: servers[args.name]}
     held = await resolve_approvals(config, settings, cwd=cwd, env=env, trust_all=args.trust_project_mcp, ask=None)
     manager = McpManager(servers.values(), env=env, held={k: v for k, v in held.items() if k in servers},
-                         era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME))
+                         era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME),
+                         pins=PinStore.default(env) if args.command == "accept" else None)
+    withheld = _WithheldTools()
+    logging.getLogger(protocol.__name__).addFilter(withheld)
     manager.start()
     try:
         await manager.wait_started()
         if args.command == "list":
-            return _print_list(manager, args.json)
+            return _print_list(manager, args.json, withheld.found)
         state = manager.states[args.name]
         if args.command == "get":
             return _print_get(state, args.json)
         if state.status is not ServerStatus.READY:
-            sys.stderr.write(f"mini-claude mcp: {args.name}: {state.status.value}: {state.error}\n")
+            _warn(f"mini-claude mcp: {args.name}: {state.status.value}: {state.error}")
             return EXIT_UNREACHABLE
+        if args.command == "accept":
+            from mini_claude.cli.pin_review import accept_command
+
+            return accept_command(manager, args.name, yes=args.yes, stdin=sys.stdin, out=sys.stdout, err=sys.stderr)
         if args.command == "tools":
-            return _print_tools(manager, state, args.json)
+            return _print_tools(manager, state, args.json, withheld.found.get(state.name, {}))
         return await _call(manager, state, args)
     finally:
         await manager.aclose()
+        logging.getLogger(protocol.__name__).removeFilter(withheld)
 
 
-def _print_list(manager: McpManager, as_json: bool) -> int:
+class _WithheldTools(logging.Filter):
+    """Collects the tools the tool reader withholds (their warning records carry a `WithheldTool`), by server and
+    tool name, so `mcp list` / `mcp tools` show each with its reason rather than as a bare log line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: dict[str, dict[str, WithheldTool]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        item = getattr(record, WITHHELD_LOG_KEY, None)
+        if not isinstance(item, WithheldTool):
+            return True
+        self.found.setdefault(item.server, {})[item.name] = item
+        return False
+
+
+def _print_list(manager: McpManager, as_json: bool, withheld: Mapping[str, Mapping[str, WithheldTool]]) -> int:
     states = list(manager.states.values())
     if as_json:
-        print(json.dumps([state_record(s) for s in states], indent=2))
+        print(json.dumps([state_record(s, list(withheld.get(s.name, {}).values())) for s in states], indent=2))
         return EXIT_OK
     if not states:
         print("No MCP servers configured. Add one with: mini-claude mcp add NAME -- COMMAND [ARGS…]")
         return EXIT_OK
     width = max(len(s.name) for s in states)
     for s in states:
-        print(clean(list_row(s, width)))
+        print(clean(list_row(s, width, list(withheld.get(s.name, {}).values()))))
     return EXIT_OK
 
 
@@ -327,50 +367,57 @@ def _print_get(state: ServerState, as_json: bool) -> int:
     return EXIT_OK
 
 
-def _print_tools(manager: McpManager, state: ServerState, as_json: bool) -> int:
+def _print_tools(manager: McpManager, state: ServerState, as_json: bool,
+                 withheld: Mapping[str, WithheldTool]) -> int:
     table = manager.name_table()
     rows: list[dict[str, Any]] = [
         {"name": t.name, "qualified_name": table.qualified(state.name, t.name), "description": t.description or "",
          "input_schema": t.input_schema, "read_only": t.read_only_hint} for t in state.tools]
+    note = withheld_note(list(withheld.values()))
     if as_json:
         print(json.dumps(rows, indent=2))
+        if note:
+            _warn(f"mini-claude mcp: {state.name}: {note}")
         return EXIT_OK
     for row in rows:
         first = (row["description"].strip().splitlines() or [""])[0]
         print(clean(f"{row['qualified_name']}  {first[:100]}"))
+    if note:
+        print(clean(note))
     return EXIT_OK
 
 
 async def _call(manager: McpManager, state: ServerState, args: argparse.Namespace) -> int:
     from mini_claude.mcp.content import convert_result
     from mini_claude.paths import state_dir
+    from mini_claude.spill import session_spill_dir
 
     try:
         arguments = json.loads(args.arguments)
     except json.JSONDecodeError as exc:
-        sys.stderr.write(f"mini-claude mcp: JSON_ARGS is not valid JSON: {exc.msg} at column {exc.colno}\n")
+        _warn(f"mini-claude mcp: JSON_ARGS is not valid JSON: {exc.msg} at column {exc.colno}")
         return EXIT_CONFIG
     if not isinstance(arguments, dict):
-        sys.stderr.write("mini-claude mcp: JSON_ARGS must be a JSON object\n")
+        _warn("mini-claude mcp: JSON_ARGS must be a JSON object")
         return EXIT_CONFIG
     if args.tool not in {t.name for t in state.tools}:
-        sys.stderr.write(f"mini-claude mcp: {state.name} has no tool {args.tool!r} "
-                         f"(see `mini-claude mcp tools {state.name}`)\n")
+        _warn(f"mini-claude mcp: {state.name} has no tool {args.tool!r} "
+              f"(see `mini-claude mcp tools {state.name}`)")
         return EXIT_CONFIG
     try:
         result = await manager.call_tool(state.name, args.tool, arguments)
-    except JsonRpcError as exc:  # the server answered: the call itself failed
-        sys.stderr.write(f"mini-claude mcp: {exc}\n")
+    except (JsonRpcError, ProtocolError) as exc:  # the server answered (an error, or a reply we refused)
+        _warn(f"mini-claude mcp: {exc}")
         return EXIT_TOOL_ERROR
     if args.json:
         print(json.dumps(result.raw, indent=2))
     else:
-        converted = convert_result(result, spill_dir=state_dir() / "tool-output" / "cli", stem=args.tool)
+        converted = convert_result(result, spill_dir=session_spill_dir(state_dir(), "cli"), stem=args.tool)
         for block in converted.blocks:
             if block.get("type") == "text":
                 print(clean(block["text"]))
             else:
-                print(f"[{block.get('type')} block]")
+                print(clean(f"[{block.get('type')} block]"))
         for warning in converted.warnings:
-            sys.stderr.write(f"warning: {warning}\n")
+            _warn(f"warning: {warning}")
     return EXIT_TOOL_ERROR if result.is_error else EXIT_OK

@@ -2,7 +2,7 @@
 
 Rich rendering (markdown, diffs) when stdout is a terminal; plain text otherwise. In print mode (`-p`) only the
 final answer goes to stdout; everything else goes to stderr. Server-supplied text reaches the screen only
-through `clean()`, which strips terminal control sequences.
+through `clean()`, which strips terminal control sequences, C1 controls, bidi overrides and invisible characters.
 """
 
 from __future__ import annotations
@@ -15,16 +15,50 @@ from typing import IO, Any
 from mini_claude.models.base import AssistantTurn
 from mini_claude.tools.base import ToolResult
 
-__all__ = ["TerminalUI", "clean", "format_tool_call"]
+__all__ = ["TerminalUI", "clean", "format_tool_call", "setup_logging"]
 
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
+# Whole escape sequences first, so their parameters do not survive as stray text: control strings (OSC — incl.
+# OSC 8 hyperlinks —, DCS, SOS, PM, APC; 7-bit or C1 introducer, ended by BEL or ST), CSI sequences (7-bit or the
+# C1 byte U+009B), then any other ESC sequence (ESC, intermediates, final: `ESC ( B`, `ESC c`, …).
+_ESCAPES = re.compile(
+    r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|\x1b[ -/]*[0-~]"
+)
+# Then every character that controls or hides rather than shows: C0 but \n and \t (\r too: it overwrites a line),
+# DEL, C1 (U+0080–U+009F, which some terminals read as ESC sequences), the bidi embeddings/overrides/isolates and
+# marks (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C: they reorder what is shown, "Trojan Source"), and
+# invisible characters that make two different texts look the same: zero-width space, word joiner and invisible
+# operators, BOM, interlinear annotation, Unicode tag characters (which can smuggle hidden ASCII). Zero-width
+# (non-)joiners (U+200C/D) and variation selectors stay: emoji sequences and several scripts need them.
+_HIDDEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069"
+    "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
 RESULT_PREVIEW_LINES = 4
 RESULT_PREVIEW_CHARS = 300
 
 
 def clean(text: str) -> str:
-    """Remove terminal escape/control sequences (keeps newlines and tabs)."""
-    return _CONTROL.sub("", text)
+    """`text` fit for the terminal: escape sequences, control characters (but newlines and tabs), C1 controls,
+    bidi overrides/isolates and invisible format characters removed. The one door for text from servers,
+    repositories and models to the screen. The result never holds ESC or a C1 control, whatever the input."""
+    if _HIDDEN.search(text) is None:  # the usual case: one scan, no copy
+        return text
+    return _HIDDEN.sub("", _ESCAPES.sub("", text))
+
+
+def setup_logging(*, debug: bool = False) -> None:
+    """Log to stderr: warnings and errors (everything with `debug`), every record with the secrets in its URLs
+    redacted (`logredact`, httpx's request lines included) and passed through `clean` (records quote server
+    text)."""
+    import logging
+
+    from mini_claude.logredact import add_redaction
+
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")
+    add_redaction(scrub=clean)
 
 
 def format_tool_call(name: str, args: dict[str, Any], limit: int = 200) -> str:

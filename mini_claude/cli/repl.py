@@ -15,15 +15,20 @@ import json
 import signal
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from mini_claude.cli.approval_prompt import server_approval_prompt
+from mini_claude.cli.pin_review import accept_in_session, ask_review
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.session import start_session
 from mini_claude.cli.status import server_line
 from mini_claude.errors import MiniClaudeError
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
+from mini_claude.mcp.pinning import PinReview
 from mini_claude.paths import state_dir
+from mini_claude.trust import trust_question
 
 if TYPE_CHECKING:
     from mini_claude.mcp.auth import Authorizer
@@ -35,11 +40,12 @@ SLASH_COMMANDS = {
     "/clear": "forget the conversation",
     "/cost": "tokens used in this session",
     "/model": "show or set the model: /model NAME",
-    "/mcp": "status of every MCP server; /mcp login NAME, /mcp logout NAME: OAuth for an http/sse server",
+    "/mcp": "status of every MCP server; /mcp login NAME, /mcp logout NAME: OAuth for an http/sse server; "
+            "/mcp accept NAME: accept a server's changed tool definitions",
     "/exit": "leave (also: exit, quit, Ctrl+D)",
 }
-MCP_USAGE = "usage: /mcp | /mcp login NAME | /mcp logout NAME"
-_COMPLETIONS = [*SLASH_COMMANDS, "/mcp login", "/mcp logout"]
+MCP_USAGE = "usage: /mcp | /mcp login NAME | /mcp logout NAME | /mcp accept NAME"
+_COMPLETIONS = [*SLASH_COMMANDS, "/mcp login", "/mcp logout", "/mcp accept"]
 
 # builds the interactive half of a login for one server (tests pass a headless one)
 AuthorizerFactory = Callable[[ServerConfig, TextIO], "Authorizer"]
@@ -52,6 +58,7 @@ class Repl:
         self.parts: Any = None  # SessionParts, once run() started the session
         self._turn: asyncio.Task[Any] | None = None
         self._session: Any = None
+        self._reviews: list[str] = []  # servers with changed tool definitions to ask about before the next turn
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession
@@ -63,7 +70,8 @@ class Repl:
         self._session = PromptSession(history=FileHistory(str(history_dir / "repl-history")),
                                       completer=WordCompleter(_COMPLETIONS, sentence=True))
         self.parts = await start_session(self.args, self.ui, ask_server=self._ask_server,
-                                         ask_permission=self._ask_permission, on_server_change=self._server_changed)
+                                         ask_permission=self._ask_permission, on_server_change=self._server_changed,
+                                         ask_trust=self._ask_trust, on_tools_review=self._tools_review)
         self.ui.info(f"mini-claude — model {self.parts.agent.model.name}; /help for commands, Ctrl+D to exit")
         try:
             pending = self.args.prompt
@@ -104,7 +112,18 @@ class Repl:
             else:
                 loop.remove_signal_handler(signal.SIGINT)
 
+    def _tools_review(self, review: PinReview) -> None:
+        """A server's tools changed since accepted (withheld) or it has new ones: say so now, ask before the next
+        turn (a question cannot interrupt the prompt the user is typing at)."""
+        for note in review.notes():
+            self.ui.info(clean(note))
+        if review.changed and review.server not in self._reviews:
+            self.ui.warn(clean(f"{review.warning()}; you will be asked before the next turn"))
+            self._reviews.append(review.server)
+
     async def _run_turn(self, text: str) -> None:
+        while self._reviews:
+            await ask_review(self.parts.manager, self._reviews.pop(0), self._yes, self.ui, sys.stderr)
         outcome = await self._interruptible(self.parts.agent.run(text), "interrupted")
         if outcome is not None and outcome.stop == "max_turns":
             self.ui.warn(f"stopped after {self.parts.agent.max_turns} turns (--max-turns)")
@@ -170,9 +189,15 @@ class Repl:
             if answer[:1] in choices:
                 return choices[answer[:1]]
 
+    async def _yes(self, question: str) -> bool:
+        return await self._ask(question, {"y": "yes", "n": "no"}) == "yes"
+
+    async def _ask_trust(self, folder: Path, ignored: list[str]) -> bool:
+        print("\n".join(clean(line) for line in trust_question(folder, ignored)), file=sys.stderr)
+        return await self._ask("Do you trust the files in this folder?", {"y": "yes", "n": "no"}) == "yes"
+
     async def _ask_server(self, cfg: ServerConfig) -> str:
-        what = cfg.url if cfg.url else " ".join([cfg.command or "", *cfg.args])
-        print(f"Project MCP server {cfg.name!r} from {cfg.source} wants to run: {clean(what)}", file=sys.stderr)
+        print("\n".join(server_approval_prompt(cfg, Path.cwd())), file=sys.stderr)
         return await self._ask("Start it?", {"y": "approve", "a": "approve-all", "n": "deny"})
 
     async def _ask_permission(self, tool: Any, args: dict[str, Any]) -> str:
@@ -191,6 +216,9 @@ async def mcp_command(manager: McpManager, args: str, ui: TerminalUI, *,
     words = args.split()
     if not words:
         _print_servers(manager, stream)
+        return
+    if words[:1] == ["accept"] and len(words) == 2:
+        accept_in_session(manager, words[1], ui, stream)
         return
     if words[0] not in ("login", "logout") or len(words) != 2:
         ui.warn(MCP_USAGE)

@@ -1,7 +1,13 @@
 """Assembling one agent session from flags, environment and config files: model, tools, gate, MCP servers.
 
 `start_session` is the one start both front ends share (`-p` in run.py, the REPL in repl.py): flags → options,
-warnings about config problems, project-server approvals, the session, MCP servers starting in the background.
+workspace trust, warnings about config problems, project-server approvals, the session, MCP servers starting in
+the background.
+
+Trust (`settle_trust`): until the folder is trusted (`mini_claude.trust`) what its project settings would widen is
+dropped and its `.env` may give the model client only credentials and a model name, with one warning line saying
+what was ignored. The session's environment — what MCP servers, shell commands, `${VAR}` expansion and the state
+directory see — is always the real process environment; `.env` values reach the model client alone.
 """
 
 from __future__ import annotations
@@ -22,31 +28,38 @@ from mini_claude.mcp.approval import ApprovalStore, approval_hint, approval_stat
 from mini_claude.mcp.config import LoadedConfig, ServerConfig, load_mcp_config
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
 from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
+from mini_claude.mcp.pinning import PinReview, PinStore
 from mini_claude.models.base import Model
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
-from mini_claude.settings import Settings, load_settings
+from mini_claude.settings import Settings, load_settings, without_project_widening
 from mini_claude.skills.local import discover_local_skills
 from mini_claude.skills.registry import SkillRegistry
 from mini_claude.tools.base import Tool, ToolContext
 from mini_claude.tools.mcp_tool import McpToolAdapters
 from mini_claude.tools.skill import SkillTool
+from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
 
 __all__ = [
+    "AskTrustFn",
     "SessionOptions",
     "SessionParts",
+    "additional_dirs",
     "build_env",
     "build_session",
     "load_servers",
     "load_session_settings",
     "options_from_args",
+    "read_project_dotenv",
     "report_config_problems",
     "report_rule_problems",
     "resolve_approvals",
+    "settle_trust",
     "start_session",
 ]
 
 ApproveFn = Callable[[ServerConfig], Awaitable[str]]  # -> "approve" | "approve-all" | "deny"
+AskTrustFn = Callable[[Path, list[str]], Awaitable[bool]]  # (folder, what trust would enable) -> trust it?
 
 
 @dataclass
@@ -60,6 +73,7 @@ class SessionOptions:
     trust_project_mcp: bool = False
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
+    trust: bool = False  # --trust: trust the folder for this run and remember it
 
 
 @dataclass
@@ -73,16 +87,67 @@ class SessionParts:
     skills: SkillRegistry | None = None  # local and MCP-served skills (`await skills.settle()` before a -p run)
 
 
-def build_env(cwd: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The process environment plus `.env` in the working directory (the environment wins)."""
+def build_env(cwd: Path | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The session's environment: the real process environment (`base`, default `os.environ`), whatever folder
+    `cwd` is. A project's `.env` deliberately never enters it (see `read_project_dotenv` and `settle_trust`)."""
+    return dict(os.environ if base is None else base)
+
+
+def read_project_dotenv(cwd: Path, home: Path) -> dict[str, str]:
+    """The working directory's `.env`, parsed (python-dotenv); {} when absent. A `.env` in the home directory is
+    not a project's and is not read."""
     from mini_claude.models.factory import load_dotenv
 
-    env = dict(os.environ if base is None else base)
-    dotenv = cwd / ".env"
-    if dotenv.is_file():
-        for key, value in load_dotenv(dotenv).items():
-            env.setdefault(key, value)
-    return env
+    path = cwd / ".env"
+    try:
+        if cwd.resolve() == home.resolve() or not path.is_file():
+            return {}
+    except OSError:
+        return {}
+    return load_dotenv(path)
+
+
+async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: Settings, ui: TerminalUI, *,
+                       ask: AskTrustFn | None) -> tuple[Settings, dict[str, str], bool]:
+    """Decide whether the folder is trusted (asking through `ask` when interactive and it matters) and return
+    (settings to use, the model client's environment, trusted). Untrusted: the settings without what project files
+    widen, and one warning line naming what was ignored and how to trust the folder."""
+    from mini_claude.models.factory import model_environment
+
+    home, state = user_home(env), state_dir(env)
+    trust = check_trust(opts.cwd, home=home, state=state)
+    dotenv = read_project_dotenv(opts.cwd, home)
+    restricted, ignored = without_project_widening(settings)
+    untrusted_env = model_environment(env, dotenv, trusted=False)
+    if untrusted_env.ignored:
+        ignored.append(f".env {', '.join(untrusted_env.ignored)}")
+    decision = decide_trust(trust, trust_flag=opts.trust, can_ask=ask is not None, has_widening=bool(ignored))
+    if decision is TrustDecision.ASK:
+        assert ask is not None
+        decision = TrustDecision.REMEMBER if await ask(trust.folder, ignored) else TrustDecision.UNTRUSTED
+    if decision is TrustDecision.REMEMBER:
+        store = TrustStore.in_state_dir(state)
+        store.record(trust.folder)
+        ui.info(f"trusted {trust.folder} (remembered in {store.path})")
+    if decision is TrustDecision.UNTRUSTED:
+        if ignored:
+            ui.warn(untrusted_line(trust.folder, ignored))
+        return restricted, untrusted_env.env, False
+    return settings, model_environment(env, dotenv, trusted=True).env, True
+
+
+def additional_dirs(settings: Settings, cwd: Path, home: Path) -> list[Path]:
+    """`permissions.additionalDirectories` as absolute paths (`~` is the home directory, relative means under
+    `cwd`). Pass settings already filtered for trust: a project's list counts only in a trusted folder."""
+    dirs: list[Path] = []
+    for item in settings.additional_directories:
+        text = item.text.strip()
+        if text == "~" or text.startswith("~/"):
+            path = home / text[2:]
+        else:
+            path = Path(text) if Path(text).is_absolute() else cwd / text
+        dirs.append(path)
+    return dirs
 
 
 def load_servers(opts: SessionOptions, env: Mapping[str, str]) -> LoadedConfig:
@@ -98,20 +163,30 @@ async def resolve_approvals(
     env: Mapping[str, str],
     trust_all: bool,
     ask: ApproveFn | None,
+    trusted: bool = False,
 ) -> dict[str, tuple[ServerStatus, str]]:
     """Decide which project-level servers may start. Returns the servers held back, with status and reason.
 
     Interactive (`ask` given): each unknown server is asked once (approve / approve all / deny) and the answer
     is remembered with the server's fingerprint. Non-interactive: unknown servers are held with a hint that
     names the setting which approves them.
+
+    The approval keys of settings (`enableAllProjectMcpServers`, `enabledMcpjsonServers`) count from the user's
+    file always and from the project's files only when the folder is `trusted`; `disabledMcpjsonServers` counts
+    from every file and wins over everything, the flag included (a repository may always switch its own servers
+    off).
     """
     store = ApprovalStore.default(env)
+    approval_keys = _approval_settings(settings, trusted)
+    disabled = set(approval_keys["disabledMcpjsonServers"])
     held: dict[str, tuple[ServerStatus, str]] = {}
     approve_all = False
     for cfg in config.servers.values():
         if cfg.disabled:
             continue
-        state = approval_state(cfg, project=cwd, store=store, user_settings=settings.user, trust_all=trust_all)
+        state = approval_state(cfg, project=cwd, store=store, user_settings=approval_keys, trust_all=trust_all)
+        if cfg.needs_project_approval() and cfg.name in disabled:
+            state = "denied"
         if state == "approved":
             continue
         if state == "denied":
@@ -122,7 +197,7 @@ async def resolve_approvals(
             store.record(cwd, cfg, "approved")
             continue
         if ask is None:
-            held[cfg.name] = (ServerStatus.NEEDS_APPROVAL, approval_hint(cfg.name))
+            held[cfg.name] = (ServerStatus.NEEDS_APPROVAL, approval_hint(cfg, store.prior(cwd, cfg)))
             continue
         answer = await ask(cfg)
         if answer in ("approve", "approve-all"):
@@ -132,6 +207,27 @@ async def resolve_approvals(
             store.record(cwd, cfg, "denied")
             held[cfg.name] = (ServerStatus.DISABLED, "denied by you for this project")
     return held
+
+
+def _approval_settings(settings: Settings, trusted: bool) -> dict[str, Any]:
+    """The user's settings with the approval keys of every file merged in as the docstring of
+    `resolve_approvals` says (lists joined)."""
+    view = dict(settings.user)
+    enabled = _names(settings.user.get("enabledMcpjsonServers"))
+    disabled = _names(settings.user.get("disabledMcpjsonServers"))
+    for raw in (settings.project, settings.local):
+        disabled += _names(raw.get("disabledMcpjsonServers"))
+        if trusted:
+            enabled += _names(raw.get("enabledMcpjsonServers"))
+            if raw.get("enableAllProjectMcpServers") is True:
+                view["enableAllProjectMcpServers"] = True
+    view["enabledMcpjsonServers"] = enabled
+    view["disabledMcpjsonServers"] = disabled
+    return view
+
+
+def _names(value: Any) -> list[str]:
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
 def build_session(
@@ -163,7 +259,7 @@ def build_session(
             on_server_change(state)
 
     manager = McpManager(config.servers.values(), env=env, held=held, on_change=server_changed,
-                         era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME))
+                         era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME), pins=PinStore.default(env))
     mode_name = opts.mode or settings.default_mode or "default"
     try:
         mode = PermissionMode.parse(mode_name)
@@ -172,7 +268,8 @@ def build_session(
     rules = RuleSet.from_settings(settings)
     if opts.allowed_tools or opts.disallowed_tools:
         rules = rules.with_cli(allow=opts.allowed_tools, deny=opts.disallowed_tools)
-    gate = PermissionGate(mode, rules, ask=ask_permission, cwd=opts.cwd, server_of=manager.server_of)
+    gate = PermissionGate(mode, rules, ask=ask_permission, cwd=opts.cwd, server_of=manager.server_of,
+                          additional_dirs=additional_dirs(settings, opts.cwd, user_home(env)))
     builtins = builtin_tools()
     mcp_tools = McpToolAdapters(manager)
 
@@ -184,7 +281,7 @@ def build_session(
         return build_system_prompt(opts.cwd, manager.instructions(), listed)
 
     spill_dir = state_dir(env) / "tool-output" / uuid.uuid4().hex[:12]
-    ctx = ToolContext(cwd=opts.cwd, spill_dir=spill_dir)
+    ctx = ToolContext(cwd=opts.cwd, spill_dir=spill_dir, is_denied=gate.is_denied)
 
     def cap(result: Any, context: ToolContext, name: str) -> Any:
         return cap_result(result, context, tool_name=name, max_chars=MAX_RESULT_CHARS)
@@ -212,6 +309,7 @@ def options_from_args(args: argparse.Namespace, cwd: Path) -> SessionOptions:
         cwd=cwd, model=args.model, mode=mode, max_turns=args.max_turns, mcp_config=list(args.mcp_config),
         strict_mcp_config=args.strict_mcp_config, trust_project_mcp=args.trust_project_mcp,
         allowed_tools=list(args.allowed_tools), disallowed_tools=list(args.disallowed_tools),
+        trust=bool(getattr(args, "trust", False)),
     )
 
 
@@ -241,22 +339,28 @@ async def start_session(
     ask_server: ApproveFn | None = None,
     ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None = None,
     on_server_change: Callable[[ServerState], None] | None = None,
+    ask_trust: AskTrustFn | None = None,
+    on_tools_review: Callable[[PinReview], None] | None = None,
 ) -> SessionParts:
     """A session from the command line's flags, its MCP servers starting in the background (not waited for).
 
-    Project servers not yet approved are asked about through `ask_server` (the REPL); without it (`-p`) they are
-    held back and a warning names the setting that approves them."""
+    An untrusted folder is asked about through `ask_trust` (the REPL), only when it holds something trust would
+    change; without it (`-p`) it stays untrusted for this run. Project servers not yet approved are asked about
+    through `ask_server` (the REPL); without it they are held back and a warning names the setting that approves
+    them."""
     from mini_claude.models.factory import create_model
 
     cwd = Path.cwd()
     env = build_env(cwd)
     opts = options_from_args(args, cwd)
     settings = load_session_settings(cwd, env)
+    full_settings = settings
+    settings, model_env, trusted = await settle_trust(opts, env, settings, ui, ask=ask_trust)
     config = load_servers(opts, env)
     report_config_problems(ui, settings, config)
-    model = create_model(opts.model or settings.model, env)
+    model = create_model(opts.model or settings.model, model_env)
     held = await resolve_approvals(config, settings, cwd=cwd, env=env, trust_all=opts.trust_project_mcp,
-                                   ask=ask_server)
+                                   ask=ask_server, trusted=trusted)
     for status, reason in held.values():
         if status is ServerStatus.NEEDS_APPROVAL:
             ui.warn(reason)
@@ -264,5 +368,15 @@ async def start_session(
                           ask_permission=ask_permission, on_server_change=on_server_change)
     # the gate's rule set (whose `errors` are the malformed rules, dropped) exists only from here
     report_rule_problems(ui, parts.gate.rules)
+    if settings is not full_settings:  # a malformed rule the folder's distrust dropped is still worth fixing
+        shown = {str(err) for err in parts.gate.rules.errors}
+        for err in RuleSet.from_settings(full_settings).errors:
+            if str(err) not in shown:
+                ui.warn(f"permissions: {err} (rule ignored)")
+    # a tool whose definition changed since it was accepted is withheld (mcp/pinning.py): the REPL asks about it
+    # (`on_tools_review`); -p says so in one warning line per server
+    from mini_claude.cli.pin_review import report_review
+
+    parts.manager.pins.on_review = on_tools_review or (lambda review: report_review(ui, review))
     parts.manager.start()
     return parts

@@ -3,11 +3,13 @@ the `mini-claude mcp list` row, and the `--json` record. Text only; callers prin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from mini_claude.mcp.manager import ServerState, ServerStatus
+from mini_claude.mcp.protocol import WithheldTool
 
-__all__ = ["list_row", "server_line", "startup_note", "state_record"]
+__all__ = ["list_row", "server_line", "startup_note", "state_record", "withheld_note"]
 
 LOGIN_HINT = "mini-claude mcp login {name}"
 
@@ -29,23 +31,35 @@ def server_line(state: ServerState) -> str:
     return f"{line} · {note}" if note else line
 
 
-def list_row(state: ServerState, name_width: int) -> str:
-    """One row of `mcp list`: name, status, then the detail (tool count and start time, or the reason)."""
+def withheld_note(withheld: Sequence[WithheldTool]) -> str:
+    """`1 tool withheld: deep_tool: input schema nested deeper than 64 levels` ("" for none; several are joined
+    with "; ")."""
+    if not withheld:
+        return ""
+    n = len(withheld)
+    return f"{n} tool{'s' if n != 1 else ''} withheld: " + "; ".join(str(item) for item in withheld)
+
+
+def list_row(state: ServerState, name_width: int, withheld: Sequence[WithheldTool] = ()) -> str:
+    """One row of `mcp list`: name, status, then the detail (tool count and start time, or the reason), then the
+    tools withheld from the model (too deeply nested) with their reasons."""
     summary = state.summary()
     if state.status is ServerStatus.NEEDS_AUTH:
         hint = LOGIN_HINT.format(name=state.name)
         if hint not in summary:
             summary = f"{summary}; run `{hint}`" if summary else f"run `{hint}`"
-    note = startup_note(state)
-    if note:
-        summary = f"{summary} · {note}"
+    for note in (startup_note(state), withheld_note(withheld)):
+        if note:
+            summary = f"{summary} · {note}"
     return f"{state.name:<{name_width}}  {state.status.label:<14}  {summary}".rstrip()
 
 
-def state_record(state: ServerState) -> dict[str, Any]:
-    """The `--json` form of a server's state. `startup_s`: seconds its last successful start took (null if none)."""
+def state_record(state: ServerState, withheld: Sequence[WithheldTool] = ()) -> dict[str, Any]:
+    """The `--json` form of a server's state. `startup_s`: seconds its last successful start took (null if none);
+    `withheld_tools` (only when some are): `[{"name", "reason"}]` of the tools not offered to the model."""
     ready = state.status is ServerStatus.READY
     return {"name": state.name, "status": state.status.value,
             "tools": len(state.tools) if ready else None,
             "error": state.error, "source": state.config.source, "type": state.config.type,
-            "startup_s": round(state.startup_s, 3) if ready and state.startup_s is not None else None}
+            "startup_s": round(state.startup_s, 3) if ready and state.startup_s is not None else None,
+            **({"withheld_tools": [{"name": w.name, "reason": w.reason} for w in withheld]} if withheld else {})}

@@ -1,10 +1,14 @@
 """Approval of project-level MCP servers: a server defined in a repository's `.mcp.json` (or
 `.claude/settings.json`) runs a command of that repository's choosing, so it never starts until the user says so.
 
-Decisions are remembered per project directory in `<state dir>/project-mcp-approvals.json` (mode 0600) together
-with the server's fingerprint; when the entry changes (another command, args, URL, env or header names) the
-fingerprint changes and the user is asked again. Claude Code's user-settings keys `enableAllProjectMcpServers`,
-`enabledMcpjsonServers` and `disabledMcpjsonServers` are honoured as well.
+Decisions are remembered per project directory in `<state dir>/project-mcp-approvals.json` (mode 0600, replaced
+atomically) together with a digest of each part of the entry that decides what runs or where data goes: type,
+command, args, cwd, url, each env variable (name and value), each header (name and value), headersHelper and
+oauth. Any change asks again, and `PriorDecision.changes` says what changed ("its headersHelper was added",
+"env PYTHONPATH changed"). Only digests are stored, never values: env and header values are often secrets.
+A record from before the per-part digests (a single "fingerprint") counts as changed: it is asked again.
+Claude Code's user-settings keys `enableAllProjectMcpServers`, `enabledMcpjsonServers` and
+`disabledMcpjsonServers` are honoured as well.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ import hashlib
 import json
 import logging
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.paths import state_dir
@@ -27,8 +32,11 @@ __all__ = [
     "ApprovalState",
     "ApprovalStore",
     "Decision",
+    "PriorDecision",
     "approval_hint",
     "approval_state",
+    "describe_changes",
+    "fingerprint_fields",
     "server_fingerprint",
 ]
 
@@ -40,21 +48,85 @@ Decision = Literal["approved", "denied"]
 ApprovalState = Literal["approved", "denied", "ask"]
 _DECISIONS = ("approved", "denied")
 
+# Salt of every digest: a stored digest is of this tool, this server and this part, never a bare value (so a
+# table of precomputed hashes of common values does not read the file).
+_DIGEST_DOMAIN = "mini-claude project-mcp approval v2"
+# The whole-value parts, in the order changes are reported; env and headers follow, one entry per name.
+_SCALAR_PARTS = ("type", "command", "args", "cwd", "url", "headersHelper", "oauth")
+_MAP_PARTS = (("env", "env"), ("headers", "header"))  # (key in the record, word in a change)
+_LEGACY_CHANGE = ("the decision was made by an older mini-claude, which did not check env values, headers, "
+                  "headersHelper or oauth")
+_PLAIN_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
-def server_fingerprint(cfg: ServerConfig) -> str:
-    """sha256 (hex) of what decides what a server runs or talks to: type, command, args, cwd, url, and the
-    sorted names (not values: rotating a token must not re-ask) of its env variables and headers."""
-    material = {
+# {part: digest} for the scalar parts, {"env": {name: digest}, "headers": {name: digest}} for the maps.
+Fields = dict[str, Any]
+
+
+class PriorDecision(NamedTuple):
+    """What the user decided for a server of this name in this project, and what changed since (empty: the
+    decision covers the entry as it is now)."""
+
+    decision: Decision
+    changes: tuple[str, ...]
+
+
+def _digest(cfg: ServerConfig, part: str, value: Any) -> str:
+    text = json.dumps([_DIGEST_DOMAIN, cfg.name, part, value], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def fingerprint_fields(cfg: ServerConfig) -> Fields:
+    """A digest of each part of `cfg` that decides what runs or where data goes (parts that are absent are left
+    out, so adding one reads as "added"). Values are the expanded ones: what would actually run."""
+    scalars: dict[str, Any] = {
         "type": cfg.type,
         "command": cfg.command,
         "args": list(cfg.args),
         "cwd": cfg.cwd,
         "url": cfg.url,
-        "env_keys": sorted(cfg.env),
-        "header_keys": sorted(cfg.headers),
+        "headersHelper": cfg.headers_helper,
+        "oauth": cfg.oauth or None,
     }
-    text = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    fields: Fields = {part: _digest(cfg, part, value) for part, value in scalars.items() if value is not None}
+    fields["env"] = {name: _digest(cfg, f"env:{name}", value) for name, value in cfg.env.items()}
+    fields["headers"] = {name: _digest(cfg, f"header:{name}", value) for name, value in cfg.headers.items()}
+    return fields
+
+
+def server_fingerprint(cfg: ServerConfig) -> str:
+    """sha256 (hex) over `fingerprint_fields(cfg)`: equal exactly when every part that matters is equal."""
+    text = json.dumps(fingerprint_fields(cfg), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _shown_name(name: str) -> str:
+    # env and header names are the repository's text: quoted (ASCII-escaped) unless plainly a name
+    return name if _PLAIN_NAME_RE.match(name) else json.dumps(name)
+
+
+def describe_changes(before: Fields, after: Fields) -> list[str]:
+    """What differs between two `fingerprint_fields` results, one phrase each, in a fixed order:
+    "its command changed", "headersHelper was added", "env PYTHONPATH was added", "header X-Key was removed"."""
+    changes: list[str] = []
+    for part in _SCALAR_PARTS:
+        old, new = before.get(part), after.get(part)
+        if old == new:
+            continue
+        changes.append(f"{part} was added" if old is None else f"{part} was removed" if new is None
+                       else f"its {part} changed")
+    for part, word in _MAP_PARTS:
+        old_map, new_map = _digest_map(before.get(part)), _digest_map(after.get(part))
+        for name in sorted(old_map.keys() | new_map.keys()):
+            old, new = old_map.get(name), new_map.get(name)
+            if old == new:
+                continue
+            verb = "was added" if old is None else "was removed" if new is None else "changed"
+            changes.append(f"{word} {_shown_name(name)} {verb}")
+    return changes
+
+
+def _digest_map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _project_key(project: Path) -> str:
@@ -105,23 +177,32 @@ class ApprovalStore:
             self.warnings.append(message)
             log.warning("%s", message)
 
+    def prior(self, project: Path, cfg: ServerConfig) -> PriorDecision | None:
+        """The remembered decision for a server named `cfg.name` in `project` and what changed since (None:
+        never decided). A record without per-part digests (the older format) has one change saying so."""
+        record = self._read().get(_project_key(project), {}).get(cfg.name)
+        if not isinstance(record, dict) or record.get("decision") not in _DECISIONS:
+            return None
+        decision: Decision = "approved" if record["decision"] == "approved" else "denied"
+        fields = record.get("fields")
+        if not isinstance(fields, dict):
+            return PriorDecision(decision, (_LEGACY_CHANGE,))
+        return PriorDecision(decision, tuple(describe_changes(fields, fingerprint_fields(cfg))))
+
     def lookup(self, project: Path, cfg: ServerConfig) -> Decision | None:
         """The remembered decision for `cfg` in `project`, or None: never decided, or decided for an entry
-        whose fingerprint differs from `cfg`'s now."""
-        record = self._read().get(_project_key(project), {}).get(cfg.name)
-        if not isinstance(record, dict) or record.get("fingerprint") != server_fingerprint(cfg):
-            return None
-        decision = record.get("decision")
-        return decision if decision in _DECISIONS else None
+        that differs from `cfg` in any part that matters."""
+        prior = self.prior(project, cfg)
+        return prior.decision if prior is not None and not prior.changes else None
 
     def record(self, project: Path, cfg: ServerConfig, decision: Decision) -> None:
-        """Remember `decision` for `cfg` (with its current fingerprint) in `project`."""
+        """Remember `decision` for `cfg` (with the digests of its parts) in `project`."""
         if decision not in _DECISIONS:
             raise ValueError(f"decision must be 'approved' or 'denied', not {decision!r}")
         data = self._read()  # re-read: another session may have recorded something since
         data.setdefault(_project_key(project), {})[cfg.name] = {
             "decision": decision,
-            "fingerprint": server_fingerprint(cfg),
+            "fields": fingerprint_fields(cfg),
         }
         self._write(data)
 
@@ -177,9 +258,15 @@ def approval_state(
     return decision if decision is not None else "ask"
 
 
-def approval_hint(name: str, source: str = ".mcp.json") -> str:
-    """The one line shown when a project server is held back in a non-interactive run."""
-    quoted = json.dumps(name, ensure_ascii=False)
-    return (f"project MCP server {quoted} ({source}) needs approval: run mini-claude interactively to approve "
-            f'it, or set "enabledMcpjsonServers": [{quoted}] (or "enableAllProjectMcpServers": true) in '
+def approval_hint(cfg: ServerConfig, prior: PriorDecision | None = None) -> str:
+    """The one line shown when a project server is held back in a non-interactive run: the file it came from,
+    and what changed when an earlier decision no longer covers it (`prior`, from `ApprovalStore.prior`)."""
+    quoted = json.dumps(cfg.name, ensure_ascii=False)
+    what = f"project MCP server {quoted} ({cfg.source})"
+    if prior is not None and prior.changes:
+        state = f"changed since it was {prior.decision} ({'; '.join(prior.changes)}) and needs approval again"
+    else:
+        state = "needs approval"
+    return (f"{what} {state}: run mini-claude interactively to approve it, or set "
+            f'"enabledMcpjsonServers": [{quoted}] (or "enableAllProjectMcpServers": true) in '
             f"~/.claude/settings.json, or pass --trust-project-mcp")

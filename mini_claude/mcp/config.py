@@ -12,7 +12,8 @@ Sources, in order; a later source replaces an earlier one's server of the same n
 Every problem is one `ConfigError` naming the file and the key path (`.mcp.json: mcpServers.db.command:
 missing`). A broken entry is skipped with its error, a broken file costs only that file; nothing here raises
 while loading. One entry's validation and `${VAR}` expansion live in `config_entry` (`ServerConfig`,
-`expand_vars` and `validate_entry` are re-exported here); the writers behind `mcp add/remove` and secret
+`expand_vars`, `validate_entry` and `AGENT_CREDENTIAL_VARS` are re-exported here; a project-scope entry cannot
+expand the agent's own credentials); the writers behind `mcp add/remove` and secret
 masking live in `config_edit`.
 """
 
@@ -28,6 +29,7 @@ from typing import Any
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import json_type, parse_json_object, read_json_object
 from mini_claude.mcp.config_entry import (
+    AGENT_CREDENTIAL_VARS,
     SERVER_TYPES,
     ServerConfig,
     expand_vars,
@@ -39,6 +41,7 @@ from mini_claude.mcp.config_entry import (
 from mini_claude.settings import PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
 
 __all__ = [
+    "AGENT_CREDENTIAL_VARS",
     "CLAUDE_JSON_DISPLAY",
     "CLI_DISPLAY",
     "MCP_JSON_DISPLAY",

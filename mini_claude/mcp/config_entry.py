@@ -5,7 +5,9 @@ the converter that checks (and expands) a present value, and which server types 
 is one `ConfigError` naming the file and the key path (`.mcp.json: mcpServers.db.command: missing`); an entry
 with any error yields no `ServerConfig`. `${VAR}` and `${VAR:-default}` are expanded in command, args, env
 values, cwd, url, header values and the string values of `oauth`; an unset variable without a default stays
-literally and is one warning.
+literally and is one warning. In a project-scope entry (a file of the repository: `.mcp.json`,
+`.claude/settings.json`) a variable naming one of the agent's own credentials (`AGENT_CREDENTIAL_VARS`) expands
+to "" with a warning: a repository must not be able to send the user's model key to a server of its choosing.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from mini_claude.jsonfile import json_type
 from mini_claude.net.urls import display_url
 
 __all__ = [
+    "AGENT_CREDENTIAL_VARS",
     "PROTOCOL_VERSION_CHOICES",
     "SERVER_TYPES",
     "ParsedEntry",
@@ -33,6 +36,14 @@ __all__ = [
     "server_key",
     "validate_entry",
 ]
+
+# The agent's own credentials: a stdio server or headersHelper never inherits them, and a project config's `${VAR}`
+# cannot name them (they would hand the user's model key to a server the repository chose).
+AGENT_CREDENTIAL_VARS = frozenset({
+    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "MINI_CLAUDE_API_KEY",
+})
+# Scopes whose files come with the repository (untrusted), as opposed to the user's own files and flags.
+_PROJECT_SCOPE = "project"
 
 SERVER_TYPES = ("stdio", "http", "sse")
 PROTOCOL_VERSION_CHOICES = ("auto", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
@@ -87,12 +98,16 @@ class ParsedEntry(NamedTuple):
 
 class _EntryCheck:
     """Checking one entry: where it is (for messages), the environment to expand with (None: validate only), and
-    the problems found so far."""
+    the problems found so far. A project-scope entry sees the agent's credentials as set to ""."""
 
-    def __init__(self, *, file: str | None, key: str, env: Mapping[str, str] | None) -> None:
+    def __init__(self, *, file: str | None, key: str, env: Mapping[str, str] | None, scope: str) -> None:
         self.file = file
         self.key = key
-        self.env = env
+        self.project = scope == _PROJECT_SCOPE
+        # The credentials read as set to "", so even `${ANTHROPIC_API_KEY:-x}` gives "" (the default is for
+        # unset variables only).
+        self.env: Mapping[str, str] | None = (
+            {**env, **dict.fromkeys(AGENT_CREDENTIAL_VARS, "")} if env is not None and self.project else env)
         self.errors: list[ConfigError] = []
         self.warnings: list[str] = []
 
@@ -102,6 +117,11 @@ class _EntryCheck:
     def expand(self, value: str, sub: str) -> str:
         if self.env is None:
             return value
+        if self.project:
+            named = dict.fromkeys(match.group(1) for match in _VAR_RE.finditer(value))
+            for var in (v for v in named if v in AGENT_CREDENTIAL_VARS):
+                self.warnings.append(f"{self.file}: {join_key(self.key, sub)}: ${{{var}}} is the agent's own "
+                                     f"credential, which a project config cannot use (expanded to empty)")
         expanded, missing = expand_vars(value, self.env)
         for var in missing:
             self.warnings.append(f"{self.file}: {join_key(self.key, sub)}: environment variable {var} is not set "
@@ -261,7 +281,7 @@ def parse_entry(
     scope: str,
 ) -> ParsedEntry:
     """Validate and expand one entry found at `file`: `key`. `env` None means validate only (no expansion)."""
-    check = _EntryCheck(file=file, key=key, env=env)
+    check = _EntryCheck(file=file, key=key, env=env, scope=scope)
     if not isinstance(name, str) or not name:
         check.bad(None, "server name must not be empty")
         return ParsedEntry(None, check.errors, check.warnings)
@@ -272,7 +292,8 @@ def parse_entry(
     kind = _server_type(check, entry)
     values: dict[str, Any] = {}
     for spec in _FIELDS:
-        if kind not in spec.kinds:
+        # an unknown type still gets its common fields checked; only the type-specific ones are skipped
+        if kind not in spec.kinds if kind is not None else spec.kinds != SERVER_TYPES:
             continue
         if spec.key not in entry or (entry[spec.key] is None and spec.null_ok):
             if spec.required:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from mini_claude.errors import TransportError
-from mini_claude.mcp.config import ServerConfig
+from mini_claude.mcp.config import AGENT_CREDENTIAL_VARS, ServerConfig
 from mini_claude.mcp.transports.base import HttpAuth, Transport
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
 
@@ -18,11 +18,6 @@ if TYPE_CHECKING:
     from mini_claude.mcp.auth import Authorizer
 
 __all__ = ["AGENT_CREDENTIAL_VARS", "build_transport", "server_environment"]
-
-# The agent's own credentials: a stdio server never inherits them (it gets its `env` entries instead).
-AGENT_CREDENTIAL_VARS = frozenset({
-    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "MINI_CLAUDE_API_KEY",
-})
 
 
 def server_environment(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:

@@ -48,25 +48,28 @@ def output_tail(diagnostics: str) -> str:
     return lines[-1][:MAX_OUTPUT_TAIL_CHARS] if lines else ""
 
 
-def _heard(cfg: ServerConfig, diagnostics: str) -> str:
-    """"; stderr: <last line>" for a stdio server that said something ("; output: …" for a remote one), else ""."""
+def _heard(diagnostics: str, stderr: str) -> str:
+    """"; stderr: <last line>" when the server wrote to its stderr, else "; output: <last line>" of whatever else
+    it printed (non-JSON stdout, an HTTP body), else ""."""
+    tail = output_tail(stderr)
+    if tail:
+        return f"; stderr: {tail}"
     tail = output_tail(diagnostics)
-    if not tail:
-        return ""
-    return f"; {'stderr' if cfg.type == 'stdio' else 'output'}: {tail}"
+    return f"; output: {tail}" if tail else ""
 
 
-def start_failure(exc: Exception, cfg: ServerConfig, timeout_s: float, diagnostics: str = ""
+def start_failure(exc: Exception, cfg: ServerConfig, timeout_s: float, diagnostics: str = "", stderr: str = ""
                   ) -> tuple[ServerStatus, str]:
     """The status and reason for a server that could not connect. `diagnostics` is its transport's
-    `diagnostics()` at the time (the stderr tail of a stdio server), shown when the error does not carry it."""
+    `diagnostics()` at the time and `stderr` the stderr tail alone (a stdio server's), shown when the error does
+    not carry them: stderr first, since that is where a server says why it waits or dies."""
     if isinstance(exc, TimeoutError):
-        return ServerStatus.FAILED, (f"did not start within {timeout_s:g}s{_heard(cfg, diagnostics)} (raise "
+        return ServerStatus.FAILED, (f"did not start within {timeout_s:g}s{_heard(diagnostics, stderr)} (raise "
                                      f"MCP_TIMEOUT, in ms, or check `{cfg.command or cfg.url}` in {cfg.source})")
     if isinstance(exc, AuthRequiredError):
         return ServerStatus.NEEDS_AUTH, needs_login_text(exc, cfg)
     if isinstance(exc, McpTimeoutError):
-        return ServerStatus.FAILED, (f"{exc.message}{_heard(cfg, diagnostics)} (raise MCP_TIMEOUT, in ms, or "
+        return ServerStatus.FAILED, (f"{exc.message}{_heard(diagnostics, stderr)} (raise MCP_TIMEOUT, in ms, or "
                                      f"check the server in {cfg.source})")
     if isinstance(exc, McpError):
         return ServerStatus.FAILED, failure_reason(exc, cfg, diagnostics)

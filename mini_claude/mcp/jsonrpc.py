@@ -17,6 +17,8 @@ It knows nothing of MCP or pipes. Invariants:
   sends `notifications/cancelled` from it); its late reply is then an unknown id and ignored.
 * A `RequestFailed` value from the transport (an HTTP response stream lost before its reply) fails that one
   request with its typed `StreamLostError`; the session goes on.
+* A `RefusedMessage` from the transport (a message nested deeper than the readers accept, see json_depth) fails
+  the request it answers with a ProtocolError, or answers the peer's request with an error; the session goes on.
 * A peer's `notifications/cancelled` for one of *its* requests we are still serving cancels that handler; no
   response is sent for it (the notification still reaches the notification handlers).
 """
@@ -30,8 +32,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mini_claude.errors import JsonRpcError, McpError, McpTimeoutError, TransportError
+from mini_claude.errors import JsonRpcError, McpError, McpTimeoutError, ProtocolError, TransportError
 from mini_claude.mcp.transports.base import RequestFailed, Transport
+from mini_claude.mcp.transports.json_depth import RefusedMessage
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -276,6 +279,8 @@ class JsonRpcSession:
                         self._dispatch(message)
                     elif isinstance(message, RequestFailed):
                         self._fail_one(message)
+                    elif isinstance(message, RefusedMessage):
+                        self._on_refused(message)
                     elif isinstance(message, list):
                         log.warning("%s: received a JSON-RPC batch of %d (deprecated); handling each", self.name,
                                     len(message))
@@ -373,6 +378,31 @@ class JsonRpcSession:
             error.server = self.name
             error.args = (f"MCP server {self.name!r}: {error.message}",)
         pending.future.set_exception(error)
+
+    def _on_refused(self, refused: RefusedMessage) -> None:
+        """A message the transport would not decode in full (nested too deep): a reply fails its request with a
+        ProtocolError, a peer's request gets an error reply, anything else is logged and dropped."""
+        request_id = refused.request_id
+        if refused.method is None:
+            pending = self._pending.get(request_id) if type(request_id) is int else None
+            if pending is None or pending.future.done():
+                log.warning("%s: dropped a reply (id %.50r): %s", self.name, request_id, refused.reason)
+                return
+            pending.future.set_exception(ProtocolError(
+                f"{pending.method}: the reply was refused: {refused.reason}", server=self.name))
+            return
+        if _id_key(request_id) is None:
+            log.warning("%s: dropped a %.100s notification: %s", self.name, refused.method, refused.reason)
+            return
+        log.warning("%s: refused a %.100s request: %s", self.name, refused.method, refused.reason)
+        reply = {"jsonrpc": "2.0", "id": request_id, "error": {"code": INVALID_REQUEST, "message": refused.reason}}
+        task = asyncio.get_running_loop().create_task(self._send_quietly(reply))
+        self._handler_tasks.add(task)
+        task.add_done_callback(self._handler_tasks.discard)
+
+    async def _send_quietly(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(McpError):  # the connection is gone; nobody to answer
+            await self.transport.send(message)
 
     def _null_id_claimant(self) -> _Pending | None:
         """The request a null-id error must be answering: the only one in flight, if it asked for that."""

@@ -18,13 +18,17 @@ Losing a connection:
   transparently, on the new session. A reconnect that cannot reach the server (down, restarting) fails that call
   and leaves the server lost, so the next call tries again; any other reconnect failure makes it `failed`.
 * A login needed (AuthRequiredError), at startup or mid-session, makes the server `needs-auth`.
+
+Pinned tool definitions (pinning.py, when a `PinStore` is given): every listing of a server's tools (startup,
+reconnect, `tools/list_changed`) is compared with the pins; a tool whose definition changed is withheld
+(`ServerState.withheld`: not offered, a call by name is refused) until `accept_changed()`; `pins.on_review`
+hears of each review worth telling the user about (withheld tools not announced before, new tools).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import fnmatch
 import logging
 import os
 import time
@@ -43,8 +47,9 @@ from mini_claude.mcp.failures import (
     session_refused,
     start_failure,
 )
-from mini_claude.mcp.naming import ToolNameTable
+from mini_claude.mcp.naming import ToolNameTable, qualify_tool_name
 from mini_claude.mcp.negotiation import EraMemory
+from mini_claude.mcp.pinning import PinStore, ReviewCallback, ToolChange, ToolPins, server_key
 from mini_claude.mcp.protocol import CallToolResult, McpTool, tool_timeout_s
 from mini_claude.mcp.server_state import (
     NEEDS_LOGIN_TEXT,
@@ -52,9 +57,10 @@ from mini_claude.mcp.server_state import (
     McpToolEntry,
     ServerState,
     ServerStatus,
+    filter_tools,
     startup_timeout_s,
 )
-from mini_claude.mcp.transports.base import Transport
+from mini_claude.mcp.transports.base import SupportsStderr, Transport
 
 __all__ = [
     "AGENT_CREDENTIAL_VARS",
@@ -118,6 +124,8 @@ class McpManager:
         on_change: Callable[[ServerState], None] | None = None,
         client_setup: ClientSetup | None = None,
         era_memory: EraMemory | None = None,
+        pins: PinStore | None = None,
+        on_review: ReviewCallback | None = None,
     ) -> None:
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.startup_timeout = startup_timeout if startup_timeout is not None else startup_timeout_s(self.env)
@@ -125,6 +133,7 @@ class McpManager:
         self.on_change = on_change
         self.client_setup = client_setup
         self.era_memory = era_memory  # where each server's protocol era is remembered (None: not remembered)
+        self.pins = ToolPins(pins, on_review)  # where tool definitions are pinned (None: all listed are offered)
         self.states: dict[str, ServerState] = {}
         held = held or {}
         for cfg in servers:
@@ -204,7 +213,7 @@ class McpManager:
             await asyncio.wait([reconnect], timeout=self.startup_timeout + SHUTDOWN_TIMEOUT_S)
         old = state.client
         # detach first, so the old client's closed callback sees it is no longer current and ignores it
-        state.client, state.tools, state.lost, state.startup_s = None, [], None, None
+        state.client, state.tools, state.withheld, state.lost, state.startup_s = None, [], [], None, None
         state.status, state.error = ServerStatus.STARTING, None
         self._changed(state)
         if old is not None:
@@ -227,6 +236,7 @@ class McpManager:
         self._set_ready(state, client, tools)
         state.startup_s = time.monotonic() - began
         self._changed(state)
+        self.pins.announce(state.name)
 
     async def _connect(self, state: ServerState) -> tuple[McpClient, list[McpTool]]:
         """A new transport and client, connected and listed within the startup timeout; raises _StartFailed."""
@@ -236,7 +246,7 @@ class McpManager:
         try:
             transport = self._transport_factory(cfg, self.env)
             client = McpClient(transport, name=cfg.name, protocol_version=cfg.protocol_version,
-                               era_memory=self.era_memory, era_key=_era_key(cfg))
+                               era_memory=self.era_memory, era_key=server_key(cfg))
             client.on_notification("notifications/tools/list_changed", lambda _m, _p: self._schedule_refresh(state))
             if self.client_setup is not None:
                 self.client_setup(cfg, client)
@@ -255,22 +265,43 @@ class McpManager:
                 raise
             # what the server said before it hung or died is usually the real cause ("waiting for database…")
             diagnostics = transport.diagnostics() if transport is not None else ""
-            status, reason = start_failure(exc, cfg, self.startup_timeout, diagnostics)
+            stderr = transport.stderr_text() if isinstance(transport, SupportsStderr) else ""
+            status, reason = start_failure(exc, cfg, self.startup_timeout, diagnostics, stderr)
             transient = isinstance(exc, TimeoutError | McpTimeoutError | TransportError)
             raise _StartFailed(status, reason, transient=transient) from None
         return client, tools
 
     def _set_ready(self, state: ServerState, client: McpClient, tools: list[McpTool]) -> None:
         state.client = client
-        state.tools = _filter_tools(tools, state.config)
+        self._apply_pins(state, filter_tools(tools, state.config))
         state.status, state.error, state.lost = ServerStatus.READY, None, None
         client.session_closed_callback = lambda err: self._on_server_lost(state, client, err)
+
+    def _apply_pins(self, state: ServerState, listed: list[McpTool]) -> None:
+        """Offer the listed tools that match their pins; withhold the changed ones (pinning.py)."""
+        review = self.pins.review(server_key(state.config), state.name, listed)
+        state.tools, state.withheld = list(review.allowed), list(review.changed)
+
+    def accept_changed(self, name: str) -> list[ToolChange]:
+        """Pin the current definitions of a ready server's withheld tools (the user saw the diff and accepted)
+        and offer them from now on; returns what was accepted (an unpinnable one stays withheld)."""
+        state = self.states.get(name)
+        if state is None:
+            known = ", ".join(sorted(self.states)) or "none"
+            raise ConfigError(f"no MCP server named {name!r} (configured: {known})")
+        changes = [change for change in state.withheld if change.pinnable]
+        if self.pins.store is None or not changes:
+            return []
+        review = self.pins.accept(server_key(state.config), state.name, changes)
+        state.tools, state.withheld = list(review.allowed), list(review.changed)
+        self._changed(state)
+        return changes
 
     def _set_down(self, state: ServerState, status: ServerStatus, reason: str) -> None:
         """The server is failed / needs-auth: its tools leave the list, its client (if any) is closed."""
         client = state.client
         state.status, state.error, state.lost = status, reason, None
-        state.tools = []
+        state.tools, state.withheld = [], []
         state.client = None
         if client is not None:
             self._close_later(state, client)
@@ -338,6 +369,7 @@ class McpManager:
             return
         self._set_ready(state, client, tools)
         self._changed(state)
+        self.pins.announce(state.name)
 
     def _changed(self, state: ServerState) -> None:
         self._table = None
@@ -367,8 +399,9 @@ class McpManager:
         except McpError as exc:
             log.warning("%s: refreshing tools failed: %s", state.name, exc)
             return
-        state.tools = _filter_tools(tools, state.config)
+        self._apply_pins(state, filter_tools(tools, state.config))
         self._changed(state)
+        self.pins.announce(state.name)
 
     def name_table(self) -> ToolNameTable:
         if self._table is None:
@@ -399,9 +432,14 @@ class McpManager:
 
     def explain_unavailable(self, qualified_name: str) -> str | None:
         """Why a tool name the model used is not callable now, when it belonged to a server that is down:
-        "MCP server 'x' is not available: <reason>". None when the name is unknown or callable."""
+        "MCP server 'x' is not available: <reason>"; or when the tool is withheld (its definition changed since
+        the user accepted it). None when the name is unknown or callable."""
         if qualified_name in self.name_table():
             return None
+        for candidate in self.states.values():
+            for change in candidate.withheld:
+                if qualify_tool_name(candidate.name, change.name) == qualified_name:
+                    return f"MCP server {candidate.name!r}: {candidate.withheld_reason(change.name)}"
         server = self._owners.get(qualified_name)
         state = self.states.get(server) if server is not None else None
         if state is None or state.status is ServerStatus.READY:
@@ -414,6 +452,9 @@ class McpManager:
         state = self.states.get(server)
         if state is None:
             raise TransportError("not available: not configured", server=server)
+        withheld = state.withheld_reason(tool)
+        if withheld is not None:  # never sent: the model must not reach a definition the user has not accepted
+            raise McpError(withheld, server=server)
         # the server's `timeout` (ms) wins over MCP_TOOL_TIMEOUT, read from the session env (which includes .env)
         timeout_s = state.config.timeout_ms / 1000.0 if state.config.timeout_ms else tool_timeout_s(self.env)
         for attempt in (1, 2):
@@ -455,18 +496,3 @@ class McpManager:
         if state.client is None or state.status is not ServerStatus.READY:
             raise TransportError(f"not available: {state.error or 'not connected'}", server=state.name)
         return state.client
-
-
-def _filter_tools(tools: list[McpTool], cfg: ServerConfig) -> list[McpTool]:
-    kept = tools
-    if cfg.include_tools is not None:
-        kept = [t for t in kept if any(fnmatch.fnmatchcase(t.name, p) for p in cfg.include_tools)]
-    if cfg.exclude_tools:
-        kept = [t for t in kept if not any(fnmatch.fnmatchcase(t.name, p) for p in cfg.exclude_tools)]
-    return kept
-
-
-def _era_key(cfg: ServerConfig) -> str:
-    """The era memory's key: the name plus what it reaches (a changed URL or command is probed again)."""
-    target = cfg.url if cfg.url else " ".join([cfg.command or "", *cfg.args])
-    return f"{cfg.name} {target}"

@@ -15,6 +15,8 @@ from typing import Any, TypeGuard
 
 from mini_claude.errors import InvalidToolHeadersError, ProtocolError
 from mini_claude.mcp.headers import HeaderParam, tool_header_params
+from mini_claude.mcp.schema import MAX_SCHEMA_DEPTH, schema_depth_problem
+from mini_claude.mcp.transports.json_depth import nested_deeper_than
 
 __all__ = [
     "DEFAULT_TOOL_TIMEOUT_MS",
@@ -32,14 +34,17 @@ __all__ = [
     "MODERN_PROTOCOL_VERSIONS",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "UNSUPPORTED_VERSION_CODES",
+    "WITHHELD_LOG_KEY",
     "CallToolResult",
     "McpTool",
     "ServerHello",
+    "WithheldTool",
     "is_number",
     "listed_versions",
     "read_tools",
     "supported_versions",
     "tool_timeout_s",
+    "withheld_reason",
 ]
 
 log = logging.getLogger(__name__)
@@ -78,6 +83,9 @@ HANDLER_CAPABILITIES: Mapping[str, tuple[str, Mapping[str, Any]]] = {
     # an empty object means form mode (the spec's backward-compatible default); pass `capability=` for url mode
     "elicitation/create": ("elicitation", {}),
 }
+
+# the attribute of a "withholding tool" log record that holds its WithheldTool (read by `mini-claude mcp`)
+WITHHELD_LOG_KEY = "mcp_withheld_tool"
 
 DEFAULT_TOOL_TIMEOUT_MS = 600_000  # MCP_TOOL_TIMEOUT's default (Claude Code's unit: milliseconds)
 
@@ -143,11 +151,37 @@ class McpTool:
         )
 
 
+@dataclass(frozen=True)
+class WithheldTool:
+    """A listed tool that is not offered, and why (e.g. "input schema nested deeper than 64 levels")."""
+
+    server: str
+    name: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.reason}"
+
+
+def withheld_reason(raw: dict[str, Any]) -> str | None:
+    """Why a `tools/list` entry must not be offered although it has a name: its schemas (or the rest of it) nest
+    deeper than MAX_SCHEMA_DEPTH, so code that recurses into them could not handle it. None when it is fine."""
+    if not nested_deeper_than(raw, MAX_SCHEMA_DEPTH + 1):  # the usual case: one walk over the entry
+        return None
+    for key, what in (("inputSchema", "input schema"), ("outputSchema", "output schema")):
+        problem = schema_depth_problem(raw.get(key), what)
+        if problem is not None:
+            return problem
+    return f"tool definition nested deeper than {MAX_SCHEMA_DEPTH + 1} levels"  # annotations, _meta, …
+
+
 def read_tools(listed: list[dict[str, Any]], *, server: str
                ) -> tuple[list[McpTool], dict[str, tuple[HeaderParam, ...]]]:
     """The tools of a `tools/list` listing, and the SEP-2243 header parameters of those that declare some.
     Entries without a name, repeating one, or with invalid `x-mcp-header` annotations (such a tool must not be
-    offered) are dropped, each with a warning naming `server`."""
+    offered) are dropped, each with a warning naming `server`. A tool nested too deep (`withheld_reason`) is
+    withheld: a warning whose record carries a `WithheldTool` under `WITHHELD_LOG_KEY` (`mcp tools` and
+    `mcp list` collect these to show the reason), and the other tools are offered as usual."""
     tools: list[McpTool] = []
     seen: set[str] = set()
     headers: dict[str, tuple[HeaderParam, ...]] = {}
@@ -158,6 +192,13 @@ def read_tools(listed: list[dict[str, Any]], *, server: str
             continue
         if tool.name in seen:
             log.warning("%s: ignoring a second tool named %r", server, tool.name)
+            continue
+        reason = withheld_reason(raw)
+        if reason is not None:
+            seen.add(tool.name)
+            withheld = WithheldTool(server, tool.name, reason)
+            log.warning("%s: withholding tool %r: %s", server, tool.name, reason,
+                        extra={WITHHELD_LOG_KEY: withheld})
             continue
         try:
             params = tool_header_params(tool.input_schema)

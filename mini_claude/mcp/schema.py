@@ -3,6 +3,10 @@
 The APIs want the root of a tool's input schema to be `{"type": "object", ...}` and the Anthropic API rejects
 `anyOf` / `oneOf` / `allOf` at the root. Only the root is fixed; every keyword below it (JSON Schema 2020-12
 included: `$defs`, `prefixItems`, `const`, …) is passed through as written. The input is never mutated.
+
+A schema comes from the server, so its depth is bounded before anything recurses into it (`copy.deepcopy` here,
+JSON encoders, pinning digests): `schema_depth_problem` names a schema nested deeper than `MAX_SCHEMA_DEPTH`, and
+the tool reader (protocol.read_tools) withholds that one tool, with the reason, instead of offering it.
 """
 
 from __future__ import annotations
@@ -11,7 +15,15 @@ import copy
 import json
 from typing import Any
 
-__all__ = ["ROOT_COMBINATORS", "WRAPPED_VALUE_KEY", "sanitize_input_schema"]
+from mini_claude.errors import ProtocolError
+from mini_claude.mcp.transports.json_depth import nested_deeper_than
+
+__all__ = ["MAX_SCHEMA_DEPTH", "ROOT_COMBINATORS", "WRAPPED_VALUE_KEY", "sanitize_input_schema",
+           "schema_depth_problem"]
+
+# Levels of objects/arrays a tool's input or output schema may have (the schema object itself is level 1). Real
+# schemas stay far below (a deep one is a handful of $defs levels); the bound keeps Python-level recursion safe.
+MAX_SCHEMA_DEPTH = 64
 
 # Order of merging when a root has more than one: allOf first (it constrains every variant), then the unions.
 ROOT_COMBINATORS = ("allOf", "anyOf", "oneOf")
@@ -22,6 +34,14 @@ _UNION_NOTE = {
     "anyOf": "The arguments must match at least one of these schemas",
     "oneOf": "The arguments must match exactly one of these schemas",
 }
+
+
+def schema_depth_problem(schema: Any, what: str = "input schema") -> str | None:
+    """`"input schema nested deeper than 64 levels"` when `schema` nests deeper than MAX_SCHEMA_DEPTH; else None.
+    Safe on a value of any depth (iterative)."""
+    if nested_deeper_than(schema, MAX_SCHEMA_DEPTH):
+        return f"{what} nested deeper than {MAX_SCHEMA_DEPTH} levels"
+    return None
 
 
 def sanitize_input_schema(schema: Any) -> dict[str, Any]:
@@ -37,9 +57,15 @@ def sanitize_input_schema(schema: Any) -> dict[str, Any]:
     - a root `type` other than "object" (e.g. "string") → `{"type": "object", "properties": {"value": <the
       original schema>}, "required": ["value"]}`; a root without `type` gets `"type": "object"`, and a root
       without `properties` gets `"properties": {}`.
+
+    Raises ProtocolError for a schema nested deeper than MAX_SCHEMA_DEPTH (the tool reader withholds such tools
+    first, so a listed tool never gets here with one).
     """
     if not isinstance(schema, dict):
         return {"type": "object", "properties": {}}
+    problem = schema_depth_problem(schema)
+    if problem is not None:
+        raise ProtocolError(problem)
     root: dict[str, Any] = copy.deepcopy(schema)
     for keyword in ROOT_COMBINATORS:
         if keyword in root:

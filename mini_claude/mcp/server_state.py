@@ -1,17 +1,19 @@
 """What the manager knows of each server, as plain data: its status, its state, the tool entries it offers.
 
 `mini-claude mcp list`, the REPL's `/mcp` and the session read these; only `McpManager` writes them. Nothing
-here talks to a server.
+here talks to a server. `filter_tools` applies a server's `includeTools` / `excludeTools`.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config import ServerConfig
+from mini_claude.mcp.pinning import ToolChange
 from mini_claude.mcp.protocol import McpTool
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "McpToolEntry",
     "ServerState",
     "ServerStatus",
+    "filter_tools",
     "startup_timeout_s",
 ]
 
@@ -57,10 +60,22 @@ class ServerState:
     # a remote server whose connection was lost: why (the next call reconnects first; `error` then says why the
     # last reconnect failed, if one did); None when connected
     lost: str | None = None
+    # tools whose definition changed since the user accepted it (see pinning.py): listed by the server, never
+    # offered to the model nor callable until accepted; `tools` holds only what is offered
+    withheld: list[ToolChange] = field(default_factory=list)
 
     @property
     def name(self) -> str:
         return self.config.name
+
+    def withheld_reason(self, tool: str) -> str | None:
+        """Why `tool` (its raw name) may not be called, when it is withheld; None otherwise."""
+        for change in self.withheld:
+            if change.name == tool:
+                how = (f"review and accept it with `mini-claude mcp accept {self.name}` (or `/mcp accept "
+                       f"{self.name}` in the REPL)" if change.pinnable else "it is too deeply nested to pin")
+                return f"tool {tool!r} is withheld: its definition changed since it was accepted; {how}"
+        return None
 
     @property
     def is_remote(self) -> bool:
@@ -75,6 +90,9 @@ class ServerState:
                 text += f"; connection lost ({self.lost}), reconnects on the next call"
                 if self.error:
                     text += f" ({self.error})"
+            if self.withheld:
+                text += (f"; {len(self.withheld)} withheld (changed since accepted: "
+                         f"`mini-claude mcp accept {self.name}`)")
             return text
         return self.error or ""
 
@@ -104,3 +122,13 @@ def startup_timeout_s(env: Mapping[str, str]) -> float:
     except ValueError:
         return DEFAULT_STARTUP_TIMEOUT_S
     return value if value > 0 else DEFAULT_STARTUP_TIMEOUT_S
+
+
+def filter_tools(tools: list[McpTool], cfg: ServerConfig) -> list[McpTool]:
+    """The tools a server's `includeTools` / `excludeTools` (glob patterns) let through, in order."""
+    kept = tools
+    if cfg.include_tools is not None:
+        kept = [t for t in kept if any(fnmatch.fnmatchcase(t.name, p) for p in cfg.include_tools)]
+    if cfg.exclude_tools:
+        kept = [t for t in kept if not any(fnmatch.fnmatchcase(t.name, p) for p in cfg.exclude_tools)]
+    return kept

@@ -5,13 +5,21 @@ Backend: `MINI_CLAUDE_BACKEND=anthropic|openai` forces one; otherwise `ANTHROPIC
 Model name: the `name` argument (`--model`), else `MINI_CLAUDE_MODEL`, else the backend's default.
 `MINI_CLAUDE_STREAM=0` turns streaming off; `MINI_CLAUDE_RETRY_BASE_S` sets the retry base delay.
 Key values are passed to the SDK and never printed or logged.
+
+A project's `.env` is a stranger's file (`model_environment`): it may supply the model credentials and the model
+name, and only to the agent's own model client. Where the client sends them (`ANTHROPIC_BASE_URL`,
+`OPENAI_BASE_URL`, `MINI_CLAUDE_BACKEND`) and how it behaves (`MINI_CLAUDE_STREAM`, `MINI_CLAUDE_RETRY_BASE_S`) come
+from it only once the folder is trusted. Anything else in it is never used: nothing from `.env` reaches the
+environment of MCP servers or shell commands, nor decides the state directory. The real environment always wins.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from mini_claude.errors import ConfigError, ModelError
@@ -22,11 +30,17 @@ __all__ = [
     "BACKENDS",
     "DEFAULT_ANTHROPIC_MODEL",
     "DEFAULT_OPENAI_MODEL",
+    "DOTENV_ALWAYS_VARS",
+    "DOTENV_TRUSTED_VARS",
     "NO_KEY_MESSAGE",
+    "ModelEnvironment",
     "choose_backend",
     "create_model",
     "load_dotenv",
+    "model_environment",
 ]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
@@ -37,6 +51,42 @@ NO_KEY_MESSAGE = ("no model API key: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, w
 UNUSED_OPENAI_KEY = "not-needed"
 _FALSE_VALUES = frozenset({"0", "false", "no", "off"})
 _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+# What a project `.env` may give the model client in any folder: the credentials it authenticates with (sent only
+# to the endpoint the *user* chose) and which model to ask for (a name, not a place).
+DOTENV_ALWAYS_VARS = frozenset({
+    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "MINI_CLAUDE_API_KEY", "MINI_CLAUDE_MODEL",
+})
+# ... and only in a trusted folder: where the client sends the user's key and prompts, and how it behaves.
+DOTENV_TRUSTED_VARS = frozenset({
+    "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "MINI_CLAUDE_BACKEND", "MINI_CLAUDE_STREAM", "MINI_CLAUDE_RETRY_BASE_S",
+})
+
+
+@dataclass(frozen=True)
+class ModelEnvironment:
+    """The environment the model client is built from, and the `.env` names trust would have let in (sorted)."""
+
+    env: dict[str, str]
+    ignored: tuple[str, ...] = ()
+
+
+def model_environment(base: Mapping[str, str], dotenv: Mapping[str, str], *, trusted: bool) -> ModelEnvironment:
+    """`base` (the real environment) plus what the policy in the module docstring lets `dotenv` add. For the model
+    client only: never pass the result to a subprocess."""
+    env = dict(base)
+    ignored: list[str] = []
+    unused: list[str] = []
+    for key, value in dotenv.items():
+        if key in DOTENV_ALWAYS_VARS or (trusted and key in DOTENV_TRUSTED_VARS):
+            env.setdefault(key, value)
+        elif key in DOTENV_TRUSTED_VARS:
+            if key not in base:  # shadowed by the real environment anyway: trust would change nothing
+                ignored.append(key)
+        else:
+            unused.append(key)
+    if unused:
+        log.debug(".env: not used (only model settings are read from it): %s", ", ".join(sorted(unused)))
+    return ModelEnvironment(env, tuple(sorted(ignored)))
 
 
 def choose_backend(env: Mapping[str, str]) -> str:
@@ -83,11 +133,12 @@ def create_model(name: str | None, env: Mapping[str, str]) -> Model:
 
 def load_dotenv(path: Path) -> dict[str, str]:
     """Parse a `.env` file with python-dotenv: `KEY=VALUE` lines, optional `export `, `#` comments, single or
-    double quotes (double-quoted values understand `\\n`, `\\t`, `\\"`, `\\\\`, and may span lines; single-quoted
-    ones are literal); an unquoted value ends at ` #`. `${VAR}` is not expanded (the file's values are taken as
-    written). Lines that are not assignments are skipped (python-dotenv logs their line numbers, never their
-    text), as are keys without a value and keys that are not environment variable names. A missing file is
-    empty; an unreadable one raises ConfigError. Values are returned, never logged.
+    double quotes (double-quoted values understand `\\n`, `\\t`, `\\"`, `\\\\` and may span lines, so an unclosed
+    `"` runs on to the next one; single-quoted ones understand only `\\'` and `\\\\`); an unquoted value ends at
+    ` #`. `${VAR}` is not expanded (the file's values are taken as written). Lines that are not assignments are
+    skipped (python-dotenv logs their line numbers, never their text), as are keys without a value and keys that
+    are not environment variable names. A missing file is empty; an unreadable one raises ConfigError. Values are
+    returned, never logged.
     """
     try:
         text = path.read_text(encoding="utf-8")

@@ -178,7 +178,7 @@ class Rule:
         if not paths:
             return False
         if every:
-            return all(self.path.matches(p, env) for p in paths)
+            return all(self.path.matches(p, env, resolved_only=True) for p in paths)
         searches = call.claude_name in ("Glob", "Grep")
         return any(self.path.matches(p, env) or (searches and self.path.matches(p, env, inside=True))
                    for p in paths)

@@ -1,18 +1,21 @@
-"""Shell-command splitting for permission rules: a command becomes the simple commands a Bash rule must match.
+"""Shell commands as permission rules see them: the simple commands a Bash rule must match, on a real bash parse.
 
-A command is split into its simple commands (`&&`, `||`, `;`, `|`, `&`, newlines, subshells, command
-substitutions). Allow rules must allow *every* part, and a command with command substitution or output
-redirection to a file is never allowed by a wildcard rule (only by `Bash` or an exact rule for the whole text).
-Deny and ask rules match if *any* part matches, also looking through `sudo`, `env`, `timeout`, quoting and
-`sh -c '...'` (`deny_candidates`).
+`split_shell_command` lists the commands bash would run (bash_tree.py walks the tree-sitter-bash parse tree).
+Allow rules must allow *every* part; a command the walk cannot fully classify is *opaque* and is never allowed by a
+wildcard rule (only by `Bash` or an exact rule for the whole text). Deny and ask rules match if *any* candidate
+from `deny_candidates` matches: every part, looked through `sudo`, `env`, `timeout`, `xargs`, `find -exec`, quoting,
+`/bin/rm`, `eval`, `sh -c '...'`, aliases, traps and shells fed a heredoc; for an opaque command, every static word
+that could end up as the command name.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
+
+from mini_claude.permissions.bash_tree import CommandRecord, ParsedScript, parse_script
 
 __all__ = [
     "ShellCommand",
@@ -22,14 +25,17 @@ __all__ = [
     "strip_harmless_wrappers",
 ]
 
+# eval / sh -c / heredoc-to-shell strings are opened up to this depth (each level is a new parse).
+MAX_CODE_NESTING = 4
+
 
 @dataclass(frozen=True)
 class ShellCommand:
-    """A shell command split into its simple commands (whitespace outside quotes collapsed to one space).
+    """A shell command split into the simple commands bash would run (each shown as its source text).
 
-    `opaque` is set when the command hides work a prefix rule cannot vouch for: command or process
-    substitution, output redirection to a file, an unterminated quote. `parts` then still lists every simple
-    command found (including those inside substitutions), which deny rules check."""
+    `opaque` is set when the command hides work a prefix rule cannot vouch for (`why_opaque` says what): command
+    or process substitution, output redirection to a file, a parse error, a computed or quoted command name. `parts`
+    then still lists every command found (including those inside substitutions), which deny rules check."""
 
     parts: tuple[str, ...]
     opaque: bool
@@ -38,154 +44,23 @@ class ShellCommand:
 
 def split_shell_command(command: str) -> ShellCommand:
     """Split `command` into its simple commands. Never raises."""
-    scanner = _Scanner(command)
-    scanner.scan(stop_at_paren=False)
-    return ShellCommand(tuple(scanner.parts), bool(scanner.why), scanner.why)
-
-
-_OPERATOR_CHARS = ";&|()<>\n"
-
-
-class _Scanner:
-    """A small quote-aware shell tokenizer: enough to find command boundaries, not a shell parser."""
-
-    def __init__(self, text: str) -> None:
-        self.s = text
-        self.i = 0
-        self.parts: list[str] = []
-        self.why = ""
-
-    def _opaque(self, why: str) -> None:
-        if not self.why:
-            self.why = why
-
-    def _flush(self, cur: list[str]) -> None:
-        text = "".join(cur).strip()
-        if text:
-            self.parts.append(text)
-        cur.clear()
-
-    def scan(self, *, stop_at_paren: bool) -> None:
-        s, cur = self.s, []
-        quote: str | None = None
-        while self.i < len(s):
-            c = s[self.i]
-            if quote == "'":
-                cur.append(c)
-                self.i += 1
-                if c == "'":
-                    quote = None
-                continue
-            if c == "\\":
-                nxt = s[self.i + 1 : self.i + 2]
-                # backslash-newline is a line continuation, not a command separator
-                cur.append(" " if nxt == "\n" else c + nxt)
-                self.i += 2
-                continue
-            if c == "`" or s.startswith("$(", self.i):
-                self._substitution(cur)
-                continue
-            if quote == '"':
-                cur.append(c)
-                self.i += 1
-                if c == '"':
-                    quote = None
-                continue
-            if c in "'\"":
-                quote = c
-                cur.append(c)
-                self.i += 1
-            elif s.startswith(("<(", ">("), self.i):
-                self._substitution(cur)
-            elif c == ")":
-                self.i += 1
-                if stop_at_paren:
-                    self._flush(cur)
-                    return
-                self._flush(cur)
-            elif c in "(;\n":
-                self._flush(cur)
-                self.i += 1
-            elif c == "&":
-                if s.startswith("&>", self.i):
-                    cur.append("&")
-                    self.i += 1
-                    self._redirect(cur)
-                else:
-                    self._flush(cur)
-                    self.i += 2 if s.startswith("&&", self.i) else 1
-            elif c == "|":
-                self._flush(cur)
-                self.i += 2 if s[self.i + 1 : self.i + 2] in ("|", "&") else 1
-            elif c == ">":
-                self._redirect(cur)
-            elif c.isspace():
-                if cur and cur[-1] != " ":
-                    cur.append(" ")
-                self.i += 1
-            else:
-                cur.append(c)
-                self.i += 1
-        if quote is not None:
-            self._opaque("an unterminated quote")
-        self._flush(cur)
-
-    def _substitution(self, cur: list[str]) -> None:
-        """`$(...)`, `<(...)`, `>(...)` or a backtick pair: the inner commands become parts of their own."""
-        self._opaque("command substitution")
-        if self.s[self.i] == "`":
-            end = self.i + 1
-            while end < len(self.s) and self.s[end] != "`":
-                end += 2 if self.s[end] == "\\" else 1
-            inner = _Scanner(self.s[self.i + 1 : end])
-            inner.scan(stop_at_paren=False)
-            self.parts.extend(inner.parts)
-            self.i = end + 1
-            cur.append("`…`")
-            return
-        opener = self.s[self.i : self.i + 2]
-        self.i += 2
-        saved = self.parts
-        self.parts = []
-        self.scan(stop_at_paren=True)
-        inner_parts = self.parts
-        self.parts = saved
-        self.parts.extend(inner_parts)
-        cur.append(f"{opener}…)")
-
-    def _redirect(self, cur: list[str]) -> None:
-        """At a `>`: duplicating a descriptor (`2>&1`) or writing /dev/null is harmless; any other target is a
-        file write that a prefix rule for the command must not allow."""
-        s = self.s
-        start = self.i
-        self.i += 1
-        if s[self.i : self.i + 1] in (">", "|"):
-            self.i += 1
-        if s[self.i : self.i + 1] == "&":
-            self.i += 1
-            m = re.match(r"\d+-?|-", s[self.i :])
-            if m:
-                self.i += m.end()
-                cur.append(s[start : self.i])
-                return
-        while self.i < len(s) and s[self.i] in " \t":
-            self.i += 1
-        target_start = self.i
-        while self.i < len(s) and not s[self.i].isspace() and s[self.i] not in _OPERATOR_CHARS:
-            self.i += 1
-        target = s[target_start : self.i]
-        if target != "/dev/null":
-            self._opaque("output redirection to a file")
-        cur.append(f"{s[start:target_start].strip()} {target}" if target else s[start:target_start].strip())
+    script = parse_script(command)
+    return ShellCommand(script.parts, bool(script.why_opaque), script.why_opaque)
 
 
 # Wrappers that only change how a command runs, not what it is: stripped before allow matching.
 _HARMLESS_WRAPPERS = frozenset({"nohup", "time", "nice", "timeout"})
-# Wrappers that run their argument as a command: looked through for deny/ask matching only.
-_EXEC_WRAPPERS = frozenset({"sudo", "doas", "env", "command", "exec", "builtin", "nohup", "time", "nice", "timeout",
-                            "xargs", "stdbuf", "setsid", "eval"})
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+# Wrappers that run (a tail of) their arguments as a command: looked through for deny/ask matching only.
+_EXEC_WRAPPERS = frozenset({
+    "sudo", "doas", "pkexec", "run0", "su", "runuser", "env", "command", "exec", "builtin", "nohup", "time", "nice",
+    "ionice", "chrt", "taskset", "timeout", "xargs", "stdbuf", "setsid", "coproc", "flock", "chroot", "unshare",
+    "nsenter", "watch", "script", "strace", "ltrace", "unbuffer", "parallel", "firejail", "busybox", "caffeinate",
+})
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash"})
+_SOURCE = frozenset({"source", "."})
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _ENV_ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_CODE_LIKE_RE = re.compile(r"[\s;&|$`'\"\\(){}<>]")
 _DURATION_RE = re.compile(r"^\d+(\.\d+)?[smhd]?$")
 
 
@@ -212,55 +87,100 @@ def strip_harmless_wrappers(part: str) -> str:
     return " ".join(words)
 
 
-def _looked_through(words: list[str], depth: int = 0) -> list[list[str]]:
+def _looked_through(words: list[str]) -> list[list[str]]:
     """The commands a word list may really run, for deny/ask matching: leading `VAR=value` assignments peeled
     off, every tail after a wrapper such as `sudo -u root` (its options may take values, so each tail is a
-    candidate), `/bin/rm` as `rm`, and `sh -c '...'` opened up. Over-matching here only ever denies more."""
+    candidate), every tail after `find ... -exec`, `/bin/rm` as `rm`. Over-matching here only ever denies more."""
     found = [words]
-    start = 0
-    while start < len(words) and _ENV_ASSIGN_RE.match(words[start]):
-        start += 1
-    rest = words[start:]
-    if start:
-        found.append(rest)
-    if rest and os.path.basename(rest[0]) in _EXEC_WRAPPERS:
-        found.extend(rest[j:] for j in range(1, len(rest)))
+    frontier = [words]
+    while frontier:
+        current = frontier.pop()
+        start = 0
+        while start < len(current) and _ENV_ASSIGN_RE.match(current[start]):
+            start += 1
+        tails: list[list[str]] = [current[start:]] if start else []
+        head = os.path.basename(current[start]) if start < len(current) else ""
+        if head in _EXEC_WRAPPERS:
+            tails.extend(current[j:] for j in range(start + 1, len(current)))
+        elif head == "find":
+            tails.extend(current[j + 1:] for j in range(start, len(current)) if current[j] in _FIND_EXEC)
+        for tail in tails:
+            if tail and tail not in found:
+                found.append(tail)
+                frontier.append(tail)
     found.extend([os.path.basename(w[0]), *w[1:]] for w in list(found) if w and "/" in w[0])
-    nested: list[list[str]] = []
-    if depth < 3:
-        for w in found:
-            if not w or os.path.basename(w[0]) not in _SHELLS:
-                continue
-            for k in range(1, len(w) - 1):
-                arg = w[k]
-                if arg == "-c" or (arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]):
-                    for part in split_shell_command(w[k + 1]).parts:
-                        nested.extend(_looked_through(_words_of(part) or part.split(" "), depth + 1))
-                    break
-    return [w for w in found + nested if w]
+    return [w for w in found if w]
 
 
-def _words_of(part: str) -> list[str]:
-    try:
-        return shlex.split(part)
-    except ValueError:
-        return []
+def _code_in(words: list[str], record: CommandRecord) -> Iterator[str]:
+    """Shell code a (looked-through) command runs from its arguments or its stdin."""
+    head = os.path.basename(words[0])
+    if head in _SHELLS:
+        for k in range(1, len(words) - 1):
+            arg = words[k]
+            if arg == "-c" or (arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]):
+                yield words[k + 1]
+                return
+        if all(w.startswith("-") for w in words[1:]) or "-s" in words[1:]:
+            yield from record.stdin_code  # `bash <<EOF`, `bash <<< 'cmd'`, `bash -s`
+    elif head == "eval":
+        yield " ".join(words[1:])
+    elif head in _SOURCE and (len(words) == 1 or words[1] in ("/dev/stdin", "-", "/proc/self/fd/0")):
+        yield from record.stdin_code
+    elif head == "trap":
+        args = [w for w in words[1:] if not w.startswith("-")]
+        if args:
+            yield args[0]
+    elif head == "alias":
+        yield from (w.split("=", 1)[1] for w in words[1:] if "=" in w)
+
+
+def _reads_code(record: CommandRecord) -> bool:
+    """Does the command take code whose text the walk cannot see (a computed name, a computed `eval` string,
+    a shell reading a pipe, a tree that is not what bash will run)? Then any static word around it could be the
+    command bash runs."""
+    if not record.name_static or record.script.misparsed:
+        return True
+    name = record.node.child_by_field_name("name") if record.node.type == "command" else None
+    head = os.path.basename(record.script.text_of(name)) if name is not None else ""
+    runs_code = head in _SHELLS or head in _SOURCE or head in _EXEC_WRAPPERS or head in ("eval", "trap", "alias")
+    return runs_code and (record.dynamic or record.reads_pipe)
 
 
 def deny_candidates(command: str) -> list[str]:
     """Every text a deny/ask Bash rule is tried against."""
-    split = split_shell_command(command)
-    candidates = [normalize_ws(command)]
-    for part in split.parts:
-        candidates.append(part)
-        candidates.append(strip_harmless_wrappers(part))
-        for words in _looked_through(part.split(" ")):
-            candidates.append(" ".join(words))
-        dequoted = _words_of(part)
-        if dequoted:
-            for words in _looked_through(dequoted):
-                candidates.append(" ".join(words))
-    return list(dict.fromkeys(c for c in candidates if c))
+    found: dict[str, None] = {normalize_ws(command): None}
+    _collect(command, found, (), set())
+    return [c for c in found if c]
+
+
+def _collect(command: str, found: dict[str, None], outer: tuple[ParsedScript, ...], opened: set[str]) -> None:
+    """Add the candidates of `command`; `outer` are the scripts whose `eval` / `sh -c` strings led here (their
+    words may reach this code through variables). `opened` holds every code string already looked into: each
+    is opened once, which keeps the work linear in the number of distinct strings."""
+    opened.add(command)
+    script = parse_script(command)
+    nested: list[str] = []
+    for record in script.commands:
+        found[record.text] = None
+        found[strip_harmless_wrappers(record.text)] = None
+        lists = [record.text.split(" "), *record.word_lists()]
+        if _reads_code(record):
+            rest = lists[-1][1:]
+            fragments = [*record.fragments(), *(w for s in outer for w in s.fragments())]
+            lists.extend([fragment, *rest] for fragment in fragments)
+            lists.extend(w[j:] for w in list(lists) for j in range(1, len(w)))
+            # `echo 'r"m" x' | sh`, `eval "$(cat <<EOF ...)"`: any static text of the script may be the code
+            nested.extend(record.stdin_code)
+            nested.extend(w for w in fragments if _CODE_LIKE_RE.search(w))
+        for words in lists:
+            for seen in _looked_through(words):
+                found[" ".join(seen)] = None
+                nested.extend(_code_in(seen, record))
+    if len(outer) < MAX_CODE_NESTING:
+        for code in dict.fromkeys(nested):
+            if code not in opened:
+                _collect(code, found, (*outer, script), opened)
 
 
 def normalize_ws(text: str) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["FileState", "Tool", "ToolContext", "ToolResult"]
+__all__ = ["DenyCheck", "FileState", "Tool", "ToolContext", "ToolResult", "nothing_denied"]
 
 
 @dataclass
@@ -58,14 +58,27 @@ class FileState:
     size: int
 
 
+class DenyCheck(Protocol):
+    """Does a permission deny rule cover this file for this tool (Claude Code name: `Grep`, `Glob`, `Read`)?
+    The session passes `PermissionGate.is_denied`; search tools drop such files from their results."""
+
+    def __call__(self, path: Path, tool: str) -> bool: ...
+
+
+def nothing_denied(path: Path, tool: str) -> bool:
+    """The default `DenyCheck`, for a context without permission rules (tests, programmatic use)."""
+    return False
+
+
 @dataclass
 class ToolContext:
-    """Per-session state shared by tools: the working directory, where big outputs are spilled, and which
-    files have been read (path -> state at read time)."""
+    """Per-session state shared by tools: the working directory, where big outputs are spilled, which files
+    have been read (path -> state at read time), and which files the deny rules withhold from searches."""
 
     cwd: Path
     spill_dir: Path
     read_files: dict[Path, FileState] = field(default_factory=dict)
+    is_denied: DenyCheck = nothing_denied
 
     def resolve(self, path: str) -> Path:
         p = Path(path).expanduser()

@@ -1,4 +1,5 @@
-"""The `glob` tool: finds files by name pattern, newest modified first, relative to the searched directory."""
+"""The `glob` tool: finds files by name pattern, newest modified first, relative to the searched directory. Files
+a permission deny rule covers (`Read(.env.local)`, `Glob(secrets/**)`: `ToolContext.is_denied`) are not listed."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mini_claude.tools.base import ToolContext, ToolResult
+from mini_claude.tools.base import DenyCheck, ToolContext, ToolResult
 from mini_claude.tools.search_paths import SKIP_DIRS, mtime, results_header, search_root
 
 __all__ = ["GLOB_MAX_RESULTS", "GlobTool"]
@@ -37,8 +38,8 @@ def _glob_root(root: Path, pattern: str) -> tuple[Path, str]:
     return (Path(os.path.abspath(root / base)) if base else root), rest
 
 
-def _glob_sync(root: Path, pattern: str) -> tuple[list[tuple[float, str]], bool]:
-    """(mtime, relative path) of each match, and whether the walk was cut short."""
+def _glob_sync(root: Path, pattern: str, is_denied: DenyCheck) -> tuple[list[tuple[float, str]], bool]:
+    """(mtime, relative path) of each match a deny rule does not withhold, and whether the walk was cut short."""
     deadline = time.monotonic() + GLOB_TIMEOUT_S
     found: list[tuple[float, str]] = []
     partial = False
@@ -47,7 +48,7 @@ def _glob_sync(root: Path, pattern: str) -> tuple[list[tuple[float, str]], bool]
             rel = match.relative_to(root)
         except ValueError:
             rel = Path(os.path.relpath(match, root))
-        if SKIP_DIRS.intersection(rel.parts):
+        if SKIP_DIRS.intersection(rel.parts) or is_denied(match, "Glob"):
             continue
         name = rel.as_posix()
         if match.is_dir():
@@ -97,7 +98,7 @@ class GlobTool:
             what = "is not a directory" if root.exists() else "does not exist"
             return ToolResult.error(f"{root} {what}")
         try:
-            found, partial = await asyncio.to_thread(_glob_sync, root, rest)
+            found, partial = await asyncio.to_thread(_glob_sync, root, rest, ctx.is_denied)
         except (ValueError, NotImplementedError) as exc:
             return ToolResult.error(f"invalid glob pattern {pattern!r}: {exc}")
         if not found:

@@ -7,7 +7,8 @@ the same formats:
     content              path:line:text            (matches; `path-line-text` for context lines, `--` between groups)
     count                path:count                (matching lines per file)
 
-Paths are relative to the searched directory (a header names it when it is not the working directory).
+Paths are relative to the searched directory (a header names it when it is not the working directory). Files a
+permission deny rule covers (`ToolContext.is_denied`) are left out, by both engines.
 Differences that remain: ripgrep also skips files its ignore rules (.gitignore, .ignore) exclude, and its regex
 dialect is Rust's rather than Python's.
 """
@@ -23,7 +24,7 @@ import time
 from typing import Any
 
 from mini_claude.tools.base import ToolContext, ToolResult
-from mini_claude.tools.grep_engines import GrepFound, GrepQuery, python_grep, rg_argv, run_rg
+from mini_claude.tools.grep_engines import GrepFound, GrepQuery, SkipFn, python_grep, rg_argv, run_rg
 from mini_claude.tools.search_paths import mtime, results_header, search_root
 
 __all__ = [
@@ -78,6 +79,11 @@ def _format(query: GrepQuery, found: GrepFound, max_results: int, ctx: ToolConte
     if notes:
         text += f"\n\n({'; '.join(notes)})"
     return ToolResult.text(text)
+
+
+def _skip_for(ctx: ToolContext) -> SkipFn:
+    """Files a deny rule covers for Grep (`Read(.env.local)`, `Grep(secrets/**)`) are never searched or shown."""
+    return lambda path: ctx.is_denied(path, "Grep")
 
 
 def _one_line(text: str) -> str:
@@ -174,7 +180,7 @@ class GrepTool:
 
     async def _run_rg(self, rg: str, query: GrepQuery, max_results: int, ctx: ToolContext) -> ToolResult:
         try:
-            found, code, stderr = await run_rg(rg_argv(rg, query), query.cwd, self.timeout_s)
+            found, code, stderr = await run_rg(rg_argv(rg, query), query, self.timeout_s, _skip_for(ctx))
         except OSError as exc:
             return ToolResult.error(f"could not run ripgrep ({rg}): {exc.strerror or exc}")
         if code == 2:
@@ -199,7 +205,7 @@ class GrepTool:
         stop = threading.Event()
         deadline = time.monotonic() + self.timeout_s
         try:
-            found = await asyncio.to_thread(python_grep, query, regex, stop, deadline, max_results)
+            found = await asyncio.to_thread(python_grep, query, regex, stop, deadline, max_results, _skip_for(ctx))
         except asyncio.CancelledError:
             stop.set()  # the thread cannot be cancelled; tell it to stop at the next file
             raise

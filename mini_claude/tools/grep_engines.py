@@ -1,6 +1,10 @@
 """The two engines behind the `grep` tool, and the query and result they share: ripgrep run as a subprocess
 (own process group, bounded output, killed on timeout or cancel) and a pure-Python search producing the same
-lines (used when ripgrep is missing, or when its Rust regex dialect rejects a pattern Python accepts)."""
+lines (used when ripgrep is missing, or when its Rust regex dialect rejects a pattern Python accepts).
+
+Both take a `skip(path)` predicate (the permission deny rules): the Python search never opens a skipped file;
+ripgrep's output names each file unambiguously (`--null`), and every line of a skipped file is dropped before
+anything else sees it."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +28,7 @@ __all__ = [
     "RG_MAX_STDERR_BYTES",
     "GrepFound",
     "GrepQuery",
+    "SkipFn",
     "python_grep",
     "rg_argv",
     "run_rg",
@@ -34,6 +39,14 @@ RG_MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 RG_MAX_STDERR_BYTES = 8192
 _READ_CHUNK_BYTES = 64 * 1024
 _SNIFF_BYTES = 8192
+_RG_LINE_SEP_RE = re.compile(r"\d+([:-])")  # `12:` a match line, `12-` a context line
+
+# Is this file (absolute path) withheld from search results?
+SkipFn = Callable[[Path], bool]
+
+
+def _skip_nothing(path: Path) -> bool:
+    return False
 
 
 @dataclass
@@ -67,7 +80,8 @@ class GrepFound:
 
 def rg_argv(rg: str, query: GrepQuery) -> list[str]:
     """ripgrep's command line for `query`, to be run in `query.cwd`."""
-    argv = [rg, "--no-config", "--color=never", "--hidden", "--glob", "!.git", "--no-messages"]
+    # --null: a NUL after each file name, so a name is told from the line text even when it holds `:` or `-12-`
+    argv = [rg, "--no-config", "--color=never", "--hidden", "--glob", "!.git", "--no-messages", "--null"]
     if query.case_insensitive:
         argv.append("--ignore-case")
     if query.file_glob:
@@ -84,16 +98,51 @@ def rg_argv(rg: str, query: GrepQuery) -> list[str]:
     return [*argv, "--regexp", query.pattern, "--", target]
 
 
-def _rg_lines(stdout: bytes) -> list[str]:
-    lines = stdout.decode("utf-8", "replace").splitlines()
-    return [line[2:] if line.startswith("./") else line for line in lines]
+def _strip_dot(path: str) -> str:
+    return path[2:] if path.startswith("./") else path
 
 
-async def run_rg(argv: list[str], cwd: Path, timeout_s: float) -> tuple[GrepFound, int | None, str]:
-    """Run ripgrep; returns what it found, its exit code (None when stopped) and its stderr."""
+def _rg_entries(text: str, mode: str) -> Iterator[tuple[str | None, str]]:
+    """(file name or None, display line) for each line of ripgrep's `--null` output."""
+    if mode == "files_with_matches":
+        for name in re.split("[\0\n]", text):
+            if name:
+                yield _strip_dot(name), _strip_dot(name)
+        return
+    for line in text.split("\n"):
+        line = line.removesuffix("\r")
+        name, nul, rest = line.partition("\0")
+        if not nul:
+            if line:
+                yield None, _strip_dot(line)  # `--` between context groups
+            continue
+        name = _strip_dot(name)
+        sep = ":"
+        if mode == "content" and (m := _RG_LINE_SEP_RE.match(rest)):
+            sep = m.group(1)
+        yield name, f"{name}{sep}{rest}"
+
+
+def _rg_lines(stdout: bytes, query: GrepQuery, skip: SkipFn) -> list[str]:
+    lines: list[str] = []
+    for name, line in _rg_entries(stdout.decode("utf-8", "replace"), query.mode):
+        if name is not None and skip(query.cwd / name):
+            continue
+        if line == "--" and (not lines or lines[-1] == "--"):
+            continue  # the group between two separators belonged to a skipped file
+        lines.append(line)
+    if lines and lines[-1] == "--":
+        lines.pop()
+    return lines
+
+
+async def run_rg(argv: list[str], query: GrepQuery, timeout_s: float,
+                 skip: SkipFn = _skip_nothing) -> tuple[GrepFound, int | None, str]:
+    """Run ripgrep (`rg_argv(query)`) in `query.cwd`; returns what it found (files `skip` names dropped), its exit
+    code (None when stopped) and its stderr."""
     proc = await asyncio.create_subprocess_exec(
         *argv,
-        cwd=cwd,
+        cwd=query.cwd,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -134,8 +183,8 @@ async def run_rg(argv: list[str], cwd: Path, timeout_s: float) -> tuple[GrepFoun
         await asyncio.wait(readers)
     if found.partial and len(out) >= RG_MAX_OUTPUT_BYTES:
         # The last line may be cut.
-        out = out[: out.rfind(b"\n") + 1]
-    found.lines = _rg_lines(bytes(out))
+        out = out[: out.rfind(b"\0" if query.mode == "files_with_matches" else b"\n") + 1]
+    found.lines = _rg_lines(bytes(out), query, skip)
     returncode = None if found.partial else proc.returncode
     return found, returncode, bytes(err).decode("utf-8", "replace")
 
@@ -195,15 +244,18 @@ def _walk(directory: Path, prefix: str = "") -> Iterator[tuple[Path, str]]:
 
 
 def python_grep(
-    query: GrepQuery, regex: re.Pattern[str], stop: threading.Event, deadline: float, max_lines: int
+    query: GrepQuery, regex: re.Pattern[str], stop: threading.Event, deadline: float, max_lines: int,
+    skip: SkipFn = _skip_nothing,
 ) -> GrepFound:
-    """Search like ripgrep would; content mode stops once it has more than `max_lines` lines."""
+    """Search like ripgrep would, never opening a file `skip` names; content mode stops once it has more than
+    `max_lines` lines."""
     found = GrepFound()
     if query.root.is_dir():
         accept = _glob_filter(query.file_glob)
-        files: Iterator[tuple[Path, str]] = ((p, rel) for p, rel in _walk(query.root) if accept(rel))
+        files: Iterator[tuple[Path, str]] = (
+            (p, rel) for p, rel in _walk(query.root) if accept(rel) and not skip(p))
     else:
-        files = iter([(query.root, query.root.name)])
+        files = iter([(query.root, query.root.name)] if not skip(query.root) else [])
     unreadable = 0
     out = found.lines
     out_bytes = 0

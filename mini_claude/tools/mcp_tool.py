@@ -39,7 +39,7 @@ class McpToolAdapter:
             result = await self.manager.call_tool(self.server, self.mcp_tool.name, args)
         except McpError as exc:
             return ToolResult.error(str(exc))
-        # the session's environment (process env + .env), like every other setting, not os.environ alone
+        # the session's environment (the real process environment; never a project .env), like every other setting
         max_tokens = _env_int(self.manager.env, "MAX_MCP_OUTPUT_TOKENS")
         converted = convert_result(result, spill_dir=ctx.spill_dir, stem=self.name, max_output_tokens=max_tokens)
         blocks = list(converted.blocks)

@@ -1,12 +1,17 @@
 """Keeping tool results within what the model should see at once: a result whose text is over the cap is saved
-to a file under the session's spill directory and replaced by a preview, the file's path, and how to read it."""
+to a file under the session's spill directory and replaced by a preview, the file's path, and how to read it.
+The file is private (0600 in a 0700 folder, never through a symlink: see mini_claude/spill.py)."""
 
 from __future__ import annotations
+
+import logging
 
 from mini_claude.spill import preview, spill_text
 from mini_claude.tools.base import ToolContext, ToolResult
 
 __all__ = ["PREVIEW_MAX_CHARS", "cap_result"]
+
+log = logging.getLogger(__name__)
 
 # The preview of a spilled result is at most this long (and never longer than the cap itself).
 PREVIEW_MAX_CHARS = 20_000
@@ -23,13 +28,20 @@ def cap_result(result: ToolResult, ctx: ToolContext, *, tool_name: str, max_char
     if total <= max_chars:
         return result
     full = "\n".join(texts)
-    path = spill_text(full, ctx.spill_dir, tool_name)
     line_count = full.count("\n") + (0 if full.endswith("\n") else 1)
-    note = (
-        f"[The output of {tool_name} was too long to show in full ({len(full)} characters, {line_count} lines; "
-        f"the limit is {max_chars}). It was saved to {path}. Read it with read_file using offset and limit "
-        f"(e.g. offset=1, limit=500), or search it with grep (path={path}). Preview:]"
-    )
+    size = f"({len(full)} characters, {line_count} lines; the limit is {max_chars})"
+    try:
+        path = spill_text(full, ctx.spill_dir, tool_name)
+    except OSError as exc:  # no writable private folder, or something planted in the way: the preview remains
+        log.warning("could not save the output of %s: %s", tool_name, exc)
+        note = (f"[The output of {tool_name} was too long to show in full {size}, and saving it to a file "
+                f"failed ({exc.strerror or exc}). Preview:]")
+    else:
+        note = (
+            f"[The output of {tool_name} was too long to show in full {size}. It was saved to {path}. Read it "
+            f"with read_file using offset and limit (e.g. offset=1, limit=500), or search it with grep "
+            f"(path={path}). Preview:]"
+        )
     budget = max(0, min(PREVIEW_MAX_CHARS, max_chars - len(note) - _MARKER_RESERVE_CHARS))
     shown = preview(full, budget) if budget else ""
     others = [block for block in result.content if block.get("type") != "text"]

@@ -126,16 +126,21 @@ def test_mcp_add_flags_after_name_as_claude_code_accepts(cli: Cli) -> None:
         str(cli.work), {}).get("mcpServers", {})
 
 
-def test_max_mcp_output_tokens_from_dotenv(cli: Cli) -> None:
+def test_max_mcp_output_tokens_from_env_never_from_dotenv(cli: Cli) -> None:
     config = cli.config_file({"p": probe_entry()})
     big = "word " * 4_000  # ~5k tokens: under the default limit, over 500
     scenario = [tool_use("mcp__p__echo", {"text": big}), answer("done")]
     mock = cli.mock(scenario)
     assert cli.run("-p", "x", "--mcp-config", config, "--yolo").rc == 0
     full = len(result_text(tool_results(mock)[0]))
-    (cli.work / ".env").write_text("MAX_MCP_OUTPUT_TOKENS=500\n")
     mock = cli.mock(scenario)
-    r = cli.run("-p", "x", "--mcp-config", config, "--yolo")
+    r = cli.run("-p", "x", "--mcp-config", config, "--yolo", env={"MAX_MCP_OUTPUT_TOKENS": "500"})
     assert r.rc == 0, r.stderr
     limited = len(result_text(tool_results(mock)[0]))
     assert limited < full / 4, (limited, full)
+    # a project's .env gives the model client credentials only (issue 10): it sets no session setting
+    (cli.work / ".env").write_text("MAX_MCP_OUTPUT_TOKENS=500\n")
+    mock = cli.mock(scenario)
+    r = cli.run("-p", "x", "--mcp-config", config, "--yolo", "--trust")
+    assert r.rc == 0, r.stderr
+    assert len(result_text(tool_results(mock)[0])) == full

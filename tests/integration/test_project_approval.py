@@ -1,5 +1,6 @@
 """A `.mcp.json` server in the working directory runs a command of the repository's choosing: it never starts in a
-non-interactive run until approved, and an edited entry needs approval again."""
+non-interactive run until approved, and an edited entry needs approval again — any edit to what runs or where data
+goes (an env value, a `headersHelper`), with a hint that names the file and what changed."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from mini_claude.mcp.approval import ApprovalStore
 from mini_claude.mcp.config import load_mcp_config
+from tests.helpers import free_port
 from tests.integration.conftest import Cli, answer, probe_entry
 
 pytestmark = pytest.mark.timeout(90)
@@ -26,10 +28,16 @@ def _status(cli: Cli) -> dict[str, object]:
     return {row["name"]: row for row in r.json()}["proj"]
 
 
-def _approve_in_store(cli: Cli) -> None:
+def _approve_in_store(cli: Cli, name: str = "proj") -> None:
     env = {"HOME": str(cli.home), "PATH": cli.env["PATH"]}
-    cfg = load_mcp_config(cwd=cli.work, home=cli.home, env=env).servers["proj"]
+    cfg = load_mcp_config(cwd=cli.work, home=cli.home, env=env).servers[name]
     ApprovalStore.default({"MINI_CLAUDE_STATE_DIR": str(cli.state)}).record(cli.work, cfg, "approved")
+
+
+def _hint(name: str, source: str, changes: str) -> str:
+    return (f'project MCP server "{name}" ({source}) changed since it was approved ({changes}) and needs approval '
+            f'again: run mini-claude interactively to approve it, or set "enabledMcpjsonServers": ["{name}"] (or '
+            f'"enableAllProjectMcpServers": true) in ~/.claude/settings.json, or pass --trust-project-mcp')
 
 
 def test_unapproved_project_server_does_not_start(cli: Cli) -> None:
@@ -93,3 +101,51 @@ def test_project_settings_cannot_approve_their_own_servers(cli: Cli) -> None:
                                                                      "enabledMcpjsonServers": ["proj"]}))
     assert _status(cli)["status"] == "needs-approval"
     assert not marker.exists()
+
+
+def test_changed_env_value_holds_an_approved_server_and_says_what_changed(cli: Cli) -> None:
+    marker = cli.tmp / "marker"
+    entry = probe_entry("--marker", str(marker), env={"MODE": "safe"})
+    (cli.work / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": entry}}))
+    _approve_in_store(cli)
+    assert _status(cli)["status"] == "ready"
+    assert marker.exists()
+    marker.unlink()
+
+    # the repository changes an env value (the name stays) and adds a loader variable
+    entry["env"] = {"MODE": "evil", "PYTHONPATH": "."}
+    (cli.work / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": entry}}))
+    cli.mock([answer("done")])
+    r = cli.run("-p", "hi", "--yolo")
+    assert r.rc == 0, r.stderr
+    hint = _hint("proj", ".mcp.json", "env MODE changed; env PYTHONPATH was added")
+    assert hint in r.stderr.splitlines()
+    assert "evil" not in r.stderr
+    row = _status(cli)
+    assert (row["status"], row["error"]) == ("needs-approval", hint)
+    assert not marker.exists()
+
+
+def test_headers_helper_added_to_an_approved_server_never_runs(cli: Cli) -> None:
+    helper_marker = cli.tmp / "helper-ran"
+    settings = cli.work / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    entry: dict[str, object] = {"type": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"}
+    settings.write_text(json.dumps({"mcpServers": {"web": entry}}))
+    _approve_in_store(cli, "web")
+
+    entry["headersHelper"] = f"touch {helper_marker}; echo {{}}"
+    settings.write_text(json.dumps({"mcpServers": {"web": entry}}))
+    cli.mock([answer("done")])
+    r = cli.run("-p", "hi", "--yolo")
+    assert r.rc == 0, r.stderr
+    hint = _hint("web", ".claude/settings.json", "headersHelper was added")
+    assert hint in r.stderr.splitlines()
+    r = cli.run("mcp", "list", "--json")
+    row = {row["name"]: row for row in r.json()}["web"]
+    assert (row["status"], row["error"], row["source"]) == ("needs-approval", hint, ".claude/settings.json")
+    assert not helper_marker.exists()
+
+    # control: the same entry, allowed to start, does run its helper (so the absence above means something)
+    cli.run("mcp", "list", "--json", "--trust-project-mcp")
+    assert helper_marker.exists()

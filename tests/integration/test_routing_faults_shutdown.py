@@ -164,8 +164,9 @@ def test_plan_mode_runs_read_only_mcp_tools_only(cli: Cli) -> None:
         tool_use("mcp__p__poke"),
         answer("poke: {{last_tool_result_is_error}}"),
     ])
-    # an allow rule does not lift plan mode's read-only restriction
-    r = cli.run("-p", "plan it", "--mcp-config", config, "--plan", "--allowedTools", "mcp__p__poke")
+    # an allow rule does not lift plan mode's read-only restriction; a read-only MCP tool still needs one (its
+    # readOnlyHint is a claim, not a grant: tests/permissions/test_plan_mode.py)
+    r = cli.run("-p", "plan it", "--mcp-config", config, "--plan", "--allowedTools", "mcp__p__poke mcp__p__peek")
     assert r.rc == 0, r.stderr
     peek, poke = tool_results(mock)
     assert not peek.get("is_error") and result_text(peek) == "peeked"

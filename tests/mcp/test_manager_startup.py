@@ -29,6 +29,11 @@ WAITS_FOR_DB = ("import os, sys, time\n"
                 "sys.stderr.write('connecting to db:5432\\nwaiting for database…\\n'); sys.stderr.flush()\n"
                 "open(sys.argv[1], 'w').write(str(os.getpid()))\n"
                 "time.sleep(120)\n")
+# the same, but it prints a banner on stdout after its stderr line: the stderr line is still the one shown
+BANNER_THEN_WAITS = ("import sys, time\n"
+                     "sys.stderr.write('waiting for database…\\n'); sys.stderr.flush()\n"
+                     "print('Welcome to the db server v2', flush=True)\n"
+                     "time.sleep(120)\n")
 USAGE_ON_STDOUT = "print('usage: server --port N'); raise SystemExit(2)"
 
 
@@ -103,5 +108,20 @@ async def test_startup_time_is_measured_and_shown(tmp_path: Path) -> None:
         restarted = await manager.restart("ok")
         assert restarted.startup_s is not None and restarted.startup_s > 0
         assert announced[-2:] == [(ServerStatus.STARTING, None), (ServerStatus.READY, restarted.startup_s)]
+    finally:
+        await manager.aclose()
+
+
+async def test_stderr_is_shown_as_stderr_even_when_stdout_said_more_after_it(tmp_path: Path) -> None:
+    servers = {"db": {"command": sys.executable, "args": ["-c", BANNER_THEN_WAITS]}}
+    manager = McpManager(configs(tmp_path, servers), env={**ENV, "MCP_TIMEOUT": "1500"})
+    manager.start()
+    try:
+        await manager.wait_started()
+        db = manager.states["db"]
+        assert (db.status, db.error) == (
+            ServerStatus.FAILED,
+            f"did not start within 1.5s; stderr: waiting for database… (raise MCP_TIMEOUT, in ms, or check "
+            f"`{sys.executable}` in --mcp-config)")
     finally:
         await manager.aclose()

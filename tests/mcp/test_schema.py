@@ -1,13 +1,17 @@
-"""Input-schema sanitising: exact outputs, and the input is never mutated."""
+"""Input-schema sanitising: exact outputs, and the input is never mutated; schemas nested too deep are refused
+(and their tool withheld by the tool reader) without recursion."""
 
 from __future__ import annotations
 
 import copy
+import logging
 from typing import Any
 
 import pytest
 
-from mini_claude.mcp.schema import sanitize_input_schema
+from mini_claude.errors import ProtocolError
+from mini_claude.mcp.protocol import WITHHELD_LOG_KEY, WithheldTool, read_tools
+from mini_claude.mcp.schema import MAX_SCHEMA_DEPTH, sanitize_input_schema, schema_depth_problem
 
 EMPTY = {"type": "object", "properties": {}}
 
@@ -144,3 +148,42 @@ def test_input_is_never_mutated() -> None:
         # and the output shares nothing mutable with the input
         out.setdefault("properties", {})["new"] = {}
         assert schema == before
+
+
+# ---- depth (issue 10, hole 7: a schema nested 300 levels deep ended the process) ------------------------------
+
+def _nested(depth: int) -> dict[str, Any]:
+    """An object schema `depth` JSON levels deep, built without recursion."""
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(depth - 1):
+        schema = {"type": "object", "additionalProperties": schema}
+    return schema
+
+
+def test_schema_depth_limit_is_exact() -> None:
+    assert schema_depth_problem(_nested(MAX_SCHEMA_DEPTH)) is None
+    assert schema_depth_problem(_nested(MAX_SCHEMA_DEPTH + 1)) == "input schema nested deeper than 64 levels"
+    assert schema_depth_problem(_nested(100_000), "output schema") == "output schema nested deeper than 64 levels"
+
+
+def test_sanitize_refuses_a_deep_schema_with_a_protocol_error_not_a_recursion_error() -> None:
+    with pytest.raises(ProtocolError, match="input schema nested deeper than 64 levels"):
+        sanitize_input_schema(_nested(300))
+
+
+def test_read_tools_withholds_only_the_deep_tool_and_says_why(caplog: pytest.LogCaptureFixture) -> None:
+    listed = [{"name": "ok", "inputSchema": {"type": "object"}},
+              {"name": "deep_tool", "inputSchema": _nested(300)},
+              {"name": "deep_out", "inputSchema": {"type": "object"}, "outputSchema": _nested(10_000)},
+              {"name": "deep_meta", "inputSchema": {"type": "object"}, "_meta": _nested(10_000)},
+              {"name": "after", "inputSchema": _nested(MAX_SCHEMA_DEPTH)}]
+    with caplog.at_level(logging.WARNING, logger="mini_claude.mcp.protocol"):
+        tools, _headers = read_tools(listed, server="srv")
+    assert [t.name for t in tools] == ["ok", "after"]
+    withheld = [getattr(r, WITHHELD_LOG_KEY) for r in caplog.records if hasattr(r, WITHHELD_LOG_KEY)]
+    assert withheld == [WithheldTool("srv", "deep_tool", "input schema nested deeper than 64 levels"),
+                        WithheldTool("srv", "deep_out", "output schema nested deeper than 64 levels"),
+                        WithheldTool("srv", "deep_meta", "tool definition nested deeper than 65 levels")]
+    assert str(withheld[0]) == "deep_tool: input schema nested deeper than 64 levels"
+    assert tools[0].input_schema == {"type": "object"}
+    assert sanitize_input_schema(tools[1].input_schema)["type"] == "object"  # 64 levels: fine

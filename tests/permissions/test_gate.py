@@ -98,7 +98,7 @@ MATRIX = {
                           "edit_file": "run", "bash": "ask", "mcp__docs__search": "ask",
                           "mcp__docs__delete": "ask"},
     "plan":              {"read_file": "run", "glob": "run", "grep": "run", "write_file": "deny",
-                          "edit_file": "deny", "bash": "deny", "mcp__docs__search": "run",
+                          "edit_file": "deny", "bash": "deny", "mcp__docs__search": "ask",  # a claim, not a grant
                           "mcp__docs__delete": "deny"},
     "bypassPermissions": {"read_file": "run", "glob": "run", "grep": "run", "write_file": "run",
                           "edit_file": "run", "bash": "run", "mcp__docs__search": "run",

@@ -41,6 +41,7 @@ __all__ = [
     "SupportsMessageHeaders",
     "SupportsProtocolVersion",
     "SupportsSessionId",
+    "SupportsStderr",
     "Transport",
 ]
 
@@ -80,6 +81,14 @@ class SupportsSessionId(Protocol):
     @property
     def session_id(self) -> str | None:
         """The session id the server gave us, None before it gave one (or when it gives none)."""
+
+
+@runtime_checkable
+class SupportsStderr(Protocol):
+    """A transport whose peer has a stderr of its own (a child process), kept apart from its other output."""
+
+    def stderr_text(self) -> str:
+        """The tail of the peer's stderr (may be empty)."""
 
 
 @runtime_checkable

@@ -3,7 +3,7 @@
 It owns turning a non-2xx response into an `HttpStatusError` (with a short, one-line body excerpt and the
 `WWW-Authenticate` challenge), telling when a Streamable HTTP error carries a JSON-RPC error reply instead (then
 delivered as that request's answer), and the small readers both need: the media type, a bounded body excerpt,
-tolerant JSON decoding. httpx exceptions (no answer at all) are described by `mini_claude.net.errors`.
+tolerant JSON decoding (depth-bounded). httpx exceptions (no answer at all) are described by `mini_claude.net.errors`.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from mini_claude.errors import HttpSessionExpiredError, HttpStatusError
+from mini_claude.mcp.transports.json_depth import bound_message, refuse_undecodable
 
 if TYPE_CHECKING:
     import httpx
@@ -41,11 +42,16 @@ def media_type(response: httpx.Response) -> str:
 
 
 def decode_json(text: str) -> Any:
-    """Decode one JSON document; raises ValueError (incl. RecursionError as ValueError) when it is not JSON."""
+    """Decode one JSON message; raises ValueError when it is not JSON. A message nested deeper than the readers
+    accept is returned as a `RefusedMessage` (see json_depth), which the session turns into that request's error."""
     try:
-        return json.loads(text)
+        message = json.loads(text)
     except RecursionError as exc:
-        raise ValueError("JSON nested too deeply") from exc
+        refused = refuse_undecodable(text)
+        if refused is None:
+            raise ValueError("JSON nested too deeply") from exc
+        return refused
+    return bound_message(message, text)
 
 
 def one_line(text: str, limit: int = BODY_EXCERPT_CHARS) -> str:

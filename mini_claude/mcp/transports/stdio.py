@@ -35,7 +35,8 @@ import signal
 import subprocess
 from typing import Any
 
-from mini_claude.errors import TransportError
+from mini_claude.errors import SpawnError, TransportError
+from mini_claude.mcp.transports.json_depth import bound_message, refuse_undecodable
 from mini_claude.mcp.transports.stdio_child import (
     StderrRing,
     StdioParams,
@@ -159,7 +160,7 @@ class StdioTransport:
         self._ended = loop.create_future()
         params = self.params
         if not params.command:
-            self._error = TransportError("no command given (check the server's `command`)", server=self.server)
+            self._error = SpawnError("no command given (check the server's `command`)", server=self.server)
             raise self._error
         try:
             proc, _ = await loop.subprocess_exec(
@@ -217,9 +218,11 @@ class StdioTransport:
                 if self._reading_paused and self._backlog <= STDOUT_RESUME_BYTES:
                     self._set_reading(paused=False)
                 try:
-                    return _json_decode(line.decode())
+                    message = _json_decode(line.decode())
                 except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
                     message, noise = _decode_line(line)
+                else:
+                    return bound_message(message, line)
                 if message is not _NOT_JSON:
                     return message
                 if noise is not None:
@@ -250,6 +253,10 @@ class StdioTransport:
                 return
             self._close_task = self._loop.create_task(self._close(), name=f"stdio-close-{self.server}")
         await asyncio.shield(self._close_task)
+
+    def stderr_text(self) -> str:
+        """The tail of the server's stderr alone (`SupportsStderr`)."""
+        return self._stderr.text().strip()
 
     def diagnostics(self) -> str:
         """The tail of the server's stderr, then its recent non-JSON stdout lines (may be empty)."""
@@ -472,8 +479,8 @@ class StdioTransport:
 def _decode_line(line: bytes) -> tuple[Any, str | None]:
     """Decode a stdout line the fast path refused: (message, None), or (_NOT_JSON, noise to keep, or None).
 
-    Invalid UTF-8 is replaced rather than fatal; a BOM is dropped; blank lines are no noise; a nesting too deep
-    for the decoder is noise like any other non-JSON line.
+    Invalid UTF-8 is replaced rather than fatal; a BOM is dropped; blank lines are no noise; a message nested
+    too deep (for the decoder, or for `MAX_MESSAGE_DEPTH`) becomes a `RefusedMessage`; other non-JSON is noise.
     """
     text = line.decode("utf-8", "replace")
     if text.startswith("\ufeff"):
@@ -482,7 +489,12 @@ def _decode_line(line: bytes) -> tuple[Any, str | None]:
         return _NOT_JSON, None
     try:
         message = _json_decode(text)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        refused = refuse_undecodable(text)
+        if refused is not None:
+            return refused, None
+        return _NOT_JSON, text[:NOISE_LINE_CHARS].rstrip("\r")
+    except ValueError:
         return _NOT_JSON, text[:NOISE_LINE_CHARS].rstrip("\r")
     log.debug("decoded a stdout line with invalid UTF-8 (bytes replaced)")
-    return message, None
+    return bound_message(message, text), None

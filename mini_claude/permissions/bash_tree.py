@@ -1,0 +1,520 @@
+"""The bash parse tree behind shell rules: which commands a command line makes bash run.
+
+`parse_script` parses with tree-sitter-bash (imported lazily, one parser per process) and walks the tree. Every
+simple command bash would run becomes a `CommandRecord`: in lists, pipelines, `{ }`, `( )`, if/while/until/case,
+`!`, function bodies, command and process substitutions (nested ones first). Standalone assignments,
+`declare`/`export`, `unset`, `[[ ]]` and `(( ))` are records too: they change what later commands do, so an allow
+rule must cover them. Anything the walk cannot vouch for makes the script *opaque* (`why_opaque`): a parse error,
+a substitution, a write redirection, a for loop (it assigns variables, PATH included), an expansion or arithmetic
+that assigns, a command word that is not a plain word, text the parser skipped. The deny side (shell.py) then
+looks at every static word that could be a command name, which the records expose on demand.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser, Tree
+
+__all__ = ["CommandRecord", "ParsedScript", "parse_script"]
+
+# A few evaluated spellings per word are enough to see through `$x`, `${x:-rm}`, `"r"m`; more only costs time.
+MAX_ALTERNATIVES = 8
+# Nested values deeper than this are treated as unknown (a hostile command must not exhaust the stack).
+MAX_VALUE_DEPTH = 40
+
+_STRUCTURE = frozenset({
+    "program", "list", "pipeline", "compound_statement", "subshell", "if_statement", "elif_clause", "else_clause",
+    "while_statement", "do_group", "case_statement", "case_item", "negated_command", "redirected_statement",
+    "function_definition",
+})
+_VALUES = frozenset({
+    "command_name", "word", "number", "string", "string_content", "raw_string", "ansi_c_string", "concatenation",
+    "simple_expansion", "expansion", "variable_name", "special_variable_name", "array", "brace_expression",
+    "heredoc_start", "heredoc_body", "heredoc_content", "heredoc_end", "file_descriptor", "regex", "extglob_pattern",
+    "test_operator", "binary_expression", "unary_expression", "ternary_expression", "postfix_expression",
+    "parenthesized_expression", "subscript", "arithmetic_expansion",
+})
+_RECORDED = frozenset({"command", "declaration_command", "unset_command", "test_command"})
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+_WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_DUP_OPS = frozenset({">&", "<&", ">&-", "<&-"})
+_ARITH_ASSIGN = frozenset({"=", ":=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "++", "--"})
+# A command word bash takes literally: no quoting, escapes, expansions, globs or braces (a leading `~` is $HOME).
+_PLAIN_NAME_RE = re.compile(r"^(?:~?[A-Za-z0-9_./+@%:,-]+|\[)$")
+_RESERVED = frozenset({"if", "then", "elif", "else", "fi", "case", "esac", "for", "select", "while", "until", "do",
+                       "done", "in", "function", "{", "}", "!", "[[", "]]"})
+# What may sit in a heredoc_redirect: tree-sitter nests the rest of the `<<EOF` line (`> out`, `| grep x`,
+# `&& echo`) in it. A bare word there is a body line it misread (or an argument it misplaced).
+_HEREDOC_PARTS = frozenset({"<<", "<<-", "heredoc_start", "heredoc_body", "heredoc_end", "file_redirect",
+                            "herestring_redirect", "heredoc_redirect", "pipeline", "list", "command",
+                            "redirected_statement", "subshell", "compound_statement", "negated_command", "&&", "||",
+                            "|", "|&", ";", "&"})
+# Fallback when the tree is wrong: `name=value` anywhere in the text, for deny matching only.
+_RAW_ASSIGN_RE = re.compile(r"(?<![\w$])([A-Za-z_][A-Za-z0-9_]*)=([^\s;&|()<>]*)")
+_BARE_BLANK_RE = re.compile(r"(?<!\\)\s")
+_GLUED_RE = re.compile(r"^(?:\\\n)+$")
+_GAP_RE = re.compile(r"^(?:\s|\\\n)*$")
+_ANSI_C_RE = re.compile(r"\\(?:x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.S)
+_ANSI_C_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+                  "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_LEAF_WORDS = frozenset({"word", "raw_string", "ansi_c_string", "string_content", "number", "string",
+                         "concatenation", "command_name"})
+_PUNCTUATION_RE = re.compile(r"[\s{},;|&()<>'\"`$=]+")
+_DEFAULT_OPS = frozenset({"-", ":-", "=", ":=", "+", ":+"})
+
+
+@cache
+def _parser() -> Parser:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+@dataclass
+class CommandRecord:
+    """One command bash may run. `text` is its source (assignments, name, arguments; redirections left out;
+    substitutions shown as `$(…)`), what allow rules match. `name_static`: the command word is a plain word, so bash
+    runs exactly that name. The rest serves deny rules."""
+
+    text: str
+    name_static: bool
+    node: Node = field(repr=False)
+    script: ParsedScript = field(repr=False)
+    extra_args: list[Node] = field(default_factory=list, repr=False)
+    dropped_words: list[tuple[int, str]] = field(default_factory=list, repr=False)  # (offset, text)
+    stdin_code: list[str] = field(default_factory=list)   # heredoc / here-string bodies fed to it
+    reads_pipe: bool = False  # a later stage of a pipeline: its stdin is another command's output
+
+    def _arg_nodes(self) -> list[Node]:
+        if self.node.type != "command":
+            return []
+        nodes = [c for c in self.node.children if c.type not in _REDIRECTS and c.type != "variable_assignment"]
+        return sorted(nodes + self.extra_args, key=lambda n: n.start_byte)
+
+    def _arg_values(self) -> list[list[str]]:
+        """Per argv word, in order: the values it may take."""
+        words = [(n.start_byte, self.script.values(n)) for n in self._arg_nodes()]
+        words.extend((offset, [text]) for offset, text in self.dropped_words)
+        return [values for _, values in sorted(words, key=lambda w: w[0])]
+
+    def word_lists(self) -> list[list[str]]:
+        """The argv (assignments left out) as bash may build it: a few evaluated alternatives. A word whose
+        value is unknown is dropped (as bash drops an empty unquoted expansion)."""
+        per_word = self._arg_values()
+        if not per_word:
+            return [self.text.split(" ")]
+        combos = max(len(v) for v in per_word)
+        lists = []
+        for i in range(min(combos, MAX_ALTERNATIVES)):
+            words = [w for w in (v[min(i, len(v) - 1)] for v in per_word) if w]
+            if words:
+                lists.append(words)
+        return lists
+
+    @property
+    def dynamic(self) -> bool:
+        """Some word of the command has a value the walk cannot know statically."""
+        return any(self.script.static(n) is None for n in self._arg_nodes())
+
+    def fragments(self) -> list[str]:
+        """Words that could become this command's name when the name is computed (or read from a pipe): every
+        static word of the script, split at shell punctuation, and of the text fed to its stdin."""
+        return list(dict.fromkeys([*self.script.fragments(), *(t for code in self.stdin_code for t in code.split())]))
+
+
+@dataclass
+class ParsedScript:
+    """A command line as bash would run it: its command records, and why (if at all) it is opaque."""
+
+    source: bytes
+    tree: Tree | None = field(repr=False)
+    commands: list[CommandRecord] = field(default_factory=list)
+    why_opaque: str = ""
+    misparsed: bool = False  # the tree does not match what bash will do (parse error, reserved word as a name)
+    _assigned: dict[str, list[Node | str]] | None = field(default=None, repr=False)
+    _fragments: list[str] | None = field(default=None, repr=False)
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return tuple(r.text for r in self.commands if r.text)
+
+    def opaque(self, why: str) -> None:
+        if not self.why_opaque:
+            self.why_opaque = why
+
+    def text_of(self, node: Node) -> str:
+        return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    def render(self, node: Node) -> str:
+        """Source text of `node` with substitutions shown as `$(…)`, `` `…` ``, `<(…)`."""
+        pieces: list[str] = []
+        pos = node.start_byte
+        stack = [node]
+        subs: list[Node] = []
+        while stack:
+            cur = stack.pop()
+            if cur.type in _SUBSTITUTIONS:
+                subs.append(cur)
+            else:
+                stack.extend(cur.children)
+        for sub in sorted(subs, key=lambda n: n.start_byte):
+            pieces.append(self.source[pos:sub.start_byte].decode("utf-8", "replace"))
+            opener = self.text_of(sub.children[0]) if sub.children else "$("
+            pieces.append("`…`" if opener == "`" else f"{opener}…)")
+            pos = sub.end_byte
+        pieces.append(self.source[pos:node.end_byte].decode("utf-8", "replace"))
+        return "".join(pieces).replace("\\\n", "")
+
+    # ------------------------------------------------------------------------------------------ static values
+
+    def static(self, node: Node) -> str | None:
+        """The exact value bash gives `node` as a word (quotes removed), or None when it needs an expansion."""
+        kind = node.type
+        if kind == "command_name":
+            return self.static(node.children[0]) if node.child_count == 1 else None
+        text = self.text_of(node)
+        if kind in ("word", "number"):
+            return re.sub(r"\\(.)", r"\1", text.replace("\\\n", ""), flags=re.S)
+        if kind == "raw_string":
+            return text[1:-1]
+        if kind == "ansi_c_string":
+            return _ansi_c(text[2:-1])
+        if kind == "string_content":
+            return re.sub(r'\\([$`"\\])', r"\1", text.replace("\\\n", ""))
+        if kind in ("string", "concatenation"):
+            out: list[str] = []
+            for child in node.children:
+                if kind == "string" and child.type == '"':
+                    continue
+                value = self.static(child)
+                if value is None:
+                    return None
+                out.append(value)
+            return "".join(out)
+        return None
+
+    def values(self, node: Node, depth: int = 0) -> list[str]:
+        """A few values `node` may take, for deny matching: variables assigned anywhere in the script, the
+        words of `${x:-word}`, and "" for anything unknown."""
+        value = self.static(node)
+        if value is not None:
+            return [value]
+        if depth > MAX_VALUE_DEPTH:
+            return [""]
+        kind = node.type
+        if kind == "command_name" and node.child_count == 1:
+            return self.values(node.children[0], depth + 1)
+        if kind in ("simple_expansion", "expansion"):
+            names = [self.text_of(c) for c in node.children if c.type in ("variable_name", "special_variable_name")]
+            found: list[str] = []
+            for assigned in self.assigned().get(names[0] if names else "", []):
+                found.extend([assigned] if isinstance(assigned, str) else self.values(assigned, depth + 1))
+            seen_op = False
+            for child in node.children:
+                if seen_op and child.is_named:
+                    found.extend(self.values(child, depth + 1))
+                seen_op = seen_op or child.type in _DEFAULT_OPS
+            return list(dict.fromkeys([*found, ""]))[:MAX_ALTERNATIVES]
+        if kind == "command_substitution":
+            return [*self._printed(node, depth), ""]
+        if kind in ("string", "concatenation"):
+            pieces = [self.values(c, depth + 1) for c in node.children if c.type != '"']
+            combos = itertools.islice(itertools.product(*pieces), MAX_ALTERNATIVES)
+            return list(dict.fromkeys("".join(c) for c in combos)) or [""]
+        return [""]
+
+    def _printed(self, node: Node, depth: int) -> list[str]:
+        """What `$(echo rm)` / `$(printf %s rm)` prints (the common way to compute a name), else nothing."""
+        inner = [c for c in node.children if c.is_named]
+        if len(inner) != 1 or inner[0].type != "command":
+            return []
+        words = [self.static(c) for c in inner[0].children if c.type not in _REDIRECTS]
+        if None in words or not words or words[0] not in ("echo", "printf"):
+            return []
+        args = [w for w in words[1:] if w is not None]
+        if words[0] == "echo":
+            while args and re.fullmatch(r"-[neE]+", args[0]):
+                args.pop(0)
+            return [" ".join(args)]
+        return ["".join(args[1:]) if args and "%" in args[0] else "".join(args)]
+
+    def fragments(self) -> list[str]:
+        """Every static word in the script (substitutions included), whole and split at shell punctuation."""
+        if self._fragments is None:
+            found: list[str] = []
+            stack = [self.tree.root_node] if self.tree is not None else []
+            while stack:
+                node = stack.pop()
+                if node.type in ("heredoc_content", "heredoc_body") and node.child_count == 0:
+                    value: str | None = self.text_of(node)
+                else:
+                    value = self.static(node) if node.type in _LEAF_WORDS else None
+                if value is not None:
+                    found.append(value)
+                    found.extend(t for t in _PUNCTUATION_RE.split(value) if t)
+                stack.extend(node.children)
+            if self.misparsed:
+                # The tree is not what bash runs (a comment or heredoc swallowed text): every token of the raw
+                # text, quotes and backslashes dropped, may be a command name.
+                raw = re.sub(r"[\"'\\]", "", self.source.decode("utf-8", "replace").replace("\\\n", ""))
+                found.extend(t for t in _PUNCTUATION_RE.split(raw) if t)
+            self._fragments = list(dict.fromkeys(found))
+        return self._fragments
+
+    def assigned(self) -> dict[str, list[Node | str]]:
+        """Variable name -> every value the script assigns to it (plain assignments and for-loop words; when the
+        tree is wrong, also every `name=value` in the text)."""
+        if self._assigned is None:
+            found: dict[str, list[Node | str]] = {}
+            stack = [self.tree.root_node] if self.tree is not None else []
+            while stack:
+                node = stack.pop()
+                stack.extend(node.children)
+                if node.type == "variable_assignment":
+                    name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+                    if name is not None and value is not None:
+                        found.setdefault(self.text_of(name), []).append(value)
+                elif node.type == "for_statement":
+                    var = node.child_by_field_name("variable")
+                    if var is not None:
+                        found.setdefault(self.text_of(var), []).extend(node.children_by_field_name("value"))
+            if self.misparsed:
+                for match in _RAW_ASSIGN_RE.finditer(self.source.decode("utf-8", "replace")):
+                    found.setdefault(match.group(1), []).append(re.sub(r"[\"'\\]", "", match.group(2)))
+            self._assigned = found
+        return self._assigned
+
+
+def _ansi_c(body: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        esc = m.group(0)[1:]
+        if esc[0] in "xuU":
+            return chr(min(int(esc[1:], 16), 0x10FFFF))
+        if esc[0] in "01234567":
+            return chr(int(esc, 8) & 0xFF)
+        if esc[0] == "c":
+            return chr(ord(esc[1]) & 0x1F)
+        return _ANSI_C_SIMPLE.get(esc, "\\" + esc)
+
+    return _ANSI_C_RE.sub(one, body)
+
+
+@lru_cache(maxsize=256)
+def parse_script(command: str) -> ParsedScript:
+    """Parse and walk `command`. Never raises; the result is cached (callers must not mutate it)."""
+    source = command.encode("utf-8", "surrogatepass")
+    tree = _parser().parse(source)
+    script = ParsedScript(source, tree)
+    _Walk(script).run(tree.root_node)
+    return script
+
+
+class _Walk:
+    """One pass over the tree, iterative (a hostile command must not exhaust the Python stack)."""
+
+    def __init__(self, script: ParsedScript) -> None:
+        self.s = script
+        self.extra_args: dict[int, list[Node]] = {}
+        self.dropped_words: dict[int, list[tuple[int, str]]] = {}
+        self.stdin_code: dict[int, list[str]] = {}
+        self.pipe_readers: set[int] = set()
+        self.leaves: list[tuple[int, int]] = []
+
+    def run(self, root: Node) -> None:
+        if root.has_error:
+            self.s.misparsed = True
+            self.s.opaque("a parse error")
+            # Words the parser could not place may still be commands to bash: deny rules see them all.
+            self.s.commands.append(CommandRecord("", False, root, self.s))
+        stack: list[tuple[Node, bool]] = [(root, False)]
+        while stack:
+            node, finished = stack.pop()
+            if finished:
+                self._record(node)
+                continue
+            if node.child_count == 0:
+                self.leaves.append((node.start_byte, node.end_byte))
+            if node.type == "comment":
+                if _inside_backticks(node):
+                    # bash cuts the backtick text out first, so such a comment ends at the closing backtick
+                    self.s.misparsed = True
+                    self.s.opaque("a comment inside backticks")
+                continue
+            self._visit(node)
+            if node.type in _RECORDED or _is_arith_command(node) or self._statement_assignment(node):
+                stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node.children))
+        self._check_coverage()
+
+    def _visit(self, node: Node) -> None:
+        kind = node.type
+        if node.is_error or node.is_missing:
+            self.s.opaque("a parse error")
+        elif kind in _SUBSTITUTIONS:
+            self.s.opaque("command substitution")
+        elif kind in ("for_statement", "c_style_for_statement"):
+            self.s.opaque("a for loop (it assigns a variable)")
+        elif kind == "redirected_statement":
+            self._redirected(node)
+        elif kind == "pipeline":
+            piped = False  # inside a heredoc line, tree-sitter starts a pipeline with its `|`
+            for child in node.children:
+                if piped and child.is_named:
+                    self.pipe_readers.update(c.id for c in _commands_in(child))
+                piped = piped or child.type in ("|", "|&")
+        elif kind == "file_redirect":
+            self._file_redirect(node)
+        elif kind == "word" and _BARE_BLANK_RE.search(self.s.text_of(node)):
+            # bash ends a word at an unquoted blank: the parser has glued two words (or lines) together
+            self.s.misparsed = True
+            self.s.opaque("a word the parser misread")
+        elif kind in ("arithmetic_expansion", "expansion", "subscript"):
+            if _has_token(node, _ARITH_ASSIGN):
+                self.s.opaque("an expansion that assigns a variable")
+        elif kind not in _STRUCTURE and kind not in _VALUES and kind not in _RECORDED and kind not in _REDIRECTS \
+                and kind not in ("variable_assignment", "variable_assignments") and node.is_named:
+            self.s.opaque(f"unsupported syntax ({kind})")
+
+    def _redirected(self, node: Node) -> None:
+        body = node.child_by_field_name("body")
+        target = body.id if body is not None else -1
+        heredoc = next((c for c in node.children if c.type == "heredoc_redirect"), None)
+        if body is not None and body.type == "command" and heredoc is not None:
+            # tree-sitter drops a lone `-` right before `<<` (`python - <<'EOF'`): put it back as an argument
+            gap = self.s.source[body.end_byte:heredoc.start_byte]
+            if gap.strip() == b"-":
+                offset = body.end_byte + gap.index(b"-")
+                self.dropped_words.setdefault(body.id, []).append((offset, "-"))
+                self.leaves.append((offset, offset + 1))
+        for child in node.children:
+            if child.type == "file_redirect":
+                extra = child.children_by_field_name("destination")[1:]
+                if extra:
+                    if body is None or body.type != "command":
+                        self.s.opaque("a word after a redirection")
+                    self.extra_args.setdefault(target, []).extend(extra)
+            elif child.type in ("heredoc_redirect", "herestring_redirect") and body is not None:
+                text = self._stdin_text(child)
+                for command in _commands_in(body):  # any command of a redirected group may read it
+                    self.stdin_code.setdefault(command.id, []).append(text)
+
+    def _stdin_text(self, redirect: Node) -> str:
+        if redirect.type == "heredoc_redirect":
+            kinds = [c.type for c in redirect.children]
+            end_node = next((c for c in redirect.children if c.type == "heredoc_end"), None)
+            # bash ends a heredoc only at a line holding the delimiter alone
+            alone = end_node is not None and self.s.source[end_node.end_byte:end_node.end_byte + 1] in (b"", b"\n") \
+                and self.s.source[:end_node.start_byte].rstrip(b"\t").endswith(b"\n")
+            if any(k not in _HEREDOC_PARTS for k in kinds) or not alone:
+                self.s.misparsed = True
+                self.s.opaque("a heredoc the parser misread")
+            # The raw text between the start and end markers: what bash feeds the command.
+            start = next((c.end_byte for c in redirect.children if c.type == "heredoc_start"), redirect.end_byte)
+            end = next((c.start_byte for c in redirect.children if c.type == "heredoc_end"), redirect.end_byte)
+            return self.s.source[start:end].decode("utf-8", "replace")
+        value = next((c for c in redirect.children if c.is_named), None)
+        if value is None:
+            return ""
+        static = self.s.static(value)
+        return static if static is not None else self.s.values(value)[0]
+
+    def _file_redirect(self, node: Node) -> None:
+        ops = [self.s.text_of(c) for c in node.children if not c.is_named]
+        dests = node.children_by_field_name("destination")
+        target = self.s.static(dests[0]) if dests else None
+        if target is not None and target.startswith(("/dev/tcp/", "/dev/udp/")):
+            self.s.opaque("a network redirection")
+        if any(op in _WRITE_OPS for op in ops):
+            if target != "/dev/null":
+                self.s.opaque("output redirection to a file")
+        elif any(op in _DUP_OPS for op in ops) and not (target is not None and re.fullmatch(r"\d+-?|-", target)):
+            self.s.opaque("output redirection to a file")
+
+    def _statement_assignment(self, node: Node) -> bool:
+        parent = node.parent
+        return node.type in ("variable_assignment", "variable_assignments") and parent is not None \
+            and parent.type not in ("command", "declaration_command", "variable_assignments")
+
+    def _record(self, node: Node) -> None:
+        if node.type != "command":
+            self.s.commands.append(CommandRecord(" ".join(self.s.render(node).split()), True, node, self.s))
+            return
+        extra = self.extra_args.get(node.id, [])
+        dropped = self.dropped_words.get(node.id, [])
+        shown = [(c.start_byte, self.s.render(c)) for c in node.children + extra if c.type not in _REDIRECTS]
+        text = " ".join(piece for _, piece in sorted(shown + dropped))
+        name = node.child_by_field_name("name")
+        name_text = self.s.text_of(name) if name is not None else ""
+        plain = name is not None and _PLAIN_NAME_RE.match(name_text) is not None
+        if name_text in _RESERVED:
+            # tree-sitter took a reserved word for a command (`! until x; do ...`): bash parses it differently
+            plain = False
+            self.s.misparsed = True
+            self.s.opaque("a reserved word the parser took for a command")
+        elif name is not None and not plain:
+            self.s.opaque("the command name is not a plain word")
+        stdin = self.stdin_code.get(node.id, [])
+        stdin.extend(self._stdin_text(c) for c in node.children if c.type in ("heredoc_redirect",
+                                                                                 "herestring_redirect"))
+        self.s.commands.append(CommandRecord(text, name is None or plain, node, self.s, extra, dropped, stdin,
+                                             node.id in self.pipe_readers))
+
+    def _check_coverage(self) -> None:
+        """Bytes no leaf covers must be blanks: anything else is text the parser dropped but bash would read. A
+        line continuation right after a word glues it to the next text in bash, not in the parser (`r\\⏎m`)."""
+        pos = 0
+        for start, end in [*sorted(self.leaves), (len(self.s.source), len(self.s.source))]:
+            if start > pos:
+                gap = self.s.source[pos:start].decode("utf-8", "replace")
+                if not _GAP_RE.match(gap):
+                    self.s.misparsed = True
+                    self.s.opaque("text the parser could not place")
+                elif pos > 0 and _GLUED_RE.match(gap) and start < len(self.s.source):
+                    self.s.misparsed = True
+                    self.s.opaque("a line continuation inside a word")
+            pos = max(pos, end)
+
+
+def _inside_backticks(node: Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "command_substitution" and parent.children and parent.children[0].type == "`":
+            return True
+        parent = parent.parent
+    return False
+
+
+def _commands_in(node: Node) -> list[Node]:
+    """The command nodes in `node` outside substitutions (those read their own stdin)."""
+    found: list[Node] = []
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if cur.type == "command":
+            found.append(cur)
+        elif cur.type not in _SUBSTITUTIONS:
+            stack.extend(cur.children)
+    return found
+
+
+def _is_arith_command(node: Node) -> bool:
+    return node.type == "compound_statement" and bool(node.children) and node.children[0].type == "(("
+
+
+def _has_token(node: Node, tokens: frozenset[str]) -> bool:
+    stack = list(node.children)
+    while stack:
+        cur = stack.pop()
+        if not cur.is_named and cur.type in tokens:
+            return True
+        if cur.type not in _SUBSTITUTIONS and cur.type != "string":
+            stack.extend(cur.children)
+    return False

@@ -1,0 +1,114 @@
+"""URL secrets never reach a log (issue 10, hole 8): `logredact` units, and `mini-claude --debug -p` against a real
+loopback HTTP MCP server (tests/mcp/servers/tiny_http_server.py) whose URL carries `?token=SECRET123`: the server
+gets the token, stderr (httpx's request lines included) never shows it."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mini_claude.cli.render import clean
+from mini_claude.logredact import RedactingFilter, add_redaction, redact_text, redact_url
+from tests.helpers import ROOT, anthropic_env, free_port, run_cli, wait_until
+
+pytestmark = pytest.mark.timeout(60)
+
+TINY_HTTP = ROOT / "tests" / "mcp" / "servers" / "tiny_http_server.py"
+SECRET = "SECRET123"
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("https://api.example.com/mcp?token=S3&page=2", "https://api.example.com/mcp?token=***&page=***"),
+    ("https://alice:pw@host:8443/p", "https://***@host:8443/p"),
+    ("https://alice@host/p?x", "https://***@host/p?***"),
+    ("http://h/cb#access_token=T&state=s", "http://h/cb#access_token=***&state=***"),
+    ("http://h/p?a=1&&b=", "http://h/p?a=***&&b=***"),
+    ("http://h/plain/path", "http://h/plain/path"),
+    ("not a url", "not a url"),
+])
+def test_redact_url(url: str, shown: str) -> None:
+    assert redact_url(url) == shown
+
+
+def test_redact_text_finds_urls_in_messages_and_reprs_and_masks_bearer_tokens() -> None:
+    text = ("HTTP Request: POST http://127.0.0.1:9/mcp?token=SECRET123 \"HTTP/1.1 200 OK\"; "
+            "URL('https://u:p@x.io/a?k=v'); Authorization: Bearer abc.def-ghi; basic dXNlcjpwdw==")
+    assert redact_text(text) == ("HTTP Request: POST http://127.0.0.1:9/mcp?token=*** \"HTTP/1.1 200 OK\"; "
+                                 "URL('https://***@x.io/a?k=***'); Authorization: Bearer ***; basic ***")
+
+
+def test_filter_on_the_root_handler_covers_child_loggers_arguments_and_tracebacks() -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    old_level = root.level
+    root.setLevel(logging.DEBUG)
+    add_redaction(scrub=clean)
+    add_redaction(scrub=clean)  # idempotent
+    assert sum(isinstance(f, RedactingFilter) for f in handler.filters) == 1
+    try:
+        logging.getLogger("httpx").info('HTTP Request: %s %s "%s"', "POST", "http://h/mcp?token=SECRET123", "200")
+        logging.getLogger("x.y").warning("server said \x1b[2J%s", "\u202eboom")
+        try:
+            raise ValueError("while fetching https://user:SECRET123@h/")
+        except ValueError:
+            logging.getLogger("x").exception("failed")
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+    out = stream.getvalue()
+    assert SECRET not in out
+    assert 'httpx: HTTP Request: POST http://h/mcp?token=*** "200"' in out
+    assert "x.y: server said boom" in out
+    assert "ValueError: while fetching https://***@h/" in out
+
+
+@pytest.fixture
+def tiny_http(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    port = free_port()
+    log = tmp_path / "requests.log"
+    proc = subprocess.Popen([sys.executable, str(TINY_HTTP), "--port", str(port), "--log", str(log)],
+                            stdin=subprocess.DEVNULL)
+
+    def listening() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        except OSError:
+            return False
+        return True
+
+    try:
+        wait_until(listening, "the tiny HTTP server to listen")
+        yield f"http://127.0.0.1:{port}/mcp?token={SECRET}", log
+    finally:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
+def test_debug_run_never_prints_the_token_in_a_server_url(mock_model: Any, tmp_path: Path,
+                                                          tiny_http: tuple[str, Path]) -> None:
+    url, requests_log = tiny_http
+    work = tmp_path / "work"
+    work.mkdir()
+    mock = mock_model([{"content": [{"type": "tool_use", "name": "mcp__tiny__echo", "input": {"text": "hi"}}]},
+                       {"content": [{"type": "text", "text": "done"}]}])
+    config = json.dumps({"mcpServers": {"tiny": {"type": "http", "url": url}}})
+    proc = run_cli(["--debug", "-p", "go", "--yolo", "--strict-mcp-config", "--mcp-config", config],
+                   cwd=work, env=anthropic_env(tmp_path, mock.url))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "done\n"
+    assert f"/mcp?token={SECRET}" in requests_log.read_text().splitlines()  # the server did get it
+    assert "HTTP Request: POST http://127.0.0.1:" in proc.stderr  # httpx did log its requests ...
+    assert "/mcp?token=*** \"HTTP/1.0 200 OK\"" in proc.stderr  # ... redacted (http.server speaks 1.0)
+    assert SECRET not in proc.stderr

@@ -16,9 +16,9 @@ A `Read` rule also covers Glob and Grep, an `Edit` rule also covers Write (as in
 are kept and match nothing but a tool of that exact name. Built-in tool names map to Claude Code's
 (`read_file` -> Read, `bash` -> Bash, ...); the built-in names are also accepted in rules.
 
-Matching the specifiers lives in patterns.py (commands, MCP names) and paths.py (file paths); splitting a shell
-command into the simple commands a Bash rule must match (the compound-command safety) lives in shell.py. This module holds the parsed rule, the rule set and its
-deny / ask / allow lookups.
+Matching the specifiers lives in patterns.py (commands, MCP names) and paths.py (file paths); finding the commands
+a shell command line runs, which every Bash rule is matched against, lives in shell.py (on a tree-sitter-bash parse:
+bash_tree.py, bash_script.py). This module holds the parsed rule, the rule set and its deny / ask / allow lookups.
 """
 
 from __future__ import annotations

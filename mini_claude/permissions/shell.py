@@ -15,7 +15,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from mini_claude.permissions.bash_tree import CommandRecord, ParsedScript, parse_script
+from mini_claude.permissions.bash_script import CommandRecord, ParsedScript
+from mini_claude.permissions.bash_tree import parse_script
 
 __all__ = [
     "ShellCommand",
@@ -60,6 +61,7 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", 
 _SOURCE = frozenset({"source", "."})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _ENV_ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_TOKEN_SPLIT_RE = re.compile(r"[\s;&|()<>`$={}]+")
 _CODE_LIKE_RE = re.compile(r"[\s;&|$`'\"\\(){}<>]")
 _DURATION_RE = re.compile(r"^\d+(\.\d+)?[smhd]?$")
 
@@ -150,23 +152,25 @@ def _reads_code(record: CommandRecord) -> bool:
 def deny_candidates(command: str) -> list[str]:
     """Every text a deny/ask Bash rule is tried against."""
     found: dict[str, None] = {normalize_ws(command): None}
-    _collect(command, found, (), set())
+    _collect(command, found, (), {})
     return [c for c in found if c]
 
 
-def _collect(command: str, found: dict[str, None], outer: tuple[ParsedScript, ...], opened: set[str]) -> None:
+def _collect(command: str, found: dict[str, None], outer: tuple[ParsedScript, ...], opened: dict[str, int]) -> None:
     """Add the candidates of `command`; `outer` are the scripts whose `eval` / `sh -c` strings led here (their
-    words may reach this code through variables). `opened` holds every code string already looked into: each
-    is opened once, which keeps the work linear in the number of distinct strings."""
-    opened.add(command)
+    words may reach this code through variables). `opened` maps each code string already looked into to the
+    depth it was opened at: it is opened again only from a shallower depth, which keeps the work small."""
+    opened[command] = len(outer)
     script = parse_script(command)
     nested: list[str] = []
     for record in script.commands:
         found[record.text] = None
         found[strip_harmless_wrappers(record.text)] = None
-        lists = [record.text.split(" "), *record.word_lists()]
+        for words in _looked_through(record.text.split(" ")):  # the source words, quotes kept
+            found[" ".join(words)] = None
+        lists = record.word_lists()  # the argv bash builds: what wrappers, shells and eval really receive
         if _reads_code(record):
-            rest = lists[-1][1:]
+            rest = lists[-1][1:] if lists else []
             fragments = [*record.fragments(), *(w for s in outer for w in s.fragments())]
             lists.extend([fragment, *rest] for fragment in fragments)
             lists.extend(w[j:] for w in list(lists) for j in range(1, len(w)))
@@ -177,10 +181,16 @@ def _collect(command: str, found: dict[str, None], outer: tuple[ParsedScript, ..
             for seen in _looked_through(words):
                 found[" ".join(seen)] = None
                 nested.extend(_code_in(seen, record))
-    if len(outer) < MAX_CODE_NESTING:
-        for code in dict.fromkeys(nested):
-            if code not in opened:
-                _collect(code, found, (*outer, script), opened)
+    depth = len(outer) + 1
+    for code in dict.fromkeys(nested):
+        if opened.get(code, depth + 1) <= depth:
+            continue
+        if depth <= MAX_CODE_NESTING:
+            _collect(code, found, (*outer, script), opened)
+        else:
+            # Nested deeper than we open: every token of the code, unquoted, may start a command.
+            tokens = [t for t in _TOKEN_SPLIT_RE.split(re.sub(r"[\"'\\]", "", code)) if t]
+            found.update((" ".join(tokens[j:]), None) for j in range(len(tokens)))
 
 
 def normalize_ws(text: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -97,6 +97,7 @@ class Agent:
         max_turns: int = DEFAULT_MAX_TURNS,
         result_cap: Callable[[ToolResult, ToolContext, str], ToolResult] | None = None,
         explain_unknown: Callable[[str], str | None] | None = None,
+        before_request: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.model = model
         self._tools = tools
@@ -108,6 +109,9 @@ class Agent:
         self._result_cap = result_cap
         # why a tool name is not callable (e.g. McpManager.explain_unavailable: its server failed mid-session)
         self._explain_unknown = explain_unknown
+        # awaited before each model request (McpManager.settle_lists: a tools/list_changed that came with a tool
+        # result is applied before the model is asked again)
+        self._before_request = before_request
         self.history: list[dict[str, Any]] = []
         self.usage = Usage()
         self._unanswered_note = INTERRUPTED_NOTE
@@ -118,6 +122,8 @@ class Agent:
         self._append_user([{"type": "text", "text": user_text}])
         usage = Usage()
         for turn_no in range(1, self.max_turns + 1):
+            if self._before_request is not None:
+                await self._before_request()
             tools = {t.name: t for t in self._tools()}
             turn = await self.model.complete(
                 system=self.system_prompt(),

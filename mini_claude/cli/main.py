@@ -48,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--strict-mcp-config", action="store_true", help="use only the --mcp-config servers")
     parser.add_argument("--trust-project-mcp", action="store_true",
                         help="start project-level MCP servers (.mcp.json) without asking")
+    parser.add_argument("--add-dir", dest="add_dir", action="append", default=[], metavar="DIR",
+                        help="another folder to work in (offered to MCP servers as a root; repeatable)")
     parser.add_argument("--trust", action="store_true",
                         help="trust this folder (its git root) and remember it: its .claude/settings*.json may widen "
                              "permissions and its .env may choose the model endpoint")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mini_claude.cli.approval_prompt import server_approval_prompt
+from mini_claude.cli.host_ui import ReplHostUI
 from mini_claude.cli.pin_review import accept_in_session, ask_review
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.session import start_session
@@ -71,7 +72,8 @@ class Repl:
                                       completer=WordCompleter(_COMPLETIONS, sentence=True))
         self.parts = await start_session(self.args, self.ui, ask_server=self._ask_server,
                                          ask_permission=self._ask_permission, on_server_change=self._server_changed,
-                                         ask_trust=self._ask_trust, on_tools_review=self._tools_review)
+                                         ask_trust=self._ask_trust, on_tools_review=self._tools_review,
+                                         host_ui=ReplHostUI(self.ui, ask=self._ask, prompt=self._prompt_text))
         self.ui.info(f"mini-claude — model {self.parts.agent.model.name}; /help for commands, Ctrl+D to exit")
         try:
             pending = self.args.prompt
@@ -188,6 +190,16 @@ class Repl:
                     self._sigint(True)
             if answer[:1] in choices:
                 return choices[answer[:1]]
+
+    async def _prompt_text(self, label: str) -> str | None:
+        """A line typed by the user (an elicitation field); None when dismissed with Ctrl+C / Ctrl+D."""
+        try:
+            return str(await self._session.prompt_async(label))
+        except (KeyboardInterrupt, EOFError):
+            return None
+        finally:
+            if self._turn is not None:
+                self._sigint(True)
 
     async def _yes(self, question: str) -> bool:
         return await self._ask(question, {"y": "yes", "n": "no"}) == "yes"

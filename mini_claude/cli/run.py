@@ -10,6 +10,7 @@ import asyncio
 import sys
 
 from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
+from mini_claude.cli.host_ui import PrintHostUI
 from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.repl import Repl
 from mini_claude.cli.session import start_session
@@ -33,7 +34,7 @@ def run_print(args: argparse.Namespace) -> int:
 
 async def _print_main(args: argparse.Namespace, prompt: str) -> int:
     ui = TerminalUI(print_mode=True)
-    parts = await start_session(args, ui)
+    parts = await start_session(args, ui, host_ui=PrintHostUI(ui))
     try:
         await parts.manager.wait_started()
         if parts.skills is not None:

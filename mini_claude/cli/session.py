@@ -26,6 +26,7 @@ from mini_claude.cli.render import TerminalUI
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.approval import ApprovalStore, approval_hint, approval_state
 from mini_claude.mcp.config import LoadedConfig, ServerConfig, load_mcp_config
+from mini_claude.mcp.host import HostUI, McpHost, NoQuestionsUI
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
 from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
 from mini_claude.mcp.pinning import PinReview, PinStore
@@ -74,6 +75,7 @@ class SessionOptions:
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
     trust: bool = False  # --trust: trust the folder for this run and remember it
+    add_dirs: list[Path] = field(default_factory=list)  # --add-dir: more folders to work in (roots, the gate)
 
 
 @dataclass
@@ -85,6 +87,7 @@ class SessionParts:
     gate: PermissionGate
     env: dict[str, str]
     skills: SkillRegistry | None = None  # local and MCP-served skills (`await skills.settle()` before a -p run)
+    host: McpHost | None = None  # what servers may ask of us: roots, sampling, elicitation, logs
 
 
 def build_env(cwd: Path | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -241,6 +244,7 @@ def build_session(
     settings: Settings,
     ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None,
     on_server_change: Callable[[ServerState], None] | None = None,
+    host_ui: HostUI | None = None,
 ) -> SessionParts:
     from mini_claude.tools.builtins import builtin_tools
     from mini_claude.tools.output import cap_result
@@ -258,8 +262,12 @@ def build_session(
         if on_server_change is not None:
             on_server_change(state)
 
+    dirs = [*additional_dirs(settings, opts.cwd, user_home(env)), *(opts.cwd / d for d in opts.add_dirs)]
+    host = McpHost(host_ui or NoQuestionsUI(), roots=[opts.cwd, *dirs], model=lambda: agent.model,
+                   log_dir=state_dir(env) / "mcp-logs")
     manager = McpManager(config.servers.values(), env=env, held=held, on_change=server_changed,
-                         era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME), pins=PinStore.default(env))
+                         era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME), pins=PinStore.default(env),
+                         client_setup=host.setup, client_ready=host.ready)
     mode_name = opts.mode or settings.default_mode or "default"
     try:
         mode = PermissionMode.parse(mode_name)
@@ -269,9 +277,9 @@ def build_session(
     if opts.allowed_tools or opts.disallowed_tools:
         rules = rules.with_cli(allow=opts.allowed_tools, deny=opts.disallowed_tools)
     gate = PermissionGate(mode, rules, ask=ask_permission, cwd=opts.cwd, server_of=manager.server_of,
-                          additional_dirs=additional_dirs(settings, opts.cwd, user_home(env)))
+                          additional_dirs=dirs)
     builtins = builtin_tools()
-    mcp_tools = McpToolAdapters(manager)
+    mcp_tools = McpToolAdapters(manager, host)
 
     def tools() -> list[Tool]:
         return [*builtins, *([skill_tool] if skills.available() else []), *mcp_tools()]
@@ -287,9 +295,9 @@ def build_session(
         return cap_result(result, context, tool_name=name, max_chars=MAX_RESULT_CHARS)
 
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
-                  result_cap=cap, explain_unknown=manager.explain_unavailable)
+                  result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=manager.settle_lists)
     return SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
-                        skills=skills)
+                        skills=skills, host=host)
 
 
 MAX_RESULT_CHARS = 200_000
@@ -309,7 +317,7 @@ def options_from_args(args: argparse.Namespace, cwd: Path) -> SessionOptions:
         cwd=cwd, model=args.model, mode=mode, max_turns=args.max_turns, mcp_config=list(args.mcp_config),
         strict_mcp_config=args.strict_mcp_config, trust_project_mcp=args.trust_project_mcp,
         allowed_tools=list(args.allowed_tools), disallowed_tools=list(args.disallowed_tools),
-        trust=bool(getattr(args, "trust", False)),
+        trust=bool(getattr(args, "trust", False)), add_dirs=[Path(d) for d in getattr(args, "add_dir", None) or ()],
     )
 
 
@@ -341,6 +349,7 @@ async def start_session(
     on_server_change: Callable[[ServerState], None] | None = None,
     ask_trust: AskTrustFn | None = None,
     on_tools_review: Callable[[PinReview], None] | None = None,
+    host_ui: HostUI | None = None,
 ) -> SessionParts:
     """A session from the command line's flags, its MCP servers starting in the background (not waited for).
 
@@ -365,7 +374,7 @@ async def start_session(
         if status is ServerStatus.NEEDS_APPROVAL:
             ui.warn(reason)
     parts = build_session(opts, model=model, env=env, ui=ui, held=held, config=config, settings=settings,
-                          ask_permission=ask_permission, on_server_change=on_server_change)
+                          ask_permission=ask_permission, on_server_change=on_server_change, host_ui=host_ui)
     # the gate's rule set (whose `errors` are the malformed rules, dropped) exists only from here
     report_rule_problems(ui, parts.gate.rules)
     if settings is not full_settings:  # a malformed rule the folder's distrust dropped is still worth fixing

@@ -22,11 +22,13 @@ from urllib.parse import urlsplit
 
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import json_type
+from mini_claude.mcp.protocol import LOG_LEVELS
 from mini_claude.net.urls import display_url
 
 __all__ = [
     "AGENT_CREDENTIAL_VARS",
     "PROTOCOL_VERSION_CHOICES",
+    "SAMPLING_POLICIES",
     "SERVER_TYPES",
     "ParsedEntry",
     "ServerConfig",
@@ -46,6 +48,7 @@ AGENT_CREDENTIAL_VARS = frozenset({
 _PROJECT_SCOPE = "project"
 
 SERVER_TYPES = ("stdio", "http", "sse")
+SAMPLING_POLICIES = ("ask", "allow", "deny")
 PROTOCOL_VERSION_CHOICES = ("auto", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 _TYPE_ALIASES = {"stdio": "stdio", "http": "http", "sse": "sse", "streamable-http": "http", "streamableHttp": "http"}
 
@@ -69,6 +72,8 @@ class ServerConfig:
     oauth: dict[str, Any] = field(default_factory=dict)  # `oauth`: parsed by mini_claude.mcp.auth.settings
     protocol_version: str | None = None  # `protocolVersion`: pin the era ("2026-07-28", "2025-11-25", ...)
     timeout_ms: int | None = None
+    sampling: str = "ask"  # `sampling`: "ask" | "allow" | "deny" (mini_claude.mcp.host.sampling)
+    log_level: str | None = None  # `logLevel`: sent as logging/setLevel once connected
     disabled: bool = False
     include_tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
@@ -222,6 +227,15 @@ def _oauth(check: _EntryCheck, key: str, value: Any) -> dict[str, Any]:
             for k, v in value.items()}
 
 
+def _choice(choices: tuple[str, ...]) -> _Converter:
+    def convert(check: _EntryCheck, key: str, value: Any) -> str | None:
+        if value not in choices:
+            check.bad(key, f"must be one of {', '.join(choices)}, got {json.dumps(value, ensure_ascii=False)[:60]}")
+            return None
+        return str(value)
+    return convert
+
+
 def _protocol_version(check: _EntryCheck, key: str, value: Any) -> str | None:
     if value not in PROTOCOL_VERSION_CHOICES:
         check.bad(key, f"unknown protocol version {json.dumps(value, ensure_ascii=False)} "
@@ -258,6 +272,8 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("headersHelper", "headers_helper", _headers_helper),
     _Field("oauth", "oauth", _oauth),
     _Field("protocolVersion", "protocol_version", _protocol_version),
+    _Field("sampling", "sampling", _choice(SAMPLING_POLICIES)),
+    _Field("logLevel", "log_level", _choice(LOG_LEVELS)),
 )
 
 

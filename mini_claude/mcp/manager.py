@@ -32,13 +32,14 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from mini_claude.errors import AuthRequiredError, ConfigError, McpError, McpTimeoutError, TransportError
+from mini_claude.mcp.catalog import ToolCatalog
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config import ServerConfig
-from mini_claude.mcp.connect import AGENT_CREDENTIAL_VARS, build_transport, server_environment
+from mini_claude.mcp.connect import build_transport
 from mini_claude.mcp.failures import (
     failure_reason,
     is_connection_loss,
@@ -47,13 +48,11 @@ from mini_claude.mcp.failures import (
     session_refused,
     start_failure,
 )
-from mini_claude.mcp.naming import ToolNameTable, qualify_tool_name
+from mini_claude.mcp.naming import ToolNameTable
 from mini_claude.mcp.negotiation import EraMemory
 from mini_claude.mcp.pinning import PinStore, ReviewCallback, ToolChange, ToolPins, server_key
-from mini_claude.mcp.protocol import CallToolResult, McpTool, tool_timeout_s
+from mini_claude.mcp.protocol import CallToolResult, McpTool, tool_max_timeout_s, tool_timeout_s
 from mini_claude.mcp.server_state import (
-    NEEDS_LOGIN_TEXT,
-    REMOTE_TYPES,
     McpToolEntry,
     ServerState,
     ServerStatus,
@@ -63,27 +62,29 @@ from mini_claude.mcp.server_state import (
 from mini_claude.mcp.transports.base import SupportsStderr, Transport
 
 __all__ = [
-    "AGENT_CREDENTIAL_VARS",
-    "NEEDS_LOGIN_TEXT",
-    "REMOTE_TYPES",
+    "ClientReady",
     "ClientSetup",
     "McpManager",
     "McpToolEntry",
     "ServerState",
     "ServerStatus",
-    "server_environment",
-    "startup_timeout_s",
+    "ToolRunner",
 ]
 
 log = logging.getLogger(__name__)
 
 SHUTDOWN_TIMEOUT_S = 8.0
 REFRESH_DEBOUNCE_S = 0.05
+LIST_SETTLE_S = 2.0  # how long a model request waits for a tools/list_changed refresh in flight
 
 TransportFactory = Callable[[ServerConfig, Mapping[str, str]], Transport]
 # called with each new client before it connects (startup and every reconnect): register request handlers
 # (sampling/createMessage, elicitation/create, roots/list) and notification callbacks there
 ClientSetup = Callable[[ServerConfig, McpClient], None]
+# awaited with each client once connected, inside the startup timeout (logging/setLevel and the like)
+ClientReady = Callable[[ServerConfig, McpClient], Awaitable[None]]
+# runs one tools/call on a ready client: (client, tool, arguments, idle timeout s) -> result
+ToolRunner = Callable[[McpClient, str, dict[str, Any], float], Awaitable[CallToolResult]]
 
 
 class _StartFailed(Exception):
@@ -123,6 +124,7 @@ class McpManager:
         startup_timeout: float | None = None,
         on_change: Callable[[ServerState], None] | None = None,
         client_setup: ClientSetup | None = None,
+        client_ready: ClientReady | None = None,
         era_memory: EraMemory | None = None,
         pins: PinStore | None = None,
         on_review: ReviewCallback | None = None,
@@ -132,6 +134,7 @@ class McpManager:
         self._transport_factory = transport_factory
         self.on_change = on_change
         self.client_setup = client_setup
+        self.client_ready = client_ready
         self.era_memory = era_memory  # where each server's protocol era is remembered (None: not remembered)
         self.pins = ToolPins(pins, on_review)  # where tool definitions are pinned (None: all listed are offered)
         self.states: dict[str, ServerState] = {}
@@ -149,9 +152,7 @@ class McpManager:
         # could leave a live process behind, and state.client is already None so nothing else would stop it)
         self._close_tasks: set[asyncio.Task[None]] = set()
         self._reconnects: dict[str, asyncio.Task[None]] = {}  # one shared reconnect per server
-        self._table: ToolNameTable | None = None
-        self._tools_cache: list[McpToolEntry] | None = None
-        self._owners: dict[str, str] = {}  # every qualified name ever offered -> its server (explain_unavailable)
+        self._catalog = ToolCatalog(self.states)
         self._closed = False
 
     # ---- lifecycle ---------------------------------------------------------------------------------------------
@@ -252,6 +253,8 @@ class McpManager:
                 self.client_setup(cfg, client)
             async with asyncio.timeout(self.startup_timeout):
                 await client.connect(timeout_s=self.startup_timeout)
+                if self.client_ready is not None:
+                    await self.client_ready(cfg, client)
                 tools = await client.list_tools()
         except asyncio.CancelledError:
             if client is not None:
@@ -372,8 +375,7 @@ class McpManager:
         self.pins.announce(state.name)
 
     def _changed(self, state: ServerState) -> None:
-        self._table = None
-        self._tools_cache = None
+        self._catalog.invalidate()
         if self.on_change is not None:
             try:
                 self.on_change(state)
@@ -404,51 +406,47 @@ class McpManager:
         self.pins.announce(state.name)
 
     def name_table(self) -> ToolNameTable:
-        if self._table is None:
-            pairs = [(s.name, t.name) for s in self.states.values() if s.status is ServerStatus.READY
-                     for t in s.tools]
-            self._table = ToolNameTable(pairs)
-            for pair in pairs:
-                self._owners[self._table.qualified(*pair)] = pair[0]
-        return self._table
+        return self._catalog.name_table()
 
     def tools(self) -> list[McpToolEntry]:
         """Every ready server's tools under their qualified names. The same list object is returned until a
         server's state or tools change, so a caller may cache what it builds from it (the session's adapters)."""
-        if self._tools_cache is None:
-            table = self.name_table()
-            self._tools_cache = [McpToolEntry(state.name, tool, table.qualified(state.name, tool.name))
-                                 for state in self.states.values() if state.status is ServerStatus.READY
-                                 for tool in state.tools]
-        return self._tools_cache
+        return self._catalog.entries()
 
     def server_of(self, qualified_name: str) -> str | None:
-        entry = self.name_table().lookup(qualified_name)
-        return entry[0] if entry else None
+        return self._catalog.server_of(qualified_name)
 
     def instructions(self) -> dict[str, str]:
         return {s.name: s.client.instructions for s in self.states.values()
                 if s.status is ServerStatus.READY and s.client is not None and s.client.instructions}
 
     def explain_unavailable(self, qualified_name: str) -> str | None:
-        """Why a tool name the model used is not callable now, when it belonged to a server that is down:
-        "MCP server 'x' is not available: <reason>"; or when the tool is withheld (its definition changed since
-        the user accepted it). None when the name is unknown or callable."""
-        if qualified_name in self.name_table():
-            return None
-        for candidate in self.states.values():
-            for change in candidate.withheld:
-                if qualify_tool_name(candidate.name, change.name) == qualified_name:
-                    return f"MCP server {candidate.name!r}: {candidate.withheld_reason(change.name)}"
-        server = self._owners.get(qualified_name)
-        state = self.states.get(server) if server is not None else None
-        if state is None or state.status is ServerStatus.READY:
-            return None
-        return f"MCP server {state.name!r} is not available: {state.error or state.status.value}"
+        """Why a tool the model named is not callable now (server down, tool withheld); see catalog.py."""
+        return self._catalog.explain_unavailable(qualified_name)
+
+    async def settle_lists(self, timeout_s: float = LIST_SETTLE_S) -> None:
+        """Wait (bounded) for the tool-list refreshes that `list_changed` notifications started, so a model
+        request made now sees the new list. A refresh still running after `timeout_s` goes on in the background."""
+        pending = [t for t in self._refresh_tasks if not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=timeout_s)
 
     async def call_tool(self, server: str, tool: str, arguments: dict[str, Any], *,
-                        on_progress: Callable[[float, float | None, str | None], None] | None = None
-                        ) -> CallToolResult:
+                        on_progress: Callable[[float, float | None, str | None], None] | None = None,
+                        runner: ToolRunner | None = None) -> CallToolResult:
+        """Call a tool on a ready server. The call may go `MCP_TOOL_TIMEOUT` (or the server's `timeout`) without
+        an answer or progress, and never past `MCP_TOOL_MAX_TIMEOUT`. `runner` runs it on the client instead of
+        `client.call_tool` (a task-augmented call, mini_claude.mcp.host.tasks)."""
+        max_s = tool_max_timeout_s(self.env)
+        try:
+            async with asyncio.timeout(max_s):
+                return await self._call_tool(server, tool, arguments, on_progress, runner)
+        except TimeoutError:
+            raise McpTimeoutError(f"tools/call {tool} (MCP_TOOL_MAX_TIMEOUT)", max_s, server=server) from None
+
+    async def _call_tool(self, server: str, tool: str, arguments: dict[str, Any],
+                         on_progress: Callable[[float, float | None, str | None], None] | None,
+                         runner: ToolRunner | None) -> CallToolResult:
         state = self.states.get(server)
         if state is None:
             raise TransportError("not available: not configured", server=server)
@@ -460,6 +458,8 @@ class McpManager:
         for attempt in (1, 2):
             client = await self._ready_client(state)
             try:
+                if runner is not None:
+                    return await runner(client, tool, arguments, timeout_s)
                 return await client.call_tool(tool, arguments, timeout_s=timeout_s, on_progress=on_progress)
             except AuthRequiredError as exc:
                 if state.client is client:

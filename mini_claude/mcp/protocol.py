@@ -19,6 +19,7 @@ from mini_claude.mcp.schema import MAX_SCHEMA_DEPTH, schema_depth_problem
 from mini_claude.mcp.transports.json_depth import nested_deeper_than
 
 __all__ = [
+    "DEFAULT_TOOL_MAX_TIMEOUT_MS",
     "DEFAULT_TOOL_TIMEOUT_MS",
     "HANDLER_CAPABILITIES",
     "INCOMPLETE_RESULT_TYPES",
@@ -26,6 +27,7 @@ __all__ = [
     "LATEST_MODERN_VERSION",
     "LATEST_PROTOCOL_VERSION",
     "LIST_CHANGED",
+    "LOG_LEVELS",
     "MAX_INPUT_ROUNDS",
     "META_CLIENT_CAPABILITIES",
     "META_CLIENT_INFO",
@@ -43,6 +45,7 @@ __all__ = [
     "listed_versions",
     "read_tools",
     "supported_versions",
+    "tool_max_timeout_s",
     "tool_timeout_s",
     "withheld_reason",
 ]
@@ -77,6 +80,9 @@ LIST_CHANGED: Mapping[str, tuple[str, ...]] = {
 }
 
 # server -> client request method -> the capability a handler for it lets us declare (only what we really handle)
+# notifications/message and logging/setLevel levels, least severe first (RFC 5424)
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
 HANDLER_CAPABILITIES: Mapping[str, tuple[str, Mapping[str, Any]]] = {
     "roots/list": ("roots", {"listChanged": True}),
     "sampling/createMessage": ("sampling", {}),
@@ -88,24 +94,33 @@ HANDLER_CAPABILITIES: Mapping[str, tuple[str, Mapping[str, Any]]] = {
 WITHHELD_LOG_KEY = "mcp_withheld_tool"
 
 DEFAULT_TOOL_TIMEOUT_MS = 600_000  # MCP_TOOL_TIMEOUT's default (Claude Code's unit: milliseconds)
+DEFAULT_TOOL_MAX_TIMEOUT_MS = 3_600_000  # MCP_TOOL_MAX_TIMEOUT's default
 
 
 def tool_timeout_s(env: Mapping[str, str] | None = None) -> float:
-    """The default tools/call timeout: MCP_TOOL_TIMEOUT (milliseconds) in `env` (default: the process
-    environment), else `DEFAULT_TOOL_TIMEOUT_MS`."""
-    raw = (os.environ if env is None else env).get("MCP_TOOL_TIMEOUT", "").strip()
+    """How long a tools/call may go without an answer or a progress notification: MCP_TOOL_TIMEOUT (milliseconds)
+    in `env` (default: the process environment), else `DEFAULT_TOOL_TIMEOUT_MS`."""
+    return _env_ms(env, "MCP_TOOL_TIMEOUT", DEFAULT_TOOL_TIMEOUT_MS)
+
+
+def tool_max_timeout_s(env: Mapping[str, str] | None = None) -> float:
+    """The hard cap on one tools/call, progress or not: MCP_TOOL_MAX_TIMEOUT (ms), else
+    `DEFAULT_TOOL_MAX_TIMEOUT_MS` (one hour)."""
+    return _env_ms(env, "MCP_TOOL_MAX_TIMEOUT", DEFAULT_TOOL_MAX_TIMEOUT_MS)
+
+
+def _env_ms(env: Mapping[str, str] | None, name: str, default_ms: int) -> float:
+    raw = (os.environ if env is None else env).get(name, "").strip()
     if raw:
         try:
             value = float(raw)
         except ValueError:
-            log.warning("MCP_TOOL_TIMEOUT=%r is not a number of milliseconds; using %d", raw,
-                        DEFAULT_TOOL_TIMEOUT_MS)
+            log.warning("%s=%r is not a number of milliseconds; using %d", name, raw, default_ms)
         else:
             if value > 0 and math.isfinite(value):
                 return value / 1000.0
-            log.warning("MCP_TOOL_TIMEOUT=%r must be a positive number of milliseconds; using %d", raw,
-                        DEFAULT_TOOL_TIMEOUT_MS)
-    return DEFAULT_TOOL_TIMEOUT_MS / 1000.0
+            log.warning("%s=%r must be a positive number of milliseconds; using %d", name, raw, default_ms)
+    return default_ms / 1000.0
 
 
 @dataclass(frozen=True)
@@ -119,6 +134,13 @@ class McpTool:
     output_schema: dict[str, Any] | None
     annotations: dict[str, Any]
     raw: dict[str, Any] = field(repr=False)
+
+    @property
+    def task_support(self) -> str:
+        """`execution.taskSupport`: "forbidden" (the default), "optional" or "required" (call it as a task)."""
+        execution = self.raw.get("execution")
+        value = execution.get("taskSupport") if isinstance(execution, dict) else None
+        return value if value in ("optional", "required") else "forbidden"
 
     @property
     def read_only_hint(self) -> bool:

@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from mini_claude.errors import ModelError
-from mini_claude.models.base import AssistantTurn, ToolSpec, Usage
+from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage
 from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_anthropic_error
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel"]
@@ -56,9 +56,14 @@ class AnthropicModel:
         messages: list[dict[str, Any]],
         tools: list[ToolSpec],
         on_text: Callable[[str], None] | None = None,
+        options: GenerationOptions | None = None,
     ) -> AssistantTurn:
-        params: dict[str, Any] = {"model": self.name, "max_tokens": self.max_tokens,
+        options = options or GenerationOptions()
+        params: dict[str, Any] = {"model": self.name, "max_tokens": options.max_tokens or self.max_tokens,
                                   "messages": _wire_messages(messages)}
+        # `options.temperature` is not sent: the Messages API (SDK 2.x) no longer takes one
+        if options.stop_sequences:
+            params["stop_sequences"] = list(options.stop_sequences)
         if system:
             params["system"] = system
         if tools:

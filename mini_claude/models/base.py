@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["AssistantTurn", "Model", "ToolSpec", "Usage"]
+__all__ = ["AssistantTurn", "GenerationOptions", "Model", "ToolSpec", "Usage"]
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,16 @@ class ToolSpec:
     name: str
     description: str
     input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """Per-request settings a caller may ask for (MCP sampling does); None leaves the backend's own. A backend
+    whose API has no such setting ignores it (the Anthropic Messages API takes no temperature)."""
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    stop_sequences: tuple[str, ...] = ()
 
 
 @dataclass
@@ -62,4 +72,5 @@ class Model(Protocol):
         messages: list[dict[str, Any]],
         tools: list[ToolSpec],
         on_text: Callable[[str], None] | None = None,
+        options: GenerationOptions | None = None,
     ) -> AssistantTurn: ...

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from mini_claude.models.base import AssistantTurn, ToolSpec, Usage
+from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage
 from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_openai_error
 
 __all__ = ["STOP_REASONS", "OpenAICompatModel", "from_openai_message", "to_openai_messages", "to_openai_tools"]
@@ -58,8 +58,16 @@ class OpenAICompatModel:
         messages: list[dict[str, Any]],
         tools: list[ToolSpec],
         on_text: Callable[[str], None] | None = None,
+        options: GenerationOptions | None = None,
     ) -> AssistantTurn:
         params: dict[str, Any] = {"model": self.name, "messages": to_openai_messages(system, messages)}
+        if options is not None:
+            if options.max_tokens is not None:
+                params["max_tokens"] = options.max_tokens
+            if options.temperature is not None:
+                params["temperature"] = options.temperature
+            if options.stop_sequences:
+                params["stop"] = list(options.stop_sequences)[:4]  # the Chat Completions API takes up to 4
         if tools:
             params["tools"] = to_openai_tools(tools)
         return await complete_with_retry(

@@ -1,14 +1,22 @@
 """The MCP tool adapter: one server tool (a manager's `McpToolEntry`), seen by the agent exactly like a built-in
-`Tool`. Calls go back through the manager, which routes them to the server (reconnecting a lost remote one)."""
+`Tool`. Calls go back through the manager, which routes them to the server (reconnecting a lost remote one).
+
+With the session's `McpHost`, every call reports progress to its UI (a progress token is always sent, so progress
+keeps a long call alive), a tool that requires tasks is called as a task, and a -32042 "URL elicitation required"
+error shows the user the URL and tells the model what the user did."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from mini_claude.errors import McpError
+from mini_claude.errors import JsonRpcError, McpError
 from mini_claude.mcp.content import convert_result
-from mini_claude.mcp.manager import McpManager, McpToolEntry
+from mini_claude.mcp.host import McpHost
+from mini_claude.mcp.host.elicit import URL_ELICITATION_REQUIRED
+from mini_claude.mcp.host.tasks import TaskRunner
+from mini_claude.mcp.manager import McpManager, McpToolEntry, ToolRunner
+from mini_claude.mcp.protocol import tool_max_timeout_s
 from mini_claude.mcp.schema import sanitize_input_schema
 from mini_claude.tools.base import ToolContext, ToolResult
 
@@ -20,9 +28,10 @@ MAX_DESCRIPTION_CHARS = 2048
 class McpToolAdapter:
     """Routes a call on the entry's qualified name back to (server, raw tool name) through the manager."""
 
-    def __init__(self, manager: McpManager, entry: McpToolEntry) -> None:
+    def __init__(self, manager: McpManager, entry: McpToolEntry, host: McpHost | None = None) -> None:
         tool = entry.tool
         self.manager = manager
+        self.host = host
         self.entry = entry
         self.server = entry.server
         self.mcp_tool = tool
@@ -35,8 +44,18 @@ class McpToolAdapter:
         self.read_only = tool.read_only_hint
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        runner: ToolRunner | None = None
+        if self.mcp_tool.task_support == "required":
+            runner = TaskRunner(on_status=self._task_status, result_timeout_s=tool_max_timeout_s(self.manager.env))
         try:
-            result = await self.manager.call_tool(self.server, self.mcp_tool.name, args)
+            result = await self.manager.call_tool(self.server, self.mcp_tool.name, args, on_progress=self._progress,
+                                                  runner=runner)
+        except JsonRpcError as exc:
+            if exc.code != URL_ELICITATION_REQUIRED or self.host is None:
+                return ToolResult.error(str(exc))
+            lines = await self.host.elicitation.url_elicitations(self.server, exc)
+            return ToolResult.error("\n".join([str(exc), *lines, "Call the tool again once the user says they are "
+                                               "done in the browser."]))
         except McpError as exc:
             return ToolResult.error(str(exc))
         # the session's environment (the real process environment; never a project .env), like every other setting
@@ -47,6 +66,14 @@ class McpToolAdapter:
             blocks.append({"type": "text", "text": f"[note: {warning}]"})
         return ToolResult(blocks, is_error=converted.is_error)
 
+    def _progress(self, progress: float, total: float | None, message: str | None) -> None:
+        if self.host is not None:
+            self.host.ui.progress(self.name, progress, total, message)
+
+    def _task_status(self, tool: str, status: str, message: str | None) -> None:
+        if self.host is not None:
+            self.host.ui.notice(self.server, f"{tool}: task {status}{': ' + message if message else ''}")
+
 
 class McpToolAdapters:
     """The adapters for a manager's current tool entries, rebuilt only when the manager's list changes (it hands
@@ -56,15 +83,16 @@ class McpToolAdapters:
         tools = adapters()          # list[McpToolAdapter], one per ready server tool
     """
 
-    def __init__(self, manager: McpManager) -> None:
+    def __init__(self, manager: McpManager, host: McpHost | None = None) -> None:
         self.manager = manager
+        self.host = host
         self._entries: list[McpToolEntry] | None = None
         self._adapters: list[McpToolAdapter] = []
 
     def __call__(self) -> list[McpToolAdapter]:
         entries = self.manager.tools()
         if entries is not self._entries:
-            self._adapters = [McpToolAdapter(self.manager, entry) for entry in entries]
+            self._adapters = [McpToolAdapter(self.manager, entry, self.host) for entry in entries]
             self._entries = entries
         return self._adapters
 

@@ -17,7 +17,8 @@ from mini_claude.cli.status import server_line
 from mini_claude.errors import AuthError, AuthRequiredError
 from mini_claude.mcp.config import ServerConfig, load_mcp_config
 from mini_claude.mcp.connect import build_transport
-from mini_claude.mcp.manager import NEEDS_LOGIN_TEXT, McpManager, ServerStatus
+from mini_claude.mcp.manager import McpManager, ServerStatus
+from mini_claude.mcp.server_state import NEEDS_LOGIN_TEXT
 from mini_claude.mcp.transports.base import Transport
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario

@@ -118,8 +118,9 @@ class Agent:
 
     # ---- public ------------------------------------------------------------------------------------------------
 
-    async def run(self, user_text: str) -> RunOutcome:
-        self._append_user([{"type": "text", "text": user_text}])
+    async def run(self, user: str | list[dict[str, Any]]) -> RunOutcome:
+        """One user turn: text, or content blocks (a server prompt, attached resources) that start with text."""
+        self._append_user([{"type": "text", "text": user}] if isinstance(user, str) else list(user))
         usage = Usage()
         for turn_no in range(1, self.max_turns + 1):
             if self._before_request is not None:

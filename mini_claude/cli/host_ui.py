@@ -21,6 +21,7 @@ from mini_claude.mcp.host.ui import FormAnswer, FormRequest, SamplingChoice, Sam
 __all__ = ["PROGRESS_EVERY_S", "PrintHostUI", "ReplHostUI", "read_field", "sampling_summary"]
 
 PROGRESS_EVERY_S = 5.0
+PROGRESS_BAR_WIDTH = 20
 _SHOW_CHARS = 400
 
 AskFn = Callable[[str, dict[str, str]], Awaitable[str]]  # (question, {key: answer}) -> answer
@@ -56,8 +57,14 @@ class _Progress:
 
 
 def _progress_text(call: str, progress: float, total: float | None, message: str | None) -> str:
-    amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
-    return f"{call}: {amount}{' ' + message if message else ''}"
+    """`call [#####.....] 3/6 message` when the total is known, else `call: 3 message`."""
+    if total and total > 0:
+        filled = max(0, min(PROGRESS_BAR_WIDTH, round(PROGRESS_BAR_WIDTH * progress / total)))
+        bar = "#" * filled + "." * (PROGRESS_BAR_WIDTH - filled)
+        head = f"{call} [{bar}] {progress:g}/{total:g}"
+    else:
+        head = f"{call}: {progress:g}"
+    return f"{head}{' ' + message if message else ''}"
 
 
 class PrintHostUI:
@@ -98,7 +105,7 @@ class ReplHostUI(PrintHostUI):
 
     interactive = True
 
-    def __init__(self, ui: TerminalUI, *, ask: AskFn, prompt: PromptFn, progress_every_s: float = 1.0) -> None:
+    def __init__(self, ui: TerminalUI, *, ask: AskFn, prompt: PromptFn, progress_every_s: float = 0.5) -> None:
         super().__init__(ui, progress_every_s=progress_every_s)
         self.ask = ask
         self.prompt = prompt

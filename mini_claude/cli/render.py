@@ -74,12 +74,22 @@ class TerminalUI:
     def __init__(self, *, print_mode: bool = False, out: IO[str] | None = None, err: IO[str] | None = None,
                  rich_output: bool | None = None) -> None:
         self.print_mode = print_mode
-        self.out = out or sys.stdout
-        self.err = err or sys.stderr
+        self._out = out
+        self._err = err
         self.rich = (self.out.isatty() if rich_output is None else rich_output) and not print_mode
         self._buffer: list[str] = []
         self._live: Any = None
         self._console: Any = None
+
+    @property
+    def out(self) -> IO[str]:
+        """The stream given, else whatever `sys.stdout` is now (the REPL's prompt patches it while it is shown,
+        so a line written meanwhile lands above the prompt instead of over it)."""
+        return self._out or sys.stdout
+
+    @property
+    def err(self) -> IO[str]:
+        return self._err or sys.stderr
 
     # ---- AgentUI -----------------------------------------------------------------------------------------------
 
@@ -142,7 +152,7 @@ class TerminalUI:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(file=stream, highlight=False)
+            self._console = Console(file=self._out, highlight=False)  # None: rich follows sys.stdout
         return self._console
 
     def _live_update(self) -> None:

@@ -24,8 +24,10 @@ from mini_claude.cli.pin_review import accept_in_session, ask_review
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.session import start_session
 from mini_claude.cli.status import server_line
+from mini_claude.cli.turn_input import user_turn
 from mini_claude.errors import MiniClaudeError
 from mini_claude.mcp.config import ServerConfig
+from mini_claude.mcp.host.prompts import PROMPT_PREFIX
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
 from mini_claude.mcp.pinning import PinReview
 from mini_claude.paths import state_dir
@@ -60,28 +62,35 @@ class Repl:
         self._turn: asyncio.Task[Any] | None = None
         self._session: Any = None
         self._reviews: list[str] = []  # servers with changed tool definitions to ask about before the next turn
+        self._background: set[asyncio.Future[Any]] = set()
+        self._announced: dict[str, tuple[ServerStatus, int, str]] = {}  # what each server's last line said
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession
-        from prompt_toolkit.completion import WordCompleter
         from prompt_toolkit.history import FileHistory
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        from mini_claude.cli.completion import ReplCompleter  # prompt_toolkit: only the REPL pays for it
 
         history_dir = state_dir()
         history_dir.mkdir(parents=True, exist_ok=True)
         self._session = PromptSession(history=FileHistory(str(history_dir / "repl-history")),
-                                      completer=WordCompleter(_COMPLETIONS, sentence=True))
+                                      complete_while_typing=True)
         self.parts = await start_session(self.args, self.ui, ask_server=self._ask_server,
                                          ask_permission=self._ask_permission, on_server_change=self._server_changed,
                                          ask_trust=self._ask_trust, on_tools_review=self._tools_review,
                                          host_ui=ReplHostUI(self.ui, ask=self._ask, prompt=self._prompt_text))
+        self._session.completer = ReplCompleter(_COMPLETIONS, self.parts.host)
         self.ui.info(f"mini-claude — model {self.parts.agent.model.name}; /help for commands, Ctrl+D to exit")
         try:
             pending = self.args.prompt
             interrupts = 0
+            first = True
             while True:
                 if pending is None:
                     try:
-                        pending = await self._session.prompt_async("> ")
+                        with patch_stdout(raw=True):  # lines printed meanwhile go above the prompt
+                            pending = await self._session.prompt_async("> ")
                     except KeyboardInterrupt:
                         interrupts += 1
                         if interrupts >= 2:
@@ -96,9 +105,12 @@ class Repl:
                     continue
                 if text in ("exit", "quit", "/exit", "/quit"):
                     return 0
-                if text.startswith("/"):
+                if text.startswith("/") and not text.startswith(PROMPT_PREFIX):
                     await self._slash(text)
                     continue
+                if first:  # the first prompt waits for servers still starting, so their tools are there
+                    first = False
+                    await self._wait_for_servers()
                 await self._run_turn(text)
         finally:
             self._sigint(False)
@@ -123,10 +135,19 @@ class Repl:
             self.ui.warn(clean(f"{review.warning()}; you will be asked before the next turn"))
             self._reviews.append(review.server)
 
+    async def _wait_for_servers(self) -> None:
+        manager = self.parts.manager
+        starting = [s.name for s in manager.states.values() if s.status is ServerStatus.STARTING]
+        if not starting:
+            return
+        self.ui.info(f"waiting for MCP server{'s' if len(starting) > 1 else ''} {', '.join(starting)} to start "
+                     "(Ctrl+C to go on without them)")
+        await self._interruptible(manager.wait_started(timeout=manager.startup_timeout), "going on without them")
+
     async def _run_turn(self, text: str) -> None:
         while self._reviews:
             await ask_review(self.parts.manager, self._reviews.pop(0), self._yes, self.ui, sys.stderr)
-        outcome = await self._interruptible(self.parts.agent.run(text), "interrupted")
+        outcome = await self._interruptible(self._turn_for(text), "interrupted")
         if outcome is not None and outcome.stop == "max_turns":
             self.ui.warn(f"stopped after {self.parts.agent.max_turns} turns (--max-turns)")
 
@@ -148,6 +169,9 @@ class Repl:
             self._sigint(False)
         return None
 
+    async def _turn_for(self, text: str) -> Any:
+        return await self.parts.agent.run(await user_turn(self.parts, text, self.ui))
+
     def _interrupt(self) -> None:
         if self._turn is not None and not self._turn.done():
             self._turn.cancel()
@@ -157,6 +181,10 @@ class Repl:
         if command == "/help":
             for name, help_text in SLASH_COMMANDS.items():
                 print(f"  {name:<8} {help_text}")
+            host = self.parts.host
+            for command in host.prompts.cached() if host is not None else ():
+                print(clean(f"  {command.usage()}  {command.description}")[:200])
+            print("  @server:uri attaches an MCP resource to your message (Tab completes)")
             print("  Ctrl+C cancels a running turn or login; twice at an empty prompt exits")
         elif command == "/clear":
             self.parts.agent.clear()
@@ -176,7 +204,26 @@ class Repl:
             self.ui.warn(f"unknown command {command}; /help lists them")
 
     def _server_changed(self, state: ServerState) -> None:
-        self.ui.info(f"MCP {clean(server_line(state))}")
+        """A server's status line, once per change: "ready" once, later tool-count changes as "13 → 14 tools"."""
+        line = server_line(state)
+        before = self._announced.get(state.name)
+        now = (state.status, len(state.tools), line)
+        self._announced[state.name] = now
+        if before is not None and before[0] is state.status is ServerStatus.READY and before[1] != now[1]:
+            self.ui.info(f"MCP {clean(state.name)}: {before[1]} → {now[1]} tools")
+        elif before is None or before[2] != line:
+            self.ui.info(f"MCP {clean(line)}")
+        if state.status is ServerStatus.READY and self.parts is not None and self.parts.host is not None:
+            task = asyncio.ensure_future(self._prefetch(state.name))  # names for completion
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _prefetch(self, server: str) -> None:
+        host = self.parts.host
+        with contextlib.suppress(MiniClaudeError):
+            await host.prompts.commands()
+            if server in host.resources.servers_with_resources():
+                await host.resources.list_all(server)
 
     async def _ask(self, question: str, choices: dict[str, str]) -> str:
         keys = "/".join(choices)

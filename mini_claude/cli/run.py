@@ -14,6 +14,7 @@ from mini_claude.cli.host_ui import PrintHostUI
 from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.repl import Repl
 from mini_claude.cli.session import start_session
+from mini_claude.cli.turn_input import user_turn
 from mini_claude.mcp.manager import ServerStatus
 
 __all__ = ["run_interactive", "run_print"]
@@ -42,11 +43,12 @@ async def _print_main(args: argparse.Namespace, prompt: str) -> int:
         for state in parts.manager.states.values():
             if state.status is ServerStatus.FAILED:
                 ui.warn(f"MCP server {state.name} failed: {state.error}")
-        outcome = await parts.agent.run(prompt)
+        outcome = await parts.agent.run(await user_turn(parts, prompt, ui))
+        # the answer is out before the servers are shut down (that may take a while)
+        sys.stdout.write(outcome.text.rstrip("\n") + "\n")
+        sys.stdout.flush()
     finally:
         await parts.manager.aclose()
-    sys.stdout.write(outcome.text.rstrip("\n") + "\n")
-    sys.stdout.flush()
     if outcome.stop == "max_turns":
         ui.warn(f"stopped after --max-turns {parts.agent.max_turns} turns")
         return EXIT_ERROR

@@ -37,6 +37,7 @@ from mini_claude.settings import Settings, load_settings, without_project_wideni
 from mini_claude.skills.local import discover_local_skills
 from mini_claude.skills.registry import SkillRegistry
 from mini_claude.tools.base import Tool, ToolContext
+from mini_claude.tools.mcp_resources import resource_tools
 from mini_claude.tools.mcp_tool import McpToolAdapters
 from mini_claude.tools.skill import SkillTool
 from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
@@ -268,6 +269,7 @@ def build_session(
     manager = McpManager(config.servers.values(), env=env, held=held, on_change=server_changed,
                          era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME), pins=PinStore.default(env),
                          client_setup=host.setup, client_ready=host.ready)
+    host.bind(manager)
     mode_name = opts.mode or settings.default_mode or "default"
     try:
         mode = PermissionMode.parse(mode_name)
@@ -282,7 +284,8 @@ def build_session(
     mcp_tools = McpToolAdapters(manager, host)
 
     def tools() -> list[Tool]:
-        return [*builtins, *([skill_tool] if skills.available() else []), *mcp_tools()]
+        return [*builtins, *([skill_tool] if skills.available() else []), *resource_tools(host.resources),
+                *mcp_tools()]
 
     def system() -> str:
         listed = [(skill.name, skill.description) for skill in skills.available()]

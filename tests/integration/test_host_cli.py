@@ -67,7 +67,7 @@ def test_progress_lines_and_a_task_in_print_mode(cli: Cli) -> None:
     long_run, task = tool_results(mock)
     assert "Long running operation completed" in result_text(long_run)
     assert "Research Report: tides" in result_text(task)
-    assert "mcp__everything__trigger-long-running-operation: 1/2" in result.stderr
+    assert "mcp__everything__trigger-long-running-operation [##########..........] 1/2" in result.stderr
     assert "simulate-research-query: task completed" in result.stderr
 
 
@@ -102,3 +102,70 @@ def test_a_tool_announced_with_a_result_is_offered_in_the_very_next_request(cli:
                for r in mock.requests]
     assert "mcp__pins__fresh" in offered[2], (offered, [result_text(b) for b in tool_results(mock)], result.stderr)
     assert result_text(tool_results(mock)[2]) == 'fresh:{"n": 1}'
+
+
+ARCHITECTURE = "demo://resource/static/document/architecture.md"
+
+
+def test_a_prompt_command_sends_the_prompts_messages(cli: Cli) -> None:
+    mock = cli.mock([answer("sunny")])
+    config = cli.config_file({"everything": everything()})
+    result = cli.run("-p", "/mcp__everything__args-prompt city=Paris", "--mcp-config", config)
+    assert result.rc == 0, result.stderr
+    assert result.stdout.strip() == "sunny"
+    assert mock.requests[0]["body"]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "What's weather in Paris?"}]}]
+
+
+def test_a_prompt_with_an_embedded_resource_and_positional_arguments(cli: Cli) -> None:
+    mock = cli.mock([answer("read it")])
+    config = cli.config_file({"everything": everything()})
+    result = cli.run("-p", "/mcp__everything__resource-prompt Text 3", "--mcp-config", config)
+    assert result.rc == 0, result.stderr
+    sent = json.dumps(mock.requests[0]["body"]["messages"])
+    assert "Text resource with id: 3" in sent and "Resource 3: This is a plaintext resource" in sent
+
+
+@pytest.mark.parametrize(("line", "says"), [
+    ("/mcp__everything__args-prompt", "missing required argument city (usage: /mcp__everything__args-prompt "
+                                      "city [state])"),
+    ("/mcp__everything__args-prompt a b c", "too many arguments"),
+    ("/mcp__everything__nope", "no MCP prompt /mcp__everything__nope (available: /mcp__everything__simple-prompt"),
+])
+def test_a_bad_prompt_command_is_refused_before_the_model_is_asked(cli: Cli, line: str, says: str) -> None:
+    mock = cli.mock([answer("never")])
+    result = cli.run("-p", line, "--mcp-config", cli.config_file({"everything": everything()}))
+    assert result.rc == 1 and says in result.stderr and not mock.requests
+
+
+def test_a_mention_attaches_the_resource(cli: Cli) -> None:
+    mock = cli.mock([answer("summarised")])
+    config = cli.config_file({"everything": everything()})
+    text = f"summarise @everything:{ARCHITECTURE} please, and @everything:demo://nope too"
+    result = cli.run("-p", text, "--mcp-config", config)
+    assert result.rc == 0, result.stderr
+    [message] = mock.requests[0]["body"]["messages"]
+    assert message["content"][0] == {"type": "text", "text": text}
+    assert message["content"][1]["text"] == f"[Contents of everything resource {ARCHITECTURE}]"
+    assert "# Everything Server – Architecture" in message["content"][2]["text"]
+    assert "@everything:demo://nope was not attached" in result.stderr
+
+
+def test_the_model_lists_and_reads_resources(cli: Cli) -> None:
+    mock = cli.mock([tool_use("list_mcp_resources", {"server": "everything"}),
+                     tool_use("read_mcp_resource", {"server": "everything", "uri": ARCHITECTURE}),
+                     answer("done")])
+    result = cli.run("-p", "go", "--mcp-config", cli.config_file({"everything": everything()}))
+    assert result.rc == 0, result.stderr
+    listed, read = (result_text(b) for b in tool_results(mock))
+    rows = json.loads(listed)
+    assert len(rows) == 7 and rows[0]["uri"] == ARCHITECTURE and rows[0]["server"] == "everything"
+    assert "# Everything Server – Architecture" in read
+    names = [t["name"] for t in mock.requests[0]["body"]["tools"]]
+    assert "list_mcp_resources" in names and "read_mcp_resource" in names
+
+
+def test_without_resources_the_resource_tools_are_not_offered(cli: Cli) -> None:
+    mock = cli.mock([answer("ok")])
+    assert cli.run("-p", "hi").rc == 0
+    assert not {"list_mcp_resources", "read_mcp_resource"} & {t["name"] for t in mock.requests[0]["body"]["tools"]}

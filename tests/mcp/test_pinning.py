@@ -385,7 +385,7 @@ async def test_the_repl_asks_before_the_next_turn_once_per_server(tmp_path: Path
     repl = Repl(argparse.Namespace())
     repl.ui = TerminalUI(out=io.StringIO(), err=io.StringIO())
     repl._session = Prompt()
-    repl.parts = SimpleNamespace(manager=manager, agent=Agent())
+    repl.parts = SimpleNamespace(manager=manager, agent=Agent(), host=None)
     try:
         [review] = told
         repl._tools_review(review)

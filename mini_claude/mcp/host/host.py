@@ -4,8 +4,9 @@ For each new client (startup and every reconnect, through `McpManager(client_set
 client_ready=host.ready)`) it registers the server → client request handlers and declares exactly the
 capabilities they serve: `roots` (listChanged), `sampling` (with tools), `elicitation` (form and url); and it
 listens to `notifications/message` (server logs) and `notifications/elicitation/complete`. Once connected it sends
-the server's configured `logLevel`. The policies live in the services (roots.py, sampling.py, elicit.py,
-server_log.py); the person is reached only through the `HostUI` (ui.py).
+the server's configured `logLevel`. Resources (`@server:uri`, subscriptions) and prompts (slash commands) are read
+through the manager it is bound to. The policies live in the services (roots.py, sampling.py, elicit.py,
+server_log.py, resources.py, prompts.py); the person is reached only through the `HostUI` (ui.py).
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ from mini_claude.errors import McpError
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.host.elicit import ELICITATION_CAPABILITY, ElicitationService
+from mini_claude.mcp.host.prompts import PromptService
+from mini_claude.mcp.host.resources import ResourceService
 from mini_claude.mcp.host.roots import Roots
 from mini_claude.mcp.host.sampling import SamplingService, sampling_capability
 from mini_claude.mcp.host.server_log import ServerLogs
 from mini_claude.mcp.host.ui import HostUI
+from mini_claude.mcp.manager import McpManager
 from mini_claude.models.base import Model
 
 __all__ = ["McpHost", "sampling_policy"]
@@ -50,6 +54,9 @@ class McpHost:
         self.sampling = SamplingService(model, ui)
         self.elicitation = ElicitationService(ui)
         self.logs = ServerLogs(log_dir, ui)
+        self.resources = ResourceService(on_updated=lambda server, uri: ui.notice(
+            server, f"resource {uri} changed; the model sees it with your next message"))
+        self.prompts = PromptService()
         self._clients: dict[str, McpClient] = {}
 
     def setup(self, cfg: ServerConfig, client: McpClient) -> None:
@@ -63,7 +70,15 @@ class McpHost:
                                    capability=ELICITATION_CAPABILITY)
         client.on_notification("notifications/message", self.logs.on_message(name))
         client.on_notification("notifications/elicitation/complete", self.elicitation.on_complete(name))
+        client.on_notification("notifications/resources/updated", self.resources.on_notification(name))
+        client.on_notification("notifications/prompts/list_changed", lambda _m, _p: self.prompts.forget(name))
+        self.prompts.forget(name)  # a new connection lists its prompts again
         self._clients[name] = client
+
+    def bind(self, manager: McpManager) -> None:
+        """The manager whose servers this host serves (resources and prompts are read through it)."""
+        self.resources.bind(manager)
+        self.prompts.bind(manager)
 
     async def ready(self, cfg: ServerConfig, client: McpClient) -> None:
         """Once connected: the configured log level, to a server that declares logging."""

@@ -1,0 +1,44 @@
+"""What a line the user typed becomes for the model, the same in `-p` and the REPL: a server prompt
+(`/mcp__server__prompt args`) is rendered into the turn; `@server:uri` mentions attach their resources; resources
+the session subscribed to that changed since the last turn are attached again, fresh."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.session import SessionParts
+from mini_claude.errors import ConfigError, McpError
+from mini_claude.mcp.host.prompts import PROMPT_PREFIX
+
+__all__ = ["user_turn"]
+
+
+async def user_turn(parts: SessionParts, text: str, ui: TerminalUI) -> str | list[dict[str, Any]]:
+    """The turn for `text`. Raises ConfigError for an unknown prompt command or bad arguments, McpError when the
+    server could not render it; a mention that cannot be read is a warning line and is left out."""
+    host = parts.host
+    if host is None:
+        return text
+    spill_dir = parts.agent.ctx.spill_dir
+    if text.startswith(PROMPT_PREFIX):
+        head = text.split(maxsplit=1)[0]
+        rendered = await host.prompts.render(text, spill_dir=spill_dir)
+        if rendered is None:
+            known = ", ".join(c.command for c in await host.prompts.commands()) or "none"
+            raise ConfigError(f"no MCP prompt {head} (available: {known})")
+        return rendered
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    attached = await host.resources.attach_mentions(text, spill_dir=spill_dir)
+    for problem in attached.problems:
+        ui.warn(problem)
+    blocks.extend(attached.blocks)
+    for server, uri in host.resources.take_updates():
+        try:
+            fresh = await host.resources.read_blocks(server, uri, spill_dir=spill_dir)
+        except McpError as exc:
+            ui.warn(f"{server} resource {uri} changed but could not be read again: {exc}")
+            continue
+        blocks.append({"type": "text", "text": f"[{server} resource {uri} changed; its contents now]"})
+        blocks.extend(fresh)
+    return text if len(blocks) == 1 else blocks

@@ -1,0 +1,157 @@
+"""The MCP host in the REPL, in a real terminal (tmux), against server-everything and the mock model: the first
+prompt waits for a slow server; a prompt slash command completed with Tab (its argument from the server's
+`completion/complete`); an `@` mention completed and attached; a progress bar that moves; an elicitation form
+filled in at the prompt; sampling asked about."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mini_claude.models.mock_server import MockModelServer
+from mini_claude.models.scenario import parse_scenario
+from tests.helpers import PYTHON, ROOT, require_program, wait_until
+from tests.peers import peer_command
+
+pytestmark = pytest.mark.timeout(120)
+TMUX_POLL_S = 0.1
+PROBE = ROOT / "tests" / "mcp" / "servers" / "probe_server.py"
+ARCHITECTURE = "demo://resource/static/document/architecture.md"
+
+
+class Terminal:
+    def __init__(self, tmux: str, session: str) -> None:
+        self.tmux, self.session = tmux, session
+
+    def screen(self) -> str:
+        return subprocess.run([self.tmux, "capture-pane", "-p", "-J", "-S", "-200", "-t", self.session],
+                              capture_output=True, text=True).stdout
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run([self.tmux, "send-keys", "-t", self.session, *keys], check=True)
+
+    def type(self, text: str) -> None:
+        subprocess.run([self.tmux, "send-keys", "-t", self.session, "-l", text], check=True)
+
+    def wait_for(self, condition: Callable[[str], bool], what: str, within_s: float = 20) -> None:
+        try:
+            wait_until(lambda: condition(self.screen()), what, within_s=within_s, poll_s=TMUX_POLL_S)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n--- screen ---\n{self.screen()}") from None
+
+
+@pytest.fixture
+def repl(tmp_path: Path) -> Iterator[Callable[[list[dict[str, Any]], dict[str, Any]], tuple[Terminal,
+                                                                                            MockModelServer]]]:
+    tmux = require_program("tmux", "drives the REPL in a real terminal")
+    work = tmp_path / "work"
+    work.mkdir()
+    sessions: list[str] = []
+    mocks: list[MockModelServer] = []
+
+    def start(turns: list[dict[str, Any]], servers: dict[str, Any]) -> tuple[Terminal, MockModelServer]:
+        mock = MockModelServer(parse_scenario({"turns": turns}, source="test"))
+        url = mock.start()
+        mocks.append(mock)
+        config = tmp_path / "servers.json"
+        config.write_text(json.dumps({"mcpServers": servers}))
+        session = f"mc-host-{tmp_path.name}"
+        cmd = (f"cd {work} && ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=x HOME={tmp_path} "
+               f"MINI_CLAUDE_STATE_DIR={tmp_path / 'state'} PYTHONPATH={ROOT} {PYTHON} -m mini_claude "
+               f"--mcp-config {config} --allowedTools mcp__everything --allowedTools mcp__slow")
+        subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "220", "-y", "50", cmd], check=True)
+        sessions.append(session)
+        return Terminal(tmux, session), mock
+
+    yield start
+    for session in sessions:
+        subprocess.run([tmux, "kill-session", "-t", session], capture_output=True)
+    for mock in mocks:
+        mock.stop()
+
+
+def everything() -> dict[str, Any]:
+    argv = peer_command("PEER_EVERYTHING")
+    return {"command": argv[0], "args": argv[1:]}
+
+
+def text_of(request: dict[str, Any], index: int = -1) -> str:
+    return json.dumps(request["body"]["messages"][index]["content"])
+
+
+def test_first_prompt_waits_for_a_slow_server(repl: Callable[..., tuple[Terminal, MockModelServer]]) -> None:
+    slow = {"command": "sh", "args": ["-c", f"sleep 2; exec {sys.executable} {PROBE}"]}
+    term, mock = repl([{"content": [{"type": "text", "text": "ok"}]}], {"slow": slow})
+    term.wait_for(lambda s: "/help for commands" in s, "the prompt")
+    term.type("hello")
+    term.keys("Enter")
+    term.wait_for(lambda s: "waiting for MCP server slow to start" in s, "the waiting line")
+    term.wait_for(lambda s: "ok" in s.split("waiting for MCP server slow")[-1], "the answer")
+    names = [t["name"] for t in mock.requests[0]["body"]["tools"]]
+    assert any(name.startswith("mcp__slow__") for name in names), names
+    term.keys("C-d")
+
+
+def test_prompts_mentions_progress_and_a_form(repl: Callable[..., tuple[Terminal, MockModelServer]]) -> None:
+    turns = [
+        {"content": [{"type": "text", "text": "promoted"}]},
+        {"content": [{"type": "text", "text": "read the mention"}]},
+        {"content": [{"type": "tool_use", "name": "mcp__everything__trigger-long-running-operation",
+                      "input": {"duration": 3, "steps": 3}}]},
+        {"content": [{"type": "text", "text": "long op done"}]},
+        {"content": [{"type": "tool_use", "name": "mcp__everything__trigger-elicitation-request", "input": {}}]},
+        {"content": [{"type": "text", "text": "form: {{last_tool_result}}"}]},
+    ]
+    term, mock = repl(turns, {"everything": everything()})
+    term.wait_for(lambda s: "MCP everything" in s and "ready" in s, "the server to be ready")
+
+    # a prompt slash command: its name and its first argument completed with Tab
+    term.type("/mcp__everything__compl")
+    term.keys("Tab")
+    term.wait_for(lambda s: "/mcp__everything__completable-prompt" in s, "the command completed")
+    term.type(" Eng")
+    term.wait_for(lambda s: "Engineering" in s, "the server's completion in the menu")  # asked as one types
+    term.keys("Tab")
+    term.wait_for(lambda s: "completable-prompt Engineering" in s, "the argument completed")
+    term.type(" Alice ")
+    term.keys("Enter")
+    term.wait_for(lambda s: "promoted" in s, "the answer to the prompt")
+    assert text_of(mock.requests[0]) == json.dumps(
+        [{"type": "text", "text": "Please promote Alice to the head of the Engineering team."}])
+
+    # an @ mention completed and attached
+    term.type("see @everything:demo://resource/static/document/arch")
+    term.keys("Tab")
+    term.wait_for(lambda s: f"@everything:{ARCHITECTURE}" in s, "the mention completed")
+    term.type(" ")
+    term.keys("Enter")
+    term.wait_for(lambda s: "read the mention" in s, "the answer to the mention")
+    assert "Everything Server" in text_of(mock.requests[1])
+
+    # a progress bar that moves
+    term.type("run it")
+    term.keys("Enter")
+    term.wait_for(lambda s: "long op done" in s, "the long operation", within_s=30)
+    screen = term.screen()
+    bars = [line for line in screen.splitlines() if "trigger-long-running-operation [" in line]
+    assert len(bars) >= 3 and bars[-1].count("#") > bars[0].count("#"), screen
+
+    # an elicitation form filled in at the prompt: y, the required name, then defaults for the rest
+    term.type("ask me")
+    term.keys("Enter")
+    term.wait_for(lambda s: "Answer it? [y/d/n]" in s, "the form question")
+    term.keys("y", "Enter")
+    term.wait_for(lambda s: "Your full, legal name" in s, "the first field")
+    term.type("Ada")
+    term.keys("Enter")
+    for _ in range(12):  # every other field keeps its default
+        term.keys("Enter")
+    term.wait_for(lambda s: "form:" in s and "User provided the requested information" in s, "the form result")
+    assert '"name": "Ada"' in json.dumps(mock.requests[-1]["body"]) or "Ada" in text_of(mock.requests[-1])
+    term.keys("C-d")

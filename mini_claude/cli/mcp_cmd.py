@@ -10,6 +10,9 @@
     mcp login NAME [--no-browser]          OAuth login for an http/sse server (browser + loopback redirect)
     mcp logout NAME                        forget the server's stored OAuth tokens
     mcp accept NAME [--yes]                show a server's changed tool definitions (withheld) and pin them
+    mcp resources NAME [--json]            the server's resources and resource templates
+    mcp read NAME URI [--json]             one resource's contents
+    mcp enable NAME | mcp disable NAME     switch a server on / off for this project (Claude Code's list)
 """
 
 from __future__ import annotations
@@ -95,6 +98,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p.add_argument("--yes", action="store_true", help="accept without asking (needed without a terminal)")
     common(p, json_flag=False)
+    p = sub.add_parser("resources", help="list a server's resources and resource templates")
+    p.add_argument("name")
+    common(p)
+    p = sub.add_parser("read", help="print one resource of a server")
+    p.add_argument("name")
+    p.add_argument("uri")
+    common(p)
+    for command, what in (("enable", "switch a server on for this project"),
+                          ("disable", "switch a server off for this project")):
+        p = sub.add_parser(command, help=what)
+        p.add_argument("name")
     p = sub.add_parser("logout", help="forget a server's stored OAuth tokens")
     p.add_argument("name")
     common(p, json_flag=False)
@@ -149,6 +163,10 @@ def main(argv: list[str]) -> int:
             return _edit(args)
         if args.command in ("login", "logout"):
             return _auth_command(args)
+        if args.command in ("enable", "disable"):
+            from mini_claude.cli.mcp_resources_cmd import switch
+
+            return switch(args.name, enabled=args.command == "enable")
         return asyncio.run(_inspect(args))
     except ConfigError as exc:
         _warn(f"mini-claude mcp: {exc}")
@@ -312,6 +330,12 @@ async def _inspect(args: argparse.Namespace) -> int:
             return accept_command(manager, args.name, yes=args.yes, stdin=sys.stdin, out=sys.stdout, err=sys.stderr)
         if args.command == "tools":
             return _print_tools(manager, state, args.json, withheld.found.get(state.name, {}))
+        if args.command in ("resources", "read"):
+            from mini_claude.cli.mcp_resources_cmd import print_resource, print_resources
+
+            if args.command == "resources":
+                return await print_resources(manager, state.name, args.json)
+            return await print_resource(manager, state.name, args.uri, args.json)
         return await _call(manager, state, args)
     finally:
         await manager.aclose()

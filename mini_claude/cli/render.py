@@ -118,7 +118,10 @@ class TerminalUI:
         text = clean(result.as_text())
         lines = text.splitlines() or ["(no output)"]
         shown = lines[:RESULT_PREVIEW_LINES]
-        preview = "\n".join(f"  {'⎿' if i == 0 else ' '} {line[:RESULT_PREVIEW_CHARS]}" for i, line in enumerate(shown))
+        # labelled with the call: results of calls that ran together are printed as they finish, in any order
+        label = f"{clean(name)}: "
+        preview = "\n".join(f"  ⎿ {label}{line[:RESULT_PREVIEW_CHARS]}" if i == 0 else
+                            f"    {line[:RESULT_PREVIEW_CHARS]}" for i, line in enumerate(shown))
         if len(lines) > len(shown):
             preview += f"\n    … (+{len(lines) - len(shown)} lines)"
         stream = self._tool_stream()

@@ -14,13 +14,14 @@ import contextlib
 import json
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any
 
 from mini_claude.cli.approval_prompt import server_approval_prompt
 from mini_claude.cli.host_ui import ReplHostUI
-from mini_claude.cli.pin_review import accept_in_session, ask_review
+from mini_claude.cli.mcp_panel import ACTIONS, mcp_command
+from mini_claude.cli.pin_review import ask_review
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.session import start_session
 from mini_claude.cli.status import server_line
@@ -28,30 +29,24 @@ from mini_claude.cli.turn_input import user_turn
 from mini_claude.errors import MiniClaudeError
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.host.prompts import PROMPT_PREFIX
-from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
+from mini_claude.mcp.manager import ServerState, ServerStatus
 from mini_claude.mcp.pinning import PinReview
 from mini_claude.paths import state_dir
 from mini_claude.trust import trust_question
 
-if TYPE_CHECKING:
-    from mini_claude.mcp.auth import Authorizer
-
-__all__ = ["MCP_USAGE", "SLASH_COMMANDS", "Repl", "mcp_command"]
+__all__ = ["SLASH_COMMANDS", "Repl"]
 
 SLASH_COMMANDS = {
     "/help": "show this help",
     "/clear": "forget the conversation",
     "/cost": "tokens used in this session",
     "/model": "show or set the model: /model NAME",
-    "/mcp": "status of every MCP server; /mcp login NAME, /mcp logout NAME: OAuth for an http/sse server; "
-            "/mcp accept NAME: accept a server's changed tool definitions",
+    "/mcp": "MCP servers: status, transport, protocol, what each offers; /mcp reconnect|enable|disable|tools|"
+            "log|login|logout|accept NAME",
     "/exit": "leave (also: exit, quit, Ctrl+D)",
 }
-MCP_USAGE = "usage: /mcp | /mcp login NAME | /mcp logout NAME | /mcp accept NAME"
-_COMPLETIONS = [*SLASH_COMMANDS, "/mcp login", "/mcp logout", "/mcp accept"]
+_COMPLETIONS = [*SLASH_COMMANDS, *(f"/mcp {action}" for action in ACTIONS)]
 
-# builds the interactive half of a login for one server (tests pass a headless one)
-AuthorizerFactory = Callable[[ServerConfig, TextIO], "Authorizer"]
 
 
 class Repl:
@@ -199,7 +194,8 @@ class Repl:
                     self.parts.agent.model.model = rest.strip()
             print(f"  model: {self.parts.agent.model.name}")
         elif command == "/mcp":
-            await self._interruptible(mcp_command(self.parts.manager, rest, self.ui), "cancelled")
+            await self._interruptible(mcp_command(self.parts.manager, rest, self.ui, host=self.parts.host),
+                                      "cancelled")
         else:
             self.ui.warn(f"unknown command {command}; /help lists them")
 
@@ -265,71 +261,3 @@ class Repl:
                                {"y": "yes", "a": "always", "n": "no"})
 
 
-# ---- /mcp ------------------------------------------------------------------------------------------------------
-
-async def mcp_command(manager: McpManager, args: str, ui: TerminalUI, *,
-                      authorizer_for: AuthorizerFactory | None = None, out: TextIO | None = None) -> None:
-    """`/mcp [login NAME | logout NAME]`. Raises MiniClaudeError (one line) when a login fails; cancelling it
-    (Ctrl+C) stops waiting for the browser and closes the redirect listener."""
-    stream = out if out is not None else sys.stdout
-    words = args.split()
-    if not words:
-        _print_servers(manager, stream)
-        return
-    if words[:1] == ["accept"] and len(words) == 2:
-        accept_in_session(manager, words[1], ui, stream)
-        return
-    if words[0] not in ("login", "logout") or len(words) != 2:
-        ui.warn(MCP_USAGE)
-        return
-    action, name = words
-    state = manager.states.get(name)
-    if state is None:
-        known = ", ".join(sorted(manager.states)) or "none"
-        ui.warn(f"no MCP server named {name!r} (configured: {known})")
-        return
-    if not state.is_remote:
-        ui.warn(f"{name!r} is a {state.config.type} server; OAuth login is for http and sse servers")
-        return
-    from mini_claude.mcp.auth import TokenStore, login, logout
-
-    store = TokenStore.default(manager.env)
-    if action == "logout":
-        forgot = logout(state.config, manager.env, store=store)
-        ui.info(f"logged out of MCP server {name!r}" if forgot else f"no stored login for MCP server {name!r}")
-        if forgot and state.status is ServerStatus.READY:
-            # the running connection still holds the token in memory: reconnect so the session shows the truth
-            await manager.restart(name)
-        return
-    factory = authorizer_for or _browser_authorizer
-    ui.info(f"logging in to MCP server {name!r} (Ctrl+C cancels)")
-    await login(state.config, manager.env, factory(state.config, stream), store=store)
-    if state.status in (ServerStatus.DISABLED, ServerStatus.NEEDS_APPROVAL):
-        ui.info(f"logged in to MCP server {name!r}; it is {state.status.label}, so it was not started")
-        return
-    ui.info(f"logged in to MCP server {name!r}; restarting it")
-    # the new state is announced through the manager's on_change (the REPL prints it); say it again only when
-    # nobody listens, so a caller without on_change still learns the outcome
-    new = await manager.restart(name)
-    if manager.on_change is None:
-        print("  " + clean(server_line(new)), file=stream)
-
-
-def _print_servers(manager: McpManager, out: TextIO) -> None:
-    states = list(manager.states.values())
-    if not states:
-        print("  no MCP servers configured (see `mini-claude mcp add --help`)", file=out)
-    for state in states:
-        line = server_line(state)
-        if state.status is ServerStatus.NEEDS_AUTH:
-            line += f" — log in: /mcp login {state.name}"
-        print("  " + clean(line), file=out)
-
-
-def _browser_authorizer(cfg: ServerConfig, out: TextIO) -> Authorizer:
-    """Opens the browser (the URL is printed too) and waits, bounded, for the loopback redirect."""
-    import webbrowser
-
-    from mini_claude.mcp.auth import BrowserAuthorizer, OAuthSettings
-
-    return BrowserAuthorizer(OAuthSettings.from_config(cfg).callback_port, open_browser=webbrowser.open, out=out)

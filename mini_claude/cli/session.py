@@ -25,7 +25,7 @@ from mini_claude.agent.system_prompt import build_system_prompt
 from mini_claude.cli.render import TerminalUI
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.approval import ApprovalStore, approval_hint, approval_state
-from mini_claude.mcp.config import LoadedConfig, ServerConfig, load_mcp_config
+from mini_claude.mcp.config import LoadedConfig, ServerConfig, disabled_servers, load_mcp_config
 from mini_claude.mcp.host import HostUI, McpHost, NoQuestionsUI
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
 from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
@@ -185,8 +185,13 @@ async def resolve_approvals(
     disabled = set(approval_keys["disabledMcpjsonServers"])
     held: dict[str, tuple[ServerStatus, str]] = {}
     approve_all = False
+    switched_off = set(disabled_servers(cwd=cwd, home=user_home(env)))
     for cfg in config.servers.values():
         if cfg.disabled:
+            continue
+        if cfg.name in switched_off:
+            held[cfg.name] = (ServerStatus.DISABLED, f"disabled for this project (`mini-claude mcp enable "
+                                                     f"{cfg.name}` or `/mcp enable {cfg.name}` turns it on)")
             continue
         state = approval_state(cfg, project=cwd, store=store, user_settings=approval_keys, trust_all=trust_all)
         if cfg.needs_project_approval() and cfg.name in disabled:

@@ -51,6 +51,7 @@ __all__ = [
     "USER_SETTINGS_DISPLAY",
     "LoadedConfig",
     "ServerConfig",
+    "disabled_servers",
     "expand_vars",
     "load_mcp_config",
     "project_key",
@@ -241,3 +242,14 @@ def project_key_candidates(cwd: Path) -> list[str]:
     except OSError:
         resolved = absolute
     return list(dict.fromkeys([absolute, resolved]))
+
+
+def disabled_servers(*, cwd: Path, home: Path) -> list[str]:
+    """The servers switched off for this project (`projects[<cwd>].disabledMcpServers` in ~/.claude.json, the
+    user's own file: `mini-claude mcp disable NAME`, Claude Code's `/mcp`). Unreadable means none."""
+    data = read_json_object(home / ".claude.json", CLAUDE_JSON_DISPLAY, [])
+    projects = data.get("projects") if data is not None else None
+    key = project_key(projects, cwd) if isinstance(projects, dict) else None
+    project = projects.get(key) if isinstance(projects, dict) and key is not None else None
+    names = project.get("disabledMcpServers") if isinstance(project, dict) else None
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []

@@ -28,7 +28,7 @@ from mini_claude.mcp.config import (
 )
 from mini_claude.mcp.config_entry import server_key, validate_entry
 
-__all__ = ["MASK", "WRITABLE_SCOPES", "add_server", "mask_secrets", "remove_server"]
+__all__ = ["MASK", "WRITABLE_SCOPES", "add_server", "mask_secrets", "remove_server", "set_server_enabled"]
 
 log = logging.getLogger(__name__)
 
@@ -232,3 +232,27 @@ def _mask_url(url: str) -> str:
     query = "&".join(f"{pair.split('=', 1)[0]}={MASK}" if "=" in pair else pair
                      for pair in parts.query.split("&")) if parts.query else ""
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+# ---- switching a server off for one project (Claude Code's `disabledMcpServers`) --------------------------------
+
+
+def set_server_enabled(name: str, enabled: bool, *, cwd: Path, home: Path) -> Path:
+    """Add `name` to (`enabled` False) or remove it from `projects[<cwd>].disabledMcpServers` in ~/.claude.json,
+    the list Claude Code's `/mcp` keeps; everything else in the file is kept. Returns the file."""
+    path = home / ".claude.json"
+    data = _load_for_edit(path, CLAUDE_JSON_DISPLAY)
+    projects = _child_map(data, "projects", True, CLAUDE_JSON_DISPLAY, "")
+    assert projects is not None
+    key = project_key(projects, cwd) or project_key_candidates(cwd)[-1]
+    project = _child_map(projects, key, True, CLAUDE_JSON_DISPLAY, "projects")
+    assert project is not None
+    current = project.get("disabledMcpServers")
+    names = [n for n in current if isinstance(n, str)] if isinstance(current, list) else []
+    if enabled:
+        names = [n for n in names if n != name]
+    elif name not in names:
+        names.append(name)
+    project["disabledMcpServers"] = names
+    write_json_atomic(path, data, new_mode=_NEW_CLAUDE_JSON_MODE)
+    return path

@@ -9,7 +9,9 @@ mini_claude.tools. Failure texts (a hung stdio server's stderr tail among them) 
 
 Losing a connection:
 
-* A stdio server whose process dies, or whose pipe breaks, becomes `failed` (no automatic restart).
+* A stdio server whose process dies, or whose pipe breaks, becomes `failed`; the next call that needs it
+  restarts it (after a backoff of 1 s, 2 s, … 30 s; at most 5 times in a row without a successful call). The call
+  that was in flight fails with the reason and is never replayed.
 * A remote (http / sse) server whose connection is lost (the transport ended, a call could not reach it, its
   response stream was cut, or the server forgot our session: HTTP 404) stays `ready` with its tools listed and
   `ServerState.lost` saying why; the call that was lost fails with a message saying so, and the next call
@@ -23,6 +25,10 @@ Pinned tool definitions (pinning.py, when a `PinStore` is given): every listing 
 reconnect, `tools/list_changed`) is compared with the pins; a tool whose definition changed is withheld
 (`ServerState.withheld`: not offered, a call by name is refused) until `accept_changed()`; `pins.on_review`
 hears of each review worth telling the user about (withheld tools not announced before, new tools).
+
+Why this module is long: it is one state machine — start, lose, reconnect, restart (by hand or self-healing),
+refresh, shut down — whose transitions share the same per-server state and in-flight tasks; what could leave
+(failure wording, the tool catalogue, naming, pinning, the plain state) already lives in its own module.
 """
 
 from __future__ import annotations
@@ -53,10 +59,12 @@ from mini_claude.mcp.negotiation import EraMemory
 from mini_claude.mcp.pinning import PinStore, ReviewCallback, ToolChange, ToolPins, server_key
 from mini_claude.mcp.protocol import CallToolResult, McpTool, tool_max_timeout_s, tool_timeout_s
 from mini_claude.mcp.server_state import (
+    MAX_RESTARTS_IN_A_ROW,
     McpToolEntry,
     ServerState,
     ServerStatus,
     filter_tools,
+    restart_backoff_s,
     startup_timeout_s,
 )
 from mini_claude.mcp.transports.base import SupportsStderr, Transport
@@ -215,6 +223,7 @@ class McpManager:
         old = state.client
         # detach first, so the old client's closed callback sees it is no longer current and ignores it
         state.client, state.tools, state.withheld, state.lost, state.startup_s = None, [], [], None, None
+        state.restart_after = None
         state.status, state.error = ServerStatus.STARTING, None
         self._changed(state)
         if old is not None:
@@ -225,6 +234,19 @@ class McpManager:
         self._tasks[name] = task
         # shielded: a cancelled caller (Ctrl+C while waiting) leaves the start to finish in the background
         await asyncio.shield(task)
+        return state
+
+    async def set_enabled(self, name: str, enabled: bool) -> ServerState:
+        """Switch a server off (its connection closed, `disabled`) or on again (started like `restart`)."""
+        state = self.states.get(name)
+        if state is None:
+            raise ConfigError(f"no MCP server named {name!r} (configured: {', '.join(sorted(self.states))})")
+        if enabled:
+            if state.status is ServerStatus.DISABLED:
+                state.status = ServerStatus.FAILED  # restart() starts anything but disabled / unapproved
+            return await self.restart(name) if state.status is not ServerStatus.READY else state
+        self._set_down(state, ServerStatus.DISABLED, "disabled for this project")
+        state.restart_after = None
         return state
 
     async def _start_one(self, state: ServerState) -> None:
@@ -327,8 +349,9 @@ class McpManager:
             self._set_down(state, ServerStatus.NEEDS_AUTH, needs_login_text(error, state.config))
         elif state.is_remote:
             self._mark_lost(state, client, error)
-        else:
+        else:  # a stdio server that exited: restarted on the next call that needs it (_heal)
             self._fail(state, client, f"connection lost: {failure_reason(error, state.config)}")
+            state.restart_after = time.monotonic() + restart_backoff_s(state.crashes_in_a_row)
 
     def _mark_lost(self, state: ServerState, client: McpClient, error: McpError) -> None:
         """A remote server's connection is gone: keep its tools, close the client, reconnect on the next call."""
@@ -459,8 +482,11 @@ class McpManager:
             client = await self._ready_client(state)
             try:
                 if runner is not None:
-                    return await runner(client, tool, arguments, timeout_s)
-                return await client.call_tool(tool, arguments, timeout_s=timeout_s, on_progress=on_progress)
+                    result = await runner(client, tool, arguments, timeout_s)
+                else:
+                    result = await client.call_tool(tool, arguments, timeout_s=timeout_s, on_progress=on_progress)
+                state.crashes_in_a_row = 0
+                return result
             except AuthRequiredError as exc:
                 if state.client is client:
                     self._set_down(state, ServerStatus.NEEDS_AUTH, needs_login_text(exc, state.config))
@@ -486,8 +512,28 @@ class McpManager:
             raise TransportError("not available: not configured", server=server)
         return await self._ready_client(state)
 
+    async def _heal(self, state: ServerState) -> None:
+        """Restart a stdio server that exited, once its backoff has passed; at most `MAX_RESTARTS_IN_A_ROW`
+        times without a successful call in between (then it stays failed, saying so)."""
+        if state.status is not ServerStatus.FAILED or state.restart_after is None or self._closed:
+            return
+        wait = state.restart_after - time.monotonic()
+        if wait > 0:
+            raise TransportError(f"not available: {state.error}; restarting it in {wait:.0f}s", server=state.name)
+        state.crashes_in_a_row += 1
+        state.restarts += 1
+        log.info("%s: restarting (try %d in a row): %s", state.name, state.crashes_in_a_row, state.error)
+        await self.restart(state.name)
+        if state.status is ServerStatus.FAILED:
+            if state.crashes_in_a_row >= MAX_RESTARTS_IN_A_ROW:
+                state.error = f"{state.error} (gave up after {state.crashes_in_a_row} restarts in a row)"
+            else:
+                state.restart_after = time.monotonic() + restart_backoff_s(state.crashes_in_a_row)
+
     async def _ready_client(self, state: ServerState) -> McpClient:
-        """The connected client of a ready server, reconnecting a lost remote one first."""
+        """The connected client of a ready server, reconnecting a lost remote one (or restarting an exited stdio
+        one) first."""
+        await self._heal(state)
         await self._ensure_connected(state)
         if state.status is ServerStatus.READY and state.lost is not None:
             raise TransportError(f"connection to the server was lost ({state.lost}); "

@@ -18,16 +18,20 @@ from mini_claude.mcp.protocol import McpTool
 
 __all__ = [
     "DEFAULT_STARTUP_TIMEOUT_S",
+    "MAX_RESTARTS_IN_A_ROW",
     "NEEDS_LOGIN_TEXT",
     "REMOTE_TYPES",
     "McpToolEntry",
     "ServerState",
     "ServerStatus",
     "filter_tools",
+    "restart_backoff_s",
     "startup_timeout_s",
 ]
 
 DEFAULT_STARTUP_TIMEOUT_S = 30.0
+MAX_RESTARTS_IN_A_ROW = 5
+MAX_RESTART_BACKOFF_S = 30
 REMOTE_TYPES = frozenset({"http", "sse"})  # server types that reconnect by themselves after a lost connection
 NEEDS_LOGIN_TEXT = "needs a login: run `mini-claude mcp login {name}` (or `/mcp login {name}` in the REPL)"
 
@@ -63,6 +67,11 @@ class ServerState:
     # tools whose definition changed since the user accepted it (see pinning.py): listed by the server, never
     # offered to the model nor callable until accepted; `tools` holds only what is offered
     withheld: list[ToolChange] = field(default_factory=list)
+    # self-healing (a stdio server that exited after it was ready): restarts so far, restarts in a row without a
+    # successful call since, and when the next may happen (monotonic seconds; None: not to be restarted)
+    restarts: int = 0
+    crashes_in_a_row: int = 0
+    restart_after: float | None = None
 
     @property
     def name(self) -> str:
@@ -112,6 +121,12 @@ class McpToolEntry:
     def name(self) -> str:
         """The qualified name (what a Tool is known by)."""
         return self.qualified_name
+
+
+def restart_backoff_s(crashes_in_a_row: int) -> float:
+    """How long after its last exit or failed restart a crashed stdio server is started again: 1 s, 2 s, 4 s, …
+    up to `MAX_RESTART_BACKOFF_S`."""
+    return float(min(MAX_RESTART_BACKOFF_S, 2 ** max(0, crashes_in_a_row)))
 
 
 def startup_timeout_s(env: Mapping[str, str]) -> float:

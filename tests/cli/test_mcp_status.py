@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from mini_claude.cli.mcp_panel import mcp_command
 from mini_claude.cli.render import TerminalUI
-from mini_claude.cli.repl import mcp_command
 from mini_claude.mcp.config import load_mcp_config
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from tests.helpers import ROOT, clean_env, run_cli
@@ -67,4 +67,8 @@ async def test_slash_mcp_shows_startup_time(tmp_path: Path) -> None:
         await mcp_command(manager, "", TerminalUI(out=out, err=out), out=out)
     finally:
         await manager.aclose()
-    assert out.getvalue() == f"  ok: ready (1 tool) · started in {state.startup_s:.2f}s\n"
+    assert out.getvalue().splitlines() == [
+        f"  ok: ready (1 tool) · started in {state.startup_s:.2f}s",
+        "    stdio · protocol 2025-11-25 · 1 tool · 0 restarts",
+        "  actions: /mcp | /mcp login NAME | /mcp logout NAME | /mcp accept NAME | /mcp reconnect NAME | "
+        "/mcp enable NAME | /mcp disable NAME | /mcp tools NAME | /mcp log NAME"]

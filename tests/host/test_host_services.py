@@ -293,3 +293,28 @@ def test_roots_are_resolved_uris_listed_once(tmp_path: Path) -> None:
 ])
 def test_read_field(prop: dict[str, Any], typed: str, value: Any, problem: str | None) -> None:
     assert read_field(prop, typed) == (value, problem)
+
+
+async def test_slash_mcp_log_shows_the_tail_of_the_servers_log_cleaned(tmp_path: Path) -> None:
+    import io
+
+    from mini_claude.cli.mcp_panel import mcp_command
+    from mini_claude.cli.render import TerminalUI
+    from mini_claude.mcp.host import McpHost
+    from mini_claude.mcp.manager import McpManager
+
+    ui = NoQuestionsUI()
+    host = McpHost(ui, roots=[tmp_path], model=lambda: None, log_dir=tmp_path / "logs")
+    manager = McpManager([ServerConfig(name="s", type="stdio", command="true")], env={})
+    out = io.StringIO()
+    terminal = TerminalUI(out=out, err=out, rich_output=False)
+    await mcp_command(manager, "log s", terminal, out=out, host=host)
+    assert out.getvalue() == "  s has logged nothing so far\n"
+    for i in range(25):
+        host.logs.record("s", {"level": "info", "data": f"line {i}\x1b[2J"})
+    out.seek(0)
+    out.truncate()
+    await mcp_command(manager, "log s", terminal, out=out, host=host)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 21 and lines[0].endswith("INFO : line 5") and lines[-2].endswith("INFO : line 24")
+    assert lines[-1] == f"  (the whole log: {host.logs.path('s')})" and "\x1b" not in out.getvalue()

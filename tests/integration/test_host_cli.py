@@ -169,3 +169,36 @@ def test_without_resources_the_resource_tools_are_not_offered(cli: Cli) -> None:
     mock = cli.mock([answer("ok")])
     assert cli.run("-p", "hi").rc == 0
     assert not {"list_mcp_resources", "read_mcp_resource"} & {t["name"] for t in mock.requests[0]["body"]["tools"]}
+
+
+def test_mcp_resources_and_read(cli: Cli) -> None:
+    config = cli.config_file({"everything": everything()})
+    listed = cli.run("mcp", "resources", "everything", "--mcp-config", config)
+    assert listed.rc == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0] == f"@everything:{ARCHITECTURE}  architecture.md (text/markdown)"
+    assert sum(line.endswith("(template)") for line in lines) == 2 and len(lines) == 9
+    read = cli.run("mcp", "read", "everything", ARCHITECTURE, "--mcp-config", config)
+    assert read.rc == 0 and read.stdout.startswith("# Everything Server – Architecture"), read.stderr
+    missing = cli.run("mcp", "read", "everything", "demo://nope", "--mcp-config", config)
+    assert missing.rc == 2 and "mini-claude mcp:" in missing.stderr
+
+
+def test_disable_and_enable_a_server_for_this_project(cli: Cli) -> None:
+    config = cli.config_file({"everything": everything()})
+    off = cli.run("mcp", "disable", "everything")
+    assert off.rc == 0 and "Disabled MCP server 'everything' for this project" in off.stdout
+    claude_json = json.loads((cli.home / ".claude.json").read_text())
+    assert claude_json["projects"][str(cli.work.resolve())]["disabledMcpServers"] == ["everything"]
+    listed = cli.run("mcp", "list", "--json", "--mcp-config", config)
+    [row] = json.loads(listed.stdout)
+    assert row["status"] == "disabled" and "mini-claude mcp enable everything" in row["error"]
+    mock = cli.mock([answer("no servers")])
+    assert cli.run("-p", "hi", "--mcp-config", config).rc == 0
+    assert not any(t["name"].startswith("mcp__") for t in mock.requests[0]["body"]["tools"])
+    on = cli.run("mcp", "enable", "everything")
+    assert on.rc == 0
+    [row] = json.loads(cli.run("mcp", "list", "--json", "--mcp-config", config).stdout)
+    assert row["status"] == "ready"
+    assert json.loads((cli.home / ".claude.json").read_text())["projects"][str(cli.work.resolve())][
+        "disabledMcpServers"] == []

@@ -241,3 +241,18 @@ async def test_filesystem_without_directories_works_in_the_working_folder(tmp_pa
         assert text(result) == "from the working folder\n"
         outside = await s.call("read_text_file", {"path": "/etc/hostname"}, server="fs")
         assert outside.is_error and "denied" in text(outside).lower()
+
+
+async def test_an_attached_resource_is_subscribed_and_its_updates_reach_the_next_turn(tmp_path: Path) -> None:
+    async with session(tmp_path, everything()) as s:
+        s.host.bind(s.manager)
+        uri = "demo://resource/static/document/features.md"
+        attached = await s.host.resources.attach_mentions(f"read @everything:{uri}", spill_dir=tmp_path / "spill")
+        assert not attached.problems and attached.blocks[0]["text"] == f"[Contents of everything resource {uri}]"
+        await s.call("toggle-subscriber-updates", {})
+        # server-everything sends notifications/resources/updated for subscribed uris every few seconds
+        await eventually(lambda: any("changed; the model sees it" in n for _, n in s.ui.notices),
+                         "the update notice", within_s=20)
+        assert s.host.resources.take_updates() == [("everything", uri)]
+        assert s.host.resources.take_updates() == []
+        await s.call("toggle-subscriber-updates", {})

@@ -155,3 +155,26 @@ def test_prompts_mentions_progress_and_a_form(repl: Callable[..., tuple[Terminal
     term.wait_for(lambda s: "form:" in s and "User provided the requested information" in s, "the form result")
     assert '"name": "Ada"' in json.dumps(mock.requests[-1]["body"]) or "Ada" in text_of(mock.requests[-1])
     term.keys("C-d")
+
+
+def test_the_mcp_panel_and_its_actions(repl: Callable[..., tuple[Terminal, MockModelServer]],
+                                       tmp_path: Path) -> None:
+    term, _ = repl([{"content": [{"type": "text", "text": "ok"}]}], {"everything": everything()})
+    term.wait_for(lambda s: "MCP everything: ready" in s, "the server to be ready")
+    term.type("/mcp")
+    term.keys("Enter")
+    term.wait_for(lambda s: "stdio · protocol 2025-11-25 · 17 tools, 4 prompts, resources · 0 restarts" in s,
+                  "the panel")
+    term.type("/mcp disable everything")
+    term.keys("Enter")
+    term.wait_for(lambda s: "disabled MCP server 'everything' for this project" in s, "disabled")
+    claude_json = json.loads((tmp_path / ".claude.json").read_text())
+    [project] = claude_json["projects"].values()
+    assert project["disabledMcpServers"] == ["everything"]
+    term.type("/mcp enable everything")
+    term.keys("Enter")
+    term.wait_for(lambda s: "enabled MCP server 'everything' for this project" in s, "enabled")
+    term.type("/mcp tools everything")
+    term.keys("Enter")
+    term.wait_for(lambda s: "trigger-sampling-request" in s, "the tools")
+    term.keys("C-d")

@@ -1,0 +1,149 @@
+"""The REPL's `/mcp`: the servers panel (status, transport, protocol version, what each offers, restarts) and its
+actions — reconnect, enable / disable (remembered per project in ~/.claude.json, Claude Code's
+`disabledMcpServers`), tools, log, login / logout, accept. Everything a server wrote goes through `clean`."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from mini_claude.cli.pin_review import accept_in_session
+from mini_claude.cli.render import TerminalUI, clean
+from mini_claude.cli.status import server_line
+from mini_claude.mcp.config import ServerConfig
+from mini_claude.mcp.host import McpHost
+from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
+from mini_claude.paths import user_home
+
+if TYPE_CHECKING:
+    from mini_claude.mcp.auth import Authorizer
+
+__all__ = ["ACTIONS", "MCP_USAGE", "mcp_command"]
+
+ACTIONS = ("login", "logout", "accept", "reconnect", "enable", "disable", "tools", "log")
+MCP_USAGE = "usage: /mcp | /mcp " + " | /mcp ".join(f"{a} NAME" for a in ACTIONS)
+LOG_TAIL_LINES = 20
+
+# builds the interactive half of a login for one server (tests pass a headless one)
+AuthorizerFactory = Callable[[ServerConfig, TextIO], "Authorizer"]
+
+
+async def mcp_command(manager: McpManager, args: str, ui: TerminalUI, *,
+                      authorizer_for: AuthorizerFactory | None = None, out: TextIO | None = None,
+                      host: McpHost | None = None) -> None:
+    """`/mcp [ACTION NAME]` (MCP_USAGE). Raises MiniClaudeError (one line) when a login fails; cancelling it
+    (Ctrl+C) stops waiting for the browser and closes the redirect listener."""
+    stream = out if out is not None else sys.stdout
+    words = args.split()
+    if not words:
+        _print_servers(manager, stream, host)
+        return
+    if len(words) != 2 or words[0] not in ACTIONS:
+        ui.warn(MCP_USAGE)
+        return
+    action, name = words
+    state = manager.states.get(name)
+    if state is None:
+        known = ", ".join(sorted(manager.states)) or "none"
+        ui.warn(f"no MCP server named {name!r} (configured: {known})")
+        return
+    if action == "accept":
+        accept_in_session(manager, name, ui, stream)
+        return
+    if action in ("reconnect", "enable", "disable", "tools", "log"):
+        await _server_action(manager, action, state, ui, stream, host)
+        return
+    if not state.is_remote:
+        ui.warn(f"{name!r} is a {state.config.type} server; OAuth login is for http and sse servers")
+        return
+    from mini_claude.mcp.auth import TokenStore, login, logout
+
+    store = TokenStore.default(manager.env)
+    if action == "logout":
+        forgot = logout(state.config, manager.env, store=store)
+        ui.info(f"logged out of MCP server {name!r}" if forgot else f"no stored login for MCP server {name!r}")
+        if forgot and state.status is ServerStatus.READY:
+            # the running connection still holds the token in memory: reconnect so the session shows the truth
+            await manager.restart(name)
+        return
+    factory = authorizer_for or _browser_authorizer
+    ui.info(f"logging in to MCP server {name!r} (Ctrl+C cancels)")
+    await login(state.config, manager.env, factory(state.config, stream), store=store)
+    if state.status in (ServerStatus.DISABLED, ServerStatus.NEEDS_APPROVAL):
+        ui.info(f"logged in to MCP server {name!r}; it is {state.status.label}, so it was not started")
+        return
+    ui.info(f"logged in to MCP server {name!r}; restarting it")
+    # the new state is announced through the manager's on_change (the REPL prints it); say it again only when
+    # nobody listens, so a caller without on_change still learns the outcome
+    new = await manager.restart(name)
+    if manager.on_change is None:
+        print("  " + clean(server_line(new)), file=stream)
+
+
+def _print_servers(manager: McpManager, out: TextIO, host: McpHost | None = None) -> None:
+    states = list(manager.states.values())
+    if not states:
+        print("  no MCP servers configured (see `mini-claude mcp add --help`)", file=out)
+    for state in states:
+        line = server_line(state)
+        if state.status is ServerStatus.NEEDS_AUTH:
+            line += f" — log in: /mcp login {state.name}"
+        print("  " + clean(line), file=out)
+        print("    " + clean(_details(state, host)), file=out)
+    print("  actions: " + MCP_USAGE.removeprefix("usage: "), file=out)
+
+
+def _details(state: ServerState, host: McpHost | None) -> str:
+    """`stdio · protocol 2025-11-25 · 17 tools, 4 prompts, resources · 1 restart`."""
+    parts = [state.config.type]
+    client = state.client
+    if client is not None and client.protocol_version:
+        parts.append(f"protocol {client.protocol_version}")
+    if state.status is ServerStatus.READY:
+        counts = [f"{len(state.tools)} tool{'s' if len(state.tools) != 1 else ''}"]
+        prompts = [c for c in host.prompts.cached() if c.server == state.name] if host is not None else []
+        if client is not None and "prompts" in client.server_capabilities:
+            counts.append(f"{len(prompts)} prompt{'s' if len(prompts) != 1 else ''}")
+        if client is not None and "resources" in client.server_capabilities:
+            counts.append("resources")
+        parts.append(", ".join(counts))
+    parts.append(f"{state.restarts} restart{'s' if state.restarts != 1 else ''}")
+    return " · ".join(parts)
+
+
+async def _server_action(manager: McpManager, action: str, state: ServerState, ui: TerminalUI, out: TextIO,
+                         host: McpHost | None) -> None:
+    name = state.name
+    if action == "tools":
+        for tool in state.tools:
+            first = ((tool.description or "").strip().splitlines() or [""])[0]
+            print(clean(f"  {tool.name}  {first[:120]}"), file=out)
+        if not state.tools:
+            print(clean(f"  {name} offers no tools now ({state.status.label})"), file=out)
+    elif action == "log":
+        path = host.logs.path(name) if host is not None else None
+        if path is None or not path.exists():
+            print(clean(f"  {name} has logged nothing so far"), file=out)
+            return
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()[-LOG_TAIL_LINES:]:
+            print("  " + clean(line), file=out)
+        print(clean(f"  (the whole log: {path})"), file=out)
+    elif action == "reconnect":
+        await manager.restart(name)
+    else:
+        from mini_claude.mcp.config_edit import set_server_enabled
+
+        path = set_server_enabled(name, action == "enable", cwd=Path.cwd(), home=user_home(manager.env))
+        await manager.set_enabled(name, action == "enable")
+        ui.info(f"{action}d MCP server {name!r} for this project (remembered in {path})")
+
+
+def _browser_authorizer(cfg: ServerConfig, out: TextIO) -> Authorizer:
+    """Opens the browser (the URL is printed too) and waits, bounded, for the loopback redirect."""
+    import webbrowser
+
+    from mini_claude.mcp.auth import BrowserAuthorizer, OAuthSettings
+
+    return BrowserAuthorizer(OAuthSettings.from_config(cfg).callback_port, open_browser=webbrowser.open, out=out)

@@ -1,0 +1,98 @@
+"""Self-healing: a stdio server that exits after it was ready is restarted by the next call that needs it, after a
+backoff; the call that was in flight fails with the reason and is never replayed; after `MAX_RESTARTS_IN_A_ROW`
+failed restarts it stays failed and says so. Real processes (the probe server)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mini_claude.mcp.manager as manager_module
+from mini_claude.errors import TransportError
+from mini_claude.mcp.config import ServerConfig, load_mcp_config
+from mini_claude.mcp.manager import McpManager, ServerStatus
+from mini_claude.mcp.server_state import MAX_RESTARTS_IN_A_ROW, restart_backoff_s
+from tests.helpers import assert_pid_gone, eventually, server_env
+
+pytestmark = pytest.mark.timeout(60)
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = ROOT / "tests" / "mcp" / "servers" / "probe_server.py"
+
+
+def _configs(tmp_path: Path, servers: dict[str, Any]) -> list[ServerConfig]:
+    loaded = load_mcp_config(cwd=tmp_path, home=tmp_path, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                             strict=True, extra=[json.dumps({"mcpServers": servers})])
+    assert not loaded.errors, loaded.errors
+    return list(loaded.servers.values())
+
+
+def _pids(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+def test_backoff_doubles_up_to_thirty_seconds() -> None:
+    assert [restart_backoff_s(n) for n in range(7)] == [1, 2, 4, 8, 16, 30, 30]
+
+
+async def test_an_exited_server_is_restarted_by_the_next_call_after_the_backoff(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    manager = McpManager(_configs(tmp_path, {"probe": {"command": sys.executable,
+                                                       "args": [str(PROBE), "--pidfile", str(pidfile)]}}),
+                         env=server_env(tmp_path))
+    manager.start()
+    try:
+        await manager.wait_started()
+        state = manager.states["probe"]
+        with pytest.raises(TransportError) as in_flight:
+            await manager.call_tool("probe", "crash", {})
+        assert "exit" in str(in_flight.value).lower() or "lost" in str(in_flight.value).lower()
+        assert state.status is ServerStatus.FAILED and state.restart_after is not None
+        [first] = _pids(pidfile)
+        assert_pid_gone(first, within_s=5)
+        with pytest.raises(TransportError, match=r"restarting it in \ds"):  # inside the backoff: not yet
+            await manager.call_tool("probe", "echo", {"text": "too soon"})
+        assert len(_pids(pidfile)) == 1  # the crash call was never replayed, nothing restarted yet
+        restart_at = state.restart_after
+        await eventually(lambda: time.monotonic() >= restart_at, "the backoff to pass", within_s=3)
+        result = await manager.call_tool("probe", "echo", {"text": "back"})
+        assert result.content[0]["text"].endswith("back")
+        assert state.status is ServerStatus.READY and state.restarts == 1 and state.crashes_in_a_row == 0
+        assert len(_pids(pidfile)) == 2
+    finally:
+        await manager.aclose()
+
+
+async def test_it_gives_up_after_five_restarts_in_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(manager_module, "restart_backoff_s", lambda _n: 0.0)
+    broken = tmp_path / "broken"
+    script = f'if [ -e "{broken}" ]; then echo "fatal: config gone" >&2; exit 3; fi; exec "{sys.executable}" "{PROBE}"'
+    manager = McpManager(_configs(tmp_path, {"flaky": {"command": "sh", "args": ["-c", script]}}),
+                         env=server_env(tmp_path))
+    manager.start()
+    try:
+        await manager.wait_started()
+        state = manager.states["flaky"]
+        broken.touch()
+        with pytest.raises(TransportError):
+            await manager.call_tool("flaky", "crash", {})
+        for attempt in range(1, MAX_RESTARTS_IN_A_ROW + 1):
+            with pytest.raises(TransportError) as failed:
+                await manager.call_tool("flaky", "echo", {"text": "x"})
+            assert state.restarts == attempt
+            assert "fatal: config gone" in str(failed.value) or "fatal: config gone" in (state.error or "")
+        assert state.status is ServerStatus.FAILED and "gave up after 5 restarts in a row" in (state.error or "")
+        with pytest.raises(TransportError, match="gave up after 5 restarts in a row"):
+            await manager.call_tool("flaky", "echo", {"text": "x"})
+        assert state.restarts == MAX_RESTARTS_IN_A_ROW  # no sixth try
+        broken.unlink()
+        await manager.restart("flaky")  # the user fixes it and reconnects by hand
+        assert state.status is ServerStatus.READY
+    finally:
+        await manager.aclose()

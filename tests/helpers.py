@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -42,6 +42,7 @@ __all__ = [
     "require_program",
     "requirements_enforced",
     "run_cli",
+    "server_configs",
     "server_env",
     "wait_gone",
     "wait_until",
@@ -221,6 +222,18 @@ def server_env(tmp_path: Path) -> dict[str, str]:
     """The small explicit environment a manager passes to its servers: PATH, HOME and the state dir in tmp_path."""
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
             "MINI_CLAUDE_STATE_DIR": str(tmp_path / "state")}
+
+
+def server_configs(tmp_path: Path, servers: dict[str, Any]) -> list[Any]:
+    """`ServerConfig`s for `{"name": entry}` as `--mcp-config` would load them (strict: no other source)."""
+    import json
+
+    from mini_claude.mcp.config import load_mcp_config
+
+    loaded = load_mcp_config(cwd=tmp_path, home=tmp_path, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                             strict=True, extra=[json.dumps({"mcpServers": servers})])
+    assert not loaded.errors, loaded.errors
+    return list(loaded.servers.values())
 
 
 def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -42,9 +42,31 @@ class ReplCompleter(Completer):
             yield completion
         for completion in await self._argument_completions(document.text_before_cursor):
             yield completion
+        for completion in await self._template_completions(document.get_word_before_cursor(WORD=True)):
+            yield completion
 
     def _prompts(self) -> list[Any]:
         return self.host.prompts.cached() if self.host is not None else []
+
+    async def _template_completions(self, word: str) -> list[Completion]:
+        """`@server:` + a resource template: the template itself, then its first variable's values from the
+        server's `completion/complete` (e.g. `@everything:demo://resource/dynamic/text/` → `…/text/1`)."""
+        if not word.startswith("@") or self.host is None:
+            return []
+        found: list[Completion] = []
+        for server, template in self.host.resources.cached_templates():
+            head = f"@{server}:{template}"
+            fixed, brace, rest = head.partition("{")
+            if not brace or "}" not in rest:
+                continue
+            if fixed.startswith(word) and word != fixed:  # still typing the fixed part: offer the template
+                found.append(Completion(fixed, start_position=-len(word), display=clean(head)))
+            elif word.startswith(fixed):
+                variable = rest.split("}", 1)[0]
+                typed = word[len(fixed):]
+                for value in await self.host.resources.complete_template(server, template, variable, typed):
+                    found.append(Completion(fixed + value, start_position=-len(word), display=clean(value)))
+        return found
 
     async def _argument_completions(self, text: str) -> list[Completion]:
         """Values for the argument being typed after a prompt command (positional or `name=`)."""

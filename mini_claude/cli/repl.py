@@ -219,7 +219,7 @@ class Repl:
         with contextlib.suppress(MiniClaudeError):
             await host.prompts.commands()
             if server in host.resources.servers_with_resources():
-                await host.resources.list_all(server)
+                await host.resources.refresh(server)
 
     async def _ask(self, question: str, choices: dict[str, str]) -> str:
         keys = "/".join(choices)

@@ -256,3 +256,30 @@ async def test_an_attached_resource_is_subscribed_and_its_updates_reach_the_next
         assert s.host.resources.take_updates() == [("everything", uri)]
         assert s.host.resources.take_updates() == []
         await s.call("toggle-subscriber-updates", {})
+
+
+async def test_completion_of_prompt_arguments_and_resource_template_variables(tmp_path: Path) -> None:
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from mini_claude.cli.completion import ReplCompleter
+
+    async def complete(completer: ReplCompleter, text: str) -> list[str]:
+        found = [c async for c in completer.get_completions_async(Document(text), CompleteEvent())]
+        return [text[:len(text) + c.start_position] + c.text for c in found]
+
+    async with session(tmp_path, everything()) as s:
+        s.host.bind(s.manager)
+        await s.host.prompts.commands()
+        await s.host.resources.refresh("everything")
+        completer = ReplCompleter(["/help"], s.host)
+        assert await complete(completer, "/mcp__everything__args") == ["/mcp__everything__args-prompt"]
+        assert await complete(completer, "/mcp__everything__completable-prompt Sa") == [
+            "/mcp__everything__completable-prompt Sales"]
+        assert "/mcp__everything__completable-prompt Engineering name=Bob" in await complete(
+            completer, "/mcp__everything__completable-prompt Engineering name=")
+        assert await complete(completer, "see @everything:demo://resource/dynamic/te") == [
+            "see @everything:demo://resource/dynamic/text/"]
+        # server-everything completes a resourceId that has been started (an empty value gets nothing)
+        assert await complete(completer, "@everything:demo://resource/dynamic/text/1") == [
+            "@everything:demo://resource/dynamic/text/1"]

@@ -4,33 +4,22 @@ failed restarts it stays failed and says so. Real processes (the probe server)."
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import mini_claude.mcp.manager as manager_module
 from mini_claude.errors import TransportError
-from mini_claude.mcp.config import ServerConfig, load_mcp_config
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from mini_claude.mcp.server_state import MAX_RESTARTS_IN_A_ROW, restart_backoff_s
-from tests.helpers import assert_pid_gone, eventually, server_env
+from tests.helpers import assert_pid_gone, eventually, server_configs, server_env
 
 pytestmark = pytest.mark.timeout(60)
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = ROOT / "tests" / "mcp" / "servers" / "probe_server.py"
-
-
-def _configs(tmp_path: Path, servers: dict[str, Any]) -> list[ServerConfig]:
-    loaded = load_mcp_config(cwd=tmp_path, home=tmp_path, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                             strict=True, extra=[json.dumps({"mcpServers": servers})])
-    assert not loaded.errors, loaded.errors
-    return list(loaded.servers.values())
 
 
 def _pids(path: Path) -> list[int]:
@@ -43,7 +32,7 @@ def test_backoff_doubles_up_to_thirty_seconds() -> None:
 
 async def test_an_exited_server_is_restarted_by_the_next_call_after_the_backoff(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
-    manager = McpManager(_configs(tmp_path, {"probe": {"command": sys.executable,
+    manager = McpManager(server_configs(tmp_path, {"probe": {"command": sys.executable,
                                                        "args": [str(PROBE), "--pidfile", str(pidfile)]}}),
                          env=server_env(tmp_path))
     manager.start()
@@ -73,7 +62,7 @@ async def test_it_gives_up_after_five_restarts_in_a_row(tmp_path: Path, monkeypa
     monkeypatch.setattr(manager_module, "restart_backoff_s", lambda _n: 0.0)
     broken = tmp_path / "broken"
     script = f'if [ -e "{broken}" ]; then echo "fatal: config gone" >&2; exit 3; fi; exec "{sys.executable}" "{PROBE}"'
-    manager = McpManager(_configs(tmp_path, {"flaky": {"command": "sh", "args": ["-c", script]}}),
+    manager = McpManager(server_configs(tmp_path, {"flaky": {"command": "sh", "args": ["-c", script]}}),
                          env=server_env(tmp_path))
     manager.start()
     try:

@@ -7,32 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.auth import TokenStore, login
-from mini_claude.mcp.config import ServerConfig, load_mcp_config
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
-from tests.helpers import assert_pid_gone, server_env
+from tests.helpers import assert_pid_gone, server_configs, server_env
 from tests.mcp.auth.mock_oauth import HeadlessAuthorizer, MockOAuth
 
 pytestmark = pytest.mark.timeout(30)
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = ROOT / "tests" / "mcp" / "servers" / "probe_server.py"
-
-
-def _configs(tmp_path: Path, servers: dict[str, Any]) -> list[ServerConfig]:
-    loaded = load_mcp_config(cwd=tmp_path, home=tmp_path, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                             strict=True, extra=[json.dumps({"mcpServers": servers})])
-    assert not loaded.errors, loaded.errors
-    return list(loaded.servers.values())
 
 
 def _pids(path: Path, count: int, within_s: float = 5.0) -> list[int]:
@@ -48,7 +38,7 @@ def _pids(path: Path, count: int, within_s: float = 5.0) -> list[int]:
 async def test_restart_ready_stdio_server_replaces_the_process(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
     changes: list[tuple[str, ServerStatus]] = []
-    manager = McpManager(_configs(tmp_path, {"probe": {"command": sys.executable,
+    manager = McpManager(server_configs(tmp_path, {"probe": {"command": sys.executable,
                                                        "args": [str(PROBE), "--pidfile", str(pidfile)]}}),
                          env=server_env(tmp_path), on_change=lambda s: changes.append((s.name, s.status)))
     manager.start()
@@ -77,7 +67,7 @@ async def test_restart_ready_stdio_server_replaces_the_process(tmp_path: Path) -
 
 async def test_restart_failed_server_after_its_cause_is_fixed(tmp_path: Path) -> None:
     script = tmp_path / "server.sh"  # missing at first: the server fails
-    manager = McpManager(_configs(tmp_path, {"late": {"command": str(script)}}), env=server_env(tmp_path))
+    manager = McpManager(server_configs(tmp_path, {"late": {"command": str(script)}}), env=server_env(tmp_path))
     manager.start()
     try:
         await manager.wait_started()
@@ -95,7 +85,7 @@ async def test_restart_needs_auth_server_after_login(tmp_path: Path) -> None:
     mock = MockOAuth().start()
     try:
         env = server_env(tmp_path)
-        servers = _configs(tmp_path, {"remote": {"type": "http", "url": mock.mcp_url},
+        servers = server_configs(tmp_path, {"remote": {"type": "http", "url": mock.mcp_url},
                                       "probe": {"command": sys.executable, "args": [str(PROBE)]}})
         manager = McpManager(servers, env=env)
         manager.start()
@@ -123,7 +113,7 @@ async def test_restart_needs_auth_server_after_login(tmp_path: Path) -> None:
 
 async def test_restart_while_starting_leaves_one_process(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
-    manager = McpManager(_configs(tmp_path, {"probe": {"command": sys.executable,
+    manager = McpManager(server_configs(tmp_path, {"probe": {"command": sys.executable,
                                                        "args": [str(PROBE), "--pidfile", str(pidfile)]}}),
                          env=server_env(tmp_path))
     manager.start()
@@ -141,7 +131,7 @@ async def test_restart_while_starting_leaves_one_process(tmp_path: Path) -> None
 
 
 async def test_cancelled_caller_leaves_the_start_running(tmp_path: Path) -> None:
-    manager = McpManager(_configs(tmp_path, {"probe": {"command": sys.executable, "args": [str(PROBE)]}}),
+    manager = McpManager(server_configs(tmp_path, {"probe": {"command": sys.executable, "args": [str(PROBE)]}}),
                          env=server_env(tmp_path))
     manager.start()
     try:
@@ -163,7 +153,7 @@ async def test_cancelled_caller_leaves_the_start_running(tmp_path: Path) -> None
 
 
 async def test_restart_refuses_unknown_and_held_servers(tmp_path: Path) -> None:
-    servers = _configs(tmp_path, {"off": {"command": "true", "disabled": True},
+    servers = server_configs(tmp_path, {"off": {"command": "true", "disabled": True},
                                   "held": {"command": "true"}})
     manager = McpManager(servers, env=server_env(tmp_path),
                          held={"held": (ServerStatus.NEEDS_APPROVAL, "approve it in enabledMcpjsonServers")})

@@ -72,6 +72,8 @@ class McpHost:
         client.on_notification("notifications/elicitation/complete", self.elicitation.on_complete(name))
         client.on_notification("notifications/resources/updated", self.resources.on_notification(name))
         client.on_notification("notifications/prompts/list_changed", lambda _m, _p: self.prompts.forget(name))
+        client.on_notification("notifications/resources/list_changed",
+                               lambda _m, _p: self.resources.refresh(name))  # a coroutine: the client runs it
         self.prompts.forget(name)  # a new connection lists its prompts again
         self._clients[name] = client
 

@@ -57,6 +57,7 @@ class ResourceService:
         self._subscribed: set[tuple[str, str]] = set()
         self._updated: list[tuple[str, str]] = []
         self._known: dict[str, list[str]] = {}  # server -> the uris it listed last (for completion)
+        self._templates: dict[str, list[str]] = {}  # server -> its uri templates (for completion)
 
     def bind(self, manager: McpManager) -> None:
         self.manager = manager
@@ -85,9 +86,37 @@ class ResourceService:
             listed.extend((name, r) for r in found)
         return listed
 
+    async def refresh(self, server: str) -> None:
+        """List a server's resources and templates again (after `resources/list_changed`, for completion)."""
+        try:
+            await self.list_all(server)
+            self._templates[server] = [t["uriTemplate"] for t in await self.templates(server)
+                                       if isinstance(t.get("uriTemplate"), str)]
+        except McpError as exc:  # the old names stay; completion is a convenience
+            log.info("%s: listing resources for completion failed: %s", server, exc)
+
     def cached_mentions(self) -> list[str]:
         """`@server:uri` for every resource listed so far (for completion, which must not wait)."""
         return [f"@{server}:{uri}" for server, uris in self._known.items() for uri in uris]
+
+    def cached_templates(self) -> list[tuple[str, str]]:
+        """`(server, uri template)` for every template listed so far."""
+        return [(server, template) for server, templates in self._templates.items() for template in templates]
+
+    async def complete_template(self, server: str, template: str, variable: str, value: str) -> list[str]:
+        """`completion/complete` for one variable of a resource template; [] when not offered or failed."""
+        manager = self.manager
+        state = manager.states.get(server) if manager is not None else None
+        client = state.client if state is not None else None
+        if client is None or "completions" not in client.server_capabilities:
+            return []
+        params = {"ref": {"type": "ref/resource", "uri": template}, "argument": {"name": variable, "value": value}}
+        try:
+            result = await client.request("completion/complete", params, timeout_s=2.0)
+        except McpError:
+            return []
+        values = result.get("completion", {}).get("values") if isinstance(result, dict) else None
+        return [v for v in values if isinstance(v, str)][:100] if isinstance(values, list) else []
 
     async def templates(self, server: str) -> list[dict[str, Any]]:
         client = await self._ready().connected_client(server)

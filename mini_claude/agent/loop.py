@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mini_claude.agent.compaction import ContextWindow, is_prompt_too_long
+from mini_claude.errors import ModelError
 from mini_claude.models.base import AssistantTurn, Model, ToolSpec, Usage
 from mini_claude.tools.base import Tool, ToolContext, ToolResult
 
@@ -72,6 +74,8 @@ class RunOutcome:
     stop: str
     turns: int
     usage: Usage = field(default_factory=Usage)
+    # the calls the permission gate refused in this run: {"tool_name", "tool_use_id", "tool_input"}
+    denials: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -98,6 +102,7 @@ class Agent:
         result_cap: Callable[[ToolResult, ToolContext, str], ToolResult] | None = None,
         explain_unknown: Callable[[str], str | None] | None = None,
         before_request: Callable[[], Awaitable[None]] | None = None,
+        context: ContextWindow | None = None,
     ) -> None:
         self.model = model
         self._tools = tools
@@ -111,36 +116,94 @@ class Agent:
         self._explain_unknown = explain_unknown
         # awaited before each model request (McpManager.settle_lists: a tools/list_changed that came with a tool
         # result is applied before the model is asked again)
-        self._before_request = before_request
+        self.before_request = before_request
+        self.context = context or ContextWindow()
+        self._compacted = False
+        # called with the history after every change to it (SessionLog.sync saves the conversation as it goes)
+        self.on_history: Callable[[list[dict[str, Any]]], None] | None = None
         self.history: list[dict[str, Any]] = []
         self.usage = Usage()
         self._unanswered_note = INTERRUPTED_NOTE
+        self._denials: list[dict[str, Any]] = []
 
     # ---- public ------------------------------------------------------------------------------------------------
 
+    def tools(self) -> Sequence[Tool]:
+        """The tools the next model request would offer."""
+        return self._tools()
+
     async def run(self, user: str | list[dict[str, Any]]) -> RunOutcome:
-        """One user turn: text, or content blocks (a server prompt, attached resources) that start with text."""
+        """One user turn: text, or content blocks (a server prompt, attached resources) that start with text.
+
+        If the turn fails with an error (the model API refused or could not be reached), the history is put back as
+        it was before this prompt, so the next prompt does not carry this one; an interruption keeps what happened
+        (see the module docstring)."""
+        mark = len(self.history)
+        tail = len(self.history[-1]["content"]) if self.history and self.history[-1]["role"] == "user" else None
+        note = self._unanswered_note
+        self._compacted = False
+        try:
+            return await self._run(user)
+        except Exception:
+            if not self._compacted:  # a compacted history cannot be put back; it stays, valid, as it is
+                del self.history[mark:]
+                if tail is not None:
+                    del self.history[-1]["content"][tail:]
+                self._unanswered_note = note
+                self._history_changed()
+            raise
+
+    async def _run(self, user: str | list[dict[str, Any]]) -> RunOutcome:
         self._append_user([{"type": "text", "text": user}] if isinstance(user, str) else list(user))
         usage = Usage()
+        self._denials = []
         for turn_no in range(1, self.max_turns + 1):
-            if self._before_request is not None:
-                await self._before_request()
+            if self.before_request is not None:
+                await self.before_request()
             tools = {t.name: t for t in self._tools()}
-            turn = await self.model.complete(
-                system=self.system_prompt(),
-                messages=self.history,
-                tools=[ToolSpec(t.name, t.description, t.input_schema) for t in tools.values()],
-                on_text=self.ui.text_delta,
-            )
+            turn = await self._request(self.system_prompt(),
+                                       [ToolSpec(t.name, t.description, t.input_schema) for t in tools.values()])
             usage.add(turn.usage)
             self.usage.add(turn.usage)
             self.history.append({"role": "assistant", "content": _storable(turn.content)})
+            self._history_changed()
             self.ui.assistant_done(turn)
             if not turn.tool_uses:
-                return RunOutcome(turn.text, turn.stop_reason or "end_turn", turn_no, usage)
+                return RunOutcome(turn.text, turn.stop_reason or "end_turn", turn_no, usage, self._denials)
             await self._run_tool_calls([_Call(b, tools.get(_tool_name(b))) for b in turn.tool_uses])
         self._unanswered_note = MAX_TURNS_NOTE  # not an interruption: say so to the model on the next run
-        return RunOutcome(self._last_text(), "max_turns", self.max_turns, usage)
+        return RunOutcome(self._last_text(), "max_turns", self.max_turns, usage, self._denials)
+
+    async def _request(self, system: str, specs: list[ToolSpec]) -> AssistantTurn:
+        """One model request, the history first fitted into the context window; a "prompt is too long" refusal
+        compacts and retries once."""
+        if await self.context.fit(self.model, system, self.history, specs):
+            self._compacted = True
+            self._history_changed()
+        for attempt in (1, 2):
+            estimated = self.context.estimate(system, self.history, specs)
+            try:
+                turn = await self.model.complete(system=system, messages=self.history, tools=specs,
+                                                 on_text=self.ui.text_delta)
+            except ModelError as exc:
+                if attempt == 2 or not is_prompt_too_long(exc) or not await self.context.fit(
+                        self.model, system, self.history, specs, force=True):
+                    raise
+                self._compacted = True
+                self._history_changed()
+                continue
+            self.context.observed(estimated, turn.usage.input_tokens)
+            return turn
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def compact(self, focus: str = "") -> bool:
+        """`/compact [focus]`: summarise the older part of the conversation now."""
+        changed = await self.context.fit(self.model, self.system_prompt(), self.history,
+                                         [ToolSpec(t.name, t.description, t.input_schema) for t in self._tools()],
+                                         force=True, focus=focus)
+        if changed:
+            self._history_changed()
+        return changed
 
     def clear(self) -> None:
         self.history.clear()
@@ -196,6 +259,7 @@ class Agent:
         decision = await self.gate.check(call.tool, args)
         if not decision.allowed:
             call.result = ToolResult.error(decision.reason)
+            self._denials.append({"tool_name": name, "tool_use_id": call.block.get("id"), "tool_input": args})
             self.ui.tool_started(name, args)
             self.ui.tool_finished(name, call.result)
             return False
@@ -249,6 +313,11 @@ class Agent:
             self.history.append({"role": "user", "content": list(blocks)})
         if blocks and blocks[0].get("type") == "text":
             self._unanswered_note = INTERRUPTED_NOTE
+        self._history_changed()
+
+    def _history_changed(self) -> None:
+        if self.on_history is not None:
+            self.on_history(self.history)
 
     def _last_text(self) -> str:
         for message in reversed(self.history):

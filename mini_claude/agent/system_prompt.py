@@ -13,6 +13,7 @@ __all__ = [
     "MAX_SKILLS_LISTED",
     "MAX_SKILL_DESCRIPTION_CHARS",
     "build_system_prompt",
+    "git_branch",
 ]
 
 MAX_SERVER_INSTRUCTIONS_CHARS = 2000
@@ -25,12 +26,16 @@ Be concise. When a tool fails, read its error and adapt instead of repeating the
 
 
 def build_system_prompt(cwd: Path, server_instructions: Mapping[str, str] | None = None,
-                        skills: Sequence[tuple[str, str]] | None = None) -> str:
-    """`skills`: (name, description) of each skill the Skill tool can load."""
-    parts = [
-        _BASE,
-        f"Working directory: {cwd}\nPlatform: {platform.system()}\nDate: {_dt.date.today().isoformat()}",
-    ]
+                        skills: Sequence[tuple[str, str]] | None = None, memory: str = "") -> str:
+    """`skills`: (name, description) of each skill the Skill tool can load; `memory`: the CLAUDE.md section
+    (memory.Memory.prompt_section)."""
+    where = f"Working directory: {cwd}\nPlatform: {platform.system()}\nDate: {_dt.date.today().isoformat()}"
+    branch = git_branch(cwd)
+    if branch:
+        where += f"\nGit branch: {branch}"
+    parts = [_BASE, where]
+    if memory:
+        parts.append(memory)
     for name, text in sorted((server_instructions or {}).items()):
         text = text.strip()
         if not text:
@@ -41,6 +46,23 @@ def build_system_prompt(cwd: Path, server_instructions: Mapping[str, str] | None
     if skills:
         parts.append(_skills_section(skills))
     return "\n\n".join(parts)
+
+
+def git_branch(cwd: Path) -> str | None:
+    """The checked-out branch, read from `.git/HEAD` (no git process at start-up); None outside a repository or
+    on a detached HEAD."""
+    resolved = cwd.resolve()
+    for folder in (resolved, *resolved.parents):
+        head = folder / ".git" / "HEAD"
+        if head.is_file():
+            try:
+                text = head.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                return None
+            return text.removeprefix("ref: refs/heads/") if text.startswith("ref: refs/heads/") else None
+        if (folder / ".git").exists():
+            return None  # a worktree or submodule (.git is a file): not worth a process at start-up
+    return None
 
 
 def _skills_section(skills: Sequence[tuple[str, str]]) -> str:

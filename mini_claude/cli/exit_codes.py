@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE"]
+__all__ = ["EXIT_DENIED", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_MAX_TURNS", "EXIT_OK", "EXIT_TRUNCATED", "EXIT_USAGE"]
 
 EXIT_OK = 0
-EXIT_ERROR = 1  # an error, or `-p` stopped by --max-turns before the model finished
+EXIT_ERROR = 1  # an error: the model API, a config problem, an MCP prompt that could not be rendered
 EXIT_USAGE = 2  # bad invocation: -p without a prompt, the REPL without a terminal (argparse also exits 2)
+EXIT_MAX_TURNS = 3  # `-p` stopped at --max-turns before the model finished
+EXIT_TRUNCATED = 4  # `-p`: the final answer was cut at the model's output token limit (stop reason max_tokens)
+EXIT_DENIED = 5  # `-p` answered, but the permission gate refused at least one tool call on the way
 EXIT_INTERRUPTED = 130  # Ctrl+C (128 + SIGINT, as shells report it)

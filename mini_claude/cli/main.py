@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from mini_claude import __version__
 from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
@@ -23,16 +24,22 @@ __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mini-claude",
         description="A terminal coding agent with a first-class MCP client.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Subcommands: `mini-claude demo`, `mini-claude mock-model --help`, `mini-claude mcp --help`, "
-               "`mini-claude trust [PATH]`.",
+               "`mini-claude trust [PATH]`.\n\n"
+               "Exit codes of -p: 0 answered; 1 an error (the model API, a config problem); 2 bad usage; "
+               "3 stopped at --max-turns;\n4 the answer was cut at the output token limit; 5 answered, but a tool "
+               "call was denied on the way; 130 interrupted.",
     )
     parser.add_argument("prompt", nargs="?", help="a prompt to start with (with -p: answer it and exit)")
     parser.add_argument("-p", "--print", dest="print_mode", action="store_true",
                         help="non-interactive: answer PROMPT (or stdin), print only the final answer, exit")
-    parser.add_argument("--model", help="model name (default: $MINI_CLAUDE_MODEL or the backend's default)")
+    parser.add_argument("--model", help="model name; `anthropic:NAME` or `openai:NAME` also picks the backend "
+                                        "(default: $MINI_CLAUDE_MODEL or the backend's default). OPENAI_BASE_URL "
+                                        "alone selects a keyless OpenAI-compatible server")
     parser.add_argument("--yolo", "--dangerously-skip-permissions", dest="yolo", action="store_true",
                         help="allow every tool call without asking (deny rules still apply)")
     parser.add_argument("--plan", action="store_true", help="plan mode: read-only tools only")
@@ -53,6 +60,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--trust", action="store_true",
                         help="trust this folder (its git root) and remember it: its .claude/settings*.json may widen "
                              "permissions and its .env may choose the model endpoint")
+    parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                        help="continue the newest saved conversation of this folder")
+    parser.add_argument("-r", "--resume", nargs="?", const="", default=None, metavar="ID",
+                        help="resume a saved conversation (without ID: choose one; the REPL only)")
+    parser.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text",
+                        help="-p output: the answer (text), one result object (json), or every message as it "
+                             "comes, one JSON object a line (stream-json); Claude Code's shapes")
+    parser.add_argument("--system-prompt", metavar="TEXT", help="replace the built-in system prompt")
+    parser.add_argument("--append-system-prompt", metavar="TEXT", help="add TEXT to the end of the system prompt")
+    parser.add_argument("--verbose", action="store_true", help="accepted for Claude Code compatibility")
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs on stderr")
     parser.add_argument("--version", action="version", version=f"mini-claude {__version__}")
     return parser
@@ -66,6 +83,22 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but an unknown flag gets one line naming the closest known one."""
+
+    def error(self, message: str) -> Any:
+        if message.startswith("unrecognized arguments:"):
+            import difflib
+
+            known = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+            for word in message.split(":", 1)[1].split():
+                flag = word.split("=", 1)[0]
+                close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6) if flag.startswith("-") else []
+                hint = f" (did you mean {close[0]}?)" if close else " (mini-claude --help lists the flags)"
+                self.exit(2, f"{self.prog}: unknown option {flag}{hint}\n")
+        return super().error(message)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,6 +128,7 @@ def _dispatch(argv: list[str]) -> int:
         from mini_claude.models.mock_server import main as mock_main
 
         return mock_main(argv[1:])
+    argv = _subcommand_first(argv)
     if argv and argv[0] == "mcp":
         from mini_claude.cli.mcp_cmd import main as mcp_main
 
@@ -112,6 +146,29 @@ def _dispatch(argv: list[str]) -> int:
     if args.print_mode:
         return run_print(args)
     return run_interactive(args)
+
+
+_SHARED_OPTIONS = {"--mcp-config": 1, "--strict-mcp-config": 0, "--debug": 0}  # option -> how many values follow
+
+
+def _subcommand_first(argv: list[str]) -> list[str]:
+    """`--mcp-config F --debug mcp list` → `mcp list --mcp-config F --debug`: options that mean the same to the
+    agent and to `mcp` may come before the subcommand too."""
+    i = 0
+    moved: list[str] = []
+    while i < len(argv):
+        word = argv[i]
+        name = word.split("=", 1)[0]
+        if name not in _SHARED_OPTIONS:
+            break
+        takes = 0 if "=" in word else _SHARED_OPTIONS[name]
+        moved.extend(argv[i:i + 1 + takes])
+        i += 1 + takes
+    if moved and i < len(argv) and argv[i] == "mcp":
+        rest = argv[i:]
+        cut = rest.index("--") if "--" in rest else len(rest)
+        return [*rest[:cut], *moved, *rest[cut:]]
+    return argv
 
 
 def _trust_main(argv: list[str]) -> int:

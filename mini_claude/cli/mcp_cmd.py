@@ -146,7 +146,11 @@ def _parse_add(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str]) -> int:
-    setup_logging()
+    debug = "--debug" in argv[:argv.index("--") if "--" in argv else None]
+    if debug:  # accepted anywhere before `--`, as in the rest of mini-claude
+        cut = argv.index("--") if "--" in argv else len(argv)
+        argv = [a for a in argv[:cut] if a != "--debug"] + argv[cut:]
+    setup_logging(debug=debug)
     try:
         if argv and argv[0] == "add" and not any(a in ("-h", "--help") for a in argv[1:argv.index("--")
                                                                                   if "--" in argv else None]):

@@ -11,27 +11,36 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
+import os
+import shlex
 import signal
+import subprocess
 import sys
+import uuid
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
+from mini_claude.agent.memory import append_memory_line, load_memory
+from mini_claude.agent.sessions import SessionInfo
 from mini_claude.cli.approval_prompt import server_approval_prompt
 from mini_claude.cli.host_ui import ReplHostUI
 from mini_claude.cli.mcp_panel import ACTIONS, mcp_command
+from mini_claude.cli.permission_prompt import describe_call, save_allow_rules
 from mini_claude.cli.pin_review import ask_review
 from mini_claude.cli.render import TerminalUI, clean
+from mini_claude.cli.resume import describe, record_session, resume_session
 from mini_claude.cli.session import start_session
 from mini_claude.cli.status import server_line
-from mini_claude.cli.turn_input import user_turn
+from mini_claude.cli.turn_input import run_user_turn
 from mini_claude.errors import MiniClaudeError
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.host.prompts import PROMPT_PREFIX
 from mini_claude.mcp.manager import ServerState, ServerStatus
 from mini_claude.mcp.pinning import PinReview
-from mini_claude.paths import state_dir
+from mini_claude.models.pricing import cost_usd, known_price
+from mini_claude.paths import state_dir, user_home
+from mini_claude.permissions import PermissionMode
 from mini_claude.trust import trust_question
 
 __all__ = ["SLASH_COMMANDS", "Repl"]
@@ -39,13 +48,24 @@ __all__ = ["SLASH_COMMANDS", "Repl"]
 SLASH_COMMANDS = {
     "/help": "show this help",
     "/clear": "forget the conversation",
-    "/cost": "tokens used in this session",
+    "/cost": "tokens used in this session and their estimated price",
     "/model": "show or set the model: /model NAME",
     "/mcp": "MCP servers: status, transport, protocol, what each offers; /mcp reconnect|enable|disable|tools|"
             "log|login|logout|accept NAME",
+    "/compact": "summarise the older part of the conversation now: /compact [what to keep in focus]",
+    "/plan": "plan mode on or off: /plan [on|off] (Shift+Tab cycles default → acceptEdits → plan)",
+    "/resume": "pick up a saved conversation of this folder: /resume [ID]",
+    "/init": "have the model write a starter CLAUDE.md for this project",
+    "/memory": "edit the memory files (CLAUDE.md) in $EDITOR",
     "/exit": "leave (also: exit, quit, Ctrl+D)",
 }
 _COMPLETIONS = [*SLASH_COMMANDS, *(f"/mcp {action}" for action in ACTIONS)]
+_MODE_LABELS = {PermissionMode.PLAN: "plan> ", PermissionMode.ACCEPT_EDITS: "accept-edits> ",
+                PermissionMode.BYPASS: "bypass> "}
+_NEXT_MODE = {PermissionMode.DEFAULT: PermissionMode.ACCEPT_EDITS, PermissionMode.ACCEPT_EDITS: PermissionMode.PLAN}
+INIT_PROMPT = ("Look around this project (its layout, build files, README, tests) and write a CLAUDE.md at its "
+               "root for future sessions: how to build, test and run it, the layout, and the conventions the "
+               "code follows. Keep it short and factual. If a CLAUDE.md exists, improve it instead.")
 
 
 
@@ -58,24 +78,40 @@ class Repl:
         self._session: Any = None
         self._reviews: list[str] = []  # servers with changed tool definitions to ask about before the next turn
         self._background: set[asyncio.Future[Any]] = set()
+        self._interrupted_at_prompt = False
         self._announced: dict[str, tuple[ServerStatus, int, str]] = {}  # what each server's last line said
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.history import FileHistory
+        from prompt_toolkit.key_binding import KeyBindings
         from prompt_toolkit.patch_stdout import patch_stdout
 
         from mini_claude.cli.completion import ReplCompleter  # prompt_toolkit: only the REPL pays for it
 
         history_dir = state_dir()
         history_dir.mkdir(parents=True, exist_ok=True)
+        keys = KeyBindings()
+
+        @keys.add("s-tab")
+        def _next_mode(event: Any) -> None:  # Shift+Tab: default → acceptEdits → plan → default
+            if self.parts is not None:
+                self._set_mode(_NEXT_MODE.get(self.parts.gate.mode, PermissionMode.DEFAULT))
+                event.app.invalidate()
+
         self._session = PromptSession(history=FileHistory(str(history_dir / "repl-history")),
-                                      complete_while_typing=True)
+                                      complete_while_typing=True, key_bindings=keys)
         self.parts = await start_session(self.args, self.ui, ask_server=self._ask_server,
                                          ask_permission=self._ask_permission, on_server_change=self._server_changed,
                                          ask_trust=self._ask_trust, on_tools_review=self._tools_review,
                                          host_ui=ReplHostUI(self.ui, ask=self._ask, prompt=self._prompt_text))
-        self._session.completer = ReplCompleter(_COMPLETIONS, self.parts.host)
+        self._session.completer = ReplCompleter([*_COMPLETIONS, *self.parts.commands], self.parts.host)
+        record_session(self.parts)
+        try:
+            await resume_session(self.parts, continue_=self.args.continue_, resume=self.args.resume, ui=self.ui,
+                                 pick=self._pick_session)
+        except MiniClaudeError as exc:
+            self.ui.error(str(exc))
         self.ui.info(f"mini-claude — model {self.parts.agent.model.name}; /help for commands, Ctrl+D to exit")
         try:
             pending = self.args.prompt
@@ -85,7 +121,7 @@ class Repl:
                 if pending is None:
                     try:
                         with patch_stdout(raw=True):  # lines printed meanwhile go above the prompt
-                            pending = await self._session.prompt_async("> ")
+                            pending = await self._session.prompt_async(self._prompt_label)
                     except KeyboardInterrupt:
                         interrupts += 1
                         if interrupts >= 2:
@@ -100,7 +136,11 @@ class Repl:
                     continue
                 if text in ("exit", "quit", "/exit", "/quit"):
                     return 0
-                if text.startswith("/") and not text.startswith(PROMPT_PREFIX):
+                if text.startswith("#") and len(text) > 1:  # "# use tabs": a line for the project memory
+                    self._remember(text[1:])
+                    continue
+                command = text.split(maxsplit=1)[0]
+                if text.startswith("/") and not text.startswith(PROMPT_PREFIX) and command not in self.parts.commands:
                     await self._slash(text)
                     continue
                 if first:  # the first prompt waits for servers still starting, so their tools are there
@@ -165,7 +205,7 @@ class Repl:
         return None
 
     async def _turn_for(self, text: str) -> Any:
-        return await self.parts.agent.run(await user_turn(self.parts, text, self.ui))
+        return await run_user_turn(self.parts, text, self.ui)
 
     def _interrupt(self) -> None:
         if self._turn is not None and not self._turn.done():
@@ -176,28 +216,90 @@ class Repl:
         if command == "/help":
             for name, help_text in SLASH_COMMANDS.items():
                 print(f"  {name:<8} {help_text}")
+            for custom in self.parts.commands.values():
+                hint = f" {custom.argument_hint}" if custom.argument_hint else ""
+                print(clean(f"  {custom.command}{hint}  {custom.description or '(' + custom.scope + ' command)'}")[:200])
             host = self.parts.host
             for command in host.prompts.cached() if host is not None else ():
                 print(clean(f"  {command.usage()}  {command.description}")[:200])
             print("  @server:uri attaches an MCP resource to your message (Tab completes)")
             print("  Ctrl+C cancels a running turn or login; twice at an empty prompt exits")
         elif command == "/clear":
+            self.parts.agent.on_history = None  # the old conversation stays saved; a new one starts
             self.parts.agent.clear()
+            self.parts.session_id = str(uuid.uuid4())
+            record_session(self.parts)
             self.ui.info("conversation cleared")
+        elif command == "/compact":
+            done = await self._interruptible(self.parts.agent.compact(rest.strip()), "cancelled")
+            if done is False:
+                self.ui.info("nothing to compact yet")
+        elif command == "/plan":
+            wanted = rest.strip().lower()
+            if wanted in ("", "on", "off"):
+                on = wanted == "on" or (wanted == "" and self.parts.gate.mode is not PermissionMode.PLAN)
+                self._set_mode(PermissionMode.PLAN if on else PermissionMode.DEFAULT)
+            else:
+                self.ui.warn("usage: /plan [on|off]")
+        elif command == "/resume":
+            await resume_session(self.parts, continue_=False, resume=rest.strip(), ui=self.ui,
+                                 pick=self._pick_session)
         elif command == "/cost":
             usage = self.parts.agent.usage
-            print(f"  input tokens: {usage.input_tokens}, output tokens: {usage.output_tokens}")
+            model = self.parts.agent.model.name
+            dollars = (f"about ${cost_usd(model, usage):.4f} at {model}'s list prices" if known_price(model)
+                       else f"no price known for {model}")
+            print(clean(f"  input tokens: {usage.input_tokens} (+ {usage.cache_read_tokens} read from the cache, "
+                        f"{usage.cache_write_tokens} written to it), output tokens: {usage.output_tokens}; "
+                        f"{dollars}"))
         elif command == "/model":
             if rest.strip():
                 self.parts.agent.model.name = rest.strip()
                 if hasattr(self.parts.agent.model, "model"):
                     self.parts.agent.model.model = rest.strip()
             print(f"  model: {self.parts.agent.model.name}")
+        elif command == "/init":
+            await self._run_turn(INIT_PROMPT)
+        elif command == "/memory":
+            self._edit_memory()
         elif command == "/mcp":
             await self._interruptible(mcp_command(self.parts.manager, rest, self.ui, host=self.parts.host),
                                       "cancelled")
         else:
             self.ui.warn(f"unknown command {command}; /help lists them")
+
+    def _prompt_label(self) -> str:
+        mode = self.parts.gate.mode if self.parts is not None else PermissionMode.DEFAULT
+        return _MODE_LABELS.get(mode, "> ")
+
+    def _set_mode(self, mode: PermissionMode) -> None:
+        self.parts.gate.mode = mode
+        self.ui.info(f"permission mode: {mode.value}" + (" (read-only tools only; /plan off or Shift+Tab leaves it)"
+                                                           if mode is PermissionMode.PLAN else ""))
+
+    def _remember(self, line: str) -> None:
+        path = append_memory_line(Path.cwd(), line)
+        self._reload_memory()
+        self.ui.info(f"noted in {path}")
+
+    def _edit_memory(self) -> None:
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        memory = self.parts.memory
+        paths = [f.path for f in memory.files if f.kind != "user"] if memory is not None else []
+        paths = paths or [Path.cwd() / "CLAUDE.md"]
+        user = Path.home() / ".claude" / "CLAUDE.md"
+        try:
+            subprocess.run([*shlex.split(editor), *map(str, dict.fromkeys([*paths, user]))], check=False)
+        except OSError as exc:
+            self.ui.warn(f"cannot run the editor {editor!r}: {exc}")
+        self._reload_memory()
+
+    def _reload_memory(self) -> None:
+        if self.parts.memory is not None:
+            fresh = load_memory(Path.cwd(), user_home())
+            self.parts.memory.files[:] = fresh.files
+            for warning in fresh.warnings:
+                self.ui.warn(f"memory: {warning}")
 
     def _server_changed(self, state: ServerState) -> None:
         """A server's status line, once per change: "ready" once, later tool-count changes as "13 → 14 tools"."""
@@ -227,12 +329,21 @@ class Repl:
             try:
                 answer = (await self._session.prompt_async(f"{question} [{keys}] ")).strip().lower()
             except (KeyboardInterrupt, EOFError):
+                self._interrupted_at_prompt = True
                 return choices["n"]
             finally:
                 if self._turn is not None:
                     self._sigint(True)
             if answer[:1] in choices:
                 return choices[answer[:1]]
+
+    async def _pick_session(self, saved: list[SessionInfo]) -> SessionInfo | None:
+        for number, info in enumerate(saved, 1):
+            print(clean(f"  {number:>2}. {describe(info)}"))
+        typed = await self._prompt_text("Resume which (number, Enter for none)? ")
+        if typed is None or not typed.strip().isdigit() or not 1 <= int(typed) <= len(saved):
+            return None
+        return saved[int(typed) - 1]
 
     async def _prompt_text(self, label: str) -> str | None:
         """A line typed by the user (an elicitation field); None when dismissed with Ctrl+C / Ctrl+D."""
@@ -256,8 +367,31 @@ class Repl:
         return await self._ask("Start it?", {"y": "approve", "a": "approve-all", "n": "deny"})
 
     async def _ask_permission(self, tool: Any, args: dict[str, Any]) -> str:
-        preview = json.dumps(args, ensure_ascii=False)[:300]
-        return await self._ask(f"Allow {tool.name}({clean(preview)})?  yes / always / no",
-                               {"y": "yes", "a": "always", "n": "no"})
+        """What the call does (a diff for edits), then yes / always for the rule shown (saved to
+        .claude/settings.local.json) / no, optionally saying what to do instead. Ctrl+C denies and ends the turn."""
+        gate = self.parts.gate
+        rules = gate.always_rules(tool, args)
+        for line in describe_call(tool.name, args, gate.cwd):
+            print(line, file=sys.stderr)
+        shown = ", ".join(rules)
+        self._interrupted_at_prompt = False
+        answer = await self._ask(f"Allow it? y = yes, a = yes and don't ask again for {clean(shown)}, n = no",
+                                 {"y": "yes", "a": "always", "n": "no"})
+        if self._interrupted_at_prompt:
+            self._interrupt()  # Ctrl+C at a permission prompt: deny this call and end the turn
+            return "no"
+        if answer == "always":
+            try:
+                path = save_allow_rules(gate.cwd, rules)
+            except MiniClaudeError as exc:
+                self.ui.warn(f"allowed for this session only: {exc}")
+            else:
+                later = "" if self.parts.trusted else " (later sessions use it once you trust this folder)"
+                self.ui.info(f"saved {shown} to {path}{later}")
+        elif answer == "no":
+            instead = await self._prompt_text("What should the model do instead? (Enter to just decline) ")
+            if instead and instead.strip():
+                return f"no: {instead.strip()}"
+        return answer
 
 

@@ -8,34 +8,77 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
+from typing import Any
 
-from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
+from mini_claude.agent.loop import Agent, RunOutcome
+from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_USAGE
 from mini_claude.cli.host_ui import PrintHostUI
+from mini_claude.cli.output_format import ResultWriter, exit_code
 from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.repl import Repl
+from mini_claude.cli.resume import record_session, resume_session
 from mini_claude.cli.session import start_session
-from mini_claude.cli.turn_input import user_turn
+from mini_claude.cli.turn_input import run_user_turn
+from mini_claude.errors import MiniClaudeError
 from mini_claude.mcp.manager import ServerStatus
 
 __all__ = ["run_interactive", "run_print"]
 
 
+STDIN_WAIT_S = 2.0  # how long -p waits for piped input to begin when a prompt was also given
+
+
 def run_print(args: argparse.Namespace) -> int:
     prompt = args.prompt
+    piped = _piped_stdin(wait_s=None if prompt is None else STDIN_WAIT_S)
     if prompt is None:
-        if sys.stdin.isatty():
+        if piped is None:
             sys.stderr.write("mini-claude: -p needs a prompt (as an argument or on stdin)\n")
             return EXIT_USAGE
-        prompt = sys.stdin.read()
+        prompt = piped
+    elif piped and piped.strip():  # `cat main.py | mini-claude -p "explain this"`
+        prompt = f"{prompt}\n\n{piped}"
     if not prompt.strip():  # the API rejects an empty user message: say so here, in one line
         sys.stderr.write("mini-claude: -p needs a non-empty prompt (as an argument or on stdin)\n")
         return EXIT_USAGE
     return asyncio.run(_print_main(args, prompt))
 
 
+def _piped_stdin(*, wait_s: float | None) -> str | None:
+    """What is piped into stdin, or None when stdin is a terminal (or absent). With `wait_s`, a pipe that has sent
+    nothing (not even its end) within that time is left alone, so a never-closed stdin cannot hang `-p`."""
+    import os
+    import select
+    import stat
+
+    try:
+        if sys.stdin is None or sys.stdin.isatty():
+            return None
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return None
+    if wait_s is not None and not stat.S_ISREG(mode):
+        ready, _, _ = select.select([sys.stdin], [], [], wait_s)
+        if not ready:
+            sys.stderr.write(f"mini-claude: nothing arrived on stdin within {wait_s:g}s; answering the prompt "
+                             "alone\n")
+            return None
+    return sys.stdin.read()
+
+
 async def _print_main(args: argparse.Namespace, prompt: str) -> int:
     ui = TerminalUI(print_mode=True)
     parts = await start_session(args, ui, host_ui=PrintHostUI(ui))
+    agent = parts.agent
+    record_session(parts)
+    try:
+        await resume_session(parts, continue_=args.continue_, resume=args.resume, ui=ui, pick=None)
+    except MiniClaudeError:
+        await parts.manager.aclose()
+        raise
+    writer = ResultWriter(args.output_format, session_id=parts.session_id, model=agent.model.name)
+    outcome: RunOutcome | None = None
     try:
         await parts.manager.wait_started()
         if parts.skills is not None:
@@ -43,16 +86,54 @@ async def _print_main(args: argparse.Namespace, prompt: str) -> int:
         for state in parts.manager.states.values():
             if state.status is ServerStatus.FAILED:
                 ui.warn(f"MCP server {state.name} failed: {state.error}")
-        outcome = await parts.agent.run(await user_turn(parts, prompt, ui))
+        writer.init([t.name for t in agent.tools()], [{"name": s.name, "status": s.status.value}
+                                                      for s in parts.manager.states.values()], str(agent.ctx.cwd))
+        _stream_messages(agent, writer)
+        try:
+            outcome = await run_user_turn(parts, prompt, ui)
+        except MiniClaudeError as exc:
+            if args.output_format == "text":
+                raise
+            writer.messages(agent.history)
+            writer.result(None, error=str(exc))
+            ui.error(str(exc))
+            return EXIT_ERROR
+        writer.messages(agent.history)
         # the answer is out before the servers are shut down (that may take a while)
-        sys.stdout.write(outcome.text.rstrip("\n") + "\n")
-        sys.stdout.flush()
+        writer.result(outcome)
     finally:
         await parts.manager.aclose()
     if outcome.stop == "max_turns":
-        ui.warn(f"stopped after --max-turns {parts.agent.max_turns} turns")
-        return EXIT_ERROR
-    return EXIT_OK
+        ui.warn(f"stopped after --max-turns {agent.max_turns} turns")
+    elif outcome.stop == "max_tokens":
+        ui.warn("the answer was cut at the model's output token limit")
+    elif outcome.denials:
+        ui.warn(f"{len(outcome.denials)} tool call{'s were' if len(outcome.denials) > 1 else ' was'} denied "
+                "(exit code 5)")
+    return exit_code(outcome)
+
+
+def _stream_messages(agent: Agent, writer: ResultWriter) -> None:
+    """stream-json: write the history's new messages before each model request; and time the model's work."""
+    settle = agent.before_request
+
+    async def before_request() -> None:
+        writer.messages(agent.history)
+        if settle is not None:
+            await settle()
+
+    agent.before_request = before_request
+    model = agent.model
+    complete = model.complete
+
+    async def timed(**kwargs: Any) -> Any:
+        began = time.monotonic()
+        try:
+            return await complete(**kwargs)
+        finally:
+            writer.api_s += time.monotonic() - began
+
+    model.complete = timed  # type: ignore[method-assign]
 
 
 def run_interactive(args: argparse.Namespace) -> int:

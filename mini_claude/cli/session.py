@@ -20,7 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mini_claude.agent.commands import CustomCommand, load_commands
+from mini_claude.agent.compaction import ContextWindow, context_tokens
 from mini_claude.agent.loop import Agent, AgentUI
+from mini_claude.agent.memory import Memory, load_memory
+from mini_claude.agent.sessions import SessionLog
 from mini_claude.agent.system_prompt import build_system_prompt
 from mini_claude.cli.render import TerminalUI
 from mini_claude.errors import ConfigError
@@ -77,6 +81,8 @@ class SessionOptions:
     disallowed_tools: list[str] = field(default_factory=list)
     trust: bool = False  # --trust: trust the folder for this run and remember it
     add_dirs: list[Path] = field(default_factory=list)  # --add-dir: more folders to work in (roots, the gate)
+    system_prompt: str | None = None  # --system-prompt: replaces the built-in one
+    append_system_prompt: str | None = None  # --append-system-prompt
 
 
 @dataclass
@@ -89,6 +95,11 @@ class SessionParts:
     env: dict[str, str]
     skills: SkillRegistry | None = None  # local and MCP-served skills (`await skills.settle()` before a -p run)
     host: McpHost | None = None  # what servers may ask of us: roots, sampling, elicitation, logs
+    memory: Memory | None = None  # the CLAUDE.md files in the system prompt
+    session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    session_log: SessionLog | None = None  # where the conversation is saved as it goes (cli/resume.py)
+    commands: dict[str, CustomCommand] = field(default_factory=dict)  # "/name" -> .claude/commands/name.md
+    trusted: bool = False  # the folder is trusted (its project settings apply)
 
 
 def build_env(cwd: Path | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -292,9 +303,15 @@ def build_session(
         return [*builtins, *([skill_tool] if skills.available() else []), *resource_tools(host.resources),
                 *mcp_tools()]
 
+    memory = load_memory(opts.cwd, user_home(env))
+
     def system() -> str:
         listed = [(skill.name, skill.description) for skill in skills.available()]
-        return build_system_prompt(opts.cwd, manager.instructions(), listed)
+        base = opts.system_prompt or build_system_prompt(opts.cwd, manager.instructions(), listed,
+                                                         memory.prompt_section())
+        if gate.mode is PermissionMode.PLAN:
+            base += f"\n\n{PLAN_MODE_PROMPT}"
+        return f"{base}\n\n{opts.append_system_prompt}" if opts.append_system_prompt else base
 
     spill_dir = state_dir(env) / "tool-output" / uuid.uuid4().hex[:12]
     ctx = ToolContext(cwd=opts.cwd, spill_dir=spill_dir, is_denied=gate.is_denied)
@@ -303,12 +320,18 @@ def build_session(
         return cap_result(result, context, tool_name=name, max_chars=MAX_RESULT_CHARS)
 
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
-                  result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=manager.settle_lists)
+                  result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=manager.settle_lists,
+                  context=ContextWindow(context_tokens(env)))
+    if isinstance(ui, TerminalUI):
+        agent.context.on_compact = ui.info
     return SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
-                        skills=skills, host=host)
+                        skills=skills, host=host, memory=memory)
 
 
 MAX_RESULT_CHARS = 200_000
+PLAN_MODE_PROMPT = ("Plan mode is on: only read-only tools run (reading, searching); anything that would change "
+                    "files or run commands is refused. Investigate, then present a plan for the user to approve "
+                    "instead of making changes.")
 
 
 def load_session_settings(cwd: Path, env: Mapping[str, str]) -> Settings:
@@ -326,6 +349,7 @@ def options_from_args(args: argparse.Namespace, cwd: Path) -> SessionOptions:
         strict_mcp_config=args.strict_mcp_config, trust_project_mcp=args.trust_project_mcp,
         allowed_tools=list(args.allowed_tools), disallowed_tools=list(args.disallowed_tools),
         trust=bool(getattr(args, "trust", False)), add_dirs=[Path(d) for d in getattr(args, "add_dir", None) or ()],
+        system_prompt=getattr(args, "system_prompt", None), append_system_prompt=getattr(args, "append_system_prompt", None),
     )
 
 
@@ -385,6 +409,12 @@ async def start_session(
                           ask_permission=ask_permission, on_server_change=on_server_change, host_ui=host_ui)
     # the gate's rule set (whose `errors` are the malformed rules, dropped) exists only from here
     report_rule_problems(ui, parts.gate.rules)
+    for warning in parts.memory.warnings if parts.memory is not None else ():
+        ui.warn(f"memory: {warning}")
+    parts.trusted = trusted
+    parts.commands, problems = load_commands(cwd, user_home(env))
+    for problem in problems:
+        ui.warn(f"custom command: {problem}")
     if settings is not full_settings:  # a malformed rule the folder's distrust dropped is still worth fixing
         shown = {str(err) for err in parts.gate.rules.errors}
         for err in RuleSet.from_settings(full_settings).errors:

@@ -1,4 +1,5 @@
-"""What a line the user typed becomes for the model, the same in `-p` and the REPL: a server prompt
+"""What a line the user typed becomes for the model, the same in `-p` and the REPL: a custom command (`/name args`,
+mini_claude.agent.commands) is expanded, its `allowed-tools` allowed while it runs; a server prompt
 (`/mcp__server__prompt args`) is rendered into the turn; `@server:uri` mentions attach their resources; resources
 the session subscribed to that changed since the last turn are attached again, fresh."""
 
@@ -6,12 +7,32 @@ from __future__ import annotations
 
 from typing import Any
 
+from mini_claude.agent.commands import expand
+from mini_claude.agent.loop import RunOutcome
 from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.session import SessionParts
 from mini_claude.errors import ConfigError, McpError
 from mini_claude.mcp.host.prompts import PROMPT_PREFIX
 
-__all__ = ["user_turn"]
+__all__ = ["run_user_turn", "user_turn"]
+
+
+async def run_user_turn(parts: SessionParts, text: str, ui: TerminalUI) -> RunOutcome:
+    """Run one typed line as a turn of the agent (see the module docstring)."""
+    head, _, rest = text.strip().partition(" ")
+    command = parts.commands.get(head) if text.startswith("/") else None
+    if command is None:
+        return await parts.agent.run(await user_turn(parts, text, ui))
+    prompt = expand(command, rest)
+    if not command.allowed_tools:
+        return await parts.agent.run(await user_turn(parts, prompt, ui))
+    gate = parts.gate
+    rules = gate.rules
+    gate.rules = rules.with_allow(command.allowed_tools, source=f"{command.command} allowed-tools")
+    try:
+        return await parts.agent.run(await user_turn(parts, prompt, ui))
+    finally:
+        gate.rules = rules
 
 
 async def user_turn(parts: SessionParts, text: str, ui: TerminalUI) -> str | list[dict[str, Any]]:

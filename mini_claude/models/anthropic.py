@@ -66,6 +66,9 @@ class AnthropicModel:
             params["stop_sequences"] = list(options.stop_sequences)
         if system:
             params["system"] = system
+        # prompt caching: the API puts the breakpoint on the last cacheable block, so the system prompt, the tools
+        # and the conversation so far are read from the cache on the next request
+        params["cache_control"] = {"type": "ephemeral"}
         if tools:
             params["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
                                for t in tools]
@@ -88,7 +91,7 @@ class AnthropicModel:
                 content.append({"type": "tool_use", "id": block.id, "name": block.name,
                                 "input": _as_input(block.input, block.name)})
             # other block types (thinking, server tools) are not requested and not kept
-        usage = Usage(message.usage.input_tokens or 0, message.usage.output_tokens or 0)
+        usage = _usage(message.usage)
         return AssistantTurn(content=content, stop_reason=message.stop_reason, usage=usage)
 
     async def _stream_once(self, params: dict[str, Any], emit: Callable[[str], None]) -> AssistantTurn:
@@ -102,8 +105,7 @@ class AnthropicModel:
             async for event in stream:
                 kind = event.type
                 if kind == "message_start":
-                    usage.input_tokens = event.message.usage.input_tokens or 0
-                    usage.output_tokens = event.message.usage.output_tokens or 0
+                    usage = _usage(event.message.usage)
                 elif kind == "content_block_start":
                     block = event.content_block
                     if block.type == "text":
@@ -180,3 +182,9 @@ def _as_input(value: object, tool_name: str) -> Any:
     if value is None:
         return {}
     return dict(value) if isinstance(value, dict) else value
+
+
+def _usage(raw: Any) -> Usage:
+    """The SDK's usage object (input, output, cache reads and writes; a field the server left out is 0)."""
+    return Usage(raw.input_tokens or 0, raw.output_tokens or 0, raw.cache_read_input_tokens or 0,
+                 raw.cache_creation_input_tokens or 0)

@@ -11,7 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["AssistantTurn", "GenerationOptions", "Model", "ToolSpec", "Usage"]
+__all__ = ["SUMMARY_SYSTEM_PROMPT", "AssistantTurn", "GenerationOptions", "Model", "ToolSpec", "Usage"]
+
+# The system prompt of the agent's request to summarise its own history (compaction). Shared here so that the
+# offline mock model can recognise such a request and answer it without using a scripted turn.
+SUMMARY_SYSTEM_PROMPT = ("You summarise a coding conversation so that it can continue from the summary alone. Keep: "
+                         "the user's goals and instructions, decisions made, files read or changed and how, "
+                         "commands run and their outcomes, errors met, and what is left to do. Be specific and "
+                         "brief.")
 
 
 @dataclass(frozen=True)
@@ -37,10 +44,14 @@ class GenerationOptions:
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0  # input read from the prompt cache (Anthropic)
+    cache_write_tokens: int = 0  # input written to the prompt cache (Anthropic)
 
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
+        self.cache_read_tokens += other.cache_read_tokens
+        self.cache_write_tokens += other.cache_write_tokens
 
 
 @dataclass

@@ -1,8 +1,10 @@
 """Choosing and building the model backend from the environment, and reading `.env` files.
 
-Backend: `MINI_CLAUDE_BACKEND=anthropic|openai` forces one; otherwise `ANTHROPIC_API_KEY` picks Anthropic
-(`ANTHROPIC_BASE_URL` honoured) and `OPENAI_API_KEY` picks OpenAI-compatible (`OPENAI_BASE_URL` honoured).
-Model name: the `name` argument (`--model`), else `MINI_CLAUDE_MODEL`, else the backend's default.
+Backend: `--model anthropic:NAME` / `openai:NAME` or `MINI_CLAUDE_BACKEND=anthropic|openai` forces one; otherwise
+`ANTHROPIC_API_KEY` picks Anthropic (`ANTHROPIC_BASE_URL` honoured), `OPENAI_API_KEY` picks OpenAI-compatible
+(`OPENAI_BASE_URL` honoured), and `OPENAI_BASE_URL` alone picks a keyless OpenAI-compatible server (a local one).
+Model name: the `name` argument (`--model`, without its provider), else `MINI_CLAUDE_MODEL`, else the backend's
+default.
 `MINI_CLAUDE_STREAM=0` turns streaming off; `MINI_CLAUDE_RETRY_BASE_S` sets the retry base delay.
 Key values are passed to the SDK and never printed or logged.
 
@@ -38,6 +40,7 @@ __all__ = [
     "create_model",
     "load_dotenv",
     "model_environment",
+    "split_provider",
 ]
 
 log = logging.getLogger(__name__)
@@ -45,8 +48,9 @@ log = logging.getLogger(__name__)
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 BACKENDS = ("anthropic", "openai")
-NO_KEY_MESSAGE = ("no model API key: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, with OPENAI_BASE_URL for a "
-                  "compatible server) in the environment or .env")
+NO_KEY_MESSAGE = ("no model API key: set ANTHROPIC_API_KEY, or OPENAI_API_KEY (with OPENAI_BASE_URL for another "
+                  "compatible server), or OPENAI_BASE_URL alone for a local server that needs no key, in the "
+                  "environment or .env")
 # local OpenAI-compatible servers (llama.cpp, vLLM, Ollama) need no key, but the SDK insists on one
 UNUSED_OPENAI_KEY = "not-needed"
 _FALSE_VALUES = frozenset({"0", "false", "no", "off"})
@@ -89,8 +93,20 @@ def model_environment(base: Mapping[str, str], dotenv: Mapping[str, str], *, tru
     return ModelEnvironment(env, tuple(sorted(ignored)))
 
 
-def choose_backend(env: Mapping[str, str]) -> str:
+def split_provider(name: str | None) -> tuple[str | None, str | None]:
+    """`"openai:gpt-4o"` → ("openai", "gpt-4o"); a name without a known provider prefix is kept whole
+    (`"llama3:8b"` is a model name)."""
+    if name and ":" in name:
+        provider, _, model = name.partition(":")
+        if provider.lower() in BACKENDS:
+            return provider.lower(), model or None
+    return None, name
+
+
+def choose_backend(env: Mapping[str, str], provider: str | None = None) -> str:
     """'anthropic' or 'openai', following the rules in the module docstring."""
+    if provider is not None:
+        return provider
     forced = _get(env, "MINI_CLAUDE_BACKEND").lower()
     if forced:
         if forced not in BACKENDS:
@@ -98,17 +114,18 @@ def choose_backend(env: Mapping[str, str]) -> str:
         return forced
     if _get(env, "ANTHROPIC_API_KEY"):
         return "anthropic"
-    if _get(env, "OPENAI_API_KEY"):
+    if _get(env, "OPENAI_API_KEY") or _get(env, "OPENAI_BASE_URL"):
         return "openai"
     raise ModelError(NO_KEY_MESSAGE)
 
 
 def create_model(name: str | None, env: Mapping[str, str]) -> Model:
     """Build the model backend the environment asks for. Raises ModelError (one line) when it cannot."""
-    backend = choose_backend(env)
+    provider, name = split_provider(name)
+    backend = choose_backend(env, provider)
     stream = _get(env, "MINI_CLAUDE_STREAM").lower() not in _FALSE_VALUES
     retry = RetryPolicy.from_env(env)
-    model_name = name or _get(env, "MINI_CLAUDE_MODEL")
+    model_name = name or split_provider(_get(env, "MINI_CLAUDE_MODEL"))[1]
     if backend == "anthropic":
         key = _get(env, "ANTHROPIC_API_KEY")
         if not key:

@@ -29,6 +29,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from mini_claude.errors import ConfigError
+from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT
 from mini_claude.models.scenario import (
     Scenario,
     ScenarioError,
@@ -188,6 +189,18 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             self._send_error(chat, 400, "invalid_request_error", "mock-model: request body must be a JSON object")
             return
+        input_tokens = max(1, len(json.dumps(body)) // 4)
+        limit = self.mock.scenario.context_limit_tokens
+        if limit is not None and input_tokens > limit:
+            self._send_error(chat, 400, "invalid_request_error",
+                             f"prompt is too long: {input_tokens} tokens > {limit} maximum")
+            return
+        if not chat and body.get("system") == SUMMARY_SYSTEM_PROMPT:
+            summary = f"Summary of {len(body.get('messages') or [])} earlier messages (mock model)."
+            turn = ScenarioTurn(content=({"type": "text", "text": summary},))
+            self._answer_messages(0, turn, [{"type": "text", "text": summary}], str(body.get("model")),
+                                  input_tokens, body.get("stream") is True)
+            return
         seen = _last_tool_result_chat(body) if chat else _last_tool_result_messages(body)
         number, turn, problem = self.mock._take_turn(seen)
         if problem is not None or turn is None:
@@ -200,7 +213,6 @@ class _Handler(BaseHTTPRequestHandler):
         content = render_content(turn, seen)
         stream = body.get("stream") is True
         model = str(body.get("model") or "mock-model")
-        input_tokens = max(1, len(json.dumps(body)) // 4)
         if chat:
             self._answer_chat(number, turn, content, model, input_tokens, stream, body)
         else:

@@ -11,6 +11,9 @@ A scenario is a JSON object `{"turns": [TURN, ...]}`; each request to the mock c
 Text (and string values inside a tool_use `input`) may contain `{{last_tool_result}}` and
 `{{last_tool_result_is_error}}`, replaced by the text / error flag (`true`/`false`) of the last tool_result in
 the request being answered, so a scripted answer can quote what a tool really returned. A top-level
+`"context_limit_tokens"` makes over-long requests fail as a real model's would (HTTP 400 "prompt is too long"); a
+request whose system prompt is `SUMMARY_SYSTEM_PROMPT` (the agent compacting its history) is answered with a short
+summary without using a turn. A top-level
 `"description"` and a per-turn `"comment"` are allowed and ignored. Problems raise `ConfigError` naming the file
 and the key, e.g. `demo.json: turns[2].content[0].type: must be "text" or "tool_use"`.
 """
@@ -43,7 +46,7 @@ LAST_TOOL_RESULT_IS_ERROR = "{{last_tool_result_is_error}}"
 
 _TURN_KEYS = frozenset({"content", "error", "stop_reason", "expect_tool_result_contains", "comment"})
 _ERROR_KEYS = frozenset({"status", "message", "headers", "type"})
-_TOP_KEYS = frozenset({"turns", "description"})
+_TOP_KEYS = frozenset({"turns", "description", "context_limit_tokens"})
 _ERROR_TYPE_BY_STATUS = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -85,6 +88,9 @@ class ScenarioTurn:
 class Scenario:
     turns: tuple[ScenarioTurn, ...]
     source: str = "<scenario>"
+    # like a real model's context window: a request estimated larger (JSON characters / 4) gets HTTP 400
+    # "prompt is too long" without using a turn
+    context_limit_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -125,7 +131,10 @@ def parse_scenario(data: Any, *, source: str = "<scenario>") -> Scenario:
     turns = data.get("turns")
     if not isinstance(turns, list):
         raise fail("turns", "missing or not a list")
-    return Scenario(tuple(_parse_turn(t, f"turns[{i}]", fail) for i, t in enumerate(turns)), source)
+    limit = data.get("context_limit_tokens")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
+        raise fail("context_limit_tokens", "must be a positive integer")
+    return Scenario(tuple(_parse_turn(t, f"turns[{i}]", fail) for i, t in enumerate(turns)), source, limit)
 
 
 def _parse_turn(turn: Any, key: str, fail: Any) -> ScenarioTurn:

@@ -90,7 +90,7 @@ class PermissionGate:
     """Checks every tool call against the mode and the rules; asks the user through `ask` when needed.
 
     `ask(tool, args)` returns "yes" (this call), "always" (this call and, for the rest of the session, calls
-    matching `always_rules(tool, args)`) or "no". Asks are serialized so two concurrent calls never prompt at
+    matching `always_rules(tool, args)`), "no", or "no: what to do instead" (passed on to the model). Asks are serialized so two concurrent calls never prompt at
     once. `server_of(qualified_name)` names the MCP server of a tool for `mcp__server` rules. `additional_dirs`
     are directories the user added (settings / --add-dir): writes there are treated like writes in `cwd`."""
 
@@ -259,6 +259,9 @@ class PermissionGate:
                 return Decision(True, f"allowed by the user; {listed} allowed for the rest of this session")
             if answer == "yes":
                 return Decision(True, "allowed by the user")
+        _, _, instead = answer.partition(":")
+        if instead.strip():  # "no: use the test runner instead"
+            return self._deny(tool, f"the user declined this tool call and said: {instead.strip()}")
         return self._deny(tool, "the user declined this tool call")
 
     @staticmethod

@@ -178,3 +178,88 @@ def test_the_mcp_panel_and_its_actions(repl: Callable[..., tuple[Terminal, MockM
     term.keys("Enter")
     term.wait_for(lambda s: "trigger-sampling-request" in s, "the tools")
     term.keys("C-d")
+
+
+def test_a_hash_line_goes_to_the_project_memory_and_the_next_request(
+        repl: Callable[..., tuple[Terminal, MockModelServer]], tmp_path: Path) -> None:
+    term, mock = repl([{"content": [{"type": "text", "text": "noted"}]}], {})
+    term.wait_for(lambda s: "/help for commands" in s, "the prompt")
+    term.type("# always run the linter")
+    term.keys("Enter")
+    term.wait_for(lambda s: "noted in" in s, "the note")
+    assert (tmp_path / "work" / "CLAUDE.md").read_text() == "- always run the linter\n"
+    term.type("hello")
+    term.keys("Enter")
+    term.wait_for(lambda s: "noted" in s.split("hello")[-1], "the answer")
+    assert "- always run the linter" in mock.requests[0]["body"]["system"]
+    term.keys("C-d")
+
+
+def test_permission_prompt_diff_always_feedback_and_plan_mode(
+        repl: Callable[..., tuple[Terminal, MockModelServer]], tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    (work / "app.py").write_text("print('hello')\n")
+    turns = [
+        {"content": [{"type": "tool_use", "name": "read_file", "input": {"path": "app.py"}}]},
+        {"content": [{"type": "tool_use", "name": "edit_file",
+                      "input": {"path": "app.py", "old_string": "hello", "new_string": "bonjour"}}]},
+        {"content": [{"type": "text", "text": "edited"}]},
+        {"content": [{"type": "tool_use", "name": "bash", "input": {"command": "rm -rf build"}}]},
+        {"content": [{"type": "text", "text": "ok, not removing: {{last_tool_result}}"}]},
+        {"content": [{"type": "text", "text": "planning"}]},
+    ]
+    term, mock = repl(turns, {})
+    term.wait_for(lambda s: "/help for commands" in s, "the prompt")
+    term.type("change the greeting")
+    term.keys("Enter")
+    term.wait_for(lambda s: "Allow it?" in s, "the permission question")
+    screen = term.screen()
+    assert "Edit app.py" in screen and "-print('hello')" in screen and "+print('bonjour')" in screen
+    assert "a = yes and don't ask again for Edit" in screen
+    term.keys("a", "Enter")
+    term.wait_for(lambda s: "edited" in s, "the edit")
+    assert (work / "app.py").read_text() == "print('bonjour')\n"
+    saved = json.loads((work / ".claude" / "settings.local.json").read_text())
+    assert saved["permissions"]["allow"] and saved["permissions"]["allow"][0].startswith("Edit")
+    term.type("clean up")
+    term.keys("Enter")
+    term.wait_for(lambda s: "Run a shell command: rm -rf build" in s, "the bash question")
+    term.keys("n", "Enter")
+    term.wait_for(lambda s: "What should the model do instead?" in s, "the follow-up")
+    term.type("use make clean")
+    term.keys("Enter")
+    term.wait_for(lambda s: "the user declined this tool call and said: use make clean" in " ".join(s.split()),
+                  "the feedback")
+    term.keys("BTab")  # Shift+Tab: acceptEdits
+    term.keys("BTab")  # … plan
+    term.wait_for(lambda s: "\nplan>" in s, "the plan mode prompt")
+    term.type("what next?")
+    term.keys("Enter")
+    term.wait_for(lambda s: "planning" in s, "the plan answer")
+    assert "Plan mode is on" in mock.requests[-1]["body"]["system"]
+    term.type("/plan off")
+    term.keys("Enter")
+    term.wait_for(lambda s: "permission mode: default" in s, "plan mode off")
+    term.keys("C-d")
+
+
+def test_ctrl_c_at_a_permission_prompt_denies_and_ends_the_turn(
+        repl: Callable[..., tuple[Terminal, MockModelServer]], tmp_path: Path) -> None:
+    turns = [{"content": [{"type": "tool_use", "name": "bash", "input": {"command": "touch a"}}]},
+             {"content": [{"type": "tool_use", "name": "bash", "input": {"command": "touch b"}}]},
+             {"content": [{"type": "text", "text": "next turn"}]}]
+    term, mock = repl(turns, {})
+    term.wait_for(lambda s: "/help for commands" in s, "the prompt")
+    term.type("make files")
+    term.keys("Enter")
+    term.wait_for(lambda s: "Run a shell command: touch a" in s, "the question")
+    term.keys("C-c")
+    term.wait_for(lambda s: "interrupted" in s, "the turn to end")
+    assert len(mock.requests) == 1 and not (tmp_path / "work" / "a").exists()  # the model was not asked again
+    term.type("go on")
+    term.keys("Enter")
+    term.wait_for(lambda s: "Run a shell command: touch b" in s, "the next turn's question")
+    results = [b for b in mock.requests[1]["body"]["messages"][1:][1]["content"] if b.get("type") == "tool_result"]
+    assert results and results[0]["is_error"]
+    term.keys("C-c")
+    term.keys("C-d")

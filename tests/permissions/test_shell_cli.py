@@ -24,7 +24,7 @@ def test_a_comment_with_a_quote_does_not_hide_the_next_line_from_an_allow_rule(c
     command = "git status #'\ntouch PWNED\n#'"
     mock = cli.mock([tool_use("bash", {"command": command}), answer("done")])
     r = cli.run("-p", "go", "--allowedTools", "Bash(git:*)")
-    assert r.rc == 0, r.stderr
+    assert r.rc == 5, r.stderr  # answered; a call was denied on the way (exit code 5)
     [result] = tool_results(mock)
     assert result.get("is_error") is True
     assert result_text(result) == (
@@ -50,7 +50,7 @@ def test_deny_rule_holds_under_yolo(cli: Cli, command: str) -> None:
     victim.write_text("keep me")
     mock = cli.mock([tool_use("bash", {"command": command}), answer("done")])
     r = cli.run("-p", "go", "--yolo", "--disallowedTools", "Bash(rm:*)")
-    assert r.rc == 0, r.stderr
+    assert r.rc == 5, r.stderr  # answered; a call was denied on the way (exit code 5)
     [result] = tool_results(mock)
     assert result.get("is_error") is True
     assert result_text(result) == 'permission denied for bash: denied by rule "Bash(rm:*)" from --disallowedTools'

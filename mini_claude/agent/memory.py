@@ -1,0 +1,159 @@
+"""Project memory: the CLAUDE.md files that go into the system prompt, found where Claude Code finds them.
+
+In order (later is more specific): `~/.claude/CLAUDE.md` (the user's), then from the project root (the git root,
+else the working directory) down to the working directory, in each folder `CLAUDE.md`, `.claude/CLAUDE.md` and
+`CLAUDE.local.md`; then `.claude/rules/*.md` of the project root, by name. A line's `@path` tokens (outside code)
+import more files, resolved against the importing file's folder (`~/` is the home folder, absolute paths are
+absolute), at most `MAX_IMPORT_DEPTH` hops deep, each file once (cycles end there).
+
+Trust: the user's own file may import anything. A file from the repository is untrusted text for the model: it
+may import only files inside the project (symlinks resolved), so a cloned repository cannot pull `~/.ssh/id_rsa`
+or `/etc/...` into what is sent to the model; such an import is skipped with a warning. Sizes are capped
+(`MAX_FILE_CHARS` a file, `MAX_TOTAL_CHARS` in all).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["MAX_IMPORT_DEPTH", "Memory", "MemoryFile", "append_memory_line", "load_memory", "project_root"]
+
+MAX_IMPORT_DEPTH = 5
+MAX_FILE_CHARS = 40_000
+MAX_TOTAL_CHARS = 120_000
+_IMPORT = re.compile(r"(?<![\w`])@((?:~/|/|\./|\.\./|[\w.-]+/)?[\w./~-]*[\w-])")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_CODE_SPAN = re.compile(r"`[^`]*`")
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    path: Path
+    text: str
+    kind: str  # "user" | "project" | "local" | "rule" | "import"
+    imported_by: Path | None = None
+
+
+@dataclass
+class Memory:
+    files: list[MemoryFile] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def prompt_section(self, display: Callable[[Path], str] | None = None) -> str:
+        """The system prompt's memory part ("" when there is none)."""
+        if not self.files:
+            return ""
+        shown: Callable[[Path], str] = display or str
+        parts = ["Instructions from memory files (CLAUDE.md); follow them, the later ones are more specific:"]
+        for item in self.files:
+            origin = "" if item.imported_by is None else f", imported by {shown(item.imported_by)}"
+            parts.append(f"Contents of {shown(item.path)} ({item.kind}{origin}):\n{item.text.strip()}")
+        return "\n\n".join(parts)
+
+
+def project_root(cwd: Path) -> Path:
+    """The git root above `cwd` (a folder holding `.git`), else `cwd`."""
+    resolved = cwd.resolve()
+    for folder in (resolved, *resolved.parents):
+        if (folder / ".git").exists():
+            return folder
+    return resolved
+
+
+def load_memory(cwd: Path, home: Path) -> Memory:
+    memory = Memory()
+    root = project_root(cwd)
+    loader = _Loader(memory, root, home)
+    loader.add(home / ".claude" / "CLAUDE.md", "user", trusted=True)
+    resolved = cwd.resolve()
+    chain = [resolved, *resolved.parents]
+    folders = list(reversed(chain[: chain.index(root) + 1])) if root in chain else [resolved]
+    for folder in folders:
+        if folder == home.resolve():
+            continue  # ~/CLAUDE.md is not a project's
+        loader.add(folder / "CLAUDE.md", "project", trusted=False)
+        loader.add(folder / ".claude" / "CLAUDE.md", "project", trusted=False)
+        loader.add(folder / "CLAUDE.local.md", "local", trusted=False)
+    rules = root / ".claude" / "rules"
+    if rules.is_dir():
+        for path in sorted(rules.glob("*.md")):
+            loader.add(path, "rule", trusted=False)
+    return memory
+
+
+def append_memory_line(cwd: Path, line: str) -> Path:
+    """`# text` in the REPL: append `- text` to the working directory's CLAUDE.md (created when missing)."""
+    path = cwd / "CLAUDE.md"
+    existing = path.read_text(encoding="utf-8") if path.exists() else ""
+    separator = "" if not existing or existing.endswith("\n") else "\n"
+    with path.open("a", encoding="utf-8") as f:
+        f.write(f"{separator}- {line.strip()}\n")
+    return path
+
+
+class _Loader:
+    def __init__(self, memory: Memory, root: Path, home: Path) -> None:
+        self.memory = memory
+        self.root = root
+        self.home = home
+        self.seen: set[Path] = set()
+        self.total = 0
+
+    def add(self, path: Path, kind: str, *, trusted: bool, by: Path | None = None, depth: int = 0) -> None:
+        try:
+            resolved = path.resolve()
+            if resolved in self.seen or not resolved.is_file():
+                return
+            text = resolved.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        self.seen.add(resolved)
+        if len(text) > MAX_FILE_CHARS:
+            text = text[:MAX_FILE_CHARS] + "\n[…cut: the file is longer]"
+        if self.total + len(text) > MAX_TOTAL_CHARS:
+            self.memory.warnings.append(f"{path}: not loaded (memory files are limited to {MAX_TOTAL_CHARS} "
+                                        "characters in all)")
+            return
+        self.total += len(text)
+        self.memory.files.append(MemoryFile(path, text, kind, by))
+        for target in _imports(text):
+            self._import(target, path, trusted=trusted, depth=depth + 1)
+
+    def _import(self, target: str, by: Path, *, trusted: bool, depth: int) -> None:
+        if depth > MAX_IMPORT_DEPTH:
+            self.memory.warnings.append(f"{by}: @{target} not imported (imports go {MAX_IMPORT_DEPTH} deep at most)")
+            return
+        if target.startswith("~/"):
+            path = self.home / target[2:]
+        else:
+            path = Path(target) if target.startswith("/") else by.parent / target
+        if not trusted:
+            try:
+                inside = path.resolve().is_relative_to(self.root)
+            except OSError:
+                inside = False
+            if not inside:
+                self.memory.warnings.append(f"{by}: @{target} not imported: a repository's memory file may import "
+                                            "only files inside the project")
+                return
+        self.add(path, "import", trusted=trusted, by=by, depth=depth)
+
+
+def _imports(text: str) -> list[str]:
+    """The `@path` tokens of `text`, outside fenced code blocks and code spans."""
+    found: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        for match in _IMPORT.finditer(_CODE_SPAN.sub("", line)):
+            target = match.group(1)
+            if "/" in target or "." in target:  # a path, not a mention of @someone
+                found.append(target)
+    return found

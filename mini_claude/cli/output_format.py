@@ -1,0 +1,102 @@
+"""`-p --output-format text|json|stream-json`, with Claude Code's shapes, and the exit codes of `-p`.
+
+`json` prints one object when the run ends: `type` "result", `subtype` ("success", "error_max_turns",
+"error_max_tokens", "error_during_execution"), `is_error`, `duration_ms`, `duration_api_ms`, `num_turns`,
+`result`, `session_id`, `total_cost_usd`, `usage` (`input_tokens`, `output_tokens`), `permission_denials`.
+`stream-json` prints one object a line as the run goes: `{"type": "system", "subtype": "init", ...}` first, then
+every message of the conversation as it is added (`{"type": "assistant" | "user", "message": {...},
+"session_id"}`), and the same result object last.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import IO, Any
+
+from mini_claude.agent.loop import RunOutcome
+from mini_claude.cli.exit_codes import EXIT_DENIED, EXIT_ERROR, EXIT_MAX_TURNS, EXIT_OK, EXIT_TRUNCATED
+from mini_claude.models.pricing import cost_usd
+
+__all__ = ["OUTPUT_FORMATS", "ResultWriter", "exit_code", "subtype"]
+
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+
+
+def subtype(outcome: RunOutcome | None) -> str:
+    if outcome is None:
+        return "error_during_execution"
+    return {"max_turns": "error_max_turns", "max_tokens": "error_max_tokens"}.get(outcome.stop, "success")
+
+
+def exit_code(outcome: RunOutcome | None) -> int:
+    """0 answered; 1 an error (the model API, a server, …); 3 stopped at --max-turns; 4 the answer was cut at the
+    output token limit; 5 answered, but the permission gate refused a call on the way."""
+    if outcome is None:
+        return EXIT_ERROR
+    if outcome.stop == "max_turns":
+        return EXIT_MAX_TURNS
+    if outcome.stop == "max_tokens":
+        return EXIT_TRUNCATED
+    if outcome.denials:
+        return EXIT_DENIED
+    return EXIT_OK
+
+
+class ResultWriter:
+    """Writes a `-p` run in one output format to `out` (stdout)."""
+
+    def __init__(self, fmt: str, *, session_id: str, model: str, out: IO[str] | None = None) -> None:
+        self.format = fmt
+        self.session_id = session_id
+        self.model = model
+        self.out = out or sys.stdout
+        self.started = time.monotonic()
+        self.api_s = 0.0
+        self._sent = 0  # how many history messages stream-json has written
+
+    def init(self, tools: list[str], servers: list[dict[str, str]], cwd: str) -> None:
+        if self.format == "stream-json":
+            self._line({"type": "system", "subtype": "init", "session_id": self.session_id, "cwd": cwd,
+                        "model": self.model, "tools": tools, "mcp_servers": servers})
+
+    def messages(self, history: list[dict[str, Any]]) -> None:
+        """stream-json: every message added to the history since the last call."""
+        if self.format != "stream-json":
+            return
+        for message in history[self._sent:]:
+            self._line({"type": message["role"], "message": message, "session_id": self.session_id})
+        self._sent = len(history)
+
+    def result(self, outcome: RunOutcome | None, *, error: str | None = None) -> None:
+        if self.format == "text":
+            if outcome is not None:
+                self.out.write(outcome.text.rstrip("\n") + "\n")
+                self.out.flush()
+            return
+        usage = outcome.usage if outcome is not None else None
+        kind = subtype(outcome) if error is None else "error_during_execution"
+        record: dict[str, Any] = {
+            "type": "result", "subtype": kind, "is_error": kind != "success",
+            "duration_ms": round((time.monotonic() - self.started) * 1000),
+            "duration_api_ms": round(self.api_s * 1000),
+            "num_turns": outcome.turns if outcome is not None else 0,
+            "result": outcome.text if outcome is not None else (error or ""),
+            "session_id": self.session_id,
+            "total_cost_usd": round(cost_usd(self.model, usage), 6) if usage is not None else 0.0,
+            "usage": {"input_tokens": usage.input_tokens if usage else 0,
+                      "output_tokens": usage.output_tokens if usage else 0,
+                      "cache_read_input_tokens": usage.cache_read_tokens if usage else 0,
+                      "cache_creation_input_tokens": usage.cache_write_tokens if usage else 0},
+            "permission_denials": outcome.denials if outcome is not None else [],
+        }
+        if self.format == "json":
+            self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        else:
+            self._line(record)
+        self.out.flush()
+
+    def _line(self, record: dict[str, Any]) -> None:
+        self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.out.flush()

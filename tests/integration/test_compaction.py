@@ -1,0 +1,55 @@
+"""Context management through the real CLI and SDK against a mock model with a small context window: a 200-turn
+session completes with automatic compaction and no "prompt is too long" reaching the user; a refusal compacts and
+retries once; old tool results are cleared first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mini_claude.agent.compaction import CLEARED, clear_old_results
+from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT
+from tests.integration.conftest import Cli, answer, tool_use
+
+BIG = "x" * 3000
+
+
+def test_a_200_turn_session_fits_a_small_window(cli: Cli) -> None:
+    (cli.work / "big.txt").write_text(BIG)
+    turns: list[dict[str, Any]] = [tool_use("read_file", {"path": "big.txt"}) for _ in range(199)]
+    turns.append(answer("all 199 reads done"))
+    mock = cli.mock(turns)
+    mock.scenario = type(mock.scenario)(mock.scenario.turns, "test", 12_000)  # a 12k-token context window
+    result = cli.run("-p", "read it 199 times", "--max-turns", "250",
+                     env={"MINI_CLAUDE_CONTEXT_TOKENS": "12000"}, timeout=300)
+    assert result.rc == 0, result.stderr[-2000:]
+    assert result.stdout == "all 199 reads done\n"
+    assert "prompt is too long" not in result.stderr
+    summaries = [r for r in mock.requests if r["body"].get("system") == SUMMARY_SYSTEM_PROMPT]
+    assert summaries and "compacted the conversation" in result.stderr
+    worked = [r for r in mock.requests if r["body"].get("system") != SUMMARY_SYSTEM_PROMPT]
+    assert len(worked) == 200 and max(len(str(r["body"])) for r in worked) < 12_000 * 4
+
+
+def test_a_too_long_refusal_compacts_and_retries_once(cli: Cli) -> None:
+    (cli.work / "big.txt").write_text(BIG * 4)
+    mock = cli.mock([tool_use("read_file", {"path": "big.txt"}), tool_use("read_file", {"path": "big.txt"}),
+                     answer("fine")])
+    mock.scenario = type(mock.scenario)(mock.scenario.turns, "test", 2_500)
+    # the agent believes the window is large: only the model's refusal tells it otherwise
+    result = cli.run("-p", "go", env={"MINI_CLAUDE_CONTEXT_TOKENS": "1000000"})
+    assert result.rc == 0 and result.stdout == "fine\n", result.stderr
+    assert any(r["body"].get("system") == SUMMARY_SYSTEM_PROMPT for r in mock.requests), (
+        result.stderr, [len(str(r["body"])) for r in mock.requests])
+
+
+def test_old_tool_results_are_cleared_first() -> None:
+    history: list[dict[str, Any]] = []
+    for i in range(10):
+        history.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "x",
+                                                          "input": {}}]})
+        history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}",
+                                                     "content": f"result {i}"}]})
+    assert clear_old_results(history)
+    contents = [m["content"][0]["content"] for m in history if m["role"] == "user"]
+    assert contents[:7] == [CLEARED] * 7 and contents[7:] == ["result 7", "result 8", "result 9"]
+    assert not clear_old_results(history)

@@ -1,0 +1,165 @@
+"""`-p` for scripts (a real subprocess, the real SDK, the mock model): piped stdin, `--output-format json` and
+`stream-json` in Claude Code's shapes, the exit codes, `--system-prompt` / `--append-system-prompt`, an unknown
+flag, and a failed request that leaves the history as it was."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+from mini_claude.agent.loop import Agent
+from mini_claude.errors import ModelError
+from mini_claude.models.base import AssistantTurn
+from mini_claude.tools.base import ToolContext
+from tests.integration.conftest import Cli, answer, tool_use
+
+RESULT_KEYS = {"type", "subtype", "is_error", "duration_ms", "duration_api_ms", "num_turns", "result", "session_id",
+               "total_cost_usd", "usage", "permission_denials"}
+
+
+def run_piped(cli: Cli, stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mini_claude", *args], cwd=cli.work, env=cli.env, input=stdin,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_piped_stdin_is_appended_to_the_prompt_or_is_the_prompt(cli: Cli) -> None:
+    mock = cli.mock([answer("explained"), answer("answered")])
+    first = run_piped(cli, "def main(): pass\n", "-p", "explain this")
+    assert first.returncode == 0 and first.stdout == "explained\n", first.stderr
+    assert mock.requests[0]["body"]["messages"][0]["content"][0]["text"] == "explain this\n\ndef main(): pass\n"
+    second = run_piped(cli, "what is 2+2?", "-p")
+    assert second.returncode == 0, second.stderr
+    assert mock.requests[1]["body"]["messages"][0]["content"][0]["text"] == "what is 2+2?"
+
+
+def test_json_output_has_claude_codes_shape(cli: Cli) -> None:
+    cli.mock([tool_use("glob", {"pattern": "*"}), answer("two files")])
+    result = cli.run("-p", "list", "--output-format", "json", "--model", "claude-sonnet-4-5")
+    assert result.rc == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert set(record) == RESULT_KEYS
+    assert record["type"] == "result" and record["subtype"] == "success" and record["is_error"] is False
+    assert record["result"] == "two files" and record["num_turns"] == 2 and record["permission_denials"] == []
+    assert len(record["session_id"]) == 36 and record["usage"]["input_tokens"] > 0
+    assert record["total_cost_usd"] > 0 and record["duration_ms"] >= record["duration_api_ms"] >= 0
+
+
+def test_stream_json_writes_each_message_then_the_result(cli: Cli) -> None:
+    cli.mock([tool_use("glob", {"pattern": "*"}), answer("done")])
+    result = cli.run("-p", "list", "--output-format", "stream-json")
+    assert result.rc == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["type"], r.get("subtype")) for r in lines] == [
+        ("system", "init"), ("user", None), ("assistant", None), ("user", None), ("assistant", None),
+        ("result", "success")]
+    assert "glob" in lines[0]["tools"] and {r["session_id"] for r in lines} == {lines[0]["session_id"]}
+    assert lines[2]["message"]["content"][0]["type"] == "tool_use"
+    assert lines[3]["message"]["content"][0]["type"] == "tool_result"
+    assert lines[-1]["result"] == "done"
+
+
+def test_exit_codes_tell_the_endings_apart(cli: Cli) -> None:
+    cli.mock([{"content": [{"type": "text", "text": "cut"}], "stop_reason": "max_tokens"}])
+    truncated = cli.run("-p", "long", "--output-format", "json")
+    assert truncated.rc == 4 and json.loads(truncated.stdout)["subtype"] == "error_max_tokens"
+    cli.mock([tool_use("glob", {"pattern": "*"})] * 2)
+    stopped = cli.run("-p", "loop", "--max-turns", "1", "--output-format", "json")
+    assert stopped.rc == 3 and json.loads(stopped.stdout)["subtype"] == "error_max_turns"
+    cli.mock([tool_use("bash", {"command": "touch x"}), answer("could not")])
+    denied = cli.run("-p", "go", "--output-format", "json")
+    record = json.loads(denied.stdout)
+    assert denied.rc == 5 and record["subtype"] == "success"
+    assert record["permission_denials"][0]["tool_name"] == "bash" and not (cli.work / "x").exists()
+    cli.mock([{"error": {"status": 400, "message": "bad request"}}])
+    failed = cli.run("-p", "go", "--output-format", "json")
+    record = json.loads(failed.stdout)
+    assert failed.rc == 1 and record["is_error"] and record["subtype"] == "error_during_execution"
+    assert "bad request" in record["result"]
+
+
+def test_system_prompt_flags(cli: Cli) -> None:
+    mock = cli.mock([answer("a"), answer("b")])
+    assert cli.run("-p", "x", "--append-system-prompt", "Answer in haiku.").rc == 0
+    assert mock.requests[0]["body"]["system"].endswith("\n\nAnswer in haiku.")
+    assert "You are mini-claude" in mock.requests[0]["body"]["system"]
+    assert cli.run("-p", "x", "--system-prompt", "You are a pirate.").rc == 0
+    assert mock.requests[1]["body"]["system"] == "You are a pirate."
+
+
+def test_an_unknown_flag_names_the_closest_one(cli: Cli) -> None:
+    result = cli.run("-p", "x", "--output-formt", "json")
+    assert result.rc == 2
+    assert result.stderr.strip().splitlines()[-1] == "mini-claude: unknown option --output-formt (did you mean " \
+                                                     "--output-format?)"
+
+
+async def test_a_failed_request_leaves_the_history_as_it_was(tmp_path: Any) -> None:
+    class Flaky:
+        name = "flaky"
+        fail = True
+
+        async def complete(self, **kwargs: Any) -> AssistantTurn:
+            if self.fail:
+                raise ModelError("the API is down")
+            return AssistantTurn([{"type": "text", "text": "fine"}], "end_turn")
+
+    class Allow:
+        async def check(self, tool: Any, args: Any) -> Any:
+            raise AssertionError("no tools here")
+
+    model = Flaky()
+    agent = Agent(model=model, tools=list, gate=Allow(), ctx=ToolContext(cwd=tmp_path, spill_dir=tmp_path / "s"),
+                  system="s")
+    try:
+        await agent.run("first")
+    except ModelError:
+        pass
+    assert agent.history == []
+    model.fail = False
+    await agent.run("second")
+    assert [m["content"][0].get("text") for m in agent.history] == ["second", "fine"]
+
+
+def test_openai_base_url_alone_and_provider_prefixed_models(cli: Cli) -> None:
+    mock = cli.mock([answer("from the local server"), answer("forced")])
+    local = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "OPENAI_BASE_URL": cli.env["ANTHROPIC_BASE_URL"] + "/v1"}
+    result = cli.run("-p", "hi", "--model", "llama3:8b", env=local)
+    assert result.rc == 0 and result.stdout == "from the local server\n", result.stderr
+    assert mock.requests[0]["path"].endswith("/chat/completions") and mock.requests[0]["body"]["model"] == "llama3:8b"
+    forced = cli.run("-p", "hi", "--model", "openai:gpt-4o", env={"OPENAI_BASE_URL": local["OPENAI_BASE_URL"]})
+    assert forced.rc == 0, forced.stderr
+    assert mock.requests[1]["path"].endswith("/chat/completions") and mock.requests[1]["body"]["model"] == "gpt-4o"
+
+
+def test_custom_slash_commands(cli: Cli) -> None:
+    commands = cli.work / ".claude" / "commands"
+    (commands / "git").mkdir(parents=True)
+    (commands / "review.md").write_text("---\ndescription: Review a file\nallowed-tools: Bash\n---\n"
+                                        "Review $1 carefully, then say $ARGUMENTS.\n")
+    (commands / "git" / "summary.md").write_text("Summarise the git log.")
+    user_commands = cli.home / ".claude" / "commands"
+    user_commands.mkdir(parents=True)
+    (user_commands / "touch.md").write_text("---\nallowed-tools: Bash(touch:*)\n---\nMake the file $1.")
+    mock = cli.mock([answer("reviewed"), answer("summarised"),
+                     tool_use("bash", {"command": "touch made.txt"}), answer("made"),
+                     tool_use("bash", {"command": "touch other.txt"}), answer("refused")])
+    assert cli.run("-p", '/review main.py "twice"').rc == 0
+    assert mock.requests[0]["body"]["messages"][0]["content"][0]["text"] == \
+        'Review main.py carefully, then say main.py "twice".'
+    assert cli.run("-p", "/git:summary").rc == 0
+    assert mock.requests[1]["body"]["messages"][0]["content"][0]["text"] == "Summarise the git log."
+    # the user's command may allow tools while it runs; the project's `allowed-tools: Bash` is ignored
+    assert cli.run("-p", "/touch made.txt").rc == 0 and (cli.work / "made.txt").exists()
+    denied = cli.run("-p", "/review x")
+    assert denied.rc == 5 and not (cli.work / "other.txt").exists()
+
+
+def test_shared_options_go_before_or_after_mcp(cli: Cli) -> None:
+    config = cli.config_file({"demo": {"command": sys.executable, "args": ["-m", "mini_claude.mcp.demo_server"]}})
+    before = cli.run("--mcp-config", config, "--debug", "mcp", "list")
+    after = cli.run("mcp", "list", "--mcp-config", config, "--debug")
+    assert before.rc == after.rc == 0, before.stderr + after.stderr
+    assert "demo" in before.stdout and before.stdout.split()[:2] == after.stdout.split()[:2]
+    assert "DEBUG" in before.stderr and "DEBUG" in after.stderr

@@ -2,10 +2,13 @@
 
 `json` prints one object when the run ends: `type` "result", `subtype` ("success", "error_max_turns",
 "error_max_tokens", "error_during_execution"), `is_error`, `duration_ms`, `duration_api_ms`, `num_turns`,
-`result`, `session_id`, `total_cost_usd`, `usage` (`input_tokens`, `output_tokens`), `permission_denials`.
-`stream-json` prints one object a line as the run goes: `{"type": "system", "subtype": "init", ...}` first, then
-every message of the conversation as it is added (`{"type": "assistant" | "user", "message": {...},
-"session_id"}`), and the same result object last.
+`result`, `stop_reason`, `session_id`, `total_cost_usd`, `usage` (`input_tokens`, `output_tokens`,
+`cache_read_input_tokens`, `cache_creation_input_tokens`), `permission_denials`, `uuid`. `stream-json` prints one
+object a line as the run goes: `{"type": "system", "subtype": "init", ...}` first, then each assistant message
+and each message of tool results as it is added (`{"type": "assistant" | "user", "message": {...},
+"parent_tool_use_id": null, "session_id", "uuid"}`; the prompt itself is not repeated), and the same result object
+last. These are the keys Claude Code 2.1.197 prints, checked against its binary run offline on the mock model
+(it prints a few more of its own: `modelUsage`, `ttft_ms`, …).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import uuid
 from typing import IO, Any
 
 from mini_claude.agent.loop import RunOutcome
@@ -56,17 +60,22 @@ class ResultWriter:
         self.api_s = 0.0
         self._sent = 0  # how many history messages stream-json has written
 
-    def init(self, tools: list[str], servers: list[dict[str, str]], cwd: str) -> None:
+    def init(self, tools: list[str], servers: list[dict[str, str]], cwd: str, permission_mode: str) -> None:
         if self.format == "stream-json":
             self._line({"type": "system", "subtype": "init", "session_id": self.session_id, "cwd": cwd,
-                        "model": self.model, "tools": tools, "mcp_servers": servers})
+                        "model": self.model, "tools": tools, "mcp_servers": servers,
+                        "permissionMode": permission_mode, "uuid": str(uuid.uuid4())})
 
     def messages(self, history: list[dict[str, Any]]) -> None:
         """stream-json: every message added to the history since the last call."""
         if self.format != "stream-json":
             return
         for message in history[self._sent:]:
-            self._line({"type": message["role"], "message": message, "session_id": self.session_id})
+            if message["role"] == "user" and not any(
+                    isinstance(b, dict) and b.get("type") == "tool_result" for b in message["content"]):
+                continue  # the prompt: the caller has it
+            self._line({"type": message["role"], "message": message, "parent_tool_use_id": None,
+                        "session_id": self.session_id, "uuid": str(uuid.uuid4())})
         self._sent = len(history)
 
     def result(self, outcome: RunOutcome | None, *, error: str | None = None) -> None:
@@ -83,6 +92,7 @@ class ResultWriter:
             "duration_api_ms": round(self.api_s * 1000),
             "num_turns": outcome.turns if outcome is not None else 0,
             "result": outcome.text if outcome is not None else (error or ""),
+            "stop_reason": outcome.stop if outcome is not None else None,
             "session_id": self.session_id,
             "total_cost_usd": round(cost_usd(self.model, usage), 6) if usage is not None else 0.0,
             "usage": {"input_tokens": usage.input_tokens if usage else 0,
@@ -90,6 +100,7 @@ class ResultWriter:
                       "cache_read_input_tokens": usage.cache_read_tokens if usage else 0,
                       "cache_creation_input_tokens": usage.cache_write_tokens if usage else 0},
             "permission_denials": outcome.denials if outcome is not None else [],
+            "uuid": str(uuid.uuid4()),
         }
         if self.format == "json":
             self.out.write(json.dumps(record, ensure_ascii=False) + "\n")

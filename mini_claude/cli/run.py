@@ -87,7 +87,8 @@ async def _print_main(args: argparse.Namespace, prompt: str) -> int:
             if state.status is ServerStatus.FAILED:
                 ui.warn(f"MCP server {state.name} failed: {state.error}")
         writer.init([t.name for t in agent.tools()], [{"name": s.name, "status": s.status.value}
-                                                      for s in parts.manager.states.values()], str(agent.ctx.cwd))
+                                                      for s in parts.manager.states.values()], str(agent.ctx.cwd),
+                    parts.gate.mode.value)
         _stream_messages(agent, writer)
         try:
             outcome = await run_user_turn(parts, prompt, ui)

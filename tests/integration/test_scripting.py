@@ -15,8 +15,10 @@ from mini_claude.models.base import AssistantTurn
 from mini_claude.tools.base import ToolContext
 from tests.integration.conftest import Cli, answer, tool_use
 
-RESULT_KEYS = {"type", "subtype", "is_error", "duration_ms", "duration_api_ms", "num_turns", "result", "session_id",
-               "total_cost_usd", "usage", "permission_denials"}
+# the keys Claude Code 2.1.197 prints that mini-claude has (checked against its binary run offline on the mock)
+RESULT_KEYS = {"type", "subtype", "is_error", "duration_ms", "duration_api_ms", "num_turns", "result", "stop_reason",
+               "session_id", "total_cost_usd", "usage", "permission_denials", "uuid"}
+MESSAGE_KEYS = {"type", "message", "parent_tool_use_id", "session_id", "uuid"}
 
 
 def run_piped(cli: Cli, stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -52,12 +54,12 @@ def test_stream_json_writes_each_message_then_the_result(cli: Cli) -> None:
     assert result.rc == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [(r["type"], r.get("subtype")) for r in lines] == [
-        ("system", "init"), ("user", None), ("assistant", None), ("user", None), ("assistant", None),
-        ("result", "success")]
+        ("system", "init"), ("assistant", None), ("user", None), ("assistant", None), ("result", "success")]
     assert "glob" in lines[0]["tools"] and {r["session_id"] for r in lines} == {lines[0]["session_id"]}
-    assert lines[2]["message"]["content"][0]["type"] == "tool_use"
-    assert lines[3]["message"]["content"][0]["type"] == "tool_result"
-    assert lines[-1]["result"] == "done"
+    assert lines[0]["permissionMode"] == "default" and all(set(r) == MESSAGE_KEYS for r in lines[1:4])
+    assert lines[1]["message"]["content"][0]["type"] == "tool_use"
+    assert lines[2]["message"]["content"][0]["type"] == "tool_result"
+    assert set(lines[-1]) == RESULT_KEYS and lines[-1]["result"] == "done"
 
 
 def test_exit_codes_tell_the_endings_apart(cli: Cli) -> None:

@@ -17,7 +17,7 @@ from mini_claude.errors import ModelError
 from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage
 from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_anthropic_error
 
-__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel"]
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "build_params", "parse_input", "turn_from_message", "usage_of"]
 
 DEFAULT_MAX_TOKENS = 8192
 EMPTY_TURN_TEXT = "(no response)"
@@ -58,20 +58,7 @@ class AnthropicModel:
         on_text: Callable[[str], None] | None = None,
         options: GenerationOptions | None = None,
     ) -> AssistantTurn:
-        options = options or GenerationOptions()
-        params: dict[str, Any] = {"model": self.name, "max_tokens": options.max_tokens or self.max_tokens,
-                                  "messages": _wire_messages(messages)}
-        # `options.temperature` is not sent: the Messages API (SDK 2.x) no longer takes one
-        if options.stop_sequences:
-            params["stop_sequences"] = list(options.stop_sequences)
-        if system:
-            params["system"] = system
-        # prompt caching: the API puts the breakpoint on the last cacheable block, so the system prompt, the tools
-        # and the conversation so far are read from the cache on the next request
-        params["cache_control"] = {"type": "ephemeral"}
-        if tools:
-            params["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
-                               for t in tools]
+        params = build_params(self.name, self.max_tokens, system, messages, tools, options)
         return await complete_with_retry(
             lambda: self._complete_once(params), lambda emit: self._stream_once(params, emit), stream=self.stream,
             on_text=on_text, policy=self.retry, map_error=partial(map_anthropic_error, base_url=self.base_url))
@@ -144,6 +131,54 @@ class AnthropicModel:
             raise ModelError(f"the model API at {self.base_url} ended the stream before message_stop",
                              retryable=True)
         return AssistantTurn(content=[blocks[i] for i in sorted(blocks)], stop_reason=stop_reason, usage=usage)
+
+
+def build_params(model: str, max_tokens: int, system: str, messages: list[dict[str, Any]], tools: list[ToolSpec],
+                 options: GenerationOptions | None) -> dict[str, Any]:
+    """The Messages request body (without `stream`), shared by this SDK path and anthropic_http.py."""
+    options = options or GenerationOptions()
+    params: dict[str, Any] = {"model": model, "max_tokens": options.max_tokens or max_tokens,
+                              "messages": _wire_messages(messages)}
+    # `options.temperature` is not sent: the Messages API (SDK 2.x) no longer takes one
+    if options.stop_sequences:
+        params["stop_sequences"] = list(options.stop_sequences)
+    if system:
+        params["system"] = system
+    # prompt caching: the API puts the breakpoint on the last cacheable block, so the system prompt, the tools
+    # and the conversation so far are read from the cache on the next request
+    params["cache_control"] = {"type": "ephemeral"}
+    if tools:
+        params["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                           for t in tools]
+    return params
+
+
+def turn_from_message(message: dict[str, Any]) -> AssistantTurn:
+    """A Messages response (decoded JSON) as an AssistantTurn."""
+    content: list[dict[str, Any]] = []
+    for block in message.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            content.append({"type": "text", "text": block.get("text") or ""})
+        elif block.get("type") == "tool_use":
+            content.append({"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
+                            "input": _as_input(block.get("input"), str(block.get("name")))})
+    return AssistantTurn(content=content, stop_reason=message.get("stop_reason"),
+                         usage=usage_of(message.get("usage") or {}))
+
+
+def usage_of(raw: dict[str, Any]) -> Usage:
+    """A Messages `usage` object (decoded JSON) as Usage; a field left out is 0."""
+    def count(key: str) -> int:
+        value = raw.get(key)
+        return value if isinstance(value, int) else 0
+    return Usage(count("input_tokens"), count("output_tokens"), count("cache_read_input_tokens"),
+                 count("cache_creation_input_tokens"))
+
+
+def parse_input(raw: str, tool_name: str) -> Any:
+    return _parse_input(raw, tool_name)
 
 
 def _wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

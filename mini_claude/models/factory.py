@@ -5,7 +5,8 @@ Backend: `--model anthropic:NAME` / `openai:NAME` or `MINI_CLAUDE_BACKEND=anthro
 (`OPENAI_BASE_URL` honoured), and `OPENAI_BASE_URL` alone picks a keyless OpenAI-compatible server (a local one).
 Model name: the `name` argument (`--model`, without its provider), else `MINI_CLAUDE_MODEL`, else the backend's
 default.
-`MINI_CLAUDE_STREAM=0` turns streaming off; `MINI_CLAUDE_RETRY_BASE_S` sets the retry base delay.
+`MINI_CLAUDE_STREAM=0` turns streaming off; `MINI_CLAUDE_RETRY_BASE_S` sets the retry base delay. Anthropic is
+spoken over httpx directly (anthropic_http.py, no SDK import); `MINI_CLAUDE_ANTHROPIC_SDK=1` uses the SDK.
 Key values are passed to the SDK and never printed or logged.
 
 A project's `.env` is a stranger's file (`model_environment`): it may supply the model credentials and the model
@@ -131,10 +132,16 @@ def create_model(name: str | None, env: Mapping[str, str]) -> Model:
         if not key:
             raise ModelError("no model API key: MINI_CLAUDE_BACKEND=anthropic needs ANTHROPIC_API_KEY "
                              "in the environment or .env")
-        from mini_claude.models.anthropic import AnthropicModel
+        base_url = _get(env, "ANTHROPIC_BASE_URL") or None
+        if _get(env, "MINI_CLAUDE_ANTHROPIC_SDK").lower() in ("1", "true", "yes", "on"):
+            from mini_claude.models.anthropic import AnthropicModel
 
-        return AnthropicModel(model_name or DEFAULT_ANTHROPIC_MODEL, api_key=key,
-                              base_url=_get(env, "ANTHROPIC_BASE_URL") or None, stream=stream, retry=retry)
+            return AnthropicModel(model_name or DEFAULT_ANTHROPIC_MODEL, api_key=key, base_url=base_url,
+                                  stream=stream, retry=retry)
+        from mini_claude.models.anthropic_http import AnthropicHttpModel  # no SDK import: a fast start
+
+        return AnthropicHttpModel(model_name or DEFAULT_ANTHROPIC_MODEL, api_key=key, base_url=base_url,
+                                  stream=stream, retry=retry)
     key = _get(env, "OPENAI_API_KEY")
     base_url = _get(env, "OPENAI_BASE_URL") or None
     if not key:

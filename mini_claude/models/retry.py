@@ -28,16 +28,20 @@ from typing import Any, TypeVar
 from mini_claude.errors import ModelError
 
 __all__ = [
+    "ANTHROPIC_ERROR_TYPE_STATUS",
     "NON_RETRYABLE_STATUSES",
     "RETRY_BASE_ENV",
     "RetryPolicy",
     "complete_with_retry",
+    "connection_error",
     "is_retryable_status",
     "map_anthropic_error",
     "map_openai_error",
     "one_line",
     "retry_after_s",
     "run_with_retry",
+    "status_error",
+    "transport_error",
 ]
 
 log = logging.getLogger(__name__)
@@ -323,3 +327,10 @@ def _body_text(body: object) -> str:
             if isinstance(value, Mapping) and isinstance(value.get("message"), str):
                 return value["message"]
     return str(body)
+
+
+# the same words for a backend that speaks HTTP itself (anthropic_http.py)
+ANTHROPIC_ERROR_TYPE_STATUS = _ANTHROPIC_ERROR_TYPE_STATUS
+status_error = _status_error
+connection_error = _connection_error
+transport_error = _transport_error

@@ -1,4 +1,6 @@
-"""AnthropicModel driving the real `anthropic` SDK against the mock model server over loopback HTTP."""
+"""The Anthropic backends against the mock model server over loopback HTTP: every test runs twice, with the real
+`anthropic` SDK (AnthropicModel) and with our own httpx client (AnthropicHttpModel, the default), which must
+behave the same (requests, streaming, errors in the same words, retries)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from model_helpers import FAST_RETRY, tool_result, user
 
 from mini_claude.errors import ModelError
 from mini_claude.models.anthropic import AnthropicModel
+from mini_claude.models.anthropic_http import AnthropicHttpModel
 from mini_claude.models.base import ToolSpec
 from tests.helpers import free_port
 
@@ -22,8 +25,16 @@ TEXT_AND_TOOL = {"content": [
 ]}
 
 
-def model_for(url: str, *, stream: bool = True) -> AnthropicModel:
-    return AnthropicModel("mock-claude", api_key="sk-test-secret", base_url=url, stream=stream, retry=FAST_RETRY)
+_BACKEND: list[type[AnthropicModel] | type[AnthropicHttpModel]] = [AnthropicModel]
+
+
+@pytest.fixture(autouse=True, params=[AnthropicModel, AnthropicHttpModel], ids=["sdk", "http"])
+def backend(request: pytest.FixtureRequest) -> None:
+    _BACKEND[0] = request.param
+
+
+def model_for(url: str, *, stream: bool = True) -> AnthropicModel | AnthropicHttpModel:
+    return _BACKEND[0]("mock-claude", api_key="sk-test-secret", base_url=url, stream=stream, retry=FAST_RETRY)
 
 
 @pytest.mark.parametrize("stream", [True, False])

@@ -8,6 +8,7 @@ import pytest
 
 from mini_claude.errors import ModelError
 from mini_claude.models.anthropic import AnthropicModel
+from mini_claude.models.anthropic_http import AnthropicHttpModel
 from mini_claude.models.factory import NO_KEY_MESSAGE, create_model, load_dotenv
 from mini_claude.models.openai_compat import OpenAICompatModel
 
@@ -24,10 +25,13 @@ def test_no_key_message_is_exact() -> None:
 def test_anthropic_key_picks_anthropic() -> None:
     model = create_model(None, {"ANTHROPIC_API_KEY": "sk-a", "OPENAI_API_KEY": "sk-o",
                                 "ANTHROPIC_BASE_URL": "http://127.0.0.1:1234"})
-    assert isinstance(model, AnthropicModel)
+    assert isinstance(model, AnthropicHttpModel)  # our own httpx client: no SDK import on the way to the model
     assert model.name == "claude-sonnet-4-5"
     assert model.base_url == "http://127.0.0.1:1234"
     assert model.stream is True
+    sdk = create_model(None, {"ANTHROPIC_API_KEY": "sk-a", "ANTHROPIC_BASE_URL": "http://127.0.0.1:1234",
+                              "MINI_CLAUDE_ANTHROPIC_SDK": "1"})
+    assert isinstance(sdk, AnthropicModel) and sdk.base_url == "http://127.0.0.1:1234"
 
 
 def test_openai_key_picks_openai() -> None:

@@ -15,6 +15,7 @@ from model_helpers import FAST_RETRY, user
 
 from mini_claude.errors import ModelError
 from mini_claude.models.anthropic import AnthropicModel
+from mini_claude.models.anthropic_http import AnthropicHttpModel
 from mini_claude.models.retry import (
     RetryPolicy,
     is_retryable_status,
@@ -185,10 +186,12 @@ def breaking_server() -> Iterator[type[_BreakingHandler]]:
     httpd.server_close()
 
 
+@pytest.mark.parametrize("backend", [AnthropicModel, AnthropicHttpModel], ids=["sdk", "http"])
 @pytest.mark.parametrize("with_text", [True, False])
-async def test_broken_stream_is_retried_only_before_text(breaking_server: Any, with_text: bool) -> None:
+async def test_broken_stream_is_retried_only_before_text(breaking_server: Any, with_text: bool,
+                                                         backend: Any) -> None:
     breaking_server.with_text = with_text
-    model = AnthropicModel("x", api_key="k", base_url=breaking_server.url, retry=FAST_RETRY)
+    model = backend("x", api_key="k", base_url=breaking_server.url, retry=FAST_RETRY)
     seen: list[str] = []
     with pytest.raises(ModelError) as info:
         await model.complete(system="", messages=[user("hi")], tools=[], on_text=seen.append)

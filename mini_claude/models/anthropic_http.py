@@ -1,0 +1,199 @@
+"""The default Anthropic backend: the Messages API spoken directly over httpx, so that `-p` reaches the model
+without importing the `anthropic` SDK first (~0.5 s of pydantic models: bench/README.md, "Agent start-up").
+
+It is the SDK path (anthropic.py) minus the SDK: the same request (`build_params`), the same retry skeleton and
+backoff (`complete_with_retry`), the same errors in the same words (`_status_error` and the transport mapping in
+retry.py), streaming over server-sent events (`message_start`, `content_block_*`, `message_delta`,
+`message_stop`, `error`, `ping`). `MINI_CLAUDE_ANTHROPIC_SDK=1` selects the SDK path instead
+(models/factory.py); tests run both against the mock model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+
+from mini_claude import __version__
+from mini_claude.errors import ModelError
+from mini_claude.models.anthropic import (
+    DEFAULT_MAX_TOKENS,
+    build_params,
+    parse_input,
+    turn_from_message,
+    usage_of,
+)
+from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage
+from mini_claude.models.retry import (
+    ANTHROPIC_ERROR_TYPE_STATUS,
+    RetryPolicy,
+    complete_with_retry,
+    connection_error,
+    status_error,
+    transport_error,
+)
+
+__all__ = ["API_VERSION", "AnthropicHttpModel"]
+
+API_VERSION = "2023-06-01"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+CONNECT_TIMEOUT_S = 5.0
+READ_TIMEOUT_S = 600.0  # long generations, as the SDK allows
+
+
+class ApiStatusError(Exception):
+    """A non-success answer (or an `error` event in a stream): the status, the API's message, the response."""
+
+    def __init__(self, status: int, message: str, response: httpx.Response) -> None:
+        self.status = status
+        self.message = message
+        self.response = response  # run_with_retry reads retry-after / x-should-retry from its headers
+        super().__init__(f"{status}: {message}")
+
+
+class AnthropicHttpModel:
+    """A `Model` over the Anthropic Messages API (or anything that speaks it, such as the mock server)."""
+
+    def __init__(self, model: str, *, api_key: str, base_url: str | None = None,
+                 max_tokens: int = DEFAULT_MAX_TOKENS, stream: bool = True, retry: RetryPolicy | None = None) -> None:
+        self.name = model
+        self.max_tokens = max_tokens
+        self.stream = stream
+        self.retry = retry or RetryPolicy.from_env()
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
+            headers={"x-api-key": api_key, "anthropic-version": API_VERSION, "content-type": "application/json",
+                     "user-agent": f"mini-claude/{__version__}"})
+
+    async def complete(self, *, system: str, messages: list[dict[str, Any]], tools: list[ToolSpec],
+                       on_text: Callable[[str], None] | None = None,
+                       options: GenerationOptions | None = None) -> AssistantTurn:
+        params = build_params(self.name, self.max_tokens, system, messages, tools, options)
+        return await complete_with_retry(
+            lambda: self._complete_once(params), lambda emit: self._stream_once(params, emit), stream=self.stream,
+            on_text=on_text, policy=self.retry, map_error=self._map_error)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    # ---- one attempt -------------------------------------------------------------------------------------------
+
+    async def _complete_once(self, params: dict[str, Any]) -> AssistantTurn:
+        response = await self._client.post(f"{self.base_url}/v1/messages", json=params)
+        if response.status_code >= 400:
+            raise _status_of(response, response.content)
+        try:
+            message = response.json()
+        except ValueError:
+            raise ModelError(f"the model API at {self.base_url} sent an unexpected response: not JSON",
+                             status=response.status_code) from None
+        return turn_from_message(message)
+
+    async def _stream_once(self, params: dict[str, Any], emit: Callable[[str], None]) -> AssistantTurn:
+        blocks: dict[int, dict[str, Any]] = {}
+        json_parts: dict[int, list[str]] = {}
+        usage = Usage()
+        stop_reason: str | None = None
+        finished = False
+        async with self._client.stream("POST", f"{self.base_url}/v1/messages",
+                                       json={**params, "stream": True}) as response:
+            if response.status_code >= 400:
+                raise _status_of(response, await response.aread())
+            async for kind, data in _events(response):
+                if kind == "error":
+                    error = data.get("error") if isinstance(data.get("error"), dict) else {}
+                    status = ANTHROPIC_ERROR_TYPE_STATUS.get(str(error.get("type")), 500)
+                    raise ApiStatusError(status, str(error.get("message") or "error event"), response)
+                if kind == "message_start":
+                    usage = usage_of(data.get("message", {}).get("usage") or {})
+                elif kind == "content_block_start":
+                    index, block = data.get("index"), data.get("content_block") or {}
+                    if block.get("type") == "text":
+                        blocks[index] = {"type": "text", "text": block.get("text") or ""}
+                        if block.get("text"):
+                            emit(block["text"])
+                    elif block.get("type") == "tool_use":
+                        blocks[index] = {"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
+                                         "input": block.get("input") if isinstance(block.get("input"), dict)
+                                         else {}}
+                        json_parts[index] = []
+                elif kind == "content_block_delta":
+                    index, delta = data.get("index"), data.get("delta") or {}
+                    target = blocks.get(index)
+                    if target is None:
+                        continue
+                    if delta.get("type") == "text_delta" and target["type"] == "text":
+                        target["text"] += delta.get("text") or ""
+                        if delta.get("text"):
+                            emit(delta["text"])
+                    elif delta.get("type") == "input_json_delta" and index in json_parts:
+                        json_parts[index].append(delta.get("partial_json") or "")
+                elif kind == "content_block_stop":
+                    parts = json_parts.pop(data.get("index"), None)
+                    if parts:
+                        target = blocks[data["index"]]
+                        target["input"] = parse_input("".join(parts), target["name"])
+                elif kind == "message_delta":
+                    stop_reason = (data.get("delta") or {}).get("stop_reason") or stop_reason
+                    more = data.get("usage") or {}
+                    if isinstance(more.get("output_tokens"), int):
+                        usage.output_tokens = more["output_tokens"]
+                    if more.get("input_tokens"):
+                        usage.input_tokens = more["input_tokens"]
+                elif kind == "message_stop":
+                    finished = True
+        if not finished:
+            raise ModelError(f"the model API at {self.base_url} ended the stream before message_stop",
+                             retryable=True)
+        return AssistantTurn(content=[blocks[i] for i in sorted(blocks)], stop_reason=stop_reason, usage=usage)
+
+    def _map_error(self, exc: BaseException) -> ModelError | None:
+        if isinstance(exc, ModelError):
+            return exc
+        if isinstance(exc, ApiStatusError):
+            return status_error(exc.status, exc.message, exc.response.headers)
+        if isinstance(exc, httpx.TimeoutException):
+            return ModelError(f"the model API at {self.base_url} timed out", retryable=True)
+        if isinstance(exc, httpx.ConnectError):
+            return connection_error(exc, self.base_url)
+        return transport_error(exc, self.base_url)
+
+
+def _status_of(response: httpx.Response, body: bytes) -> ApiStatusError:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    text = message if isinstance(message, str) and message else body.decode("utf-8", "replace")[:300]
+    return ApiStatusError(response.status_code, text, response)
+
+
+async def _events(response: httpx.Response) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """(event name, decoded data) for each server-sent event; `ping` and undecodable data are skipped."""
+    name, data_lines = "", []
+    async for line in response.aiter_lines():
+        if line == "":
+            if data_lines and name != "ping":
+                try:
+                    data = json.loads("\n".join(data_lines))
+                except ValueError:
+                    data = None
+                if isinstance(data, dict):
+                    yield name or str(data.get("type") or ""), data
+            name, data_lines = "", []
+        elif line.startswith("event:"):
+            name = line[6:].strip()
+        elif line.startswith("data:"):
+            data_lines.append(line[5:].lstrip(" "))
+    if data_lines and name != "ping":  # a last event without its blank line
+        try:
+            data = json.loads("\n".join(data_lines))
+        except ValueError:
+            return
+        if isinstance(data, dict):
+            yield name or str(data.get("type") or ""), data

@@ -51,7 +51,13 @@ def load_commands(cwd: Path, home: Path) -> tuple[dict[str, CustomCommand], list
             if not all(_NAME.match(p) for p in parts):
                 continue
             try:
-                command = _read(path, ":".join(parts), scope)
+                resolved = path.resolve()
+                if not resolved.is_file():
+                    continue  # a link to a device, a folder, nothing
+                if scope == "project" and not resolved.is_relative_to(cwd.resolve()):
+                    warnings.append(f"{path}: not loaded: it leads outside the project ({resolved})")
+                    continue
+                command = _read(resolved, ":".join(parts), scope, shown=path)
             except (OSError, FrontmatterError, UnicodeDecodeError) as exc:
                 warnings.append(f"{path}: {exc}")
                 continue
@@ -72,11 +78,13 @@ def expand(command: CustomCommand, arguments: str) -> str:
     return text.strip()
 
 
-def _read(path: Path, name: str, scope: str) -> CustomCommand:
-    raw = path.read_bytes()
+def _read(path: Path, name: str, scope: str, *, shown: Path) -> CustomCommand:
+    with path.open("rb") as f:
+        raw = f.read(MAX_COMMAND_BYTES + 1)  # bounded, whatever the file claims to be
     if len(raw) > MAX_COMMAND_BYTES:
         raise FrontmatterError(f"larger than {MAX_COMMAND_BYTES} bytes")
     text = raw.decode("utf-8")
+    path = shown
     if not text.startswith(("---", "\ufeff---")):
         return CustomCommand(name, text, scope, path)
     meta = parse_frontmatter(text)

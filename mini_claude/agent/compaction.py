@@ -107,9 +107,10 @@ class ContextWindow:
         text = f"[Summary of the earlier conversation, written when the context window filled up]\n{turn.text}"
         if files:
             text += "\n[Files read or changed earlier: " + ", ".join(files) + "]"
-        history[:] = [{"role": "user", "content": [{"type": "text", "text": text}]},
-                      {"role": "assistant", "content": [{"type": "text", "text": "Understood. Continuing."}]},
-                      *recent]
+        head: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": text}]}]
+        if recent[0]["role"] == "user":  # roles alternate: an acknowledgement between two user messages
+            head.append({"role": "assistant", "content": [{"type": "text", "text": "Understood. Continuing."}]})
+        history[:] = [*head, *recent]
         self.compactions += 1
         self._measure = _Measure()
         if self.on_compact is not None:
@@ -132,8 +133,8 @@ def clear_old_results(history: list[dict[str, Any]], keep: int = KEEP_RECENT_RES
 
 def _cut_point(history: list[dict[str, Any]]) -> int:
     """Where the recent part starts: a user message with text (not only tool results), the `KEEP_TURNS`-th from
-    the end; falling back to the last such message, or to a user message holding only tool results that follows
-    the assistant message asking for them (the pair is kept whole)."""
+    the end; falling back to the last such message, or (one long turn) to the last assistant message asking for
+    tools, so that every kept tool result keeps the request it answers."""
     starts = [i for i, m in enumerate(history) if m["role"] == "user" and
               any(isinstance(b, dict) and b.get("type") == "text" for b in m["content"]) and
               not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in m["content"])]
@@ -141,10 +142,11 @@ def _cut_point(history: list[dict[str, Any]]) -> int:
         return starts[-KEEP_TURNS]
     if starts and starts[-1] > 0:
         return starts[-1]
-    # one long turn: keep its last tool exchange (the assistant's request and the results after it)
-    for i in range(len(history) - 2, 0, -1):
-        if history[i]["role"] == "assistant" and i - 1 > 0:
-            return i - 1 if history[i - 1]["role"] == "user" else i
+    # one long turn: keep its last tool exchange whole (the assistant's request and the results after it)
+    for i in range(len(history) - 1, 0, -1):
+        if history[i]["role"] == "assistant" and any(
+                isinstance(b, dict) and b.get("type") == "tool_use" for b in history[i]["content"]):
+            return i
     return 0
 
 

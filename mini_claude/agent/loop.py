@@ -120,7 +120,8 @@ class Agent:
         self.context = context or ContextWindow()
         self._compacted = False
         # called with the history after every change to it (SessionLog.sync saves the conversation as it goes)
-        self.on_history: Callable[[list[dict[str, Any]]], None] | None = None
+        # (`rewritten`: not only the end changed — compaction)
+        self.on_history: Callable[[list[dict[str, Any]], bool], None] | None = None
         self.history: list[dict[str, Any]] = []
         self.usage = Usage()
         self._unanswered_note = INTERRUPTED_NOTE
@@ -179,7 +180,7 @@ class Agent:
         compacts and retries once."""
         if await self.context.fit(self.model, system, self.history, specs):
             self._compacted = True
-            self._history_changed()
+            self._history_changed(rewritten=True)
         for attempt in (1, 2):
             estimated = self.context.estimate(system, self.history, specs)
             try:
@@ -190,7 +191,7 @@ class Agent:
                         self.model, system, self.history, specs, force=True):
                     raise
                 self._compacted = True
-                self._history_changed()
+                self._history_changed(rewritten=True)
                 continue
             self.context.observed(estimated, turn.usage.input_tokens)
             return turn
@@ -202,7 +203,7 @@ class Agent:
                                          [ToolSpec(t.name, t.description, t.input_schema) for t in self._tools()],
                                          force=True, focus=focus)
         if changed:
-            self._history_changed()
+            self._history_changed(rewritten=True)
         return changed
 
     def clear(self) -> None:
@@ -315,9 +316,9 @@ class Agent:
             self._unanswered_note = INTERRUPTED_NOTE
         self._history_changed()
 
-    def _history_changed(self) -> None:
+    def _history_changed(self, rewritten: bool = False) -> None:
         if self.on_history is not None:
-            self.on_history(self.history)
+            self.on_history(self.history, rewritten)
 
     def _last_text(self) -> str:
         for message in reversed(self.history):

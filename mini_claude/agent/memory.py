@@ -6,8 +6,8 @@ else the working directory) down to the working directory, in each folder `CLAUD
 import more files, resolved against the importing file's folder (`~/` is the home folder, absolute paths are
 absolute), at most `MAX_IMPORT_DEPTH` hops deep, each file once (cycles end there).
 
-Trust: the user's own file may import anything. A file from the repository is untrusted text for the model: it
-may import only files inside the project (symlinks resolved), so a cloned repository cannot pull `~/.ssh/id_rsa`
+Trust: the user's own file may import anything. A file from the repository is untrusted text for the model: it,
+and what it imports, must be inside the project (symlinks resolved), so a cloned repository cannot pull `~/.ssh/id_rsa`
 or `/etc/...` into what is sent to the model; such an import is skipped with a warning. Sizes are capped
 (`MAX_FILE_CHARS` a file, `MAX_TOTAL_CHARS` in all).
 """
@@ -107,7 +107,12 @@ class _Loader:
             resolved = path.resolve()
             if resolved in self.seen or not resolved.is_file():
                 return
-            text = resolved.read_text(encoding="utf-8", errors="replace")
+            if not trusted and not resolved.is_relative_to(self.root):
+                # a repository's file (or a link in it) pointing out of the project: never sent to the model
+                self.memory.warnings.append(f"{path}: not loaded: it leads outside the project ({resolved})")
+                return
+            with resolved.open("rb") as f:
+                text = f.read(MAX_FILE_CHARS * 4 + 1).decode("utf-8", errors="replace")
         except OSError:
             return
         self.seen.add(resolved)

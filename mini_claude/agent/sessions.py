@@ -4,8 +4,9 @@
 character outside `[A-Za-z0-9_-]` turned into `-`, as Claude Code names its project folders). The first line
 describes the session (`{"type": "session", "id", "cwd", "created"}`); each later line is one change of the
 history, appended and flushed at once: `{"type": "message", "message": …}` (added at the end), `{"type":
-"replace", "index": N, "message": …}` (the last message grew: content merged into it) or `{"type": "truncate",
-"length": N}` (a failed prompt taken back). Replaying the lines gives the history; a line cut by a crash ends
+"replace", "index": N, "message": …}` (the last message grew: content merged into it), `{"type": "truncate",
+"length": N}` (a failed prompt taken back) or `{"type": "reset", "messages": […]}` (the whole history rewritten:
+compaction). Replaying the lines gives the history; a line cut by a crash ends
 the replay there. A history whose last message asks for tool calls that never got results (the process died
 during them) is closed with error results, so it is valid to send again.
 """
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["INTERRUPTED_RESULT", "SessionInfo", "SessionLog", "list_sessions", "load_session", "sessions_dir"]
+__all__ = ["INTERRUPTED_RESULT", "SessionInfo", "SessionLog", "list_sessions", "load_session", "replay_session",
+           "sessions_dir"]
 
 INTERRUPTED_RESULT = "The session ended (the process stopped) before this tool call finished."
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -56,10 +58,14 @@ class SessionLog:
     def create(cls, state: Path, cwd: Path, session_id: str) -> SessionLog:
         return cls(sessions_dir(state, cwd) / f"{session_id}.jsonl", session_id, cwd)
 
-    def sync(self, history: list[dict[str, Any]]) -> None:
-        """Write what changed in `history` since the last call. Never raises: a full disk costs the saved copy,
-        not the conversation (the first failure is kept in `error`)."""
+    def sync(self, history: list[dict[str, Any]], rewritten: bool = False) -> None:
+        """Write what changed in `history` since the last call (`rewritten`: anywhere, not only at its end). Never
+        raises: a full disk costs the saved copy, not the conversation (the first failure is kept in `error`)."""
         try:
+            if rewritten:
+                self._write({"type": "reset", "messages": history})
+                self._written = [_dump(m) for m in history]
+                return
             self._sync(history)
         except OSError as exc:
             self.error = self.error or exc
@@ -96,6 +102,13 @@ class SessionLog:
 
 def load_session(path: Path) -> list[dict[str, Any]]:
     """The history saved in `path`, replayed and made valid to send (see the module docstring)."""
+    history = replay_session(path)
+    _close_unanswered(history)
+    return history
+
+
+def replay_session(path: Path) -> list[dict[str, Any]]:
+    """The history exactly as the file has it (a crash may have left tool calls without results)."""
     history: list[dict[str, Any]] = []
     with path.open(encoding="utf-8", errors="replace") as f:
         for line in f:
@@ -110,7 +123,9 @@ def load_session(path: Path) -> list[dict[str, Any]]:
                 history[-1] = record["message"]
             elif kind == "truncate" and isinstance(record.get("length"), int):
                 del history[max(0, record["length"]):]
-    _close_unanswered(history)
+            elif kind == "reset" and isinstance(record.get("messages"), list) and all(
+                    _is_message(m) for m in record["messages"]):
+                history = list(record["messages"])
     return history
 
 

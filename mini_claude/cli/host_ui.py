@@ -9,6 +9,7 @@ field (`read_field` turns a typed answer into a value); a URL is shown and may b
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import webbrowser
@@ -18,7 +19,7 @@ from typing import Any
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.mcp.host.ui import FormAnswer, FormRequest, SamplingChoice, SamplingRequest, UrlRequest
 
-__all__ = ["PROGRESS_EVERY_S", "PrintHostUI", "ReplHostUI", "read_field", "sampling_summary"]
+__all__ = ["PROGRESS_EVERY_S", "PrintHostUI", "ReplHostUI", "is_openable_url", "read_field", "sampling_summary"]
 
 PROGRESS_EVERY_S = 5.0
 PROGRESS_BAR_WIDTH = 20
@@ -105,18 +106,39 @@ class ReplHostUI(PrintHostUI):
 
     interactive = True
 
-    def __init__(self, ui: TerminalUI, *, ask: AskFn, prompt: PromptFn, progress_every_s: float = 0.5) -> None:
+    def __init__(self, ui: TerminalUI, *, ask: AskFn, prompt: PromptFn, progress_every_s: float = 0.5,
+                 lock: asyncio.Lock | None = None, can_ask: Callable[[], bool] = lambda: True) -> None:
         super().__init__(ui, progress_every_s=progress_every_s)
         self.ask = ask
         self.prompt = prompt
+        self.lock = lock or asyncio.Lock()  # one question (or form) at a time, shared with permission questions
+        self.can_ask = can_ask  # False while the user is typing at the main prompt: questions cannot go there
 
     async def approve_sampling(self, request: SamplingRequest) -> SamplingChoice:
+        if not self.can_ask():
+            return await super().approve_sampling(request)
+        async with self.lock:
+            return await self._approve_sampling(request)
+
+    async def fill_form(self, request: FormRequest) -> FormAnswer:
+        if not self.can_ask():
+            return await super().fill_form(request)
+        async with self.lock:
+            return await self._fill_form(request)
+
+    async def open_url(self, request: UrlRequest) -> str:
+        if not self.can_ask():
+            return await super().open_url(request)
+        async with self.lock:
+            return await self._open_url(request)
+
+    async def _approve_sampling(self, request: SamplingRequest) -> SamplingChoice:
         for line in sampling_summary(request):
             self.ui.warn(line)
         answer = await self.ask("Let the model answer?", {"y": "once", "a": "always", "n": "deny"})
         return SamplingChoice(answer)
 
-    async def fill_form(self, request: FormRequest) -> FormAnswer:
+    async def _fill_form(self, request: FormRequest) -> FormAnswer:
         self.ui.warn(f"MCP server {request.server!r} asks: {request.message}")
         answer = await self.ask("Answer it?", {"y": "accept", "d": "decline", "n": "cancel"})
         if answer != "accept":
@@ -139,10 +161,14 @@ class ReplHostUI(PrintHostUI):
                 content[str(name)] = value
         return FormAnswer("accept", content)
 
-    async def open_url(self, request: UrlRequest) -> str:
+    async def _open_url(self, request: UrlRequest) -> str:
         self.ui.warn(f"MCP server {request.server!r} asks you to open a web page: {request.message}")
         self.ui.warn(f"  {request.url}")
-        answer = await self.ask("Open it in your browser?", {"y": "open", "s": "shown", "n": "decline"})
+        openable = is_openable_url(request.url)
+        if not openable:
+            self.ui.warn("  (not an https address, so it will not be opened from here)")
+        choices = {"y": "open", "s": "shown", "n": "decline"} if openable else {"s": "shown", "n": "decline"}
+        answer = await self.ask("Open it in your browser?" if openable else "Did you open it yourself?", choices)
         if answer == "open":
             try:
                 webbrowser.open(request.url)
@@ -150,6 +176,20 @@ class ReplHostUI(PrintHostUI):
                 self.ui.warn(f"could not open a browser: {exc}")
             return "accept"
         return "accept" if answer == "shown" else "decline"
+
+
+def is_openable_url(url: str) -> bool:
+    """Only https (or http to this machine) is handed to the browser: a server's `file:`, `vscode:` or other
+    scheme would start whatever handles it."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    if clean(url) != url or not parts.hostname:
+        return False
+    return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1"))
 
 
 def _field_label(name: str, prop: dict[str, Any], required: bool) -> str:

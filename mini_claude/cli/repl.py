@@ -79,6 +79,8 @@ class Repl:
         self._reviews: list[str] = []  # servers with changed tool definitions to ask about before the next turn
         self._background: set[asyncio.Future[Any]] = set()
         self._interrupted_at_prompt = False
+        self._questions = asyncio.Lock()  # one question at a time: permission, sampling, a form
+        self._at_prompt = False  # the user is typing at "> ": a server's question cannot be asked now
         self._announced: dict[str, tuple[ServerStatus, int, str]] = {}  # what each server's last line said
 
     async def run(self) -> int:
@@ -104,8 +106,11 @@ class Repl:
         self.parts = await start_session(self.args, self.ui, ask_server=self._ask_server,
                                          ask_permission=self._ask_permission, on_server_change=self._server_changed,
                                          ask_trust=self._ask_trust, on_tools_review=self._tools_review,
-                                         host_ui=ReplHostUI(self.ui, ask=self._ask, prompt=self._prompt_text))
+                                         host_ui=ReplHostUI(self.ui, ask=self._ask, prompt=self._prompt_text,
+                                                            lock=self._questions, can_ask=lambda: not self._at_prompt))
         self._session.completer = ReplCompleter([*_COMPLETIONS, *self.parts.commands], self.parts.host)
+        for name in sorted(set(self.parts.commands) & set(SLASH_COMMANDS)):
+            self.ui.warn(f"custom command {name} ({self.parts.commands[name].path}) is ignored: {name} is built in")
         record_session(self.parts)
         try:
             await resume_session(self.parts, continue_=self.args.continue_, resume=self.args.resume, ui=self.ui,
@@ -120,8 +125,12 @@ class Repl:
             while True:
                 if pending is None:
                     try:
-                        with patch_stdout(raw=True):  # lines printed meanwhile go above the prompt
-                            pending = await self._session.prompt_async(self._prompt_label)
+                        self._at_prompt = True
+                        try:
+                            with patch_stdout(raw=True):  # lines printed meanwhile go above the prompt
+                                pending = await self._session.prompt_async(self._prompt_label)
+                        finally:
+                            self._at_prompt = False
                     except KeyboardInterrupt:
                         interrupts += 1
                         if interrupts >= 2:
@@ -137,11 +146,19 @@ class Repl:
                 if text in ("exit", "quit", "/exit", "/quit"):
                     return 0
                 if text.startswith("#") and len(text) > 1:  # "# use tabs": a line for the project memory
-                    self._remember(text[1:])
+                    try:
+                        self._remember(text[1:])
+                    except OSError as exc:
+                        self.ui.error(f"cannot add to CLAUDE.md: {exc}")
                     continue
                 command = text.split(maxsplit=1)[0]
-                if text.startswith("/") and not text.startswith(PROMPT_PREFIX) and command not in self.parts.commands:
-                    await self._slash(text)
+                # built-in commands first: a repository's .claude/commands/plan.md never stands in for /plan
+                custom = command in self.parts.commands and command not in SLASH_COMMANDS
+                if text.startswith("/") and not text.startswith(PROMPT_PREFIX) and not custom:
+                    try:
+                        await self._slash(text)
+                    except (MiniClaudeError, OSError) as exc:  # a bad /resume ID, an unwritable CLAUDE.md
+                        self.ui.error(str(exc))
                     continue
                 if first:  # the first prompt waits for servers still starting, so their tools are there
                     first = False
@@ -367,6 +384,10 @@ class Repl:
         return await self._ask("Start it?", {"y": "approve", "a": "approve-all", "n": "deny"})
 
     async def _ask_permission(self, tool: Any, args: dict[str, Any]) -> str:
+        async with self._questions:
+            return await self._permission_question(tool, args)
+
+    async def _permission_question(self, tool: Any, args: dict[str, Any]) -> str:
         """What the call does (a diff for edits), then yes / always for the rule shown (saved to
         .claude/settings.local.json) / no, optionally saying what to do instead. Ctrl+C denies and ends the turn."""
         gate = self.parts.gate

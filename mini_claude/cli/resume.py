@@ -6,7 +6,14 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
-from mini_claude.agent.sessions import SessionInfo, SessionLog, list_sessions, load_session, sessions_dir
+from mini_claude.agent.sessions import (
+    SessionInfo,
+    SessionLog,
+    list_sessions,
+    load_session,
+    replay_session,
+    sessions_dir,
+)
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.session import SessionParts
 from mini_claude.errors import ConfigError
@@ -53,12 +60,13 @@ async def resume_session(parts: SessionParts, *, continue_: bool, resume: str | 
         chosen = await pick(saved[:PICKER_ROWS])
         if chosen is None:
             return False
-    history = load_session(chosen.path)
+    raw = replay_session(chosen.path)
+    history = load_session(chosen.path)  # raw, with a crash's unanswered tool calls closed
     previous = parts.session_log
     if previous is not None:
         previous.close()
     parts.session_id = chosen.id
-    log = SessionLog(chosen.path, chosen.id, cwd, written=history)
+    log = SessionLog(chosen.path, chosen.id, cwd, written=raw)  # what the file holds; the closing is written next
     parts.agent.history[:] = history
     parts.agent.on_history = log.sync
     parts.session_log = log

@@ -84,6 +84,9 @@ log = logging.getLogger(__name__)
 SHUTDOWN_TIMEOUT_S = 8.0
 REFRESH_DEBOUNCE_S = 0.05
 LIST_SETTLE_S = 2.0  # how long a model request waits for a tools/list_changed refresh in flight
+# the reason a server switched off for a project starts with (set_enabled, disabledMcpServers); only that kind of
+# "disabled" is lifted by set_enabled(True)
+SWITCHED_OFF = "disabled for this project"
 
 TransportFactory = Callable[[ServerConfig, Mapping[str, str]], Transport]
 # called with each new client before it connects (startup and every reconnect): register request handlers
@@ -242,10 +245,17 @@ class McpManager:
         if state is None:
             raise ConfigError(f"no MCP server named {name!r} (configured: {', '.join(sorted(self.states))})")
         if enabled:
+            if state.status is ServerStatus.DISABLED and not (state.error or "").startswith(SWITCHED_OFF):
+                # disabled in its config, or denied / not approved for this project: that is not lifted here
+                raise ConfigError(f"MCP server {name!r} stays off: {state.error or 'disabled'}")
             if state.status is ServerStatus.DISABLED:
                 state.status = ServerStatus.FAILED  # restart() starts anything but disabled / unapproved
             return await self.restart(name) if state.status is not ServerStatus.READY else state
-        self._set_down(state, ServerStatus.DISABLED, "disabled for this project")
+        starting = self._tasks.pop(name, None)
+        if starting is not None and not starting.done():  # a start in flight must not make it ready afterwards
+            starting.cancel()
+            await asyncio.wait([starting], timeout=SHUTDOWN_TIMEOUT_S)
+        self._set_down(state, ServerStatus.DISABLED, SWITCHED_OFF)
         state.restart_after = None
         return state
 
@@ -351,7 +361,10 @@ class McpManager:
             self._mark_lost(state, client, error)
         else:  # a stdio server that exited: restarted on the next call that needs it (_heal)
             self._fail(state, client, f"connection lost: {failure_reason(error, state.config)}")
-            state.restart_after = time.monotonic() + restart_backoff_s(state.crashes_in_a_row)
+            if state.crashes_in_a_row < MAX_RESTARTS_IN_A_ROW:
+                state.restart_after = time.monotonic() + restart_backoff_s(state.crashes_in_a_row)
+            else:  # it starts, then dies again every time: stop trying until the user reconnects it
+                state.error = f"{state.error} (gave up after {state.crashes_in_a_row} restarts in a row)"
 
     def _mark_lost(self, state: ServerState, client: McpClient, error: McpError) -> None:
         """A remote server's connection is gone: keep its tools, close the client, reconnect on the next call."""
@@ -390,7 +403,7 @@ class McpManager:
                 reason = f"reconnecting failed: {reason} (the connection was lost: {lost})"
             self._set_down(state, failed.status, reason)
             return
-        if self._closed:
+        if self._closed or state.status is not ServerStatus.READY:  # shut down, or switched off meanwhile
             await client.close()
             return
         self._set_ready(state, client, tools)

@@ -89,12 +89,27 @@ class McpToolAdapters:
         self._entries: list[McpToolEntry] | None = None
         self._adapters: list[McpToolAdapter] = []
 
+    def _tasks_supported(self, server: str) -> bool:
+        state = self.manager.states.get(server)
+        client = state.client if state is not None else None
+        return client is not None and _tasks_supported_by(client.server_capabilities)
+
     def __call__(self) -> list[McpToolAdapter]:
         entries = self.manager.tools()
         if entries is not self._entries:
-            self._adapters = [McpToolAdapter(self.manager, entry, self.host) for entry in entries]
+            # a tool that must be called as a task is offered only by a server that takes task-augmented
+            # tools/call (the spec forbids sending `task` otherwise): the host could not serve it
+            self._adapters = [McpToolAdapter(self.manager, entry, self.host) for entry in entries
+                              if entry.tool.task_support != "required" or self._tasks_supported(entry.server)]
             self._entries = entries
         return self._adapters
+
+
+def _tasks_supported_by(capabilities: Mapping[str, Any]) -> bool:
+    tasks = capabilities.get("tasks")
+    requests = tasks.get("requests") if isinstance(tasks, dict) else None
+    tools = requests.get("tools") if isinstance(requests, dict) else None
+    return isinstance(tools, dict) and isinstance(tools.get("call"), dict)
 
 
 def _env_int(env: Mapping[str, str], name: str) -> int | None:

@@ -75,3 +75,14 @@ def test_hash_lines_are_appended_to_the_project_memory(tmp_path: Path) -> None:
     assert append_memory_line(tmp_path, "  use tabs ") == tmp_path / "CLAUDE.md"
     append_memory_line(tmp_path, "run make test")
     assert (tmp_path / "CLAUDE.md").read_text() == "- use tabs\n- run make test\n"
+
+
+def test_a_repository_file_that_leads_outside_is_not_loaded(tmp_path: Path) -> None:
+    home, repo, work = _tree(tmp_path)
+    (tmp_path / "environ").write_text("ANTHROPIC_API_KEY=sk-secret")
+    (repo / ".claude" / "rules").mkdir(parents=True)
+    (repo / ".claude" / "rules" / "env.md").symlink_to(tmp_path / "environ")
+    (repo / "CLAUDE.md").symlink_to(tmp_path / "environ")
+    memory = load_memory(work, home)
+    assert not memory.files and "sk-secret" not in memory.prompt_section()
+    assert len(memory.warnings) == 2 and all("leads outside the project" in w for w in memory.warnings)

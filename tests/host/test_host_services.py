@@ -318,3 +318,44 @@ async def test_slash_mcp_log_shows_the_tail_of_the_servers_log_cleaned(tmp_path:
     lines = out.getvalue().splitlines()
     assert len(lines) == 21 and lines[0].endswith("INFO : line 5") and lines[-2].endswith("INFO : line 24")
     assert lines[-1] == f"  (the whole log: {host.logs.path('s')})" and "\x1b" not in out.getvalue()
+
+
+def test_only_https_urls_are_opened() -> None:
+    from mini_claude.cli.host_ui import is_openable_url
+
+    assert is_openable_url("https://example.com/login?x=1") and is_openable_url("http://127.0.0.1:8080/cb")
+    for url in ("file:///etc/passwd", "vscode://x", "http://example.com", "javascript:alert(1)",
+                "https://exa\x1bmple.com", "ms-msdt:/id", "https://"):
+        assert not is_openable_url(url), url
+
+
+def test_custom_commands_never_read_devices_or_leave_the_project(tmp_path: Path) -> None:
+    from mini_claude.agent.commands import load_commands
+
+    commands = tmp_path / "work" / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "zero.md").symlink_to("/dev/zero")
+    (tmp_path / "outside.md").write_text("secret prompt")
+    (commands / "out.md").symlink_to(tmp_path / "outside.md")
+    (commands / "ok.md").write_text("fine")
+    found, warnings = load_commands(tmp_path / "work", tmp_path / "home")
+    assert list(found) == ["/ok"] and len(warnings) == 1 and "leads outside the project" in warnings[0]
+
+
+def test_a_tool_that_needs_tasks_is_offered_only_by_a_server_that_takes_them() -> None:
+    from types import SimpleNamespace
+
+    from mini_claude.mcp.protocol import McpTool
+    from mini_claude.mcp.server_state import McpToolEntry
+    from mini_claude.tools.mcp_tool import McpToolAdapters
+
+    task_tool = McpTool.from_wire({"name": "slow", "inputSchema": {"type": "object"},
+                                   "execution": {"taskSupport": "required"}})
+    plain = McpTool.from_wire({"name": "fast", "inputSchema": {"type": "object"}})
+    assert task_tool is not None and plain is not None
+    entries = [McpToolEntry("a", task_tool, "mcp__a__slow"), McpToolEntry("a", plain, "mcp__a__fast"),
+               McpToolEntry("b", task_tool, "mcp__b__slow")]
+    caps = {"a": {}, "b": {"tasks": {"requests": {"tools": {"call": {}}}}}}
+    states = {name: SimpleNamespace(client=SimpleNamespace(server_capabilities=c)) for name, c in caps.items()}
+    manager = SimpleNamespace(tools=lambda: entries, states=states, env={})
+    assert [a.name for a in McpToolAdapters(manager)()] == ["mcp__a__fast", "mcp__b__slow"]  # type: ignore[arg-type]

@@ -4,6 +4,7 @@ retries once; old tool results are cleared first."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from mini_claude.agent.compaction import CLEARED, clear_old_results
@@ -53,3 +54,26 @@ def test_old_tool_results_are_cleared_first() -> None:
     contents = [m["content"][0]["content"] for m in history if m["role"] == "user"]
     assert contents[:7] == [CLEARED] * 7 and contents[7:] == ["result 7", "result 8", "result 9"]
     assert not clear_old_results(history)
+
+
+async def test_compacting_one_long_turn_keeps_every_result_with_its_request() -> None:
+    from mini_claude.agent.compaction import ContextWindow
+    from mini_claude.models.base import AssistantTurn
+
+    class Summariser:
+        name = "s"
+
+        async def complete(self, **kwargs: Any) -> AssistantTurn:
+            return AssistantTurn([{"type": "text", "text": "summary"}], "end_turn")
+
+    history: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "do it all"}]}]
+    for i in range(5):
+        history.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "x",
+                                                          "input": {}}]})
+        history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}",
+                                                     "content": "r"}]})
+    assert await ContextWindow(100).compact(Summariser(), history)
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]
+    assert history[1]["content"][0]["id"] == "t4" and history[2]["content"][0]["tool_use_id"] == "t4"
+    roles = [m["role"] for m in history]
+    assert all(a != b for a, b in itertools.pairwise(roles))

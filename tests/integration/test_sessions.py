@@ -76,3 +76,29 @@ def test_the_log_replays_merges_and_take_backs(tmp_path: Path) -> None:
     with log.path.open("a") as f:
         f.write('{"type": "message", "message": {"role": "assis')  # cut by a crash
     assert load_session(log.path) == history
+
+
+def test_a_rewritten_history_is_saved_whole(tmp_path: Path) -> None:
+    log = SessionLog.create(tmp_path, tmp_path, "s2")
+    history: list[dict] = [{"role": "user", "content": [{"type": "text", "text": f"p{i}"}]} if i % 2 == 0 else
+                           {"role": "assistant", "content": [{"type": "text", "text": f"a{i}"}]} for i in range(8)]
+    log.sync(history)
+    history[:] = [{"role": "user", "content": [{"type": "text", "text": "summary"}]}, *history[5:]]  # compaction
+    log.sync(history, rewritten=True)
+    history.append({"role": "user", "content": [{"type": "text", "text": "next"}]})
+    log.sync(history)
+    log.close()
+    assert load_session(log.path) == history
+
+
+def test_resuming_twice_after_a_crash_keeps_every_prompt(cli: Cli) -> None:
+    log = SessionLog.create(cli.state, cli.work, "crashed")
+    log.sync([{"role": "user", "content": [{"type": "text", "text": "first"}]},
+              {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {}}]}])
+    log.close()  # the process died during the tool call
+    mock = cli.mock([answer("second answer"), answer("third answer")])
+    assert cli.run("-p", "second", "--resume", "crashed").rc == 0
+    assert cli.run("-p", "third", "--resume", "crashed").rc == 0
+    sent = mock.requests[1]["body"]["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
+    assert sent[2]["content"][-1] == {"type": "text", "text": "second"} and sent[4]["content"][-1]["text"] == "third"

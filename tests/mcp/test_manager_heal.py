@@ -85,3 +85,39 @@ async def test_it_gives_up_after_five_restarts_in_a_row(tmp_path: Path, monkeypa
         assert state.status is ServerStatus.READY
     finally:
         await manager.aclose()
+
+
+async def test_a_server_that_dies_after_every_restart_is_given_up(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(manager_module, "restart_backoff_s", lambda _n: 0.0)
+    manager = McpManager(server_configs(tmp_path, {"probe": {"command": sys.executable, "args": [str(PROBE)]}}),
+                         env=server_env(tmp_path))
+    manager.start()
+    try:
+        await manager.wait_started()
+        state = manager.states["probe"]
+        for _ in range(MAX_RESTARTS_IN_A_ROW + 1):  # it comes back every time, and dies at the next call
+            with pytest.raises(TransportError):
+                await manager.call_tool("probe", "crash", {})
+        assert state.restarts == MAX_RESTARTS_IN_A_ROW and state.restart_after is None
+        assert "gave up after 5 restarts in a row" in (state.error or "")
+    finally:
+        await manager.aclose()
+
+
+async def test_enable_lifts_only_the_per_project_switch(tmp_path: Path) -> None:
+    from mini_claude.errors import ConfigError
+
+    servers = server_configs(tmp_path, {"probe": {"command": sys.executable, "args": [str(PROBE)]},
+                                        "off": {"command": sys.executable, "args": [str(PROBE)], "disabled": True}})
+    manager = McpManager(servers, env=server_env(tmp_path))
+    manager.start()
+    try:
+        await manager.wait_started()
+        await manager.set_enabled("probe", False)
+        assert manager.states["probe"].status is ServerStatus.DISABLED
+        assert (await manager.set_enabled("probe", True)).status is ServerStatus.READY
+        with pytest.raises(ConfigError, match="stays off"):
+            await manager.set_enabled("off", True)
+    finally:
+        await manager.aclose()

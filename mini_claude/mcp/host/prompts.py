@@ -126,7 +126,8 @@ class PromptService:
             result = await client.request("completion/complete", params, timeout_s=COMPLETION_TIMEOUT_S)
         except McpError:
             return []
-        values = result.get("completion", {}).get("values") if isinstance(result, dict) else None
+        completion = result.get("completion") if isinstance(result, dict) else None
+        values = completion.get("values") if isinstance(completion, dict) else None
         return [v for v in values if isinstance(v, str)][:100] if isinstance(values, list) else []
 
     async def find(self, command: str) -> PromptCommand | None:

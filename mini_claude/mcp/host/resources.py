@@ -115,7 +115,8 @@ class ResourceService:
             result = await client.request("completion/complete", params, timeout_s=2.0)
         except McpError:
             return []
-        values = result.get("completion", {}).get("values") if isinstance(result, dict) else None
+        completion = result.get("completion") if isinstance(result, dict) else None
+        values = completion.get("values") if isinstance(completion, dict) else None
         return [v for v in values if isinstance(v, str)][:100] if isinstance(values, list) else []
 
     async def templates(self, server: str) -> list[dict[str, Any]]:

@@ -52,6 +52,7 @@ SLASH_COMMANDS = {
     "/model": "show or set the model: /model NAME",
     "/mcp": "MCP servers: status, transport, protocol, what each offers; /mcp reconnect|enable|disable|tools|"
             "log|login|logout|accept NAME",
+    "/add-dir": "work in another folder too: /add-dir DIR (MCP servers see it as a root)",
     "/compact": "summarise the older part of the conversation now: /compact [what to keep in focus]",
     "/plan": "plan mode on or off: /plan [on|off] (Shift+Tab cycles default → acceptEdits → plan)",
     "/resume": "pick up a saved conversation of this folder: /resume [ID]",
@@ -247,6 +248,8 @@ class Repl:
             self.parts.session_id = str(uuid.uuid4())
             record_session(self.parts)
             self.ui.info("conversation cleared")
+        elif command == "/add-dir":
+            await self._add_dir(rest.strip())
         elif command == "/compact":
             done = await self._interruptible(self.parts.agent.compact(rest.strip()), "cancelled")
             if done is False:
@@ -284,6 +287,18 @@ class Repl:
                                       "cancelled")
         else:
             self.ui.warn(f"unknown command {command}; /help lists them")
+
+    async def _add_dir(self, text: str) -> None:
+        folder = _existing_folder(text)
+        if folder is None:
+            self.ui.warn("usage: /add-dir DIR (an existing folder)")
+            return
+        gate = self.parts.gate
+        gate.additional_dirs = (*gate.additional_dirs, folder)
+        if self.parts.host is not None and await self.parts.host.add_root(folder):
+            self.ui.info(f"added {folder}: writes there no longer ask, and MCP servers see it as a root")
+        else:
+            self.ui.info(f"{folder} was already a working folder")
 
     def _prompt_label(self) -> str:
         mode = self.parts.gate.mode if self.parts is not None else PermissionMode.DEFAULT
@@ -416,3 +431,9 @@ class Repl:
         return answer
 
 
+def _existing_folder(text: str) -> Path | None:
+    """`text` as an absolute folder (relative to the working directory, `~` expanded), None if not a folder."""
+    if not text:
+        return None
+    folder = (Path.cwd() / Path(text).expanduser()).resolve()
+    return folder if folder.is_dir() else None

@@ -283,3 +283,21 @@ def test_built_in_commands_win_over_a_repositorys_and_errors_keep_the_repl(
     term.wait_for(lambda s: "input tokens: 0" in s, "the REPL still answering")
     assert mock.requests == []
     term.keys("C-d")
+
+
+def test_add_dir_tells_the_servers(repl: Callable[..., tuple[Terminal, MockModelServer]], tmp_path: Path) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    turns = [{"content": [{"type": "tool_use", "name": "mcp__everything__get-roots-list", "input": {}}]},
+             {"content": [{"type": "text", "text": "roots: {{last_tool_result}}"}]}]
+    term, mock = repl(turns, {"everything": everything()})
+    term.wait_for(lambda s: "MCP everything: ready" in s, "the server")
+    term.type(f"/add-dir {extra}")
+    term.keys("Enter")
+    term.wait_for(lambda s: f"added {extra.resolve()}" in s, "the folder added")
+    term.type("which roots?")
+    term.keys("Enter")
+    term.wait_for(lambda s: "roots:" in s, "the answer")
+    listed = json.dumps(mock.requests[-1]["body"]["messages"][-1])
+    assert extra.resolve().as_uri() in listed and "2 total" in listed
+    term.keys("C-d")

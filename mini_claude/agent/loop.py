@@ -103,6 +103,7 @@ class Agent:
         explain_unknown: Callable[[str], str | None] | None = None,
         before_request: Callable[[], Awaitable[None]] | None = None,
         context: ContextWindow | None = None,
+        resolve_unknown: Callable[[str], Tool | None] | None = None,
     ) -> None:
         self.model = model
         self._tools = tools
@@ -118,6 +119,8 @@ class Agent:
         # result is applied before the model is asked again)
         self.before_request = before_request
         self.context = context or ContextWindow()
+        # a tool the model named that was not offered but exists (a deferred MCP tool: tools/tool_search.py)
+        self._resolve_unknown = resolve_unknown
         self._compacted = False
         # called with the history after every change to it (SessionLog.sync saves the conversation as it goes)
         # (`rewritten`: not only the end changed — compaction)
@@ -171,7 +174,7 @@ class Agent:
             self.ui.assistant_done(turn)
             if not turn.tool_uses:
                 return RunOutcome(turn.text, turn.stop_reason or "end_turn", turn_no, usage, self._denials)
-            await self._run_tool_calls([_Call(b, tools.get(_tool_name(b))) for b in turn.tool_uses])
+            await self._run_tool_calls([_Call(b, self._find_tool(tools, _tool_name(b))) for b in turn.tool_uses])
         self._unanswered_note = MAX_TURNS_NOTE  # not an interruption: say so to the model on the next run
         return RunOutcome(self._last_text(), "max_turns", self.max_turns, usage, self._denials)
 
@@ -265,6 +268,12 @@ class Agent:
             self.ui.tool_finished(name, call.result)
             return False
         return True
+
+    def _find_tool(self, offered: dict[str, Tool], name: str) -> Tool | None:
+        tool = offered.get(name)
+        if tool is None and self._resolve_unknown is not None:
+            tool = self._resolve_unknown(name)
+        return tool
 
     def _unknown_text(self, name: str) -> str:
         if self._explain_unknown is not None:

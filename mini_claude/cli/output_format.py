@@ -23,12 +23,12 @@ from mini_claude.agent.loop import RunOutcome
 from mini_claude.cli.exit_codes import EXIT_DENIED, EXIT_ERROR, EXIT_MAX_TURNS, EXIT_OK, EXIT_TRUNCATED
 from mini_claude.models.pricing import cost_usd
 
-__all__ = ["OUTPUT_FORMATS", "ResultWriter", "exit_code", "subtype"]
+__all__ = ["OUTPUT_FORMATS", "ResultWriter", "exit_code", "run_subtype"]
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
 
-def subtype(outcome: RunOutcome | None) -> str:
+def run_subtype(outcome: RunOutcome | None) -> str:
     if outcome is None:
         return "error_during_execution"
     return {"max_turns": "error_max_turns", "max_tokens": "error_max_tokens"}.get(outcome.stop, "success")
@@ -78,14 +78,14 @@ class ResultWriter:
                         "session_id": self.session_id, "uuid": str(uuid.uuid4())})
         self._sent = len(history)
 
-    def result(self, outcome: RunOutcome | None, *, error: str | None = None) -> None:
+    def result(self, outcome: RunOutcome | None, *, error: str | None = None, subtype: str | None = None) -> None:
         if self.format == "text":
             if outcome is not None:
                 self.out.write(outcome.text.rstrip("\n") + "\n")
                 self.out.flush()
             return
         usage = outcome.usage if outcome is not None else None
-        kind = subtype(outcome) if error is None else "error_during_execution"
+        kind = run_subtype(outcome) if error is None else (subtype or "error_during_execution")
         record: dict[str, Any] = {
             "type": "result", "subtype": kind, "is_error": kind != "success",
             "duration_ms": round((time.monotonic() - self.started) * 1000),

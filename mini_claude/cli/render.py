@@ -36,6 +36,7 @@ _HIDDEN = re.compile(
     "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
 )
 RESULT_PREVIEW_LINES = 4
+MAX_DIFF_LINES = 400
 RESULT_PREVIEW_CHARS = 300
 
 
@@ -117,7 +118,9 @@ class TerminalUI:
     def tool_finished(self, name: str, result: ToolResult) -> None:
         text = clean(result.as_text())
         lines = text.splitlines() or ["(no output)"]
-        shown = lines[:RESULT_PREVIEW_LINES]
+        is_diff = name in ("edit_file", "write_file") and not result.is_error and "\n@@" in text
+        # an edit's diff is shown whole (up to a limit), in the terminal and on -p's stderr alike
+        shown = lines[:MAX_DIFF_LINES] if is_diff else lines[:RESULT_PREVIEW_LINES]
         # labelled with the call: results of calls that ran together are printed as they finish, in any order
         label = f"{clean(name)}: "
         preview = "\n".join(f"  ⎿ {label}{line[:RESULT_PREVIEW_CHARS]}" if i == 0 else
@@ -125,7 +128,7 @@ class TerminalUI:
         if len(lines) > len(shown):
             preview += f"\n    … (+{len(lines) - len(shown)} lines)"
         stream = self._tool_stream()
-        if self.rich and name == "edit_file" and not result.is_error and "@@" in text:
+        if self.rich and is_diff:
             self._console_for(stream).print(self._syntax(text))
             return
         self._line(stream, preview, style="red" if result.is_error else "dim")

@@ -22,6 +22,7 @@ from mini_claude.cli.session import start_session
 from mini_claude.cli.turn_input import run_user_turn
 from mini_claude.errors import MiniClaudeError
 from mini_claude.mcp.manager import ServerStatus
+from mini_claude.models.pricing import cost_usd
 
 __all__ = ["run_interactive", "run_print"]
 
@@ -89,14 +90,15 @@ async def _print_main(args: argparse.Namespace, prompt: str) -> int:
         writer.init([t.name for t in agent.tools()], [{"name": s.name, "status": s.status.value}
                                                       for s in parts.manager.states.values()], str(agent.ctx.cwd),
                     parts.gate.mode.value)
-        _stream_messages(agent, writer)
+        _stream_messages(agent, writer, budget_usd=args.max_budget_usd)
         try:
             outcome = await run_user_turn(parts, prompt, ui)
         except MiniClaudeError as exc:
             if args.output_format == "text":
                 raise
             writer.messages(agent.history)
-            writer.result(None, error=str(exc))
+            writer.result(None, error=str(exc), subtype="error_max_budget_usd" if isinstance(exc, BudgetReached)
+                          else None)
             ui.error(str(exc))
             return EXIT_ERROR
         writer.messages(agent.history)
@@ -114,12 +116,20 @@ async def _print_main(args: argparse.Namespace, prompt: str) -> int:
     return exit_code(outcome)
 
 
-def _stream_messages(agent: Agent, writer: ResultWriter) -> None:
-    """stream-json: write the history's new messages before each model request; and time the model's work."""
+class BudgetReached(MiniClaudeError):
+    """`--max-budget-usd` reached: the run stops before the next model request."""
+
+
+def _stream_messages(agent: Agent, writer: ResultWriter, *, budget_usd: float | None = None) -> None:
+    """Before each model request: stream-json's new messages, the budget check; and time the model's work."""
     settle = agent.before_request
 
     async def before_request() -> None:
         writer.messages(agent.history)
+        spent = cost_usd(agent.model.name, agent.usage)
+        if budget_usd is not None and spent >= budget_usd:
+            raise BudgetReached(f"stopped: the run's estimated cost ${spent:.6f} reached --max-budget-usd "
+                                f"{budget_usd:g}")
         if settle is not None:
             await settle()
 

@@ -44,6 +44,7 @@ from mini_claude.tools.base import Tool, ToolContext
 from mini_claude.tools.mcp_resources import resource_tools
 from mini_claude.tools.mcp_tool import McpToolAdapters
 from mini_claude.tools.skill import SkillTool
+from mini_claude.tools.tool_search import DeferredTools, ToolSearchTool
 from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
 
 __all__ = [
@@ -299,9 +300,16 @@ def build_session(
     builtins = builtin_tools()
     mcp_tools = McpToolAdapters(manager, host)
 
+    window = ContextWindow(context_tokens(env))
+    deferred = DeferredTools(mcp_tools, setting=env.get("MINI_CLAUDE_TOOL_SEARCH", "auto"),
+                             context_tokens=window.tokens)
+    search_tool = ToolSearchTool(deferred)
+
     def tools() -> list[Tool]:
+        offered = deferred.offered()
+        searching = [search_tool] if deferred.deferring() else []
         return [*builtins, *([skill_tool] if skills.available() else []), *resource_tools(host.resources),
-                *mcp_tools()]
+                *searching, *offered]
 
     memory = load_memory(opts.cwd, user_home(env))
 
@@ -309,6 +317,9 @@ def build_session(
         listed = [(skill.name, skill.description) for skill in skills.available()]
         base = opts.system_prompt or build_system_prompt(opts.cwd, manager.instructions(), listed,
                                                          memory.prompt_section())
+        deferred_note = deferred.prompt_section()
+        if deferred_note:
+            base += f"\n\n{deferred_note}"
         if gate.mode is PermissionMode.PLAN:
             base += f"\n\n{PLAN_MODE_PROMPT}"
         return f"{base}\n\n{opts.append_system_prompt}" if opts.append_system_prompt else base
@@ -321,7 +332,7 @@ def build_session(
 
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
                   result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=manager.settle_lists,
-                  context=ContextWindow(context_tokens(env)))
+                  context=window, resolve_unknown=deferred.resolve)
     if isinstance(ui, TerminalUI):
         agent.context.on_compact = ui.info
     return SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,

@@ -74,6 +74,7 @@ class ServerConfig:
     timeout_ms: int | None = None
     sampling: str = "ask"  # `sampling`: "ask" | "allow" | "deny" (mini_claude.mcp.host.sampling)
     log_level: str | None = None  # `logLevel`: sent as logging/setLevel once connected
+    always_load: bool = False  # `alwaysLoad`: its tools are always sent, never deferred behind tool_search
     disabled: bool = False
     include_tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
@@ -274,6 +275,7 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("protocolVersion", "protocol_version", _protocol_version),
     _Field("sampling", "sampling", _choice(SAMPLING_POLICIES)),
     _Field("logLevel", "log_level", _choice(LOG_LEVELS)),
+    _Field("alwaysLoad", "always_load", _boolean, null_ok=False),
 )
 
 

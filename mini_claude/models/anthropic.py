@@ -1,9 +1,12 @@
 """`AnthropicModel`: the Anthropic Messages API through the official `anthropic` SDK, streaming or not.
 
-Our history already is Messages format, so it passes through (minus empty text blocks, which the API rejects). Streaming reads the raw event stream
-(`messages.create(stream=True)`): text deltas go to `on_text` as they arrive, `input_json_delta` pieces are joined
-per block and parsed at `content_block_stop`. The SDK is imported in the constructor, not at module import
-(it takes over a second), and its own retries are off: `retry.run_with_retry` is the one retry layer.
+Our history already is Messages format, so it passes through (minus empty text blocks, which the API rejects).
+Streaming reads the raw event stream (`messages.create(stream=True)`) into a `StreamAssembler`, which
+anthropic_http.py (the default backend, no SDK) shares: text deltas go to `on_text` as they arrive,
+`input_json_delta` pieces are joined per block and parsed at `content_block_stop`. The SDK is imported in the
+constructor, not at module import (it takes over half a second), and its own retries are off:
+`retry.run_with_retry` is the one retry layer. This module also holds the request body and response parsing both
+backends use.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from mini_claude.errors import ModelError
 from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage
 from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_anthropic_error
 
-__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "build_params", "parse_input", "turn_from_message", "usage_of"]
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "StreamAssembler", "build_params", "turn_from_message",
+           "usage_of"]
 
 DEFAULT_MAX_TOKENS = 8192
 EMPTY_TURN_TEXT = "(no response)"
@@ -82,55 +86,74 @@ class AnthropicModel:
         return AssistantTurn(content=content, stop_reason=message.stop_reason, usage=usage)
 
     async def _stream_once(self, params: dict[str, Any], emit: Callable[[str], None]) -> AssistantTurn:
-        blocks: dict[int, dict[str, Any]] = {}
-        json_parts: dict[int, list[str]] = {}
-        usage = Usage()
-        stop_reason: str | None = None
-        finished = False
+        assembler = StreamAssembler(emit)
         stream = await self._client.messages.create(**params, stream=True)
         async with stream:
             async for event in stream:
-                kind = event.type
-                if kind == "message_start":
-                    usage = _usage(event.message.usage)
-                elif kind == "content_block_start":
-                    block = event.content_block
-                    if block.type == "text":
-                        blocks[event.index] = {"type": "text", "text": block.text or ""}
-                        if block.text:
-                            emit(block.text)
-                    elif block.type == "tool_use":
-                        blocks[event.index] = {"type": "tool_use", "id": block.id, "name": block.name,
-                                               "input": _as_input(block.input, block.name)}
-                        json_parts[event.index] = []
-                elif kind == "content_block_delta":
-                    delta = event.delta
-                    target = blocks.get(event.index)
-                    if target is None:
-                        continue
-                    if delta.type == "text_delta" and target["type"] == "text":
-                        target["text"] += delta.text
-                        if delta.text:
-                            emit(delta.text)
-                    elif delta.type == "input_json_delta" and event.index in json_parts:
-                        json_parts[event.index].append(delta.partial_json)
-                elif kind == "content_block_stop":
-                    parts = json_parts.pop(event.index, None)
-                    if parts:
-                        target = blocks[event.index]
-                        target["input"] = _parse_input("".join(parts), target["name"])
-                elif kind == "message_delta":
-                    stop_reason = event.delta.stop_reason or stop_reason
-                    if event.usage.output_tokens is not None:
-                        usage.output_tokens = event.usage.output_tokens
-                    if getattr(event.usage, "input_tokens", None):
-                        usage.input_tokens = event.usage.input_tokens
-                elif kind == "message_stop":
-                    finished = True
-        if not finished:
-            raise ModelError(f"the model API at {self.base_url} ended the stream before message_stop",
-                             retryable=True)
-        return AssistantTurn(content=[blocks[i] for i in sorted(blocks)], stop_reason=stop_reason, usage=usage)
+                assembler.feed(event.type, event.model_dump())
+        return assembler.turn(self.base_url)
+
+
+class StreamAssembler:
+    """Builds one AssistantTurn from the Messages stream's events (each as decoded JSON, whoever decoded it: the
+    SDK here, anthropic_http.py's own reader there): text deltas go to `emit` as they come, `input_json_delta`
+    pieces are joined per block and parsed at `content_block_stop`."""
+
+    def __init__(self, emit: Callable[[str], None]) -> None:
+        self.emit = emit
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.json_parts: dict[int, list[str]] = {}
+        self.usage = Usage()
+        self.stop_reason: str | None = None
+        self.finished = False
+
+    def feed(self, kind: str, data: dict[str, Any]) -> None:
+        if kind == "message_start":
+            self.usage = usage_of((data.get("message") or {}).get("usage") or {})
+        elif kind == "content_block_start":
+            index, block = data.get("index"), data.get("content_block") or {}
+            if not isinstance(index, int):
+                return
+            if block.get("type") == "text":
+                self.blocks[index] = {"type": "text", "text": block.get("text") or ""}
+                if block.get("text"):
+                    self.emit(block["text"])
+            elif block.get("type") == "tool_use":
+                self.blocks[index] = {"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
+                                      "input": _as_input(block.get("input"), str(block.get("name")))}
+                self.json_parts[index] = []
+        elif kind == "content_block_delta":
+            index, delta = data.get("index"), data.get("delta") or {}
+            target = self.blocks.get(index) if isinstance(index, int) else None
+            if target is None:
+                return
+            if delta.get("type") == "text_delta" and target["type"] == "text":
+                target["text"] += delta.get("text") or ""
+                if delta.get("text"):
+                    self.emit(delta["text"])
+            elif delta.get("type") == "input_json_delta" and index in self.json_parts:
+                self.json_parts[index].append(delta.get("partial_json") or "")
+        elif kind == "content_block_stop":
+            index = data.get("index")
+            parts = self.json_parts.pop(index, None) if isinstance(index, int) else None
+            if parts:
+                target = self.blocks[index]
+                target["input"] = _parse_input("".join(parts), target["name"])
+        elif kind == "message_delta":
+            self.stop_reason = (data.get("delta") or {}).get("stop_reason") or self.stop_reason
+            more = data.get("usage") or {}
+            if isinstance(more.get("output_tokens"), int):
+                self.usage.output_tokens = more["output_tokens"]
+            if more.get("input_tokens"):
+                self.usage.input_tokens = more["input_tokens"]
+        elif kind == "message_stop":
+            self.finished = True
+
+    def turn(self, base_url: str) -> AssistantTurn:
+        if not self.finished:
+            raise ModelError(f"the model API at {base_url} ended the stream before message_stop", retryable=True)
+        return AssistantTurn(content=[self.blocks[i] for i in sorted(self.blocks)], stop_reason=self.stop_reason,
+                             usage=self.usage)
 
 
 def build_params(model: str, max_tokens: int, system: str, messages: list[dict[str, Any]], tools: list[ToolSpec],
@@ -175,10 +198,6 @@ def usage_of(raw: dict[str, Any]) -> Usage:
         return value if isinstance(value, int) else 0
     return Usage(count("input_tokens"), count("output_tokens"), count("cache_read_input_tokens"),
                  count("cache_creation_input_tokens"))
-
-
-def parse_input(raw: str, tool_name: str) -> Any:
-    return _parse_input(raw, tool_name)
 
 
 def _wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -18,14 +18,8 @@ import httpx
 
 from mini_claude import __version__
 from mini_claude.errors import ModelError
-from mini_claude.models.anthropic import (
-    DEFAULT_MAX_TOKENS,
-    build_params,
-    parse_input,
-    turn_from_message,
-    usage_of,
-)
-from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage
+from mini_claude.models.anthropic import DEFAULT_MAX_TOKENS, StreamAssembler, build_params, turn_from_message
+from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec
 from mini_claude.models.retry import (
     ANTHROPIC_ERROR_TYPE_STATUS,
     RetryPolicy,
@@ -93,11 +87,7 @@ class AnthropicHttpModel:
         return turn_from_message(message)
 
     async def _stream_once(self, params: dict[str, Any], emit: Callable[[str], None]) -> AssistantTurn:
-        blocks: dict[int, dict[str, Any]] = {}
-        json_parts: dict[int, list[str]] = {}
-        usage = Usage()
-        stop_reason: str | None = None
-        finished = False
+        assembler = StreamAssembler(emit)
         async with self._client.stream("POST", f"{self.base_url}/v1/messages",
                                        json={**params, "stream": True}) as response:
             if response.status_code >= 400:
@@ -107,48 +97,8 @@ class AnthropicHttpModel:
                     error = data.get("error") if isinstance(data.get("error"), dict) else {}
                     status = ANTHROPIC_ERROR_TYPE_STATUS.get(str(error.get("type")), 500)
                     raise ApiStatusError(status, str(error.get("message") or "error event"), response)
-                if kind == "message_start":
-                    usage = usage_of(data.get("message", {}).get("usage") or {})
-                elif kind == "content_block_start":
-                    index, block = data.get("index"), data.get("content_block") or {}
-                    if block.get("type") == "text":
-                        blocks[index] = {"type": "text", "text": block.get("text") or ""}
-                        if block.get("text"):
-                            emit(block["text"])
-                    elif block.get("type") == "tool_use":
-                        blocks[index] = {"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
-                                         "input": block.get("input") if isinstance(block.get("input"), dict)
-                                         else {}}
-                        json_parts[index] = []
-                elif kind == "content_block_delta":
-                    index, delta = data.get("index"), data.get("delta") or {}
-                    target = blocks.get(index)
-                    if target is None:
-                        continue
-                    if delta.get("type") == "text_delta" and target["type"] == "text":
-                        target["text"] += delta.get("text") or ""
-                        if delta.get("text"):
-                            emit(delta["text"])
-                    elif delta.get("type") == "input_json_delta" and index in json_parts:
-                        json_parts[index].append(delta.get("partial_json") or "")
-                elif kind == "content_block_stop":
-                    parts = json_parts.pop(data.get("index"), None)
-                    if parts:
-                        target = blocks[data["index"]]
-                        target["input"] = parse_input("".join(parts), target["name"])
-                elif kind == "message_delta":
-                    stop_reason = (data.get("delta") or {}).get("stop_reason") or stop_reason
-                    more = data.get("usage") or {}
-                    if isinstance(more.get("output_tokens"), int):
-                        usage.output_tokens = more["output_tokens"]
-                    if more.get("input_tokens"):
-                        usage.input_tokens = more["input_tokens"]
-                elif kind == "message_stop":
-                    finished = True
-        if not finished:
-            raise ModelError(f"the model API at {self.base_url} ended the stream before message_stop",
-                             retryable=True)
-        return AssistantTurn(content=[blocks[i] for i in sorted(blocks)], stop_reason=stop_reason, usage=usage)
+                assembler.feed(kind, data)
+        return assembler.turn(self.base_url)
 
     def _map_error(self, exc: BaseException) -> ModelError | None:
         if isinstance(exc, ModelError):

@@ -165,3 +165,23 @@ def test_shared_options_go_before_or_after_mcp(cli: Cli) -> None:
     assert before.rc == after.rc == 0, before.stderr + after.stderr
     assert "demo" in before.stdout and before.stdout.split()[:2] == after.stdout.split()[:2]
     assert "DEBUG" in before.stderr and "DEBUG" in after.stderr
+
+
+def test_print_mode_shows_the_whole_diff_of_an_edit(cli: Cli) -> None:
+    (cli.work / "app.py").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    cli.mock([tool_use("read_file", {"path": "app.py"}),
+              tool_use("edit_file", {"path": "app.py", "old_string": "line 8\n", "new_string": "changed 8\n"}),
+              answer("edited")])
+    result = cli.run("-p", "edit it", "--allowedTools", "Edit")
+    assert result.rc == 0, result.stderr
+    edit = result.stderr.split("→ edit_file(", 1)[1]
+    assert "-line 8" in edit and "+changed 8" in edit and "line 10" in edit and "… (+" not in edit
+
+
+def test_max_budget_stops_the_run(cli: Cli) -> None:
+    mock = cli.mock([tool_use("glob", {"pattern": "*"})] * 5 + [answer("never")])
+    result = cli.run("-p", "loop", "--max-budget-usd", "0.000001", "--model", "claude-sonnet-4-5",
+                     "--output-format", "json")
+    record = json.loads(result.stdout)
+    assert result.rc == 1 and record["subtype"] == "error_max_budget_usd" and record["is_error"]
+    assert len(mock.requests) == 1 and "--max-budget-usd" in result.stderr

@@ -1,0 +1,143 @@
+"""Deferred MCP tools and the `tool_search` tool (issue 13's first part): when the MCP tool definitions would take
+too much of the context window, they are not sent; the model gets `tool_search` and, in the system prompt, the
+servers with their tools' names. What a search finds is sent with every later request of the session; a deferred
+tool the model calls by name without searching is loaded and run.
+
+`MINI_CLAUDE_TOOL_SEARCH`: `auto` (default: defer when the definitions exceed 10% of the context window), `auto:N`
+(N %), `true` (always), `false` (never). Definitions are counted as JSON characters / 4. A server whose config
+says `"alwaysLoad": true` always has its tools sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from mini_claude.tools.base import ToolContext, ToolResult
+from mini_claude.tools.mcp_tool import McpToolAdapter
+from mini_claude.tools.tool_index import IndexedTool, ToolIndex
+
+__all__ = ["DEFAULT_PERCENT", "DeferredTools", "ToolSearchTool", "definition_tokens"]
+
+DEFAULT_PERCENT = 10.0
+DEFAULT_LIMIT = 5
+MAX_LIMIT = 20
+MAX_NAMES_LISTED = 400
+
+
+def definition_tokens(tools: Sequence[McpToolAdapter]) -> int:
+    return sum(len(json.dumps({"name": t.name, "description": t.description, "input_schema": t.input_schema},
+                              ensure_ascii=False)) for t in tools) // 4
+
+
+class DeferredTools:
+    """Which MCP tools are sent, which are one search away, and which the model has found."""
+
+    def __init__(self, adapters: Callable[[], list[McpToolAdapter]], *, setting: str, context_tokens: int) -> None:
+        self._adapters = adapters
+        self.mode, self.percent = _parse(setting)
+        self.context_tokens = context_tokens
+        self.loaded: set[str] = set()
+        self._indexed: list[McpToolAdapter] | None = None
+        self._index = ToolIndex([])
+
+    def deferring(self) -> bool:
+        if self.mode == "never":
+            return False
+        if self.mode == "always":
+            return bool(self._adapters())
+        return definition_tokens(self._adapters()) > self.context_tokens * self.percent / 100
+
+    def offered(self) -> list[McpToolAdapter]:
+        adapters = self._adapters()
+        if not self.deferring():
+            return adapters
+        return [a for a in adapters if a.name in self.loaded or _always_loaded(a)]
+
+    def index(self) -> ToolIndex:
+        adapters = self._adapters()
+        if adapters is not self._indexed:
+            self._index = ToolIndex([IndexedTool(a.name, a.server, a.mcp_tool.name, a.description, a.input_schema)
+                                     for a in adapters])
+            self._indexed = adapters
+        return self._index
+
+    def resolve(self, name: str) -> McpToolAdapter | None:
+        """A deferred tool the model called by name: loaded from now on."""
+        found = next((a for a in self._adapters() if a.name == name), None)
+        if found is not None:
+            self.loaded.add(name)
+        return found
+
+    def forget(self) -> None:
+        """`/clear` or compaction: the found definitions are sent again only once found again."""
+        self.loaded.clear()
+
+    def prompt_section(self, instructions: Mapping[str, str] | None = None) -> str:
+        if not self.deferring():
+            return ""
+        by_server: dict[str, list[str]] = {}
+        for adapter in self._adapters():
+            by_server.setdefault(adapter.server, []).append(adapter.name)
+        lines = ["MCP tools are not listed in full to save context. Find them with tool_search (keywords or a "
+                 "sentence; `select:name1,name2` for exact names); what it finds can be called from your next "
+                 "step. The servers and their tools:"]
+        listed = 0
+        for server, names in sorted(by_server.items()):
+            shown = names[: max(0, MAX_NAMES_LISTED - listed)]
+            listed += len(shown)
+            more = f" (+{len(names) - len(shown)} more)" if len(shown) < len(names) else ""
+            lines.append(f"- {server} ({len(names)} tools): {', '.join(shown)}{more}")
+        return "\n".join(lines)
+
+
+class ToolSearchTool:
+    name = "tool_search"
+    description = ("Find MCP tools that are not loaded yet, by keywords or a description of the task (e.g. "
+                   "\"create a github issue\"), or exactly with `select:mcp__server__tool,...`. Returns the best "
+                   "matches with their names and what they do; call them by name afterwards.")
+    read_only = True
+
+    def __init__(self, deferred: DeferredTools) -> None:
+        self.deferred = deferred
+        self.input_schema: dict[str, Any] = {"type": "object", "required": ["query"], "properties": {
+            "query": {"type": "string", "description": "Keywords, a sentence, or select:name1,name2"},
+            "limit": {"type": "integer", "description": f"How many results (default {DEFAULT_LIMIT})"}}}
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        query = args.get("query")
+        if not isinstance(query, str) or not query.strip():
+            return ToolResult.error("query must be a non-empty string")
+        limit = args.get("limit")
+        limit = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else DEFAULT_LIMIT
+        found = self.deferred.index().search(query, min(limit, MAX_LIMIT))
+        if not found:
+            return ToolResult.text(f"No MCP tool matches {query!r}. Try other words, or a server's name.")
+        lines = []
+        for tool in found:
+            self.deferred.loaded.add(tool.qualified_name)
+            first = (tool.description.strip().splitlines() or [""])[0][:200]
+            params = ", ".join(list((tool.input_schema.get("properties") or {}).keys())[:10])
+            lines.append(f"{tool.qualified_name}: {first}" + (f" (parameters: {params})" if params else ""))
+        return ToolResult.text("\n".join(lines) + "\n\nThese tools can be called from your next step.")
+
+
+def _always_loaded(adapter: McpToolAdapter) -> bool:
+    """The server's config says `"alwaysLoad": true`."""
+    state = adapter.manager.states.get(adapter.server)
+    return state is not None and state.config.always_load
+
+
+def _parse(setting: str) -> tuple[str, float]:
+    text = setting.strip().lower()
+    if text in ("true", "1", "yes", "on", "always"):
+        return "always", DEFAULT_PERCENT
+    if text in ("false", "0", "no", "off", "never"):
+        return "never", DEFAULT_PERCENT
+    if text.startswith("auto:"):
+        try:
+            return "auto", max(0.0, float(text[5:]))
+        except ValueError:
+            return "auto", DEFAULT_PERCENT
+    return "auto", DEFAULT_PERCENT

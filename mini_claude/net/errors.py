@@ -58,7 +58,8 @@ def network_reason(exc: BaseException) -> str:
         if isinstance(current, OSError) and current.errno is not None and current.errno > 0:
             return os.strerror(current.errno).lower()
     for current in chain:
-        text = _one_line(current)
+        # a LookupError deep in a library (anyio's "pop from an empty deque" behind EndOfStream) is not a reason
+        text = "" if isinstance(current, LookupError) and current is not exc else _one_line(current)
         if text:
             return text
     return type(exc).__name__

@@ -213,6 +213,12 @@ class McpClient:
         except Exception:
             log.debug("%s: close after a failed connect failed", self.name, exc_info=True)
 
+    async def close_when_idle(self, grace_s: float) -> None:
+        """Close once no request is in flight (at most `grace_s` s from now): requests already sent get their own
+        answers first (a server that forgot our session refuses each, so each is known not to have run)."""
+        await self._session.wait_idle(grace_s)
+        await self.close()
+
     async def close(self) -> None:
         """End the connection and release the transport (reaps a process). Idempotent; bounded in time."""
         first = not self._closing

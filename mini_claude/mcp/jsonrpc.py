@@ -96,6 +96,8 @@ class JsonRpcSession:
         self.name = name
         self._next_id = 1
         self._pending: dict[int, _Pending] = {}
+        self._idle = asyncio.Event()  # set while no request is pending
+        self._idle.set()
         self._request_handlers: dict[str, RequestHandler] = {"ping": _pong}
         self._notification_handlers: dict[str, NotificationHandler] = {}
         self._fallback_notification: NotificationHandler | None = None
@@ -150,6 +152,7 @@ class JsonRpcSession:
         loop = asyncio.get_running_loop()
         pending = _Pending(loop.create_future(), method, timeout, claim_null_id_error)
         self._pending[request_id] = pending
+        self._idle.clear()
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
@@ -184,6 +187,16 @@ class JsonRpcSession:
             entry = self._pending.pop(request_id, None)
             if entry is not None and entry.timer is not None:
                 entry.timer.cancel()
+            if not self._pending:
+                self._idle.set()
+
+    async def wait_idle(self, timeout: float) -> bool:
+        """Wait (at most `timeout` s) until no request is pending; True if none is."""
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
 
     def next_request_id(self) -> int:
         """The id the next `request()` will use (lets a caller tie a progress token to it beforehand)."""

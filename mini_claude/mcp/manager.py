@@ -82,6 +82,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 SHUTDOWN_TIMEOUT_S = 8.0
+LOST_CLOSE_GRACE_S = 5.0  # how long calls in flight on a refused session may take to get their own answers
 REFRESH_DEBOUNCE_S = 0.05
 LIST_SETTLE_S = 2.0  # how long a model request waits for a tools/list_changed refresh in flight
 # the reason a server switched off for a project starts with (set_enabled, disabledMcpServers); only that kind of
@@ -347,8 +348,9 @@ class McpManager:
             self._close_later(state, client)
         self._set_down(state, ServerStatus.FAILED, reason)
 
-    def _close_later(self, state: ServerState, client: McpClient) -> None:
-        task = asyncio.get_running_loop().create_task(client.close(), name=f"mcp-close-{state.name}")
+    def _close_later(self, state: ServerState, client: McpClient, *, grace_s: float = 0.0) -> None:
+        closing = client.close_when_idle(grace_s) if grace_s > 0 else client.close()
+        task = asyncio.get_running_loop().create_task(closing, name=f"mcp-close-{state.name}")
         self._close_tasks.add(task)
         task.add_done_callback(self._close_tasks.discard)
 
@@ -372,7 +374,9 @@ class McpManager:
             return  # already handled (another call, or the closed callback, got there first)
         state.lost, state.error = lost_reason(error), None
         state.client = None
-        self._close_later(state, client)
+        # calls still in flight on the old session get their own answers before it is closed: when the server
+        # forgot the session it refuses each of them, so they are known not to have run and are retried
+        self._close_later(state, client, grace_s=LOST_CLOSE_GRACE_S if session_refused(error, client) else 0.0)
         log.info("%s: connection lost (%s); reconnecting on the next call", state.name, state.lost)
         self._changed(state)
 

@@ -87,12 +87,12 @@ def text_of(request: dict[str, Any], index: int = -1) -> str:
 
 def test_first_prompt_waits_for_a_slow_server(repl: Callable[..., tuple[Terminal, MockModelServer]]) -> None:
     slow = {"command": "sh", "args": ["-c", f"sleep 2; exec {sys.executable} {PROBE}"]}
-    term, mock = repl([{"content": [{"type": "text", "text": "ok"}]}], {"slow": slow})
+    term, mock = repl([{"content": [{"type": "text", "text": "SLOW-OK"}]}], {"slow": slow})
     term.wait_for(lambda s: "/help for commands" in s, "the prompt")
     term.type("hello")
     term.keys("Enter")
     term.wait_for(lambda s: "waiting for MCP server slow to start" in s, "the waiting line")
-    term.wait_for(lambda s: "ok" in s.split("waiting for MCP server slow")[-1], "the answer")
+    term.wait_for(lambda s: "SLOW-OK" in s, "the answer")
     names = [t["name"] for t in mock.requests[0]["body"]["tools"]]
     assert any(name.startswith("mcp__slow__") for name in names), names
     term.keys("C-d")
@@ -182,7 +182,7 @@ def test_the_mcp_panel_and_its_actions(repl: Callable[..., tuple[Terminal, MockM
 
 def test_a_hash_line_goes_to_the_project_memory_and_the_next_request(
         repl: Callable[..., tuple[Terminal, MockModelServer]], tmp_path: Path) -> None:
-    term, mock = repl([{"content": [{"type": "text", "text": "noted"}]}], {})
+    term, mock = repl([{"content": [{"type": "text", "text": "ANSWERED-OK"}]}], {})
     term.wait_for(lambda s: "/help for commands" in s, "the prompt")
     term.type("# always run the linter")
     term.keys("Enter")
@@ -190,7 +190,7 @@ def test_a_hash_line_goes_to_the_project_memory_and_the_next_request(
     assert (tmp_path / "work" / "CLAUDE.md").read_text() == "- always run the linter\n"
     term.type("hello")
     term.keys("Enter")
-    term.wait_for(lambda s: "noted" in s.split("hello")[-1], "the answer")
+    term.wait_for(lambda s: "ANSWERED-OK" in s, "the answer")
     assert "- always run the linter" in mock.requests[0]["body"]["system"]
     term.keys("C-d")
 

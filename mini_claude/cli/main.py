@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "comes, one JSON object a line (stream-json); Claude Code's shapes")
     parser.add_argument("--max-budget-usd", type=float, metavar="DOLLARS",
                         help="-p: stop before a model request once the run's estimated cost reaches this")
+    parser.add_argument("--input-format", choices=["text", "stream-json"], default="text",
+                        help="-p input: the prompt (text), or user messages as JSON lines on stdin, each a turn "
+                             "(stream-json; needs --output-format stream-json)")
     parser.add_argument("--system-prompt", metavar="TEXT", help="replace the built-in system prompt")
     parser.add_argument("--append-system-prompt", metavar="TEXT", help="add TEXT to the end of the system prompt")
     parser.add_argument("--verbose", action="store_true", help="accepted for Claude Code compatibility")

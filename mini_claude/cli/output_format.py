@@ -60,6 +60,11 @@ class ResultWriter:
         self.api_s = 0.0
         self._sent = 0  # how many history messages stream-json has written
 
+    def begin(self) -> None:
+        """A new turn starts (stream-json input: one result object per turn, each timed on its own)."""
+        self.started = time.monotonic()
+        self.api_s = 0.0
+
     def init(self, tools: list[str], servers: list[dict[str, str]], cwd: str, permission_mode: str) -> None:
         if self.format == "stream-json":
             self._line({"type": "system", "subtype": "init", "session_id": self.session_id, "cwd": cwd,

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from mini_claude.agent.loop import Agent, RunOutcome
@@ -20,7 +22,7 @@ from mini_claude.cli.repl import Repl
 from mini_claude.cli.resume import record_session, resume_session
 from mini_claude.cli.session import start_session
 from mini_claude.cli.turn_input import run_user_turn
-from mini_claude.errors import MiniClaudeError
+from mini_claude.errors import ConfigError, MiniClaudeError
 from mini_claude.mcp.manager import ServerStatus
 from mini_claude.models.pricing import cost_usd
 
@@ -31,6 +33,11 @@ STDIN_WAIT_S = 2.0  # how long -p waits for piped input to begin when a prompt w
 
 
 def run_print(args: argparse.Namespace) -> int:
+    if args.input_format == "stream-json":
+        if args.output_format != "stream-json":
+            sys.stderr.write("mini-claude: --input-format stream-json needs --output-format stream-json\n")
+            return EXIT_USAGE
+        return asyncio.run(_print_main(args, None))
     prompt = args.prompt
     piped = _piped_stdin(wait_s=None if prompt is None else STDIN_WAIT_S)
     if prompt is None:
@@ -68,7 +75,8 @@ def _piped_stdin(*, wait_s: float | None) -> str | None:
     return sys.stdin.read()
 
 
-async def _print_main(args: argparse.Namespace, prompt: str) -> int:
+async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
+    """One `-p` run: `prompt`, or (None) every user message read from stdin as stream-json, each a turn."""
     ui = TerminalUI(print_mode=True)
     parts = await start_session(args, ui, host_ui=PrintHostUI(ui))
     agent = parts.agent
@@ -87,23 +95,29 @@ async def _print_main(args: argparse.Namespace, prompt: str) -> int:
         for state in parts.manager.states.values():
             if state.status is ServerStatus.FAILED:
                 ui.warn(f"MCP server {state.name} failed: {state.error}")
-        writer.init([t.name for t in agent.tools()], [{"name": s.name, "status": s.status.value}
-                                                      for s in parts.manager.states.values()], str(agent.ctx.cwd),
-                    parts.gate.mode.value)
         _stream_messages(agent, writer, budget_usd=args.max_budget_usd)
-        try:
-            outcome = await run_user_turn(parts, prompt, ui)
-        except MiniClaudeError as exc:
-            if args.output_format == "text":
-                raise
+        turns = _stdin_turns() if prompt is None else _one(prompt)
+        async for turn in turns:
+            writer.begin()
+            writer.init([t.name for t in agent.tools()], [{"name": s.name, "status": s.status.value}
+                                                          for s in parts.manager.states.values()],
+                        str(agent.ctx.cwd), parts.gate.mode.value)
+            try:
+                outcome = await (run_user_turn(parts, turn, ui) if isinstance(turn, str) else agent.run(turn))
+            except MiniClaudeError as exc:
+                if args.output_format == "text":
+                    raise
+                writer.messages(agent.history)
+                writer.result(None, error=str(exc), subtype="error_max_budget_usd"
+                              if isinstance(exc, BudgetReached) else None)
+                ui.error(str(exc))
+                return EXIT_ERROR
             writer.messages(agent.history)
-            writer.result(None, error=str(exc), subtype="error_max_budget_usd" if isinstance(exc, BudgetReached)
-                          else None)
-            ui.error(str(exc))
-            return EXIT_ERROR
-        writer.messages(agent.history)
-        # the answer is out before the servers are shut down (that may take a while)
-        writer.result(outcome)
+            # the answer is out before the servers are shut down (that may take a while)
+            writer.result(outcome)
+        if outcome is None:
+            ui.error("--input-format stream-json: no user message arrived on stdin")
+            return EXIT_USAGE
     finally:
         await parts.manager.aclose()
     if outcome.stop == "max_turns":
@@ -114,6 +128,36 @@ async def _print_main(args: argparse.Namespace, prompt: str) -> int:
         ui.warn(f"{len(outcome.denials)} tool call{'s were' if len(outcome.denials) > 1 else ' was'} denied "
                 "(exit code 5)")
     return exit_code(outcome)
+
+
+async def _one(prompt: str) -> AsyncIterator[str | list[dict[str, Any]]]:
+    yield prompt
+
+
+async def _stdin_turns() -> AsyncIterator[str | list[dict[str, Any]]]:
+    """`--input-format stream-json`: one `{"type": "user", "message": {"role": "user", "content": ...}}` a line
+    (Claude Code's shape), each a turn, until stdin ends. A line that is not one raises ConfigError."""
+    while True:
+        line = await asyncio.to_thread(sys.stdin.readline)
+        if not line:
+            return
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            raise ConfigError(f"--input-format stream-json: a line is not JSON: {line.strip()[:80]!r}") from None
+        message = record.get("message") if isinstance(record, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(record, dict) or record.get("type") != "user" or not content:
+            raise ConfigError('--input-format stream-json: each line must be {"type": "user", "message": '
+                              '{"role": "user", "content": ...}}')
+        if isinstance(content, str):
+            yield content
+        elif isinstance(content, list) and all(isinstance(b, dict) for b in content):
+            yield [dict(b) for b in content]
+        else:
+            raise ConfigError("--input-format stream-json: content must be a string or a list of blocks")
 
 
 class BudgetReached(MiniClaudeError):

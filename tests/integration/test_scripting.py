@@ -185,3 +185,22 @@ def test_max_budget_stops_the_run(cli: Cli) -> None:
     record = json.loads(result.stdout)
     assert result.rc == 1 and record["subtype"] == "error_max_budget_usd" and record["is_error"]
     assert len(mock.requests) == 1 and "--max-budget-usd" in result.stderr
+
+
+def test_stream_json_input_runs_one_turn_per_line(cli: Cli) -> None:
+    mock = cli.mock([answer("first"), answer("second")])
+    lines = [json.dumps({"type": "user", "message": {"role": "user", "content": "one"}}),
+             json.dumps({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "two"}]}})]
+    result = run_piped(cli, "\n".join(lines) + "\n", "-p", "--input-format", "stream-json",
+                       "--output-format", "stream-json")
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["type"], r.get("subtype")) for r in records] == [
+        ("system", "init"), ("assistant", None), ("result", "success"),
+        ("system", "init"), ("assistant", None), ("result", "success")]
+    assert [r["result"] for r in records if r["type"] == "result"] == ["first", "second"]
+    assert [m["content"][0]["text"] for m in mock.requests[1]["body"]["messages"]] == ["one", "first", "two"]
+    bad = run_piped(cli, "not json\n", "-p", "--input-format", "stream-json", "--output-format", "stream-json")
+    assert bad.returncode == 1 and "a line is not JSON" in bad.stderr
+    wrong = run_piped(cli, "", "-p", "--input-format", "stream-json")
+    assert wrong.returncode == 2 and "needs --output-format stream-json" in wrong.stderr

@@ -26,11 +26,11 @@ Be concise. When a tool fails, read its error and adapt instead of repeating the
 
 
 def build_system_prompt(cwd: Path, server_instructions: Mapping[str, str] | None = None,
-                        skills: Sequence[tuple[str, str]] | None = None, memory: str = "") -> str:
+                        skills: Sequence[tuple[str, str]] | None = None, memory: str = "",
+                        branch: str | None = None) -> str:
     """`skills`: (name, description) of each skill the Skill tool can load; `memory`: the CLAUDE.md section
-    (memory.Memory.prompt_section)."""
+    (memory.Memory.prompt_section); `branch`: the git branch, read once per session (`git_branch`)."""
     where = f"Working directory: {cwd}\nPlatform: {platform.system()}\nDate: {_dt.date.today().isoformat()}"
-    branch = git_branch(cwd)
     if branch:
         where += f"\nGit branch: {branch}"
     parts = [_BASE, where]

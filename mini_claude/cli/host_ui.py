@@ -18,6 +18,7 @@ from typing import Any
 
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.mcp.host.ui import FormAnswer, FormRequest, SamplingChoice, SamplingRequest, UrlRequest
+from mini_claude.net.urls import is_loopback_host
 
 __all__ = ["PROGRESS_EVERY_S", "PrintHostUI", "ReplHostUI", "is_openable_url", "read_field", "sampling_summary"]
 
@@ -189,7 +190,7 @@ def is_openable_url(url: str) -> bool:
         return False
     if clean(url) != url or not parts.hostname:
         return False
-    return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1"))
+    return parts.scheme == "https" or (parts.scheme == "http" and is_loopback_host(parts.hostname))
 
 
 def _field_label(name: str, prop: dict[str, Any], required: bool) -> str:

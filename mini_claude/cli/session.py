@@ -25,7 +25,7 @@ from mini_claude.agent.compaction import ContextWindow, context_tokens
 from mini_claude.agent.loop import Agent, AgentUI
 from mini_claude.agent.memory import Memory, load_memory
 from mini_claude.agent.sessions import SessionLog
-from mini_claude.agent.system_prompt import build_system_prompt
+from mini_claude.agent.system_prompt import build_system_prompt, git_branch
 from mini_claude.cli.render import TerminalUI
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.approval import ApprovalStore, approval_hint, approval_state
@@ -312,11 +312,12 @@ def build_session(
                 *searching, *offered]
 
     memory = load_memory(opts.cwd, user_home(env))
+    branch = git_branch(opts.cwd)  # once: system() runs before every model request
 
     def system() -> str:
         listed = [(skill.name, skill.description) for skill in skills.available()]
         base = opts.system_prompt or build_system_prompt(opts.cwd, manager.instructions(), listed,
-                                                         memory.prompt_section())
+                                                         memory.prompt_section(), branch)
         deferred_note = deferred.prompt_section()
         if deferred_note:
             base += f"\n\n{deferred_note}"

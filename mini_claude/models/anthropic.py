@@ -74,16 +74,7 @@ class AnthropicModel:
 
     async def _complete_once(self, params: dict[str, Any]) -> AssistantTurn:
         message = await self._client.messages.create(**params)
-        content: list[dict[str, Any]] = []
-        for block in message.content:
-            if block.type == "text":
-                content.append({"type": "text", "text": block.text})
-            elif block.type == "tool_use":
-                content.append({"type": "tool_use", "id": block.id, "name": block.name,
-                                "input": _as_input(block.input, block.name)})
-            # other block types (thinking, server tools) are not requested and not kept
-        usage = _usage(message.usage)
-        return AssistantTurn(content=content, stop_reason=message.stop_reason, usage=usage)
+        return turn_from_message(message.model_dump())  # the one parser both backends use
 
     async def _stream_once(self, params: dict[str, Any], emit: Callable[[str], None]) -> AssistantTurn:
         assembler = StreamAssembler(emit)
@@ -237,8 +228,3 @@ def _as_input(value: object, tool_name: str) -> Any:
         return {}
     return dict(value) if isinstance(value, dict) else value
 
-
-def _usage(raw: Any) -> Usage:
-    """The SDK's usage object (input, output, cache reads and writes; a field the server left out is 0)."""
-    return Usage(raw.input_tokens or 0, raw.output_tokens or 0, raw.cache_read_input_tokens or 0,
-                 raw.cache_creation_input_tokens or 0)

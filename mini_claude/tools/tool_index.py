@@ -9,6 +9,7 @@ their synonyms (an expansion counts half), so "remove a ticket" finds `delete_is
 
 from __future__ import annotations
 
+import gc
 import math
 import re
 from collections import Counter
@@ -100,6 +101,17 @@ class ToolIndex:
 
     def __init__(self, tools: Sequence[IndexedTool]) -> None:
         self.tools = list(tools)
+        # tens of thousands of small objects: the cyclic collector would walk the whole heap several times over
+        # (none of them can form a cycle), so it waits until the index is built
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            self._build()
+        finally:
+            if paused:
+                gc.enable()
+
+    def _build(self) -> None:
         fields_of = [{"name": Counter(terms(t.name)), "server": Counter(terms(t.server)),
                       "description": Counter(terms(t.description)), "params": Counter(terms(_params(t)))}
                      for t in self.tools]

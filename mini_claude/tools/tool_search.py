@@ -39,15 +39,23 @@ class DeferredTools:
         self.mode, self.percent = _parse(setting)
         self.context_tokens = context_tokens
         self.loaded: set[str] = set()
+        self._measured: tuple[list[McpToolAdapter], bool] | None = None  # (the list it was decided for, deferring)
         self._indexed: list[McpToolAdapter] | None = None
         self._index = ToolIndex([])
 
     def deferring(self) -> bool:
-        if self.mode == "never":
-            return False
-        if self.mode == "always":
-            return bool(self._adapters())
-        return definition_tokens(self._adapters()) > self.context_tokens * self.percent / 100
+        """Decided once per tool list (the adapters hand out the same list until a server's tools change): asked
+        several times for every model request, it must not measure every definition each time."""
+        adapters = self._adapters()
+        if self._measured is None or self._measured[0] is not adapters:
+            if self.mode == "never":
+                decision = False
+            elif self.mode == "always":
+                decision = bool(adapters)
+            else:
+                decision = definition_tokens(adapters) > self.context_tokens * self.percent / 100
+            self._measured = (adapters, decision)
+        return self._measured[1]
 
     def offered(self) -> list[McpToolAdapter]:
         adapters = self._adapters()

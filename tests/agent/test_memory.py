@@ -42,7 +42,7 @@ def test_files_in_order_with_imports(tmp_path: Path) -> None:
         ("repo/.claude/rules/a.md", "rule"), ("repo/.claude/rules/b.md", "rule")]
     assert memory.warnings == []
     assert project_root(work) == repo.resolve() and git_branch(work) == "feature/x"
-    prompt = build_system_prompt(work, memory=memory.prompt_section())
+    prompt = build_system_prompt(work, memory=memory.prompt_section(), branch=git_branch(work))
     assert "Git branch: feature/x" in prompt and "root rules" in prompt and "rule b" in prompt
     assert prompt.index("user prefs") < prompt.index("root rules") < prompt.index("sub rules")
 

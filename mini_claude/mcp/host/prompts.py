@@ -13,6 +13,7 @@ from typing import Any
 
 from mini_claude.errors import ConfigError, McpError
 from mini_claude.mcp.content import convert_result
+from mini_claude.mcp.host.completion import complete
 from mini_claude.mcp.manager import McpManager
 from mini_claude.mcp.naming import qualify_tool_name
 from mini_claude.mcp.protocol import CallToolResult
@@ -22,7 +23,6 @@ __all__ = ["PROMPT_PREFIX", "PromptCommand", "PromptService", "parse_arguments"]
 
 PROMPT_PREFIX = "/mcp__"
 MAX_PROMPT_TOKENS = 25_000
-COMPLETION_TIMEOUT_S = 2.0
 
 
 class PromptCommand:
@@ -113,22 +113,8 @@ class PromptService:
     async def complete_argument(self, command: PromptCommand, name: str, value: str,
                                 context: dict[str, str]) -> list[str]:
         """`completion/complete` for one argument of a prompt; [] when the server does not complete or fails."""
-        manager = self.manager
-        state = manager.states.get(command.server) if manager is not None else None
-        client = state.client if state is not None else None
-        if client is None or "completions" not in client.server_capabilities:
-            return []
-        params: dict[str, Any] = {"ref": {"type": "ref/prompt", "name": command.name},
-                                  "argument": {"name": name, "value": value}}
-        if context:
-            params["context"] = {"arguments": context}
-        try:
-            result = await client.request("completion/complete", params, timeout_s=COMPLETION_TIMEOUT_S)
-        except McpError:
-            return []
-        completion = result.get("completion") if isinstance(result, dict) else None
-        values = completion.get("values") if isinstance(completion, dict) else None
-        return [v for v in values if isinstance(v, str)][:100] if isinstance(values, list) else []
+        return await complete(self.manager, command.server, {"type": "ref/prompt", "name": command.name}, name,
+                              value, context)
 
     async def find(self, command: str) -> PromptCommand | None:
         return next((c for c in await self.commands() if c.command == command), None)

@@ -18,6 +18,7 @@ from typing import Any
 
 from mini_claude.errors import McpError
 from mini_claude.mcp.content import convert_result
+from mini_claude.mcp.host.completion import complete
 from mini_claude.mcp.manager import McpManager
 from mini_claude.mcp.protocol import CallToolResult
 from mini_claude.mcp.server_state import ServerStatus
@@ -105,19 +106,7 @@ class ResourceService:
 
     async def complete_template(self, server: str, template: str, variable: str, value: str) -> list[str]:
         """`completion/complete` for one variable of a resource template; [] when not offered or failed."""
-        manager = self.manager
-        state = manager.states.get(server) if manager is not None else None
-        client = state.client if state is not None else None
-        if client is None or "completions" not in client.server_capabilities:
-            return []
-        params = {"ref": {"type": "ref/resource", "uri": template}, "argument": {"name": variable, "value": value}}
-        try:
-            result = await client.request("completion/complete", params, timeout_s=2.0)
-        except McpError:
-            return []
-        completion = result.get("completion") if isinstance(result, dict) else None
-        values = completion.get("values") if isinstance(completion, dict) else None
-        return [v for v in values if isinstance(v, str)][:100] if isinstance(values, list) else []
+        return await complete(self.manager, server, {"type": "ref/resource", "uri": template}, variable, value)
 
     async def templates(self, server: str) -> list[dict[str, Any]]:
         client = await self._ready().connected_client(server)

@@ -54,6 +54,7 @@ class ServerLogs:
         self.ui = ui
         self._clock = clock
         self._screens: dict[str, _Screen] = {}
+        self._folder_ready = False
 
     def path(self, server: str) -> Path:
         return self.folder / log_file_name(server)
@@ -91,8 +92,10 @@ class ServerLogs:
     def _append(self, server: str, entry: str) -> None:
         path = self.path(server)
         try:
-            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.chmod(self.folder, 0o700)
+            if not self._folder_ready:  # once, not for every message
+                self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                os.chmod(self.folder, 0o700)
+                self._folder_ready = True
             try:
                 if path.stat().st_size > MAX_LOG_BYTES:
                     os.replace(path, path.with_name(path.name + ".1"))

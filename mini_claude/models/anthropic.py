@@ -74,14 +74,14 @@ class AnthropicModel:
 
     async def _complete_once(self, params: dict[str, Any]) -> AssistantTurn:
         message = await self._client.messages.create(**params)
-        return turn_from_message(message.model_dump())  # the one parser both backends use
+        return turn_from_message(message.model_dump(warnings=False))  # the one parser both backends use
 
     async def _stream_once(self, params: dict[str, Any], emit: Callable[[str], None]) -> AssistantTurn:
         assembler = StreamAssembler(emit)
         stream = await self._client.messages.create(**params, stream=True)
         async with stream:
             async for event in stream:
-                assembler.feed(event.type, event.model_dump())
+                assembler.feed(event.type, event.model_dump(warnings=False))
         return assembler.turn(self.base_url)
 
 

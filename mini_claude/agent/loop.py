@@ -125,6 +125,9 @@ class Agent:
         # called with the history after every change to it (SessionLog.sync saves the conversation as it goes)
         # (`rewritten`: not only the end changed — compaction)
         self.on_history: Callable[[list[dict[str, Any]], bool], None] | None = None
+        # called with the history after `/clear` or a compaction (DeferredTools.forget: found tools are sent again
+        # only once found again, or while the kept history still uses them)
+        self.on_reset: Callable[[list[dict[str, Any]]], None] | None = None
         self.history: list[dict[str, Any]] = []
         self.usage = Usage()
         self._unanswered_note = INTERRUPTED_NOTE
@@ -184,6 +187,7 @@ class Agent:
         if await self.context.fit(self.model, system, self.history, specs):
             self._compacted = True
             self._history_changed(rewritten=True)
+            self._reset()
         for attempt in (1, 2):
             estimated = self.context.estimate(system, self.history, specs)
             try:
@@ -195,6 +199,7 @@ class Agent:
                     raise
                 self._compacted = True
                 self._history_changed(rewritten=True)
+                self._reset()
                 continue
             self.context.observed(estimated, turn.usage.input_tokens)
             return turn
@@ -207,11 +212,13 @@ class Agent:
                                          force=True, focus=focus)
         if changed:
             self._history_changed(rewritten=True)
+            self._reset()
         return changed
 
     def clear(self) -> None:
         self.history.clear()
         self._unanswered_note = INTERRUPTED_NOTE
+        self._reset()
 
     def system_prompt(self) -> str:
         return self._system() if callable(self._system) else self._system
@@ -324,6 +331,10 @@ class Agent:
         if blocks and blocks[0].get("type") == "text":
             self._unanswered_note = INTERRUPTED_NOTE
         self._history_changed()
+
+    def _reset(self) -> None:
+        if self.on_reset is not None:
+            self.on_reset(self.history)
 
     def _history_changed(self, rewritten: bool = False) -> None:
         if self.on_history is not None:

@@ -363,16 +363,24 @@ class _WithheldTools(logging.Filter):
 
 
 def _print_list(manager: McpManager, as_json: bool, withheld: Mapping[str, Mapping[str, WithheldTool]]) -> int:
+    from mini_claude.agent.compaction import context_tokens
+    from mini_claude.tools.mcp_tool import McpToolAdapters
+    from mini_claude.tools.tool_search import DeferredTools, budget_note
+
     states = list(manager.states.values())
+    # what a session started here would send: the same setting, window and tools as `mini-claude` itself
+    budgets = DeferredTools(McpToolAdapters(manager), setting=manager.env.get("MINI_CLAUDE_TOOL_SEARCH", "auto"),
+                            context_tokens=context_tokens(manager.env)).budget()
     if as_json:
-        print(json.dumps([state_record(s, list(withheld.get(s.name, {}).values())) for s in states], indent=2))
+        print(json.dumps([state_record(s, list(withheld.get(s.name, {}).values()), budgets.get(s.name))
+                          for s in states], indent=2))
         return EXIT_OK
     if not states:
         print("No MCP servers configured. Add one with: mini-claude mcp add NAME -- COMMAND [ARGS…]")
         return EXIT_OK
     width = max(len(s.name) for s in states)
     for s in states:
-        print(clean(list_row(s, width, list(withheld.get(s.name, {}).values()))))
+        print(clean(list_row(s, width, list(withheld.get(s.name, {}).values()), budget_note(budgets.get(s.name)))))
     return EXIT_OK
 
 

@@ -5,7 +5,7 @@ actions — reconnect, enable / disable (remembered per project in ~/.claude.jso
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -16,6 +16,7 @@ from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.host import McpHost
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
 from mini_claude.paths import user_home
+from mini_claude.tools.tool_search import DeferredTools, ServerBudget, budget_note
 
 if TYPE_CHECKING:
     from mini_claude.mcp.auth import Authorizer
@@ -32,13 +33,13 @@ AuthorizerFactory = Callable[[ServerConfig, TextIO], "Authorizer"]
 
 async def mcp_command(manager: McpManager, args: str, ui: TerminalUI, *,
                       authorizer_for: AuthorizerFactory | None = None, out: TextIO | None = None,
-                      host: McpHost | None = None) -> None:
+                      host: McpHost | None = None, deferred: DeferredTools | None = None) -> None:
     """`/mcp [ACTION NAME]` (MCP_USAGE). Raises MiniClaudeError (one line) when a login fails; cancelling it
     (Ctrl+C) stops waiting for the browser and closes the redirect listener."""
     stream = out if out is not None else sys.stdout
     words = args.split()
     if not words:
-        _print_servers(manager, stream, host)
+        _print_servers(manager, stream, host, deferred.budget() if deferred is not None else {})
         return
     if len(words) != 2 or words[0] not in ACTIONS:
         ui.warn(MCP_USAGE)
@@ -82,7 +83,8 @@ async def mcp_command(manager: McpManager, args: str, ui: TerminalUI, *,
         print("  " + clean(server_line(new)), file=stream)
 
 
-def _print_servers(manager: McpManager, out: TextIO, host: McpHost | None = None) -> None:
+def _print_servers(manager: McpManager, out: TextIO, host: McpHost | None = None,
+                   budgets: Mapping[str, ServerBudget] | None = None) -> None:
     states = list(manager.states.values())
     if not states:
         print("  no MCP servers configured (see `mini-claude mcp add --help`)", file=out)
@@ -91,18 +93,19 @@ def _print_servers(manager: McpManager, out: TextIO, host: McpHost | None = None
         if state.status is ServerStatus.NEEDS_AUTH:
             line += f" — log in: /mcp login {state.name}"
         print("  " + clean(line), file=out)
-        print("    " + clean(_details(state, host)), file=out)
+        print("    " + clean(_details(state, host, (budgets or {}).get(state.name))), file=out)
     print("  actions: " + MCP_USAGE.removeprefix("usage: "), file=out)
 
 
-def _details(state: ServerState, host: McpHost | None) -> str:
-    """`stdio · protocol 2025-11-25 · 17 tools, 4 prompts, resources · 1 restart`."""
+def _details(state: ServerState, host: McpHost | None, budget: ServerBudget | None = None) -> str:
+    """`stdio · protocol 2025-11-25 · 17 tools (~2.9k tokens, deferred), 4 prompts, resources · 1 restart`."""
     parts = [state.config.type]
     client = state.client
     if client is not None and client.protocol_version:
         parts.append(f"protocol {client.protocol_version}")
     if state.status is ServerStatus.READY:
-        counts = [f"{len(state.tools)} tool{'s' if len(state.tools) != 1 else ''}"]
+        cost = budget_note(budget)
+        counts = [f"{len(state.tools)} tool{'s' if len(state.tools) != 1 else ''}" + (f" ({cost})" if cost else "")]
         prompts = [c for c in host.prompts.cached() if c.server == state.name] if host is not None else []
         if client is not None and "prompts" in client.server_capabilities:
             counts.append(f"{len(prompts)} prompt{'s' if len(prompts) != 1 else ''}")

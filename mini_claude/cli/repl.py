@@ -283,7 +283,8 @@ class Repl:
         elif command == "/memory":
             self._edit_memory()
         elif command == "/mcp":
-            await self._interruptible(mcp_command(self.parts.manager, rest, self.ui, host=self.parts.host),
+            await self._interruptible(mcp_command(self.parts.manager, rest, self.ui, host=self.parts.host,
+                                                        deferred=self.parts.deferred),
                                       "cancelled")
         else:
             self.ui.warn(f"unknown command {command}; /help lists them")

@@ -101,6 +101,7 @@ class SessionParts:
     session_log: SessionLog | None = None  # where the conversation is saved as it goes (cli/resume.py)
     commands: dict[str, CustomCommand] = field(default_factory=dict)  # "/name" -> .claude/commands/name.md
     trusted: bool = False  # the folder is trusted (its project settings apply)
+    deferred: DeferredTools | None = None  # which MCP tools wait behind tool_search (`/mcp` shows it per server)
 
 
 def build_env(cwd: Path | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -334,10 +335,11 @@ def build_session(
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
                   result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=manager.settle_lists,
                   context=window, resolve_unknown=deferred.resolve)
+    agent.on_reset = deferred.forget
     if isinstance(ui, TerminalUI):
         agent.context.on_compact = ui.info
     return SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
-                        skills=skills, host=host, memory=memory)
+                        skills=skills, host=host, memory=memory, deferred=deferred)
 
 
 MAX_RESULT_CHARS = 200_000

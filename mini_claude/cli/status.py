@@ -8,6 +8,7 @@ from typing import Any
 
 from mini_claude.mcp.manager import ServerState, ServerStatus
 from mini_claude.mcp.protocol import WithheldTool
+from mini_claude.tools.tool_search import ServerBudget
 
 __all__ = ["list_row", "server_line", "startup_note", "state_record", "withheld_note"]
 
@@ -40,26 +41,31 @@ def withheld_note(withheld: Sequence[WithheldTool]) -> str:
     return f"{n} tool{'s' if n != 1 else ''} withheld: " + "; ".join(str(item) for item in withheld)
 
 
-def list_row(state: ServerState, name_width: int, withheld: Sequence[WithheldTool] = ()) -> str:
-    """One row of `mcp list`: name, status, then the detail (tool count and start time, or the reason), then the
-    tools withheld from the model (too deeply nested) with their reasons."""
+def list_row(state: ServerState, name_width: int, withheld: Sequence[WithheldTool] = (), budget: str = "") -> str:
+    """One row of `mcp list`: name, status, then the detail (tool count and start time, or the reason), what the
+    tool definitions cost and whether they are deferred (`budget`, tools/tool_search.budget_note), then the tools
+    withheld from the model (too deeply nested) with their reasons."""
     summary = state.summary()
     if state.status is ServerStatus.NEEDS_AUTH:
         hint = LOGIN_HINT.format(name=state.name)
         if hint not in summary:
             summary = f"{summary}; run `{hint}`" if summary else f"run `{hint}`"
-    for note in (startup_note(state), withheld_note(withheld)):
+    for note in (startup_note(state), budget, withheld_note(withheld)):
         if note:
             summary = f"{summary} · {note}"
     return f"{state.name:<{name_width}}  {state.status.label:<14}  {summary}".rstrip()
 
 
-def state_record(state: ServerState, withheld: Sequence[WithheldTool] = ()) -> dict[str, Any]:
+def state_record(state: ServerState, withheld: Sequence[WithheldTool] = (),
+                 budget: ServerBudget | None = None) -> dict[str, Any]:
     """The `--json` form of a server's state. `startup_s`: seconds its last successful start took (null if none);
-    `withheld_tools` (only when some are): `[{"name", "reason"}]` of the tools not offered to the model."""
+    `tool_tokens` / `deferred` (when the budget is known): the estimated tokens of its tool definitions and whether
+    they wait behind `tool_search`; `withheld_tools` (only when some are): `[{"name", "reason"}]` of the tools not
+    offered to the model."""
     ready = state.status is ServerStatus.READY
     return {"name": state.name, "status": state.status.value,
             "tools": len(state.tools) if ready else None,
+            **({"tool_tokens": budget.tokens, "deferred": budget.deferred} if budget is not None else {}),
             "error": state.error, "source": state.config.source, "type": state.config.type,
             "startup_s": round(state.startup_s, 3) if ready and state.startup_s is not None else None,
             **({"withheld_tools": [{"name": w.name, "reason": w.reason} for w in withheld]} if withheld else {})}

@@ -12,23 +12,43 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.mcp_tool import McpToolAdapter
 from mini_claude.tools.tool_index import IndexedTool, ToolIndex
 
-__all__ = ["DEFAULT_PERCENT", "DeferredTools", "ToolSearchTool", "definition_tokens"]
+__all__ = ["DEFAULT_PERCENT", "DeferredTools", "ServerBudget", "ToolSearchTool", "budget_note", "definition_tokens"]
 
 DEFAULT_PERCENT = 10.0
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
-MAX_NAMES_LISTED = 400
+MAX_NAMES_CHARS = 8_000  # ~2k tokens of tool names in the system prompt, at most
 
 
 def definition_tokens(tools: Sequence[McpToolAdapter]) -> int:
+    """A close local estimate of what the definitions cost in a request: their JSON, 4 characters a token."""
     return sum(len(json.dumps({"name": t.name, "description": t.description, "input_schema": t.input_schema},
                               ensure_ascii=False)) for t in tools) // 4
+
+
+@dataclass(frozen=True)
+class ServerBudget:
+    """What one server's tool definitions cost, and whether they are sent (`mcp list`, `/mcp`)."""
+
+    tools: int
+    tokens: int
+    deferred: bool
+
+
+def budget_note(budget: ServerBudget | None) -> str:
+    """`~2.9k tokens` or `~2.9k tokens, deferred` ("" for a server without tools)."""
+    if budget is None or not budget.tools:
+        return ""
+    tokens = budget.tokens
+    size = f"~{tokens}" if tokens < 1000 else f"~{tokens / 1000:.1f}k"
+    return f"{size} tokens" + (", deferred" if budget.deferred else "")
 
 
 class DeferredTools:
@@ -57,6 +77,16 @@ class DeferredTools:
             self._measured = (adapters, decision)
         return self._measured[1]
 
+    def budget(self) -> dict[str, ServerBudget]:
+        """Per server: how many tools, their definitions' estimated tokens, and whether they are deferred."""
+        by_server: dict[str, list[McpToolAdapter]] = {}
+        for adapter in self._adapters():
+            by_server.setdefault(adapter.server, []).append(adapter)
+        deferring = self.deferring()
+        return {server: ServerBudget(len(tools), definition_tokens(tools),
+                                     deferring and not _always_loaded(tools[0]))
+                for server, tools in by_server.items()}
+
     def offered(self) -> list[McpToolAdapter]:
         adapters = self._adapters()
         if not self.deferring():
@@ -78,25 +108,33 @@ class DeferredTools:
             self.loaded.add(name)
         return found
 
-    def forget(self) -> None:
-        """`/clear` or compaction: the found definitions are sent again only once found again."""
-        self.loaded.clear()
+    def forget(self, history: Sequence[Mapping[str, Any]] = ()) -> None:
+        """`/clear` or compaction: the found definitions are sent again only once found again — except those the
+        kept part of the conversation still calls (its `tool_use` blocks name them)."""
+        used = {block.get("name") for message in history if message.get("role") == "assistant"
+                for block in message.get("content") or () if isinstance(block, dict)
+                and block.get("type") == "tool_use"}
+        self.loaded &= used
 
-    def prompt_section(self, instructions: Mapping[str, str] | None = None) -> str:
+    def prompt_section(self) -> str:
+        """The servers with how many of their tools are deferred, and the tools' names while they fit in
+        `MAX_NAMES_CHARS` (Claude Code lists every name; with hundreds of tools the names alone cost thousands of
+        tokens, so past that the model is told the counts and searches)."""
         if not self.deferring():
             return ""
         by_server: dict[str, list[str]] = {}
         for adapter in self._adapters():
-            by_server.setdefault(adapter.server, []).append(adapter.name)
+            if not _always_loaded(adapter):  # found tools stay listed: the prompt stays the same (and cached)
+                by_server.setdefault(adapter.server, []).append(adapter.name)
+        if not by_server:
+            return ""
+        names = sum(len(name) + 2 for names in by_server.values() for name in names) <= MAX_NAMES_CHARS
         lines = ["MCP tools are not listed in full to save context. Find them with tool_search (keywords or a "
                  "sentence; `select:name1,name2` for exact names); what it finds can be called from your next "
-                 "step. The servers and their tools:"]
-        listed = 0
-        for server, names in sorted(by_server.items()):
-            shown = names[: max(0, MAX_NAMES_LISTED - listed)]
-            listed += len(shown)
-            more = f" (+{len(names) - len(shown)} more)" if len(shown) < len(names) else ""
-            lines.append(f"- {server} ({len(names)} tools): {', '.join(shown)}{more}")
+                 "step. The servers and their deferred tools:"]
+        for server, listed in sorted(by_server.items()):
+            count = f"{len(listed)} tool{'s' if len(listed) != 1 else ''}"
+            lines.append(f"- {server} ({count}): {', '.join(listed)}" if names else f"- {server}: {count}")
         return "\n".join(lines)
 
 

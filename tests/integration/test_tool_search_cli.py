@@ -1,14 +1,22 @@
 """Deferred MCP tools through `mini-claude -p` (real subprocess, real servers, the mock model): with
 `MINI_CLAUDE_TOOL_SEARCH=true` the first request carries `tool_search` and the tools' names but no MCP definitions;
 what the search finds is sent from the next request on and can be called; a deferred tool called by name without
-a search is loaded and run; `auto` keeps a small set loaded."""
+a search is loaded and run; `auto` keeps a small set loaded; compaction forgets what was found; a `list_changed` refresh
+reaches the index."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
+from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT
+from tests.helpers import ROOT
 from tests.integration.conftest import Cli, answer, result_text, tool_results, tool_use
 from tests.peers import peer_command
+
+CORPUS_SERVER = ROOT / "bench" / "corpus_server.py"
 
 
 def everything() -> dict[str, Any]:
@@ -42,13 +50,16 @@ def test_deferred_tools_are_found_and_called(cli: Cli) -> None:
 
 
 def test_auto_keeps_a_small_tool_set_loaded(cli: Cli) -> None:
-    mock = cli.mock([answer("hi"), answer("hi")])
+    mock = cli.mock([answer("hi"), answer("hi"), answer("hi")])
     config = cli.config_file({"everything": everything()})
     assert cli.run("-p", "hi", "--mcp-config", config).rc == 0  # 17 tools: far below 10% of the window
     assert len(_mcp_tools(mock.requests[0])) == 17 and "tool_search" not in str(mock.requests[0]["body"]["tools"])
     small = cli.run("-p", "hi", "--mcp-config", config, env={"MINI_CLAUDE_CONTEXT_TOKENS": "5000"})
     assert small.rc == 0  # the same definitions are over 10% of a 5k window: deferred
     assert _mcp_tools(mock.requests[1]) == []
+    everything_sent = cli.run("-p", "hi", "--mcp-config", config,
+                              env={"MINI_CLAUDE_CONTEXT_TOKENS": "5000", "MINI_CLAUDE_TOOL_SEARCH": "false"})
+    assert everything_sent.rc == 0 and len(_mcp_tools(mock.requests[2])) == 17
 
 
 def test_always_load_keeps_a_servers_tools(cli: Cli) -> None:
@@ -56,3 +67,48 @@ def test_always_load_keeps_a_servers_tools(cli: Cli) -> None:
     config = cli.config_file({"everything": {**everything(), "alwaysLoad": True}})
     assert cli.run("-p", "hi", "--mcp-config", config, env={"MINI_CLAUDE_TOOL_SEARCH": "true"}).rc == 0
     assert len(_mcp_tools(mock.requests[0])) == 17
+
+
+def test_found_tools_are_forgotten_when_the_conversation_is_compacted(cli: Cli) -> None:
+    """After compaction a found tool the kept history no longer calls is sent again only once found again."""
+    (cli.work / "big.txt").write_text(("x " * 50 + "\n") * 80)  # ~2k tokens a read: clearing results is not enough
+    reads = [tool_use("read_file", {"path": "big.txt"}) for _ in range(12)]
+    mock = cli.mock([tool_use("tool_search", {"query": "total of two numbers"}),
+                     tool_use("mcp__everything__get-sum", {"a": 1, "b": 2}), *reads, answer("done")])
+    mock.scenario = type(mock.scenario)(mock.scenario.turns, "test", 12_000)
+    config = cli.config_file({"everything": everything()})
+    result = cli.run("-p", "sum then read", "--mcp-config", config, "--allowedTools", "mcp__everything",
+                     "--max-turns", "50", env={"MINI_CLAUDE_TOOL_SEARCH": "true",
+                                               "MINI_CLAUDE_CONTEXT_TOKENS": "12000"}, timeout=120)
+    assert result.rc == 0 and result.stdout == "done\n", result.stderr[-2000:]
+    worked = [r for r in mock.requests if r["body"].get("system") != SUMMARY_SYSTEM_PROMPT]
+    summary_at = next(i for i, r in enumerate(mock.requests) if r["body"].get("system") == SUMMARY_SYSTEM_PROMPT)
+    assert "mcp__everything__get-sum" in _mcp_tools(worked[2])  # found: sent from then on
+    after = [r for r in mock.requests[summary_at + 1:] if r["body"].get("system") != SUMMARY_SYSTEM_PROMPT]
+    assert after and all(_mcp_tools(r) == [] for r in after[1:])
+
+
+def _tool(name: str, description: str) -> dict[str, Any]:
+    return {"name": name, "description": description, "inputSchema": {"type": "object", "properties": {
+        "where": {"type": "string", "description": "A city"}}}}
+
+
+def test_a_list_changed_refresh_updates_the_index(cli: Cli, tmp_path: Path) -> None:
+    first, later = tmp_path / "first.json", tmp_path / "later.json"
+    first.write_text(json.dumps({"tools": [_tool("lookup_weather", "Current weather for a city")]}))
+    later.write_text(json.dumps({"tools": [_tool("book_flight", "Reserve a seat on an airline flight")]}))
+    mock = cli.mock([
+        tool_use("mcp__travel__lookup_weather", {"where": "Oslo"}),  # its call makes the server add book_flight
+        tool_use("tool_search", {"query": "book a flight to Rome"}),
+        tool_use("mcp__travel__book_flight", {"where": "Rome"}),
+        answer("booked"),
+    ])
+    config = cli.config_file({"travel": {"command": sys.executable,
+                                         "args": [str(CORPUS_SERVER), str(first), "--later", str(later)]}})
+    result = cli.run("-p", "weather, then a flight", "--mcp-config", config, "--allowedTools", "mcp__travel",
+                     env={"MINI_CLAUDE_TOOL_SEARCH": "true"})
+    assert result.rc == 0 and result.stdout == "booked\n", result.stderr
+    weather, found, booked = (result_text(b) for b in tool_results(mock))
+    assert "Oslo" in weather and found.splitlines()[0].startswith("mcp__travel__book_flight: ")
+    assert booked == 'book_flight called with {"where": "Rome"}'
+    assert "mcp__travel__book_flight" not in mock.requests[0]["body"]["system"]

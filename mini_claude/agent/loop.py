@@ -15,7 +15,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from mini_claude.agent.compaction import ContextWindow, is_prompt_too_long
 from mini_claude.errors import ModelError
@@ -48,6 +48,15 @@ class AgentUI(Protocol):
     def assistant_done(self, turn: AssistantTurn) -> None: ...
     def tool_started(self, name: str, args: dict[str, Any]) -> None: ...
     def tool_finished(self, name: str, result: ToolResult) -> None: ...
+
+
+@runtime_checkable
+class RequestUI(Protocol):
+    """An AgentUI that also shows a model request in flight (the REPL's spinner): told when a request starts, with
+    the estimated input tokens, and when it has ended, whatever the outcome."""
+
+    def request_started(self, input_tokens: int) -> None: ...
+    def request_finished(self) -> None: ...
 
 
 class SilentUI:
@@ -190,9 +199,16 @@ class Agent:
             self._reset()
         for attempt in (1, 2):
             estimated = self.context.estimate(system, self.history, specs)
+            shows = self.ui if isinstance(self.ui, RequestUI) else None
+            if shows is not None:
+                shows.request_started(estimated)
             try:
-                turn = await self.model.complete(system=system, messages=self.history, tools=specs,
-                                                 on_text=self.ui.text_delta)
+                try:
+                    turn = await self.model.complete(system=system, messages=self.history, tools=specs,
+                                                     on_text=self.ui.text_delta)
+                finally:
+                    if shows is not None:
+                        shows.request_finished()
             except ModelError as exc:
                 if attempt == 2 or not is_prompt_too_long(exc) or not await self.context.fit(
                         self.model, system, self.history, specs, force=True):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from typing import IO, Any
 
 from mini_claude.models.base import AssistantTurn
@@ -80,7 +81,9 @@ class TerminalUI:
         self.rich = (self.out.isatty() if rich_output is None else rich_output) and not print_mode
         self._buffer: list[str] = []
         self._live: Any = None
+        self._live_transient = False  # the Live shows only the spinner (no text yet): it leaves nothing behind
         self._console: Any = None
+        self._thinking: _Thinking | None = None
 
     @property
     def out(self) -> IO[str]:
@@ -94,10 +97,30 @@ class TerminalUI:
 
     # ---- AgentUI -----------------------------------------------------------------------------------------------
 
+    def request_started(self, input_tokens: int) -> None:
+        """A model request is on its way: in the terminal, a spinner with the seconds waited and the tokens sent
+        and received so far, until the answer is complete (`request_finished`)."""
+        if not self.rich:
+            return
+        self._thinking = _Thinking(input_tokens)
+        self._live_update()
+
+    def request_finished(self) -> None:
+        if self._thinking is None:
+            return
+        self._thinking = None
+        if self._live is not None and self._live_transient:
+            self._live.stop()  # only the spinner was shown: it goes
+            self._live = None
+        elif self._live is not None:
+            self._live_update()  # the text stays, the spinner line goes
+
     def text_delta(self, text: str) -> None:
         if self.print_mode:
             return
         self._buffer.append(text)
+        if self._thinking is not None:
+            self._thinking.received += len(text)
         if self.rich:
             self._live_update()
         else:
@@ -162,16 +185,26 @@ class TerminalUI:
         return self._console
 
     def _live_update(self) -> None:
+        from rich.console import Group
         from rich.markdown import Markdown
 
+        transient = not self._buffer
+        if self._live is not None and self._live_transient and not transient:
+            self._live.stop()  # the first text: from a spinner that vanishes to text that stays
+            self._live = None
         if self._live is None:
             from rich.live import Live
 
-            self._live = Live(console=self._console_for(self.out), refresh_per_second=12, transient=False)
+            self._live = Live(console=self._console_for(self.out), refresh_per_second=8, transient=transient)
+            self._live_transient = transient
             self._live.start()
-        self._live.update(Markdown("".join(self._buffer)))
+        parts: list[Any] = [Markdown("".join(self._buffer))] if self._buffer else []
+        if self._thinking is not None:
+            parts.append(self._thinking)
+        self._live.update(Group(*parts))
 
     def _end_text(self) -> None:
+        self._thinking = None
         if self._live is not None:
             self._live.stop()
             self._live = None
@@ -185,3 +218,34 @@ class TerminalUI:
         from rich.syntax import Syntax
 
         return Syntax(text, "diff", theme="ansi_dark", background_color="default")
+
+
+class _Thinking:
+    """The spinner line while the model works: `✻ Thinking… 4s · ↑ 12.3k tokens · ↓ 250 tokens · ctrl+c to
+    interrupt`, redrawn by rich's Live (elapsed time from the monotonic clock; tokens received estimated from the
+    characters streamed, 4 a token)."""
+
+    def __init__(self, input_tokens: int) -> None:
+        from rich.spinner import Spinner
+
+        self.started = time.monotonic()
+        self.input_tokens = input_tokens
+        self.received = 0
+        self._spinner = Spinner("dots", style="cyan")
+
+    def label(self) -> str:
+        seconds = int(time.monotonic() - self.started)
+        parts = [f"{seconds}s", f"↑ {_tokens(self.input_tokens)} tokens"]
+        if self.received:
+            parts.append(f"↓ {_tokens(self.received // 4)} tokens")
+        return f"Thinking… {' · '.join(parts)} · ctrl+c to interrupt"
+
+    def __rich__(self) -> Any:
+        from rich.text import Text
+
+        self._spinner.text = Text(self.label(), style="dim")
+        return self._spinner
+
+
+def _tokens(count: int) -> str:
+    return str(count) if count < 1000 else f"{count / 1000:.1f}k"

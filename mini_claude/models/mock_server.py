@@ -210,6 +210,8 @@ class _Handler(BaseHTTPRequestHandler):
         if turn.error is not None:
             self._send_scripted_error(chat, turn.error)
             return
+        if turn.delay_ms:
+            time.sleep(turn.delay_ms / 1000)  # a model thinking (each request has its own server thread)
         content = render_content(turn, seen)
         stream = body.get("stream") is True
         model = str(body.get("model") or "mock-model")

@@ -5,7 +5,8 @@ A scenario is a JSON object `{"turns": [TURN, ...]}`; each request to the mock c
     {"content": [{"type": "text", "text": "..."},
                  {"type": "tool_use", "name": "read_file", "input": {"path": "x"}}],
      "stop_reason": "end_turn",                  (optional; default tool_use when the turn calls a tool)
-     "expect_tool_result_contains": "..."}       (optional: answer HTTP 500 unless the last tool_result has it)
+     "expect_tool_result_contains": "...",       (optional: answer HTTP 500 unless the last tool_result has it)
+     "delay_ms": 1500}                           (optional: think that long before answering; at most 60000)
     {"error": {"status": 429, "message": "slow down", "headers": {"retry-after": "0"}, "type": "rate_limit_error"}}
 
 Text (and string values inside a tool_use `input`) may contain `{{last_tool_result}}` and
@@ -44,7 +45,7 @@ __all__ = [
 LAST_TOOL_RESULT = "{{last_tool_result}}"
 LAST_TOOL_RESULT_IS_ERROR = "{{last_tool_result_is_error}}"
 
-_TURN_KEYS = frozenset({"content", "error", "stop_reason", "expect_tool_result_contains", "comment"})
+_TURN_KEYS = frozenset({"content", "error", "stop_reason", "expect_tool_result_contains", "delay_ms", "comment"})
 _ERROR_KEYS = frozenset({"status", "message", "headers", "type"})
 _TOP_KEYS = frozenset({"turns", "description", "context_limit_tokens"})
 _ERROR_TYPE_BY_STATUS = {
@@ -76,6 +77,7 @@ class ScenarioTurn:
     stop_reason: str | None = None
     error: ScenarioError | None = None
     expect_tool_result_contains: str | None = None
+    delay_ms: int = 0
 
     @property
     def effective_stop_reason(self) -> str:
@@ -143,9 +145,12 @@ def _parse_turn(turn: Any, key: str, fail: Any) -> ScenarioTurn:
     unknown = sorted(set(turn) - _TURN_KEYS)
     if unknown:
         raise fail(f"{key}.{unknown[0]}", "unknown key (expected content, error, stop_reason, "
-                                          "expect_tool_result_contains or comment)")
+                                          "expect_tool_result_contains, delay_ms or comment)")
     if ("content" in turn) == ("error" in turn):
         raise fail(key, "needs exactly one of \"content\" or \"error\"")
+    delay = turn.get("delay_ms", 0)
+    if not isinstance(delay, int) or isinstance(delay, bool) or not 0 <= delay <= 60_000:
+        raise fail(f"{key}.delay_ms", "must be a whole number of milliseconds from 0 to 60000")
     expect = turn.get("expect_tool_result_contains")
     if expect is not None and not isinstance(expect, str):
         raise fail(f"{key}.expect_tool_result_contains", "must be a string")
@@ -161,7 +166,7 @@ def _parse_turn(turn: Any, key: str, fail: Any) -> ScenarioTurn:
     if not isinstance(content, list):
         raise fail(f"{key}.content", "must be a list of blocks")
     blocks = tuple(_parse_block(b, f"{key}.content[{i}]", fail) for i, b in enumerate(content))
-    return ScenarioTurn(content=blocks, stop_reason=stop, expect_tool_result_contains=expect)
+    return ScenarioTurn(content=blocks, stop_reason=stop, expect_tool_result_contains=expect, delay_ms=delay)
 
 
 def _parse_block(block: Any, key: str, fail: Any) -> dict[str, Any]:

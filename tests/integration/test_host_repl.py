@@ -302,3 +302,17 @@ def test_add_dir_tells_the_servers(repl: Callable[..., tuple[Terminal, MockModel
     listed = json.dumps(mock.requests[-1]["body"]["messages"][-1])
     assert extra.resolve().as_uri() in listed and "2 total" in listed
     term.keys("C-d")
+
+
+def test_a_spinner_shows_time_and_tokens_while_the_model_thinks(
+        repl: Callable[..., tuple[Terminal, MockModelServer]]) -> None:
+    term, _ = repl([{"content": [{"type": "text", "text": "THOUGHT-IT-OVER"}], "delay_ms": 3000}], {})
+    term.wait_for(lambda s: "/help for commands" in s, "the prompt")
+    term.type("think hard")
+    term.keys("Enter")
+    # the seconds count up while the request is in flight, with the tokens sent
+    term.wait_for(lambda s: re.search(r"Thinking… [12]s · ↑ \d+(\.\dk)? tokens · ctrl\+c to interrupt", s)
+                  is not None, "the spinner after a second")
+    term.wait_for(lambda s: "THOUGHT-IT-OVER" in s, "the answer")
+    term.wait_for(lambda s: "Thinking…" not in s, "the spinner gone once the answer is in")
+    term.keys("C-d")

@@ -23,6 +23,8 @@ K1 = 1.2
 B = 0.75
 FIELD_WEIGHTS = {"name": 3.0, "server": 1.5, "description": 1.0, "params": 0.6}
 SYNONYM_WEIGHT = 0.5
+NAMED_SERVER_BOOST = 2.0
+_GENERIC_SERVER_WORDS = frozenset({"mcp", "server", "peer", "tool", "tools", "api"})
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _STOP = frozenset({"a", "an", "the", "of", "to", "for", "in", "on", "at", "by", "with", "and", "or", "from", "this",
@@ -128,6 +130,20 @@ class ToolIndex:
                 self._postings.setdefault(term, []).append((i, tf))
         self._idf = {term: math.log(1 + (n - len(posts) + 0.5) / (len(posts) + 0.5))
                      for term, posts in self._postings.items()}
+        # a server the query names ("on GitHub", "in my Obsidian vault", "mongo"): its tools come first
+        self._servers_of: dict[str, set[str]] = {}
+        for tool in self.tools:
+            for term in terms(tool.server.replace("-", " ")):
+                if term not in _GENERIC_SERVER_WORDS:
+                    self._servers_of.setdefault(term, set()).add(tool.server)
+
+    def _named_servers(self, query_terms: Sequence[str]) -> set[str]:
+        named: set[str] = set()
+        for term in query_terms:
+            named |= self._servers_of.get(term, set())
+            if len(term) >= 4:  # "mongo" names mongodb, "postgre" postgres
+                named |= {s for key, servers in self._servers_of.items() if key.startswith(term) for s in servers}
+        return named
 
     def search(self, query: str, limit: int = 5) -> list[IndexedTool]:
         """The best matches for `query` (keywords or a sentence), best first; `select:a,b` picks by name."""
@@ -135,7 +151,8 @@ class ToolIndex:
             wanted = [w.strip() for w in query.strip()[7:].split(",") if w.strip()]
             return [t for w in wanted for t in self.tools if w in (t.qualified_name, t.name)][:max(1, limit)]
         weights: dict[str, float] = {}
-        for term in terms(query):
+        query_terms = terms(query)
+        for term in query_terms:
             weights[term] = max(weights.get(term, 0.0), 1.0)
             for synonym in _SYNONYM_OF.get(term, ()):
                 weights[synonym] = max(weights.get(synonym, 0.0), SYNONYM_WEIGHT)
@@ -146,6 +163,11 @@ class ToolIndex:
                 continue
             for i, tf in self._postings[term]:
                 scores[i] = scores.get(i, 0.0) + weight * idf * tf * (K1 + 1) / (tf + K1)
+        named = self._named_servers(query_terms)
+        if named:
+            for i in scores:
+                if self.tools[i].server in named:
+                    scores[i] *= NAMED_SERVER_BOOST
         best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:max(1, limit)]
         return [self.tools[i] for i, _ in best]
 

@@ -103,10 +103,12 @@ def test_added_server_is_usable(cli: Cli, scope: str) -> None:
     r = cli.run("mcp", "call", "demo", "add", '{"a":1,"b":2}', *extra)
     assert (r.rc, r.stdout.strip()) == (0, "3"), r.stderr
     rows = cli.run("mcp", "list", "--json", *extra).json()
-    assert rows == [{"name": "demo", "status": "ready", "tools": rows[0]["tools"], "error": None,
+    assert rows == [{"name": "demo", "status": "ready", "tools": rows[0]["tools"], "tool_tokens": rows[0]["tool_tokens"],
+                     "deferred": False, "error": None,
                      "source": {"local": "~/.claude.json", "project": ".mcp.json", "user": "~/.claude.json"}[scope],
                      "type": "stdio", "startup_s": rows[0]["startup_s"]}]
     assert isinstance(rows[0]["startup_s"], float) and 0 < rows[0]["startup_s"] < 30
+    assert rows[0]["tools"] == 5 and 200 < rows[0]["tool_tokens"] < 500  # the demo server's five small tools
 
 
 def test_mcp_add_flags_after_name_as_claude_code_accepts(cli: Cli) -> None:

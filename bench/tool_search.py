@@ -39,10 +39,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from mini_claude.agent.compaction import DEFAULT_CONTEXT_TOKENS  # noqa: E402
 from mini_claude.mcp.naming import qualify_tool_name  # noqa: E402
 from mini_claude.tools.mcp_tool import MAX_DESCRIPTION_CHARS  # noqa: E402
 from mini_claude.tools.tool_index import IndexedTool, ToolIndex  # noqa: E402
-from mini_claude.tools.tool_search import MAX_NAMES_CHARS, ToolSearchTool  # noqa: E402
+from mini_claude.tools.tool_search import ToolSearchTool, names_fit  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / "tool_corpus"
 RESULTS = Path(__file__).resolve().parent / "results" / "tool-search-latest.json"
@@ -247,15 +248,14 @@ def definition_chars(tools: Sequence[IndexedTool]) -> int:
 def deferred_chars(tools: Sequence[IndexedTool]) -> dict[str, int]:
     """What deferral sends instead: the tool_search definition and the system prompt's list of servers (names
     while they fit, as tools/tool_search.DeferredTools.prompt_section decides)."""
-    search = ToolSearchTool.__new__(ToolSearchTool)
-    ToolSearchTool.__init__(search, None)  # type: ignore[arg-type]
+    search = ToolSearchTool(None)  # type: ignore[arg-type]  # only its definition is read
     definition = len(json.dumps({"name": search.name, "description": search.description,
                                  "input_schema": search.input_schema}))
     by_server: dict[str, list[str]] = {}
     for t in tools:
         by_server.setdefault(t.server, []).append(t.qualified_name)
     names = sum(len(n) + 2 for ns in by_server.values() for n in ns)
-    listing = names if names <= MAX_NAMES_CHARS else sum(len(s) + 14 for s in by_server)
+    listing = names if names_fit(names, DEFAULT_CONTEXT_TOKENS) else sum(len(s) + 14 for s in by_server)
     return {"tool_search_definition": definition, "server_listing": listing + 260}
 
 
@@ -278,7 +278,7 @@ def end_to_end(servers: Sequence[dict[str, Any]]) -> dict[str, Any]:
             mock = MockModelServer(parse_scenario({"turns": [{"content": [{"type": "text", "text": "hi"}]}]}))
             mock.start()
             try:
-                env = {**os.environ, "HOME": home, "ANTHROPIC_API_KEY": "sk-ant-bench",
+                env = {**os.environ, "HOME": home, "ANTHROPIC_API_KEY": "sk-ant-bench", "PYTHONPATH": str(ROOT),
                        "ANTHROPIC_BASE_URL": mock.url, "MINI_CLAUDE_TOOL_SEARCH": setting, "MCP_TIMEOUT": "60000"}
                 done = subprocess.run([sys.executable, "-m", "mini_claude", "-p", "hi", "--mcp-config", str(path),
                                        "--strict-mcp-config"], cwd=home, env=env, capture_output=True, text=True,

@@ -19,18 +19,24 @@ from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.mcp_tool import McpToolAdapter
 from mini_claude.tools.tool_index import IndexedTool, ToolIndex
 
-__all__ = ["DEFAULT_PERCENT", "DeferredTools", "ServerBudget", "ToolSearchTool", "budget_note", "definition_tokens"]
+__all__ = ["DEFAULT_PERCENT", "DeferredTools", "ServerBudget", "ToolSearchTool", "budget_note", "definition_tokens",
+           "names_fit"]
 
 DEFAULT_PERCENT = 10.0
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
-MAX_NAMES_CHARS = 8_000  # ~2k tokens of tool names in the system prompt, at most
+NAMES_SHARE = 0.05  # the deferred tools' names are listed while they cost at most this share of the window
 
 
 def definition_tokens(tools: Sequence[McpToolAdapter]) -> int:
     """A close local estimate of what the definitions cost in a request: their JSON, 4 characters a token."""
     return sum(len(json.dumps({"name": t.name, "description": t.description, "input_schema": t.input_schema},
                               ensure_ascii=False)) for t in tools) // 4
+
+
+def names_fit(chars: int, context_tokens: int) -> bool:
+    """Whether tool names of `chars` characters (4 a token) may be listed in the system prompt."""
+    return chars / 4 <= context_tokens * NAMES_SHARE
 
 
 @dataclass(frozen=True)
@@ -117,9 +123,9 @@ class DeferredTools:
         self.loaded &= used
 
     def prompt_section(self) -> str:
-        """The servers with how many of their tools are deferred, and the tools' names while they fit in
-        `MAX_NAMES_CHARS` (Claude Code lists every name; with hundreds of tools the names alone cost thousands of
-        tokens, so past that the model is told the counts and searches)."""
+        """The servers with how many of their tools are deferred, and the tools' names while they cost at most
+        `NAMES_SHARE` of the context window (`names_fit`): Claude Code lists every name, which lets the model pick
+        with `select:`; past that share (thousands of tools) the model is told the counts and searches."""
         if not self.deferring():
             return ""
         by_server: dict[str, list[str]] = {}
@@ -128,7 +134,7 @@ class DeferredTools:
                 by_server.setdefault(adapter.server, []).append(adapter.name)
         if not by_server:
             return ""
-        names = sum(len(name) + 2 for names in by_server.values() for name in names) <= MAX_NAMES_CHARS
+        names = names_fit(sum(len(name) + 2 for names in by_server.values() for name in names), self.context_tokens)
         lines = ["MCP tools are not listed in full to save context. Find them with tool_search (keywords or a "
                  "sentence; `select:name1,name2` for exact names); what it finds can be called from your next "
                  "step. The servers and their deferred tools:"]

@@ -45,7 +45,7 @@ def test_ranking_beats_plain_bm25_on_user_phrased_queries() -> None:
     ours = bench.quality(bench.ToolIndex(tools), queries)
     baseline = bench.quality(bench.PlainBM25(tools), queries)
     assert ours["recall@5"] > baseline["recall@5"] and ours["mrr"] > baseline["mrr"], (ours, baseline)
-    assert ours["recall@5"] >= 0.65, ours  # measured 0.661 (2026-12-04); the target is 0.95
+    assert ours["recall@5"] >= 0.70, ours  # measured 0.702 (2026-12-04); the target is 0.95
 
 
 def test_the_first_request_carries_at_most_a_tenth_of_the_definitions() -> None:

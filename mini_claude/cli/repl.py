@@ -280,6 +280,7 @@ class Repl:
             print(f"  model: {self.parts.agent.model.name}")
         elif command == "/init":
             await self._run_turn(INIT_PROMPT)
+            self._reload_memory()  # what it wrote is in the next request's system prompt
         elif command == "/memory":
             self._edit_memory()
         elif command == "/mcp":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -56,14 +57,16 @@ def repl(tmp_path: Path) -> Iterator[Callable[[list[dict[str, Any]], dict[str, A
     sessions: list[str] = []
     mocks: list[MockModelServer] = []
 
-    def start(turns: list[dict[str, Any]], servers: dict[str, Any]) -> tuple[Terminal, MockModelServer]:
+    def start(turns: list[dict[str, Any]], servers: dict[str, Any],
+              env: dict[str, str] | None = None) -> tuple[Terminal, MockModelServer]:
         mock = MockModelServer(parse_scenario({"turns": turns}, source="test"))
         url = mock.start()
         mocks.append(mock)
         config = tmp_path / "servers.json"
         config.write_text(json.dumps({"mcpServers": servers}))
         session = f"mc-host-{tmp_path.name}"
-        cmd = (f"cd {work} && ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=x HOME={tmp_path} "
+        extra = "".join(f"{k}={shlex.quote(v)} " for k, v in (env or {}).items())
+        cmd = (f"cd {work} && {extra}ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=x HOME={tmp_path} "
                f"MINI_CLAUDE_STATE_DIR={tmp_path / 'state'} PYTHONPATH={ROOT} {PYTHON} -m mini_claude "
                f"--mcp-config {config} --allowedTools mcp__everything --allowedTools mcp__slow")
         subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "220", "-y", "50", cmd], check=True)
@@ -315,4 +318,35 @@ def test_a_spinner_shows_time_and_tokens_while_the_model_thinks(
                   is not None, "the spinner after a second")
     term.wait_for(lambda s: "THOUGHT-IT-OVER" in s, "the answer")
     term.wait_for(lambda s: "Thinking…" not in s, "the spinner gone once the answer is in")
+    term.keys("C-d")
+
+
+def test_init_writes_claude_md_and_memory_opens_the_editor(
+        repl: Callable[..., tuple[Terminal, MockModelServer]], tmp_path: Path) -> None:
+    editor = tmp_path / "editor.sh"  # an "editor" that adds a line to the first file it is given
+    editor.write_text('#!/bin/sh\necho "- from the editor" >> "$1"\n')
+    editor.chmod(0o755)
+    turns = [
+        {"content": [{"type": "tool_use", "name": "write_file",
+                      "input": {"path": "CLAUDE.md", "content": "# Demo\n- build with make\n"}}]},
+        {"content": [{"type": "text", "text": "WROTE-CLAUDE-MD"}]},
+        {"content": [{"type": "text", "text": "SAW-MEMORY"}]},
+    ]
+    term, mock = repl(turns, {}, env={"EDITOR": str(editor)})
+    term.wait_for(lambda s: "/help for commands" in s, "the prompt")
+    term.type("/init")
+    term.keys("Enter")
+    term.wait_for(lambda s: "Allow it?" in s, "the write question")
+    term.keys("y", "Enter")
+    term.wait_for(lambda s: "WROTE-CLAUDE-MD" in s, "the answer")
+    assert "write a CLAUDE.md" in text_of(mock.requests[0])
+    term.type("/memory")
+    term.keys("Enter")
+    claude_md = tmp_path / "work" / "CLAUDE.md"
+    wait_until(lambda: "- from the editor" in claude_md.read_text(), "the editor's line", within_s=10)
+    term.type("what do you know?")
+    term.keys("Enter")
+    term.wait_for(lambda s: "SAW-MEMORY" in s, "the next answer")
+    system = mock.requests[-1]["body"]["system"]
+    assert "- build with make" in str(system) and "- from the editor" in str(system)
     term.keys("C-d")

@@ -56,7 +56,7 @@ class RequestUI(Protocol):
     the estimated input tokens, and when it has ended, whatever the outcome."""
 
     def request_started(self, input_tokens: int) -> None: ...
-    def request_finished(self) -> None: ...
+    def request_finished(self, completed: bool) -> None: ...  # completed: False when it failed or was cancelled
 
 
 class SilentUI:
@@ -176,9 +176,7 @@ class Agent:
         for turn_no in range(1, self.max_turns + 1):
             if self.before_request is not None:
                 await self.before_request()
-            tools = {t.name: t for t in self._tools()}
-            turn = await self._request(self.system_prompt(),
-                                       [ToolSpec(t.name, t.description, t.input_schema) for t in tools.values()])
+            turn, tools = await self._request(self.system_prompt())
             usage.add(turn.usage)
             self.usage.add(turn.usage)
             self.history.append({"role": "assistant", "content": _storable(turn.content)})
@@ -190,45 +188,45 @@ class Agent:
         self._unanswered_note = MAX_TURNS_NOTE  # not an interruption: say so to the model on the next run
         return RunOutcome(self._last_text(), "max_turns", self.max_turns, usage, self._denials)
 
-    async def _request(self, system: str, specs: list[ToolSpec]) -> AssistantTurn:
+    async def _request(self, system: str) -> tuple[AssistantTurn, dict[str, Tool]]:
         """One model request, the history first fitted into the context window; a "prompt is too long" refusal
-        compacts and retries once."""
-        if await self.context.fit(self.model, system, self.history, specs):
-            self._compacted = True
-            self._history_changed(rewritten=True)
-            self._reset()
+        compacts and retries once. Returns the answer and the tools it was offered (after a compaction, the tools
+        are asked for again: what tool_search had found may be forgotten)."""
+        tools, specs = self._offer()
+        if await self._fit(system, specs, force=False):
+            tools, specs = self._offer()
         for attempt in (1, 2):
             estimated = self.context.estimate(system, self.history, specs)
             shows = self.ui if isinstance(self.ui, RequestUI) else None
             if shows is not None:
                 shows.request_started(estimated)
+            completed = False
             try:
                 try:
                     turn = await self.model.complete(system=system, messages=self.history, tools=specs,
                                                      on_text=self.ui.text_delta)
+                    completed = True
                 finally:
                     if shows is not None:
-                        shows.request_finished()
+                        shows.request_finished(completed)
             except ModelError as exc:
-                if attempt == 2 or not is_prompt_too_long(exc) or not await self.context.fit(
-                        self.model, system, self.history, specs, force=True):
+                if attempt == 2 or not is_prompt_too_long(exc) or not await self._fit(system, specs, force=True):
                     raise
-                self._compacted = True
-                self._history_changed(rewritten=True)
-                self._reset()
+                tools, specs = self._offer()
                 continue
             self.context.observed(estimated, turn.usage.input_tokens)
-            return turn
+            return turn, tools
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def compact(self, focus: str = "") -> bool:
         """`/compact [focus]`: summarise the older part of the conversation now."""
-        changed = await self.context.fit(self.model, self.system_prompt(), self.history,
-                                         [ToolSpec(t.name, t.description, t.input_schema) for t in self._tools()],
+        before = self.context.compactions
+        changed = await self.context.fit(self.model, self.system_prompt(), self.history, self._offer()[1],
                                          force=True, focus=focus)
         if changed:
             self._history_changed(rewritten=True)
-            self._reset()
+            if self.context.compactions != before:
+                self._reset()
         return changed
 
     def clear(self) -> None:
@@ -347,6 +345,22 @@ class Agent:
         if blocks and blocks[0].get("type") == "text":
             self._unanswered_note = INTERRUPTED_NOTE
         self._history_changed()
+
+    def _offer(self) -> tuple[dict[str, Tool], list[ToolSpec]]:
+        tools = {t.name: t for t in self._tools()}
+        return tools, [ToolSpec(t.name, t.description, t.input_schema) for t in tools.values()]
+
+    async def _fit(self, system: str, specs: list[ToolSpec], *, force: bool) -> bool:
+        """Fit the history into the window; True if it changed. Only a compaction (a summary replacing turns, not
+        old results cleared) resets what the session had loaded (`on_reset`)."""
+        before = self.context.compactions
+        if not await self.context.fit(self.model, system, self.history, specs, force=force):
+            return False
+        self._compacted = True
+        self._history_changed(rewritten=True)
+        if self.context.compactions != before:
+            self._reset()
+        return True
 
     def _reset(self) -> None:
         if self.on_reset is not None:

@@ -105,10 +105,13 @@ class TerminalUI:
         self._thinking = _Thinking(input_tokens)
         self._live_update()
 
-    def request_finished(self) -> None:
+    def request_finished(self, completed: bool = True) -> None:
         if self._thinking is None:
             return
         self._thinking = None
+        if not completed:  # failed or cancelled: nothing stays live over the next prompt
+            self._end_text()
+            return
         if self._live is not None and self._live_transient:
             self._live.stop()  # only the spinner was shown: it goes
             self._live = None

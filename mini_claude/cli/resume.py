@@ -68,6 +68,8 @@ async def resume_session(parts: SessionParts, *, continue_: bool, resume: str | 
     parts.session_id = chosen.id
     log = SessionLog(chosen.path, chosen.id, cwd, written=raw)  # what the file holds; the closing is written next
     parts.agent.history[:] = history
+    if parts.agent.on_reset is not None:  # tools tool_search found in the other conversation are not kept
+        parts.agent.on_reset(parts.agent.history)
     parts.agent.on_history = log.sync
     parts.session_log = log
     log.sync(parts.agent.history)  # a crash's unanswered tool calls, closed by load_session, are saved too

@@ -59,13 +59,14 @@ def list_row(state: ServerState, name_width: int, withheld: Sequence[WithheldToo
 def state_record(state: ServerState, withheld: Sequence[WithheldTool] = (),
                  budget: ServerBudget | None = None) -> dict[str, Any]:
     """The `--json` form of a server's state. `startup_s`: seconds its last successful start took (null if none);
-    `tool_tokens` / `deferred` (when the budget is known): the estimated tokens of its tool definitions and whether
-    they wait behind `tool_search`; `withheld_tools` (only when some are): `[{"name", "reason"}]` of the tools not
+    `tool_tokens` / `deferred` (null when it offers no tools): the estimated tokens of its tool definitions and
+    whether they wait behind `tool_search`; `withheld_tools` (only when some are): `[{"name", "reason"}]` of the tools not
     offered to the model."""
     ready = state.status is ServerStatus.READY
     return {"name": state.name, "status": state.status.value,
             "tools": len(state.tools) if ready else None,
-            **({"tool_tokens": budget.tokens, "deferred": budget.deferred} if budget is not None else {}),
+            "tool_tokens": budget.tokens if budget is not None else None,
+            "deferred": budget.deferred if budget is not None else None,
             "error": state.error, "source": state.config.source, "type": state.config.type,
             "startup_s": round(state.startup_s, 3) if ready and state.startup_s is not None else None,
             **({"withheld_tools": [{"name": w.name, "reason": w.reason} for w in withheld]} if withheld else {})}

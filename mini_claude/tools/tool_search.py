@@ -77,9 +77,10 @@ class DeferredTools:
             if self.mode == "never":
                 decision = False
             elif self.mode == "always":
-                decision = bool(adapters)
-            else:
-                decision = definition_tokens(adapters) > self.context_tokens * self.percent / 100
+                decision = any(not _always_loaded(a) for a in adapters)
+            else:  # only what could be deferred counts: alwaysLoad servers' tools are sent anyway
+                deferrable = [a for a in adapters if not _always_loaded(a)]
+                decision = definition_tokens(deferrable) > self.context_tokens * self.percent / 100
             self._measured = (adapters, decision)
         return self._measured[1]
 
@@ -115,12 +116,12 @@ class DeferredTools:
         return found
 
     def forget(self, history: Sequence[Mapping[str, Any]] = ()) -> None:
-        """`/clear` or compaction: the found definitions are sent again only once found again — except those the
-        kept part of the conversation still calls (its `tool_use` blocks name them)."""
-        used = {block.get("name") for message in history if message.get("role") == "assistant"
-                for block in message.get("content") or () if isinstance(block, dict)
-                and block.get("type") == "tool_use"}
-        self.loaded &= used
+        """`/clear`, a compaction or a resumed conversation: the found definitions are sent again only once found
+        again — except those the kept conversation still names (a call, or a kept tool_search result)."""
+        if not self.loaded:
+            return
+        kept = json.dumps(list(history), ensure_ascii=False, default=str)
+        self.loaded = {name for name in self.loaded if name in kept}
 
     def prompt_section(self) -> str:
         """The servers with how many of their tools are deferred, and the tools' names while they cost at most

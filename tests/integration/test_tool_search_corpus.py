@@ -42,10 +42,11 @@ def test_the_corpus_is_large_real_and_traceable() -> None:
 def test_ranking_beats_plain_bm25_on_user_phrased_queries() -> None:
     tools, _ = bench.load_corpus()
     queries = bench.load_queries(tools)
-    ours = bench.quality(bench.ToolIndex(tools), queries)
-    baseline = bench.quality(bench.PlainBM25(tools), queries)
+    held_out = [q for q in queries if q.held_out]  # never looked at while tuning
+    ours = bench.quality(bench.ToolIndex(tools), held_out)
+    baseline = bench.quality(bench.PlainBM25(tools), held_out)
     assert ours["recall@5"] > baseline["recall@5"] and ours["mrr"] > baseline["mrr"], (ours, baseline)
-    assert ours["recall@5"] >= 0.70, ours  # measured 0.702 (2026-12-04); the target is 0.95
+    assert ours["recall@5"] >= 0.67, ours  # measured 0.680 (2026-12-04; baseline 0.564); the target is 0.95
 
 
 def test_the_first_request_carries_at_most_a_tenth_of_the_definitions() -> None:

@@ -18,11 +18,14 @@ def _calls(*names: str) -> list[dict[str, Any]]:
             for i, name in enumerate(names)]
 
 
-def test_forget_keeps_only_what_the_kept_history_still_calls() -> None:
+def test_forget_keeps_only_what_the_kept_history_still_names() -> None:
     deferred = DeferredTools(list, setting="true", context_tokens=1000)
-    deferred.loaded = {"mcp__a__one", "mcp__a__two", "mcp__b__three"}
-    deferred.forget(_calls("mcp__a__two", "read_file"))
-    assert deferred.loaded == {"mcp__a__two"}
+    deferred.loaded = {"mcp__a__one", "mcp__a__two", "mcp__b__three", "mcp__b__four"}
+    kept_search = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "s",
+                                                "content": "mcp__b__four: does four things"}]}
+    deferred.forget([*_calls("mcp__a__two", "read_file"), kept_search,
+                     {"role": "assistant", "content": [{"type": "tool_use", "name": ["odd"], "input": {}}]}])
+    assert deferred.loaded == {"mcp__a__two", "mcp__b__four"}
     deferred.forget([])
     assert deferred.loaded == set()
 
@@ -44,3 +47,25 @@ def test_clear_tells_the_agents_reset_hook(tmp_path: Path) -> None:
     agent.history.extend(_calls("mcp__a__one"))
     agent.clear()
     assert deferred.loaded == set()
+
+
+def test_the_prompt_lists_names_while_they_fit_else_counts(tmp_path: Path) -> None:
+    from mini_claude.tools.tool_search import names_fit
+
+    assert names_fit(4_000, 20_000) and not names_fit(4_004, 20_000)  # 5% of the window, 4 characters a token
+
+
+def test_a_failed_request_leaves_no_live_display() -> None:
+    import io
+
+    from mini_claude.cli.render import TerminalUI
+
+    ui = TerminalUI(out=io.StringIO(), rich_output=True)
+    ui.request_started(1200)
+    ui.text_delta("partial answ")
+    assert ui._live is not None
+    ui.request_finished(False)  # cancelled (Ctrl+C) or the API failed mid-stream
+    assert ui._live is None and ui._buffer == []
+    ui.request_started(10)
+    ui.request_finished(True)  # only the spinner was up: it goes
+    assert ui._live is None

@@ -11,6 +11,7 @@ fails the test that needs it (`require`), instead of skipping it quietly.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import shutil
 import socket
@@ -98,9 +99,15 @@ def wait_until(condition: Callable[[], object], what: str, *, within_s: float = 
 
 
 async def eventually(condition: Callable[[], object], what: str, *, within_s: float = 5.0) -> None:
-    """`wait_until` for async tests: polls without blocking the event loop."""
+    """`wait_until` for async tests: polls without blocking the event loop. `condition` may be a coroutine
+    function (a check that itself calls a server)."""
     deadline = time.monotonic() + within_s
-    while not condition():
+    while True:
+        met = condition()
+        if inspect.isawaitable(met):
+            met = await met
+        if met:
+            return
         if time.monotonic() >= deadline:
             raise AssertionError(f"timed out after {within_s}s waiting for {what}")
         await asyncio.sleep(POLL_INTERVAL_S)

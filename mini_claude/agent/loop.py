@@ -220,14 +220,7 @@ class Agent:
 
     async def compact(self, focus: str = "") -> bool:
         """`/compact [focus]`: summarise the older part of the conversation now."""
-        before = self.context.compactions
-        changed = await self.context.fit(self.model, self.system_prompt(), self.history, self._offer()[1],
-                                         force=True, focus=focus)
-        if changed:
-            self._history_changed(rewritten=True)
-            if self.context.compactions != before:
-                self._reset()
-        return changed
+        return await self._fit(self.system_prompt(), self._offer()[1], force=True, focus=focus)
 
     def clear(self) -> None:
         self.history.clear()
@@ -350,11 +343,11 @@ class Agent:
         tools = {t.name: t for t in self._tools()}
         return tools, [ToolSpec(t.name, t.description, t.input_schema) for t in tools.values()]
 
-    async def _fit(self, system: str, specs: list[ToolSpec], *, force: bool) -> bool:
+    async def _fit(self, system: str, specs: list[ToolSpec], *, force: bool, focus: str = "") -> bool:
         """Fit the history into the window; True if it changed. Only a compaction (a summary replacing turns, not
         old results cleared) resets what the session had loaded (`on_reset`)."""
         before = self.context.compactions
-        if not await self.context.fit(self.model, system, self.history, specs, force=force):
+        if not await self.context.fit(self.model, system, self.history, specs, force=force, focus=focus):
             return False
         self._compacted = True
         self._history_changed(rewritten=True)

@@ -5,7 +5,6 @@ Anthropic SDK talking to the mock model server."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
@@ -121,11 +120,8 @@ async def test_roots_are_the_working_folders_and_changes_are_announced(tmp_path:
 
         async def both_listed() -> bool:
             return extra.as_uri() in text(await s.call("get-roots-list", {}))
-        async with asyncio.timeout(10):  # the server asks roots/list again after our list_changed
-            while True:
-                if await both_listed():
-                    break
-                await asyncio.sleep(0.05)
+        # the server asks roots/list again after our list_changed
+        await eventually(both_listed, "the added root in the server's list", within_s=10)
 
 
 async def test_sampling_is_answered_by_the_model_with_the_servers_settings(tmp_path: Path) -> None:
@@ -230,15 +226,11 @@ async def test_filesystem_without_directories_works_in_the_working_folder(tmp_pa
     argv = peer_command("PEER_FILESYSTEM")
     fs = ServerConfig(name="fs", type="stdio", command=argv[0])  # no directory arguments: roots decide
     async with session(tmp_path, fs) as s:
-        async def readable() -> ToolResult:
-            return await s.call("read_text_file", {"path": str(tmp_path / "notes.txt")}, server="fs")
-        async with asyncio.timeout(10):  # the server applies our roots after its roots/list returns
-            while True:
-                result = await readable()
-                if not result.is_error:
-                    break
-                await asyncio.sleep(0.05)
-        assert text(result) == "from the working folder\n"
+        async def readable() -> bool:
+            result = await s.call("read_text_file", {"path": str(tmp_path / "notes.txt")}, server="fs")
+            return not result.is_error and text(result) == "from the working folder\n"
+        # the server applies our roots after its roots/list returns
+        await eventually(readable, "the file readable under our roots", within_s=10)
         outside = await s.call("read_text_file", {"path": "/etc/hostname"}, server="fs")
         assert outside.is_error and "denied" in text(outside).lower()
 

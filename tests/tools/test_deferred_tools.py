@@ -69,3 +69,19 @@ def test_a_failed_request_leaves_no_live_display() -> None:
     ui.request_started(10)
     ui.request_finished(True)  # only the spinner was up: it goes
     assert ui._live is None
+
+
+async def test_compact_summarises_and_forgets_what_the_summary_dropped(tmp_path: Path) -> None:
+    gate = PermissionGate(PermissionMode.DEFAULT, RuleSet(), ask=None, cwd=tmp_path)
+    agent = Agent(model=_Model(), tools=list, gate=gate, ctx=ToolContext(cwd=tmp_path, spill_dir=tmp_path / "s"),
+                  system="s")
+    deferred = DeferredTools(list, setting="true", context_tokens=1000)
+    deferred.loaded = {"mcp__a__one"}
+    agent.on_reset = deferred.forget
+    for i in range(4):
+        agent.history.append({"role": "user", "content": [{"type": "text", "text": f"prompt {i}"}]})
+        agent.history.extend(_calls("mcp__a__one") if i == 0 else [{"role": "assistant", "content": [
+            {"type": "text", "text": f"answer {i}"}]}])
+    assert await agent.compact("keep it short")
+    assert agent.context.compactions == 1 and "mcp__a__one" not in str(agent.history)
+    assert deferred.loaded == set()

@@ -37,13 +37,19 @@ class _Model:
         return AssistantTurn([{"type": "text", "text": "ok"}], "end_turn")
 
 
-def test_clear_tells_the_agents_reset_hook(tmp_path: Path) -> None:
+def _agent_with_found_tool(tmp_path: Path) -> tuple[Agent, DeferredTools]:
+    """An agent whose session has found `mcp__a__one` (its `on_reset` wired as the CLI wires it)."""
     gate = PermissionGate(PermissionMode.DEFAULT, RuleSet(), ask=None, cwd=tmp_path)
     agent = Agent(model=_Model(), tools=list, gate=gate, ctx=ToolContext(cwd=tmp_path, spill_dir=tmp_path / "spill"),
                   system="s")
     deferred = DeferredTools(list, setting="true", context_tokens=1000)
     deferred.loaded = {"mcp__a__one"}
     agent.on_reset = deferred.forget
+    return agent, deferred
+
+
+def test_clear_tells_the_agents_reset_hook(tmp_path: Path) -> None:
+    agent, deferred = _agent_with_found_tool(tmp_path)
     agent.history.extend(_calls("mcp__a__one"))
     agent.clear()
     assert deferred.loaded == set()
@@ -72,12 +78,7 @@ def test_a_failed_request_leaves_no_live_display() -> None:
 
 
 async def test_compact_summarises_and_forgets_what_the_summary_dropped(tmp_path: Path) -> None:
-    gate = PermissionGate(PermissionMode.DEFAULT, RuleSet(), ask=None, cwd=tmp_path)
-    agent = Agent(model=_Model(), tools=list, gate=gate, ctx=ToolContext(cwd=tmp_path, spill_dir=tmp_path / "s"),
-                  system="s")
-    deferred = DeferredTools(list, setting="true", context_tokens=1000)
-    deferred.loaded = {"mcp__a__one"}
-    agent.on_reset = deferred.forget
+    agent, deferred = _agent_with_found_tool(tmp_path)
     for i in range(4):
         agent.history.append({"role": "user", "content": [{"type": "text", "text": f"prompt {i}"}]})
         agent.history.extend(_calls("mcp__a__one") if i == 0 else [{"role": "assistant", "content": [

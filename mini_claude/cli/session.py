@@ -34,7 +34,7 @@ from mini_claude.mcp.host import HostUI, McpHost, NoQuestionsUI
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
 from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
 from mini_claude.mcp.pinning import PinReview, PinStore
-from mini_claude.models.base import Model
+from mini_claude.models.base import Model, ToolCounter, ToolSpec
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.settings import Settings, load_settings, without_project_widening
@@ -332,8 +332,15 @@ def build_session(
     def cap(result: Any, context: ToolContext, name: str) -> Any:
         return cap_result(result, context, tool_name=name, max_chars=MAX_RESULT_CHARS)
 
+    async def before_request() -> None:
+        await manager.settle_lists()  # a list_changed that came with a tool result is applied first
+        counter = agent.model
+        if isinstance(counter, ToolCounter):  # the API's own count, where the estimate is near the threshold
+            await deferred.calibrate(lambda tools: counter.count_tool_tokens(
+                [ToolSpec(t.name, t.description, t.input_schema) for t in tools]))
+
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
-                  result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=manager.settle_lists,
+                  result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,
                   context=window, resolve_unknown=deferred.resolve)
     agent.on_reset = deferred.forget
     if isinstance(ui, TerminalUI):

@@ -11,6 +11,7 @@ backends use.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from functools import partial
@@ -20,8 +21,8 @@ from mini_claude.errors import ModelError
 from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage
 from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_anthropic_error
 
-__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "StreamAssembler", "build_params", "turn_from_message",
-           "usage_of"]
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "StreamAssembler", "build_params", "count_params",
+           "turn_from_message", "usage_of"]
 
 DEFAULT_MAX_TOKENS = 8192
 EMPTY_TURN_TEXT = "(no response)"
@@ -66,6 +67,13 @@ class AnthropicModel:
         return await complete_with_retry(
             lambda: self._complete_once(params), lambda emit: self._stream_once(params, emit), stream=self.stream,
             on_text=on_text, policy=self.retry, map_error=partial(map_anthropic_error, base_url=self.base_url))
+
+    async def count_tool_tokens(self, tools: list[ToolSpec]) -> int:
+        """What `tools` add to a request, by the count-tokens endpoint (one request with them, one without)."""
+        with_tools, without = await asyncio.gather(
+            self._client.messages.count_tokens(**count_params(self.name, tools)),
+            self._client.messages.count_tokens(**count_params(self.name, [])))
+        return max(0, with_tools.input_tokens - without.input_tokens)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -162,8 +170,15 @@ def build_params(model: str, max_tokens: int, system: str, messages: list[dict[s
     # and the conversation so far are read from the cache on the next request
     params["cache_control"] = {"type": "ephemeral"}
     if tools:
-        params["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
-                           for t in tools]
+        params["tools"] = _wire_tools(tools)
+    return params
+
+
+def count_params(model: str, tools: list[ToolSpec]) -> dict[str, Any]:
+    """A count-tokens request body: a one-word message and `tools` (both backends subtract the count without)."""
+    params: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": "hi"}]}
+    if tools:
+        params["tools"] = _wire_tools(tools)
     return params
 
 
@@ -189,6 +204,10 @@ def usage_of(raw: dict[str, Any]) -> Usage:
         return value if isinstance(value, int) else 0
     return Usage(count("input_tokens"), count("output_tokens"), count("cache_read_input_tokens"),
                  count("cache_creation_input_tokens"))
+
+
+def _wire_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    return [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
 
 
 def _wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ retry.py), streaming over server-sent events (`message_start`, `content_block_*`
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -18,7 +19,13 @@ import httpx
 
 from mini_claude import __version__
 from mini_claude.errors import ModelError
-from mini_claude.models.anthropic import DEFAULT_MAX_TOKENS, StreamAssembler, build_params, turn_from_message
+from mini_claude.models.anthropic import (
+    DEFAULT_MAX_TOKENS,
+    StreamAssembler,
+    build_params,
+    count_params,
+    turn_from_message,
+)
 from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec
 from mini_claude.models.retry import (
     ANTHROPIC_ERROR_TYPE_STATUS,
@@ -69,6 +76,21 @@ class AnthropicHttpModel:
         return await complete_with_retry(
             lambda: self._complete_once(params), lambda emit: self._stream_once(params, emit), stream=self.stream,
             on_text=on_text, policy=self.retry, map_error=self._map_error)
+
+    async def count_tool_tokens(self, tools: list[ToolSpec]) -> int:
+        """What `tools` add to a request, by the count-tokens endpoint (one request with them, one without)."""
+        with_tools, without = await asyncio.gather(self._count(count_params(self.name, tools)),
+                                                   self._count(count_params(self.name, [])))
+        return max(0, with_tools - without)
+
+    async def _count(self, params: dict[str, Any]) -> int:
+        response = await self._client.post(f"{self.base_url}/v1/messages/count_tokens", json=params)
+        if response.status_code >= 400:
+            raise self._map_error(_status_of(response, response.content)) or ModelError("count_tokens failed")
+        tokens = response.json().get("input_tokens")
+        if isinstance(tokens, bool) or not isinstance(tokens, int):
+            raise ModelError(f"the model API at {self.base_url} answered count_tokens without input_tokens")
+        return tokens
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["SUMMARY_SYSTEM_PROMPT", "AssistantTurn", "GenerationOptions", "Model", "ToolSpec", "Usage"]
+__all__ = ["SUMMARY_SYSTEM_PROMPT", "AssistantTurn", "GenerationOptions", "Model", "ToolCounter", "ToolSpec", "Usage"]
 
 # The system prompt of the agent's request to summarise its own history (compaction). Shared here so that the
 # offline mock model can recognise such a request and answer it without using a scripted turn.
@@ -85,3 +85,10 @@ class Model(Protocol):
         on_text: Callable[[str], None] | None = None,
         options: GenerationOptions | None = None,
     ) -> AssistantTurn: ...
+
+
+@runtime_checkable
+class ToolCounter(Protocol):
+    """A backend whose API counts tokens (Anthropic's count-tokens endpoint): what `tools` add to a request."""
+
+    async def count_tool_tokens(self, tools: list[ToolSpec]) -> int: ...

@@ -5,6 +5,7 @@ It speaks enough of two wire formats for the real SDKs to talk to it unmodified:
 * `POST /v1/messages` — Anthropic Messages, JSON or SSE (`"stream": true`) with the event sequence the SDK
   expects: message_start, content_block_start, ping, content_block_delta…, content_block_stop, message_delta,
   message_stop. Errors use Anthropic's `{"type": "error", "error": {"type", "message"}}` shape.
+* `POST /v1/messages/count_tokens` — `{"input_tokens": N}`, N from the request's size (scenario.py says how).
 * `POST /v1/chat/completions` (or `/chat/completions`) — OpenAI chat completions, JSON or `data:` chunks ending
   in `data: [DONE]`, with `tool_calls` deltas.
 
@@ -49,6 +50,7 @@ POLL_INTERVAL_S = 0.05
 MAX_BODY_BYTES = 64 * 1024 * 1024
 _AUTH_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"})
 _MESSAGES_PATHS = frozenset({"/v1/messages"})
+_COUNT_PATH = "/v1/messages/count_tokens"
 _CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 _FINISH_REASONS = {"tool_use": "tool_calls", "end_turn": "stop", "max_tokens": "length", "stop_sequence": "stop"}
 
@@ -172,7 +174,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0]
-        if path not in _MESSAGES_PATHS and path not in _CHAT_PATHS:
+        if path not in _MESSAGES_PATHS and path not in _CHAT_PATHS and path != _COUNT_PATH:
             self._send_json(404, _anthropic_error("not_found_error", f"mock-model: no route POST {path}"))
             return
         chat = path in _CHAT_PATHS
@@ -188,6 +190,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.mock._record(path, headers, body)
         if not isinstance(body, dict):
             self._send_error(chat, 400, "invalid_request_error", "mock-model: request body must be a JSON object")
+            return
+        if path == _COUNT_PATH:
+            counted = len(json.dumps(body, ensure_ascii=False)) / self.mock.scenario.chars_per_token
+            self._send_json(200, {"input_tokens": max(1, int(counted))})
             return
         input_tokens = max(1, len(json.dumps(body)) // 4)
         limit = self.mock.scenario.context_limit_tokens

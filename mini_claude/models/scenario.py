@@ -14,7 +14,9 @@ Text (and string values inside a tool_use `input`) may contain `{{last_tool_resu
 the request being answered, so a scripted answer can quote what a tool really returned. A top-level
 `"context_limit_tokens"` makes over-long requests fail as a real model's would (HTTP 400 "prompt is too long"); a
 request whose system prompt is `SUMMARY_SYSTEM_PROMPT` (the agent compacting its history) is answered with a short
-summary without using a turn. A top-level
+summary without using a turn. `POST /v1/messages/count_tokens` answers `{"input_tokens": N}` with N the
+request's JSON characters divided by the top-level `"chars_per_token"` (default 4, the agent's own local estimate;
+a smaller number stands for a tokenizer that counts more than the estimate). A top-level
 `"description"` and a per-turn `"comment"` are allowed and ignored. Problems raise `ConfigError` naming the file
 and the key, e.g. `demo.json: turns[2].content[0].type: must be "text" or "tool_use"`.
 """
@@ -47,7 +49,7 @@ LAST_TOOL_RESULT_IS_ERROR = "{{last_tool_result_is_error}}"
 
 _TURN_KEYS = frozenset({"content", "error", "stop_reason", "expect_tool_result_contains", "delay_ms", "comment"})
 _ERROR_KEYS = frozenset({"status", "message", "headers", "type"})
-_TOP_KEYS = frozenset({"turns", "description", "context_limit_tokens"})
+_TOP_KEYS = frozenset({"turns", "description", "context_limit_tokens", "chars_per_token"})
 _ERROR_TYPE_BY_STATUS = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -93,6 +95,7 @@ class Scenario:
     # like a real model's context window: a request estimated larger (JSON characters / 4) gets HTTP 400
     # "prompt is too long" without using a turn
     context_limit_tokens: int | None = None
+    chars_per_token: float = 4.0  # what /v1/messages/count_tokens divides a request's JSON characters by
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,11 @@ def parse_scenario(data: Any, *, source: str = "<scenario>") -> Scenario:
     limit = data.get("context_limit_tokens")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
         raise fail("context_limit_tokens", "must be a positive integer")
-    return Scenario(tuple(_parse_turn(t, f"turns[{i}]", fail) for i, t in enumerate(turns)), source, limit)
+    per_token = data.get("chars_per_token", 4.0)
+    if isinstance(per_token, bool) or not isinstance(per_token, int | float) or per_token <= 0:
+        raise fail("chars_per_token", "must be a positive number")
+    return Scenario(tuple(_parse_turn(t, f"turns[{i}]", fail) for i, t in enumerate(turns)), source, limit,
+                    float(per_token))
 
 
 def _parse_turn(turn: Any, key: str, fail: Any) -> ScenarioTurn:

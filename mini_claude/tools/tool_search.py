@@ -4,14 +4,18 @@ servers with their tools' names. What a search finds is sent with every later re
 tool the model calls by name without searching is loaded and run.
 
 `MINI_CLAUDE_TOOL_SEARCH`: `auto` (default: defer when the definitions exceed 10% of the context window), `auto:N`
-(N %), `true` (always), `false` (never). Definitions are counted as JSON characters / 4. A server whose config
-says `"alwaysLoad": true` always has its tools sent.
+(N %), `true` (always), `false` (never). Definitions are counted as JSON characters / 4; when that estimate is
+near the threshold (within `COUNT_BAND` either way) and the backend can count (Anthropic's count-tokens endpoint),
+the API's count decides instead, once per tool list. A server whose config says `"alwaysLoad": true` always has its
+tools sent.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable, Mapping, Sequence
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,10 +23,15 @@ from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.mcp_tool import McpToolAdapter
 from mini_claude.tools.tool_index import IndexedTool, ToolIndex
 
-__all__ = ["DEFAULT_PERCENT", "DeferredTools", "ServerBudget", "ToolSearchTool", "budget_note", "definition_tokens",
+__all__ = ["COUNT_BAND", "DEFAULT_PERCENT", "DeferredTools", "ServerBudget", "ToolSearchTool", "budget_note", "definition_tokens",
            "names_fit"]
 
+log = logging.getLogger(__name__)
+
 DEFAULT_PERCENT = 10.0
+COUNT_BAND = 1.5  # the API is asked only when the estimate is within this factor of the threshold
+COUNT_TIMEOUT_S = 5.0
+CountTokens = Callable[[Sequence[McpToolAdapter]], Awaitable[int]]
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 NAMES_SHARE = 0.05  # the deferred tools' names are listed while they cost at most this share of the window
@@ -66,6 +75,7 @@ class DeferredTools:
         self.context_tokens = context_tokens
         self.loaded: set[str] = set()
         self._measured: tuple[list[McpToolAdapter], bool] | None = None  # (the list it was decided for, deferring)
+        self._counted: tuple[list[McpToolAdapter], int | None] | None = None  # (the list, the API's count)
         self._indexed: list[McpToolAdapter] | None = None
         self._index = ToolIndex([])
 
@@ -79,10 +89,38 @@ class DeferredTools:
             elif self.mode == "always":
                 decision = any(not _always_loaded(a) for a in adapters)
             else:  # only what could be deferred counts: alwaysLoad servers' tools are sent anyway
-                deferrable = [a for a in adapters if not _always_loaded(a)]
-                decision = definition_tokens(deferrable) > self.context_tokens * self.percent / 100
+                counted = self._counted[1] if self._counted is not None and self._counted[0] is adapters else None
+                tokens = counted if counted is not None else definition_tokens(self._deferrable(adapters))
+                decision = tokens > self._threshold()
             self._measured = (adapters, decision)
         return self._measured[1]
+
+    async def calibrate(self, count: CountTokens) -> None:
+        """Before a model request: when the local estimate is within `COUNT_BAND` of the threshold, where it could
+        be wrong about the decision, ask `count` (the API's count-tokens endpoint; bounded by `COUNT_TIMEOUT_S`, and
+        on any failure the estimate stands). Once per tool list: far from the threshold nothing is asked."""
+        adapters = self._adapters()
+        if self.mode != "auto" or (self._counted is not None and self._counted[0] is adapters):
+            return
+        deferrable = self._deferrable(adapters)
+        estimate, threshold = definition_tokens(deferrable), self._threshold()
+        counted = None
+        if deferrable and threshold / COUNT_BAND <= estimate <= threshold * COUNT_BAND:
+            try:
+                counted = await asyncio.wait_for(count(deferrable), COUNT_TIMEOUT_S)
+            except Exception as exc:  # an optional refinement: whatever went wrong, the estimate decides
+                log.debug("count-tokens unavailable (%s): the local estimate decides", type(exc).__name__)
+            else:
+                log.debug("MCP tool definitions: ~%d tokens estimated, %d counted", estimate, counted)
+        self._counted = (adapters, counted)
+        self._measured = None
+
+    def _threshold(self) -> float:
+        return self.context_tokens * self.percent / 100
+
+    @staticmethod
+    def _deferrable(adapters: list[McpToolAdapter]) -> list[McpToolAdapter]:
+        return [a for a in adapters if not _always_loaded(a)]
 
     def budget(self) -> dict[str, ServerBudget]:
         """Per server: how many tools, their definitions' estimated tokens, and whether they are deferred."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,30 @@ def test_auto_keeps_a_small_tool_set_loaded(cli: Cli) -> None:
     everything_sent = cli.run("-p", "hi", "--mcp-config", config,
                               env={"MINI_CLAUDE_CONTEXT_TOKENS": "5000", "MINI_CLAUDE_TOOL_SEARCH": "false"})
     assert everything_sent.rc == 0 and len(_mcp_tools(mock.requests[2])) == 17
+
+
+def test_near_the_threshold_the_count_endpoint_decides(cli: Cli) -> None:
+    """The local estimate (JSON characters / 4) decides far from the threshold; within a factor of 1.5 of it the
+    API's count-tokens endpoint is asked, and its count decides (the mock counts `chars_per_token` to a token)."""
+    mock = cli.mock([answer("hi")] * 3)
+    config = cli.config_file({"everything": everything()})
+    assert cli.run("-p", "hi", "--mcp-config", config).rc == 0  # far below 10% of 200k: nothing asked
+    assert [r["path"] for r in mock.requests] == ["/v1/messages"] and len(_mcp_tools(mock.requests[0])) == 17
+    estimate = sum(len(json.dumps(t, ensure_ascii=False)) for t in mock.requests[0]["body"]["tools"]
+                   if t["name"].startswith("mcp__")) // 4
+    near = {"MINI_CLAUDE_CONTEXT_TOKENS": str(estimate * 12)}  # the threshold is 1.2 × the estimate: "send them"
+
+    def run() -> dict[str, Any]:
+        before = len(mock.requests)
+        assert cli.run("-p", "hi", "--mcp-config", config, env=near).rc == 0
+        paths = [r["path"] for r in mock.requests[before:]]
+        assert paths == ["/v1/messages/count_tokens"] * 2 + ["/v1/messages"], paths
+        return mock.requests[-1]
+
+    assert len(_mcp_tools(run())) == 17  # counted as the estimate: still sent
+    mock.scenario = replace(mock.scenario, chars_per_token=2.0)  # a tokenizer that counts twice as many
+    deferred = run()
+    assert _mcp_tools(deferred) == [] and "tool_search" in [t["name"] for t in deferred["body"]["tools"]]
 
 
 def test_always_load_keeps_a_servers_tools(cli: Cli) -> None:

@@ -16,6 +16,8 @@ from mini_claude.errors import ModelError
 from mini_claude.models.anthropic import AnthropicModel
 from mini_claude.models.anthropic_http import AnthropicHttpModel
 from mini_claude.models.base import ToolSpec
+from mini_claude.models.mock_server import MockModelServer
+from mini_claude.models.scenario import parse_scenario
 from tests.helpers import free_port
 
 READ_TOOL = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
@@ -194,3 +196,17 @@ async def test_empty_text_blocks_are_not_sent(mock_server) -> None:
     assert sent[1]["content"] == [{"type": "text", "text": "(no response)"}]
     assert sent[3]["content"] == [{"type": "tool_use", "id": "t", "name": "x", "input": {}}]
     assert history[1]["content"] == [{"type": "text", "text": ""}]  # the caller's history is untouched
+
+
+async def test_count_tool_tokens_asks_the_count_endpoint() -> None:
+    """What the tools add to a request, by `/v1/messages/count_tokens` with them and without (the mock divides a
+    request's JSON characters by the scenario's `chars_per_token`)."""
+    with MockModelServer(parse_scenario({"turns": [], "chars_per_token": 2})) as mock:
+        counted = await model_for(mock.url).count_tool_tokens([READ_TOOL])
+        with_tools, without = sorted((r["body"] for r in mock.requests), key=lambda body: "tools" in body)[::-1]
+    assert [r["path"] for r in mock.requests] == ["/v1/messages/count_tokens"] * 2
+    assert with_tools["tools"] == [{"name": "read_file", "description": "Read a file",
+                                    "input_schema": READ_TOOL.input_schema}]
+    assert with_tools["model"] == without["model"] == "mock-claude" and "tools" not in without
+    size = len(json.dumps(with_tools, ensure_ascii=False)) // 2 - len(json.dumps(without, ensure_ascii=False)) // 2
+    assert counted == size > 0

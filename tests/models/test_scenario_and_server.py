@@ -34,6 +34,8 @@ from mini_claude.models.scenario import load_scenario, parse_scenario
     ({"turns": [{"error": {"status": 200}}]}, "s.json: turns[0].error.status: must be an HTTP error status"),
     ({"turns": [{"error": {"status": 429, "headers": {"retry-after": None}}}]},
      "s.json: turns[0].error.headers.retry-after: must be a string or a number"),
+    ({"turns": [], "chars_per_token": 0}, "s.json: chars_per_token: must be a positive number"),
+    ({"turns": [], "chars_per_token": "4"}, "s.json: chars_per_token: must be a positive number"),
 ])
 def test_scenario_validation_errors(data: Any, expected: str) -> None:
     with pytest.raises(ConfigError) as info:

@@ -3,10 +3,16 @@ compaction, those the kept history no longer calls."""
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from mini_claude.agent.loop import Agent
+from mini_claude.errors import ModelError
 from mini_claude.models.base import AssistantTurn
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.tools.base import ToolContext
@@ -86,3 +92,68 @@ async def test_compact_summarises_and_forgets_what_the_summary_dropped(tmp_path:
     assert await agent.compact("keep it short")
     assert agent.context.compactions == 1 and "mcp__a__one" not in str(agent.history)
     assert deferred.loaded == set()
+
+
+# ---- the API's count near the threshold ---------------------------------------------------------------------------
+
+@dataclass
+class _Adapter:
+    name: str
+    description: str
+    server: str = "big"
+    input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+    manager: Any = field(default_factory=lambda: SimpleNamespace(states={}))
+
+
+def _tools_of(tokens: int) -> list[Any]:
+    """Ten tools whose definitions are estimated (JSON characters / 4) at about `tokens` in all."""
+    return [_Adapter(f"mcp__big__t{i}", "x" * max(0, tokens * 4 // 10 - 60)) for i in range(10)]
+
+
+class _Counter:
+    def __init__(self, answer: int | BaseException | None = None, *, hang: bool = False) -> None:
+        self.answer, self.hang, self.asked = answer, hang, 0
+
+    async def __call__(self, tools: Any) -> int:
+        self.asked += 1
+        if self.hang:
+            await asyncio.Event().wait()
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer if isinstance(self.answer, int) else 0
+
+
+async def test_near_the_threshold_the_apis_count_decides() -> None:
+    tools = _tools_of(900)  # the threshold is 1,000 (10% of 10,000): the estimate says "send them"
+    deferred = DeferredTools(lambda: tools, setting="auto", context_tokens=10_000)
+    assert not deferred.deferring()
+    counter = _Counter(1_300)  # a tokenizer that counts JSON denser than the estimate
+    await deferred.calibrate(counter)
+    assert counter.asked == 1 and deferred.deferring()
+    await deferred.calibrate(counter)  # once per tool list
+    assert counter.asked == 1
+
+
+async def test_far_from_the_threshold_nothing_is_asked() -> None:
+    for tokens in (300, 3_000):
+        tools = _tools_of(tokens)
+        deferred = DeferredTools(lambda tools=tools: tools, setting="auto", context_tokens=10_000)
+        counter = _Counter(1_300)
+        await deferred.calibrate(counter)
+        assert counter.asked == 0 and deferred.deferring() is (tokens > 1_000)
+    for setting in ("true", "false"):
+        counter = _Counter(1_300)
+        tools = _tools_of(900)
+        await DeferredTools(lambda tools=tools: tools, setting=setting, context_tokens=10_000).calibrate(counter)
+        assert counter.asked == 0
+
+
+async def test_a_failing_or_hanging_count_leaves_the_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mini_claude.tools.tool_search as tool_search
+
+    monkeypatch.setattr(tool_search, "COUNT_TIMEOUT_S", 0.05)
+    for counter in (_Counter(ModelError("HTTP 404: not found")), _Counter(hang=True)):
+        tools = _tools_of(1_100)
+        deferred = DeferredTools(lambda tools=tools: tools, setting="auto", context_tokens=10_000)
+        await deferred.calibrate(counter)
+        assert counter.asked == 1 and deferred.deferring()  # the estimate (1,100 > 1,000) still decides

@@ -34,6 +34,7 @@ COUNT_TIMEOUT_S = 5.0
 CountTokens = Callable[[Sequence[McpToolAdapter]], Awaitable[int]]
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
+MORE_NAMES = 10  # after the loaded matches, the names of the next ten, not loaded
 NAMES_SHARE = 0.05  # the deferred tools' names are listed while they cost at most this share of the window
 
 
@@ -202,16 +203,23 @@ class ToolSearchTool:
             return ToolResult.error("query must be a non-empty string")
         limit = args.get("limit")
         limit = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else DEFAULT_LIMIT
-        found = self.deferred.index().search(query, min(limit, MAX_LIMIT))
-        if not found:
+        limit = min(limit, MAX_LIMIT)
+        selecting = query.strip().startswith("select:")
+        ranked = self.deferred.index().search(query, limit if selecting else limit + MORE_NAMES)
+        if not ranked:
             return ToolResult.text(f"No MCP tool matches {query!r}. Try other words, or a server's name.")
+        found, more = ranked[:limit], ranked[limit:]
         lines = []
         for tool in found:
             self.deferred.loaded.add(tool.qualified_name)
             first = (tool.description.strip().splitlines() or [""])[0][:200]
             params = ", ".join(list((tool.input_schema.get("properties") or {}).keys())[:10])
             lines.append(f"{tool.qualified_name}: {first}" + (f" (parameters: {params})" if params else ""))
-        return ToolResult.text("\n".join(lines) + "\n\nThese tools can be called from your next step.")
+        text = "\n".join(lines) + "\n\nThese tools can be called from your next step."
+        if more:  # the next few by rank, names only: the right tool is often just below the cut (bench/README.md)
+            text += ("\nLess likely matches, not loaded (`select:` them if one fits better): "
+                     + ", ".join(t.qualified_name for t in more))
+        return ToolResult.text(text)
 
 
 def _always_loaded(adapter: McpToolAdapter) -> bool:

@@ -103,6 +103,7 @@ class _Adapter:
     server: str = "big"
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     manager: Any = field(default_factory=lambda: SimpleNamespace(states={}))
+    mcp_tool: Any = None
 
 
 def _tools_of(tokens: int) -> list[Any]:
@@ -157,3 +158,22 @@ async def test_a_failing_or_hanging_count_leaves_the_estimate(monkeypatch: pytes
         deferred = DeferredTools(lambda tools=tools: tools, setting="auto", context_tokens=10_000)
         await deferred.calibrate(counter)
         assert counter.asked == 1 and deferred.deferring()  # the estimate (1,100 > 1,000) still decides
+
+
+async def test_a_search_loads_its_matches_and_names_the_next_ones(tmp_path: Path) -> None:
+    """The best `limit` matches are loaded and described; the next ten by rank are named, not loaded, so a model
+    whose tool sat just below the cut can `select:` it; `select:` itself names nothing more."""
+    from mini_claude.tools.tool_search import ToolSearchTool
+
+    tools = [_Adapter(f"mcp__inv__invoice_{i}", f"Invoice report number {i}", server="inv",
+                      mcp_tool=SimpleNamespace(name=f"invoice_{i}")) for i in range(20)]
+    deferred = DeferredTools(lambda: tools, setting="true", context_tokens=10_000)
+    search = ToolSearchTool(deferred)
+    ctx = ToolContext(cwd=tmp_path, spill_dir=tmp_path / "spill")
+    text = (await search.run({"query": "invoice report", "limit": 3}, ctx)).content[0]["text"]
+    described, more = text.split("\n\n")
+    assert len(described.splitlines()) == 3 and len(deferred.loaded) == 3
+    named = more.splitlines()[1].split(": ", 1)[1].split(", ")
+    assert len(named) == 10 and not set(named) & deferred.loaded and all(n.startswith("mcp__inv__") for n in named)
+    chosen = (await search.run({"query": f"select:{named[0]}"}, ctx)).content[0]["text"]
+    assert chosen.startswith(f"{named[0]}: ") and "Less likely" not in chosen and named[0] in deferred.loaded

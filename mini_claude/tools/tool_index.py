@@ -194,7 +194,9 @@ class ToolIndex:
         named: set[str] = set()
         for term in query_terms:
             named |= self._servers_of.get(term, set())
-            if len(term) >= 4:  # "mongo" names mongodb, "postgre" postgres
+            # "mongo" names mongodb, "elastic" elasticsearch; a word many tools use ("file", "work", "post") is a
+            # word, not a prefix of filesystem, workspace or postgres
+            if len(term) >= 4 and len(self._postings.get(term, ())) <= max(1, len(self.tools) // 100):
                 named |= {s for key, servers in self._servers_of.items() if key.startswith(term) for s in servers}
         return named
 

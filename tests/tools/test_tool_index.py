@@ -72,3 +72,16 @@ def test_two_thousand_tools_index_fast_and_answer_fast() -> None:
         queries.append((time.perf_counter() - began) / 20)
     built, per_query = min(builds), min(queries)
     assert built < 0.2 and per_query < 0.005, (builds, queries)
+
+
+def test_a_prefix_names_a_server_unless_it_is_a_common_word() -> None:
+    """"mongo" names the mongodb server (its tools first); "file", a word many tools use, is not taken as a prefix
+    of the filesystem server's name."""
+    tools = [tool("mongodb", "find", "Run a find query against a collection"),
+             tool("other", "find_records", "Find records in a collection"),
+             tool("filesystem", "search_files", "Search for files by name pattern"),
+             *(tool("github", f"file_tool_{i}", f"Does things with a file in a repository, kind {i}") for i in range(3)),
+             tool("github", "search_code", "Search code in files of GitHub repositories")]
+    index = ToolIndex(tools)
+    assert index.search("find in the mongo collection", 1)[0].qualified_name == "mcp__mongodb__find"
+    assert index._named_servers(terms("find file in github")) == {"github"}

@@ -8,6 +8,7 @@ through `clean()`, which strips terminal control sequences, C1 controls, bidi ov
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sys
 import time
@@ -54,13 +55,24 @@ def setup_logging(*, debug: bool = False) -> None:
     """Log to stderr: warnings and errors (everything with `debug`), every record with the secrets in its URLs
     redacted (`logredact`, httpx's request lines included) and passed through `clean` (records quote server
     text)."""
-    import logging
-
     from mini_claude.logredact import add_redaction
 
-    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, stream=sys.stderr,
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[_CurrentStderr()],
                         format="%(levelname)s %(name)s: %(message)s")
     add_redaction(scrub=clean)
+
+
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to `sys.stderr` as it is when a record comes: while the spinner is live, rich's proxy, which prints
+    the line above the spinner instead of through it (a warning from a background task)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
 
 
 def format_tool_call(name: str, args: dict[str, Any], limit: int = 200) -> str:
@@ -97,12 +109,12 @@ class TerminalUI:
 
     # ---- AgentUI -----------------------------------------------------------------------------------------------
 
-    def request_started(self, input_tokens: int) -> None:
-        """A model request is on its way: in the terminal, a spinner with the seconds waited and the tokens sent
-        and received so far, until the answer is complete (`request_finished`)."""
+    def request_started(self, input_tokens: int, activity: str = "Thinking") -> None:
+        """A model request is on its way: in the terminal, a spinner with what it is for, the seconds waited and
+        the tokens sent and received so far, until the answer is complete (`request_finished`)."""
         if not self.rich:
             return
-        self._thinking = _Thinking(input_tokens)
+        self._thinking = _Thinking(input_tokens, activity)
         self._live_update()
 
     def request_finished(self, completed: bool = True) -> None:
@@ -228,9 +240,10 @@ class _Thinking:
     interrupt`, redrawn by rich's Live (elapsed time from the monotonic clock; tokens received estimated from the
     characters streamed, 4 a token)."""
 
-    def __init__(self, input_tokens: int) -> None:
+    def __init__(self, input_tokens: int, activity: str = "Thinking") -> None:
         from rich.spinner import Spinner
 
+        self.activity = activity
         self.started = time.monotonic()
         self.input_tokens = input_tokens
         self.received = 0
@@ -241,7 +254,7 @@ class _Thinking:
         parts = [f"{seconds}s", f"↑ {_tokens(self.input_tokens)} tokens"]
         if self.received:
             parts.append(f"↓ {_tokens(self.received // 4)} tokens")
-        return f"Thinking… {' · '.join(parts)} · ctrl+c to interrupt"
+        return f"{self.activity}… {' · '.join(parts)} · ctrl+c to interrupt"
 
     def __rich__(self) -> Any:
         from rich.text import Text

@@ -20,7 +20,7 @@ from agent_helpers import (
     validate_history,
 )
 
-from mini_claude.agent.loop import INTERRUPTED_TEXT
+from mini_claude.agent.loop import INTERRUPTED_TEXT, SilentUI
 from mini_claude.tools.base import ToolContext, ToolResult
 from tests.helpers import eventually, pid_alive
 
@@ -208,3 +208,30 @@ def test_validator_rejects_bad_histories() -> None:
         validate_history([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
     validate_history([{"role": "user", "content": "hi"}, use,
                       {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "r"}]}])
+
+
+class _ShowingUI(SilentUI):
+    """Records what a RequestUI is told."""
+
+    def __init__(self) -> None:
+        self.shown: list[tuple[str, Any]] = []
+
+    def request_started(self, input_tokens: int, activity: str = "Thinking") -> None:
+        self.shown.append((activity, input_tokens))
+
+    def request_finished(self, completed: bool) -> None:
+        self.shown.append(("finished", completed))
+
+
+async def test_the_compaction_summary_request_is_shown_too(mock_model: Any, tmp_path: Path) -> None:
+    """`/compact` (and automatic compaction) asks the model for a summary: the UI shows that request as
+    "Compacting conversation", then the next request as "Thinking"."""
+    mock = mock_model([say("first"), say("second"), say("third")])
+    agent = make_agent(mock.url, tmp_path)
+    agent.ui = ui = _ShowingUI()
+    for prompt in ("one", "two", "three"):
+        await agent.run(prompt)
+    ui.shown.clear()
+    assert await agent.compact()
+    assert [entry[0] for entry in ui.shown] == ["Compacting conversation", "finished"]
+    assert ui.shown[0][1] > 0 and ui.shown[1] == ("finished", True)

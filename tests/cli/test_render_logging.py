@@ -112,3 +112,25 @@ def test_debug_run_never_prints_the_token_in_a_server_url(mock_model: Any, tmp_p
     assert "HTTP Request: POST http://127.0.0.1:" in proc.stderr  # httpx did log its requests ...
     assert "/mcp?token=*** \"HTTP/1.0 200 OK\"" in proc.stderr  # ... redacted (http.server speaks 1.0)
     assert SECRET not in proc.stderr
+
+
+def test_a_warning_while_the_spinner_is_live_prints_above_it(capfd: pytest.CaptureFixture[str]) -> None:
+    """The log handler writes to `sys.stderr` as it is at the time, so rich's Live (which swaps in a proxy) prints
+    a background task's warning above the spinner, not through its line."""
+    from rich.console import Console
+    from rich.live import Live
+
+    from mini_claude.cli.render import _CurrentStderr
+
+    logger = logging.getLogger("test.spinner")
+    handler = _CurrentStderr()
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    screen = io.StringIO()
+    try:
+        with Live("⠋ Thinking…", console=Console(file=screen, force_terminal=True, width=60), transient=True):
+            logger.warning("server x: connection lost")
+    finally:
+        logger.removeHandler(handler)
+    assert "WARNING server x: connection lost" in screen.getvalue()
+    assert "connection lost" not in capfd.readouterr().err

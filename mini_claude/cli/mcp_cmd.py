@@ -34,6 +34,7 @@ from mini_claude.mcp.protocol import WITHHELD_LOG_KEY, WithheldTool
 
 if TYPE_CHECKING:
     from mini_claude.mcp.manager import McpManager, ServerState
+    from mini_claude.mcp.pinning import PinStore
 
 __all__ = ["EXIT_CONFIG", "EXIT_TOOL_ERROR", "EXIT_UNREACHABLE", "build_parser", "main"]
 
@@ -289,7 +290,6 @@ async def _inspect(args: argparse.Namespace) -> int:
     from mini_claude.cli.session import SessionOptions, build_env, load_servers, resolve_approvals
     from mini_claude.mcp.manager import McpManager, ServerStatus
     from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
-    from mini_claude.mcp.pinning import PinStore
     from mini_claude.paths import state_dir
     from mini_claude.settings import load_settings
 
@@ -314,14 +314,14 @@ async def _inspect(args: argparse.Namespace) -> int:
     held = await resolve_approvals(config, settings, cwd=cwd, env=env, trust_all=args.trust_project_mcp, ask=None)
     manager = McpManager(servers.values(), env=env, held={k: v for k, v in held.items() if k in servers},
                          era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME),
-                         pins=PinStore.default(env) if args.command == "accept" else None)
+                         pins=_pins_for(args.command, env))
     withheld = _WithheldTools()
     logging.getLogger(protocol.__name__).addFilter(withheld)
     manager.start()
     try:
         await manager.wait_started()
         if args.command == "list":
-            return _print_list(manager, args.json, withheld.found)
+            return _print_list(manager, args.json, _with_pin_changes(withheld.found, manager))
         state = manager.states[args.name]
         if args.command == "get":
             return _print_get(state, args.json)
@@ -333,7 +333,8 @@ async def _inspect(args: argparse.Namespace) -> int:
 
             return accept_command(manager, args.name, yes=args.yes, stdin=sys.stdin, out=sys.stdout, err=sys.stderr)
         if args.command == "tools":
-            return _print_tools(manager, state, args.json, withheld.found.get(state.name, {}))
+            return _print_tools(manager, state, args.json,
+                                _with_pin_changes(withheld.found, manager).get(state.name, {}))
         if args.command in ("resources", "read"):
             from mini_claude.cli.mcp_resources_cmd import print_resource, print_resources
 
@@ -344,6 +345,28 @@ async def _inspect(args: argparse.Namespace) -> int:
     finally:
         await manager.aclose()
         logging.getLogger(protocol.__name__).removeFilter(withheld)
+
+
+def _pins_for(command: str, env: Mapping[str, str]) -> PinStore | None:
+    """`accept` pins; `list`, `get` and `tools` only look, to show what a session would withhold (a changed
+    definition) without pinning what they see first; `call` and the rest run without pins."""
+    from mini_claude.mcp.pinning import PinStore
+
+    if command == "accept":
+        return PinStore.default(env)
+    return PinStore.default(env, record=False) if command in ("list", "get", "tools") else None
+
+
+def _with_pin_changes(found: Mapping[str, Mapping[str, WithheldTool]],
+                      manager: McpManager) -> dict[str, dict[str, WithheldTool]]:
+    """The tools withheld for their shape (the tool reader's log records) and those whose definition changed
+    since the user accepted it (the pins), by server and name."""
+    merged = {server: dict(tools) for server, tools in found.items()}
+    for state in manager.states.values():
+        for change in state.withheld:
+            merged.setdefault(state.name, {})[change.name] = WithheldTool(
+                state.name, change.name, f"changed since accepted (mini-claude mcp accept {state.name})")
+    return merged
 
 
 class _WithheldTools(logging.Filter):

@@ -184,15 +184,17 @@ class PinStore:
         store.accept("github https://…", [change.tool for change in review.changed])
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, record: bool = True) -> None:
         self.path = path
+        self.record = record  # False: review only looks (`mcp list` shows what a session would withhold)
 
     @classmethod
-    def default(cls, env: Mapping[str, str] | None = None) -> PinStore:
-        return cls(paths.state_dir(env) / PINS_FILE_NAME)
+    def default(cls, env: Mapping[str, str] | None = None, *, record: bool = True) -> PinStore:
+        return cls(paths.state_dir(env) / PINS_FILE_NAME, record=record)
 
     def review(self, key: str, server: str, tools: Sequence[McpTool]) -> PinReview:
-        """Compare `tools` with the server's pins, pin what is seen for the first time, and say what to offer."""
+        """Compare `tools` with the server's pins, pin what is seen for the first time (unless this store only
+        looks: `record=False`), and say what to offer."""
         with self._locked():
             data = self._load()
             servers: dict[str, Any] = data["servers"]
@@ -219,7 +221,7 @@ class PinStore:
                 else:  # changed, or too deep to pin at all (fail closed: withheld, and accepting cannot pin it)
                     old = pin.get("definition") if isinstance(pin, dict) else None
                     changed.append(ToolChange(tool, old if isinstance(old, dict) else None, definition, digest))
-            if dirty or first_sight:
+            if (dirty or first_sight) and self.record:
                 servers[hashed_key(key)] = {"tools": pins}
                 self._save(data)
         return PinReview(server, tuple(allowed), tuple(changed), tuple(new), first_sight)

@@ -112,3 +112,35 @@ def test_a_changed_tool_description_is_withheld_until_accepted_and_stays_accepte
     again = cli.run("mcp", "accept", "pin", "--mcp-config", config)
     assert again.rc == 0, again.stderr
     assert again.stdout.strip() == "Nothing to accept: the 2 tools of MCP server 'pin' match their accepted definitions."
+
+
+def test_mcp_list_shows_what_a_session_would_withhold_and_pins_nothing(cli: Cli) -> None:
+    """`mcp list` and `mcp tools` look at the pins without writing them: before any session nothing is pinned by
+    listing; after a definition changed, they show the tool as withheld (as a session would) and count only what a
+    session would offer."""
+    defs = cli.tmp / "defs.json"
+    defs.write_text(json.dumps([_echo("Echo text.")]))
+    config = cli.config_file({"pin": {"command": sys.executable, "args": [str(PINNING_SERVER), str(defs)]}})
+    pins = cli.state / PINS_FILE_NAME
+
+    listed = cli.run("mcp", "list", "--json", "--mcp-config", config)
+    assert listed.rc == 0, listed.stderr
+    [before] = json.loads(listed.stdout)
+    assert before["tools"] == 2 and "withheld_tools" not in before
+    assert not pins.exists() or "tools" not in pins.read_text()  # listing is not accepting
+
+    run, _ = _run_calling_echo(cli, config)  # a session pins on first use
+    assert run.rc == 0, run.stderr
+    defs.write_text(json.dumps([_echo(EVIL)]))
+    pinned = pins.read_text()
+
+    listed = cli.run("mcp", "list", "--json", "--mcp-config", config)
+    [after] = json.loads(listed.stdout)
+    assert after["tools"] == 1 and after["tool_tokens"] < before["tool_tokens"]
+    assert after["withheld_tools"] == [{"name": "echo",
+                                        "reason": "changed since accepted (mini-claude mcp accept pin)"}]
+    text = cli.run("mcp", "list", "--mcp-config", config).stdout
+    assert "1 tool withheld: echo: changed since accepted (mini-claude mcp accept pin)" in text
+    tools = cli.run("mcp", "tools", "pin", "--mcp-config", config).stdout
+    assert "mcp__pin__echo" not in tools and "mcp__pin__announce" in tools and "echo: changed since" in tools
+    assert pins.read_text() == pinned  # still only what the session accepted

@@ -12,16 +12,15 @@ Invariants the rest of the product relies on:
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from mini_claude.agent.compaction import ContextWindow, is_prompt_too_long
+from mini_claude.agent.ui import AgentUI, Shown, SilentUI, showing
 from mini_claude.errors import ModelError
-from mini_claude.models.base import AssistantTurn, GenerationOptions, Model, ToolSpec, Usage
+from mini_claude.models.base import AssistantTurn, Model, ToolSpec, Usage
 from mini_claude.tools.base import Tool, ToolContext, ToolResult
 
 __all__ = ["Agent", "AgentUI", "Gate", "RunOutcome", "SilentUI"]
@@ -41,41 +40,6 @@ class Gate(Protocol):
 
     async def check(self, tool: Tool, args: dict[str, Any]) -> Any:  # -> Decision(allowed, reason)
         ...
-
-
-class AgentUI(Protocol):
-    """What the loop tells the terminal. All methods are cheap and synchronous."""
-
-    def text_delta(self, text: str) -> None: ...
-    def assistant_done(self, turn: AssistantTurn) -> None: ...
-    def tool_started(self, name: str, args: dict[str, Any]) -> None: ...
-    def tool_finished(self, name: str, result: ToolResult) -> None: ...
-
-
-@runtime_checkable
-class RequestUI(Protocol):
-    """An AgentUI that also shows a model request in flight (the REPL's spinner): told when a request starts, with
-    the estimated input tokens and what it is for ("Thinking", "Compacting conversation"), and when it has ended,
-    whatever the outcome."""
-
-    def request_started(self, input_tokens: int, activity: str = "Thinking") -> None: ...
-    def request_finished(self, completed: bool) -> None: ...  # completed: False when it failed or was cancelled
-
-
-class SilentUI:
-    """An AgentUI that shows nothing (tests, sub-agents)."""
-
-    def text_delta(self, text: str) -> None:
-        pass
-
-    def assistant_done(self, turn: AssistantTurn) -> None:
-        pass
-
-    def tool_started(self, name: str, args: dict[str, Any]) -> None:
-        pass
-
-    def tool_finished(self, name: str, result: ToolResult) -> None:
-        pass
 
 
 @dataclass
@@ -201,7 +165,7 @@ class Agent:
         for attempt in (1, 2):
             estimated = self.context.estimate(system, self.history, specs)
             try:
-                async with _showing(self.ui, estimated):
+                async with showing(self.ui, estimated):
                     turn = await self.model.complete(system=system, messages=self.history, tools=specs,
                                                      on_text=self.ui.text_delta)
             except ModelError as exc:
@@ -342,7 +306,8 @@ class Agent:
         """Fit the history into the window; True if it changed. Only a compaction (a summary replacing turns, not
         old results cleared) resets what the session had loaded (`on_reset`)."""
         before = self.context.compactions
-        summarising = _Shown(self.model, self.ui, "Compacting conversation")  # the summary request shows too
+        summarising = Shown(self.model, self.ui, "Compacting conversation",  # the summary request shows too
+                             lambda system, messages: self.context.estimate(system, messages, []))
         if not await self.context.fit(summarising, system, self.history, specs, force=force, focus=focus):
             return False
         self._compacted = True
@@ -364,37 +329,6 @@ class Agent:
             if message["role"] == "assistant":
                 return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
         return ""
-
-
-@asynccontextmanager
-async def _showing(ui: AgentUI, input_tokens: int, activity: str = "Thinking") -> AsyncIterator[None]:
-    """A model request in flight, shown by a `RequestUI` (told its end whatever the outcome)."""
-    shows = ui if isinstance(ui, RequestUI) else None
-    if shows is not None:
-        shows.request_started(input_tokens, activity)
-    completed = False
-    try:
-        yield
-        completed = True
-    finally:
-        if shows is not None:
-            shows.request_finished(completed)
-
-
-class _Shown:
-    """`model` with each of its requests shown as `activity` (the compaction summary)."""
-
-    def __init__(self, model: Model, ui: AgentUI, activity: str) -> None:
-        self.name = model.name
-        self._model, self._ui, self._activity = model, ui, activity
-
-    async def complete(self, *, system: str, messages: list[dict[str, Any]], tools: list[ToolSpec],
-                       on_text: Callable[[str], None] | None = None,
-                       options: GenerationOptions | None = None) -> AssistantTurn:
-        size = len(system) + len(json.dumps(messages, ensure_ascii=False, default=str))
-        async with _showing(self._ui, size // 4, self._activity):
-            return await self._model.complete(system=system, messages=messages, tools=tools, on_text=on_text,
-                                              options=options)
 
 
 def _tool_name(block: dict[str, Any]) -> str:

@@ -321,10 +321,10 @@ async def _inspect(args: argparse.Namespace) -> int:
     try:
         await manager.wait_started()
         if args.command == "list":
-            return _print_list(manager, args.json, _with_pin_changes(withheld.found, manager))
+            return _print_list(manager, args.json, withheld.found)
         state = manager.states[args.name]
         if args.command == "get":
-            return _print_get(state, args.json)
+            return _print_get(state, args.json, _with_pin_changes(withheld.found, manager).get(state.name, {}))
         if state.status is not ServerStatus.READY:
             _warn(f"mini-claude mcp: {args.name}: {state.status.value}: {state.error}")
             return EXIT_UNREACHABLE
@@ -385,16 +385,20 @@ class _WithheldTools(logging.Filter):
         return False
 
 
-def _print_list(manager: McpManager, as_json: bool, withheld: Mapping[str, Mapping[str, WithheldTool]]) -> int:
+def _print_list(manager: McpManager, as_json: bool, found: Mapping[str, Mapping[str, WithheldTool]]) -> int:
+    """`mcp list`: a row per server. The text row's summary already names the tools withheld for a changed
+    definition (ServerState.summary), so it adds only those withheld for their shape; `--json` lists both."""
     from mini_claude.agent.compaction import context_tokens
     from mini_claude.tools.mcp_tool import McpToolAdapters
     from mini_claude.tools.tool_search import DeferredTools, budget_note
 
     states = list(manager.states.values())
-    # what a session started here would send: the same setting, window and tools as `mini-claude` itself
+    # what a session started here would send: the same setting, window and tools as `mini-claude` itself (by the
+    # local estimate: near the threshold a session may ask the API's count-tokens endpoint, which this does not)
     budgets = DeferredTools(McpToolAdapters(manager), setting=manager.env.get("MINI_CLAUDE_TOOL_SEARCH", "auto"),
                             context_tokens=context_tokens(manager.env)).budget()
     if as_json:
+        withheld = _with_pin_changes(found, manager)
         print(json.dumps([state_record(s, list(withheld.get(s.name, {}).values()), budgets.get(s.name))
                           for s in states], indent=2))
         return EXIT_OK
@@ -403,14 +407,14 @@ def _print_list(manager: McpManager, as_json: bool, withheld: Mapping[str, Mappi
         return EXIT_OK
     width = max(len(s.name) for s in states)
     for s in states:
-        print(clean(list_row(s, width, list(withheld.get(s.name, {}).values()), budget_note(budgets.get(s.name)))))
+        print(clean(list_row(s, width, list(found.get(s.name, {}).values()), budget_note(budgets.get(s.name)))))
     return EXIT_OK
 
 
-def _print_get(state: ServerState, as_json: bool) -> int:
+def _print_get(state: ServerState, as_json: bool, withheld: Mapping[str, WithheldTool]) -> int:
     from mini_claude.mcp.config_edit import mask_secrets
 
-    info = state_record(state)
+    info = state_record(state, list(withheld.values()))
     info["config"] = mask_secrets(dict(state.config.raw))
     info["tool_names"] = [t.name for t in state.tools]
     if as_json:

@@ -63,16 +63,29 @@ def setup_logging(*, debug: bool = False) -> None:
 
 
 class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to `sys.stderr` as it is when a record comes: while the spinner is live, rich's proxy, which prints
-    the line above the spinner instead of through it (a warning from a background task)."""
+    """On a terminal, writes to `sys.stderr` as it is when a record comes: while the spinner is live, rich's proxy,
+    which prints the line above the spinner instead of through it (a warning from a background task). Redirected
+    (`2>debug.log`), to that file, always: the proxies print to stdout."""
+
+    def __init__(self) -> None:
+        self._real = sys.stderr
+        self._follow = _isatty(self._real)
+        super().__init__()
 
     @property  # type: ignore[override]
     def stream(self) -> Any:
-        return sys.stderr
+        return sys.stderr if self._follow else self._real
 
     @stream.setter
     def stream(self, value: Any) -> None:
         pass
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # no isatty, or closed
+        return False
 
 
 def format_tool_call(name: str, args: dict[str, Any], limit: int = 200) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -21,7 +21,7 @@ from mini_claude.errors import ModelError
 from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage
 from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_anthropic_error
 
-__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "StreamAssembler", "build_params", "count_params",
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "StreamAssembler", "build_params", "tools_cost",
            "turn_from_message", "usage_of"]
 
 DEFAULT_MAX_TOKENS = 8192
@@ -69,11 +69,11 @@ class AnthropicModel:
             on_text=on_text, policy=self.retry, map_error=partial(map_anthropic_error, base_url=self.base_url))
 
     async def count_tool_tokens(self, tools: list[ToolSpec]) -> int:
-        """What `tools` add to a request, by the count-tokens endpoint (one request with them, one without)."""
-        with_tools, without = await asyncio.gather(
-            self._client.messages.count_tokens(**count_params(self.name, tools)),
-            self._client.messages.count_tokens(**count_params(self.name, [])))
-        return max(0, with_tools.input_tokens - without.input_tokens)
+        """What `tools` add to a request, by the count-tokens endpoint (`tools_cost`)."""
+        async def count(params: dict[str, Any]) -> int:
+            return (await self._client.messages.count_tokens(**params)).input_tokens
+
+        return await tools_cost(count, self.name, tools)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -174,12 +174,22 @@ def build_params(model: str, max_tokens: int, system: str, messages: list[dict[s
     return params
 
 
-def count_params(model: str, tools: list[ToolSpec]) -> dict[str, Any]:
-    """A count-tokens request body: a one-word message and `tools` (both backends subtract the count without)."""
-    params: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": "hi"}]}
-    if tools:
-        params["tools"] = _wire_tools(tools)
-    return params
+_BASELINE_TOOL = ToolSpec("noop", "", {"type": "object"})
+
+
+async def tools_cost(count: Callable[[dict[str, Any]], Awaitable[int]], model: str, tools: list[ToolSpec]) -> int:
+    """What `tools` add to a request, by two count-tokens requests at once: a one-word message with a one-line tool,
+    and the same with `tools` too. The baseline carries a tool because every request of ours has tools, so the
+    API's fixed tool-use preamble is not counted as theirs. If one count fails, the other is cancelled."""
+    tasks = [asyncio.ensure_future(count({"model": model, "messages": [{"role": "user", "content": "hi"}],
+                                          "tools": _wire_tools([*extra, _BASELINE_TOOL])}))
+             for extra in (tools, [])]
+    try:
+        with_tools, baseline = await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+    return max(0, with_tools - baseline)
 
 
 def turn_from_message(message: dict[str, Any]) -> AssistantTurn:

@@ -10,7 +10,6 @@ retry.py), streaming over server-sent events (`message_start`, `content_block_*`
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -23,7 +22,7 @@ from mini_claude.models.anthropic import (
     DEFAULT_MAX_TOKENS,
     StreamAssembler,
     build_params,
-    count_params,
+    tools_cost,
     turn_from_message,
 )
 from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec
@@ -78,10 +77,8 @@ class AnthropicHttpModel:
             on_text=on_text, policy=self.retry, map_error=self._map_error)
 
     async def count_tool_tokens(self, tools: list[ToolSpec]) -> int:
-        """What `tools` add to a request, by the count-tokens endpoint (one request with them, one without)."""
-        with_tools, without = await asyncio.gather(self._count(count_params(self.name, tools)),
-                                                   self._count(count_params(self.name, [])))
-        return max(0, with_tools - without)
+        """What `tools` add to a request, by the count-tokens endpoint (`tools_cost`)."""
+        return await tools_cost(self._count, self.name, tools)
 
     async def _count(self, params: dict[str, Any]) -> int:
         response = await self._client.post(f"{self.base_url}/v1/messages/count_tokens", json=params)

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 DEFAULT_PERCENT = 10.0
 COUNT_BAND = 1.5  # the API is asked only when the estimate is within this factor of the threshold
 COUNT_TIMEOUT_S = 5.0
+COUNT_PLAUSIBLE = 4.0  # a count more than 4x off the estimate (either way) is not believed
 CountTokens = Callable[[Sequence[McpToolAdapter]], Awaitable[int]]
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
@@ -113,6 +114,8 @@ class DeferredTools:
                 log.debug("count-tokens unavailable (%s): the local estimate decides", type(exc).__name__)
             else:
                 log.debug("MCP tool definitions: ~%d tokens estimated, %d counted", estimate, counted)
+                if not estimate / COUNT_PLAUSIBLE <= counted <= estimate * COUNT_PLAUSIBLE:
+                    counted = None  # a gateway that answers the same number whatever it is sent: not a count
         self._counted = (adapters, counted)
         self._measured = None
 

@@ -226,7 +226,7 @@ class _ShowingUI(SilentUI):
 async def test_the_compaction_summary_request_is_shown_too(mock_model: Any, tmp_path: Path) -> None:
     """`/compact` (and automatic compaction) asks the model for a summary: the UI shows that request as
     "Compacting conversation", then the next request as "Thinking"."""
-    mock = mock_model([say("first"), say("second"), say("third")])
+    mock = mock_model([say("first"), say("second"), say("third"), say("fourth")])
     agent = make_agent(mock.url, tmp_path)
     agent.ui = ui = _ShowingUI()
     for prompt in ("one", "two", "three"):
@@ -235,3 +235,5 @@ async def test_the_compaction_summary_request_is_shown_too(mock_model: Any, tmp_
     assert await agent.compact()
     assert [entry[0] for entry in ui.shown] == ["Compacting conversation", "finished"]
     assert ui.shown[0][1] > 0 and ui.shown[1] == ("finished", True)
+    await agent.run("four")
+    assert [entry[0] for entry in ui.shown[2:]] == ["Thinking", "finished"]

@@ -114,14 +114,23 @@ def test_debug_run_never_prints_the_token_in_a_server_url(mock_model: Any, tmp_p
     assert SECRET not in proc.stderr
 
 
-def test_a_warning_while_the_spinner_is_live_prints_above_it(capfd: pytest.CaptureFixture[str]) -> None:
-    """The log handler writes to `sys.stderr` as it is at the time, so rich's Live (which swaps in a proxy) prints
-    a background task's warning above the spinner, not through its line."""
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["stderr-terminal", "stderr-redirected"])
+def test_a_warning_while_the_spinner_is_live(monkeypatch: pytest.MonkeyPatch, terminal: bool) -> None:
+    """On a terminal the log handler writes to `sys.stderr` as it is at the time, so rich's Live (which swaps in a
+    proxy) prints a background task's warning above the spinner, not through its line; with stderr redirected to a
+    file (`2>debug.log`) the record goes to that file, never to the screen."""
     from rich.console import Console
     from rich.live import Live
 
     from mini_claude.cli.render import _CurrentStderr
 
+    stderr = _Tty() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
     logger = logging.getLogger("test.spinner")
     handler = _CurrentStderr()
     handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
@@ -132,5 +141,6 @@ def test_a_warning_while_the_spinner_is_live_prints_above_it(capfd: pytest.Captu
             logger.warning("server x: connection lost")
     finally:
         logger.removeHandler(handler)
-    assert "WARNING server x: connection lost" in screen.getvalue()
-    assert "connection lost" not in capfd.readouterr().err
+    on_screen = "WARNING server x: connection lost" in screen.getvalue()
+    in_stderr = "WARNING server x: connection lost" in stderr.getvalue()
+    assert (on_screen, in_stderr) == ((True, False) if terminal else (False, True))

@@ -139,8 +139,10 @@ def test_mcp_list_shows_what_a_session_would_withhold_and_pins_nothing(cli: Cli)
     assert after["tools"] == 1 and after["tool_tokens"] < before["tool_tokens"]
     assert after["withheld_tools"] == [{"name": "echo",
                                         "reason": "changed since accepted (mini-claude mcp accept pin)"}]
-    text = cli.run("mcp", "list", "--mcp-config", config).stdout
-    assert "1 tool withheld: echo: changed since accepted (mini-claude mcp accept pin)" in text
+    [row] = cli.run("mcp", "list", "--mcp-config", config).stdout.splitlines()
+    assert row.count("withheld") == 1 and "1 withheld (changed since accepted: `mini-claude mcp accept pin`)" in row
+    got = json.loads(cli.run("mcp", "get", "pin", "--json", "--mcp-config", config).stdout)
+    assert got["tool_names"] == ["announce"] and [w["name"] for w in got["withheld_tools"]] == ["echo"]
     tools = cli.run("mcp", "tools", "pin", "--mcp-config", config).stdout
     assert "mcp__pin__echo" not in tools and "mcp__pin__announce" in tools and "echo: changed since" in tools
     assert pins.read_text() == pinned  # still only what the session accepted

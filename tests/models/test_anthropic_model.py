@@ -199,14 +199,45 @@ async def test_empty_text_blocks_are_not_sent(mock_server) -> None:
 
 
 async def test_count_tool_tokens_asks_the_count_endpoint() -> None:
-    """What the tools add to a request, by `/v1/messages/count_tokens` with them and without (the mock divides a
-    request's JSON characters by the scenario's `chars_per_token`)."""
+    """What the tools add to a request, by `/v1/messages/count_tokens` with them and without, both with a one-line
+    baseline tool (the API's tool-use preamble is in both); the mock divides a request's JSON characters by the
+    scenario's `chars_per_token`."""
     with MockModelServer(parse_scenario({"turns": [], "chars_per_token": 2})) as mock:
-        counted = await model_for(mock.url).count_tool_tokens([READ_TOOL])
-        with_tools, without = sorted((r["body"] for r in mock.requests), key=lambda body: "tools" in body)[::-1]
+        model = model_for(mock.url)
+        try:
+            counted = await model.count_tool_tokens([READ_TOOL])
+        finally:
+            await model.aclose()
+        baseline, with_tools = sorted((r["body"] for r in mock.requests), key=lambda body: len(body["tools"]))
     assert [r["path"] for r in mock.requests] == ["/v1/messages/count_tokens"] * 2
-    assert with_tools["tools"] == [{"name": "read_file", "description": "Read a file",
-                                    "input_schema": READ_TOOL.input_schema}]
-    assert with_tools["model"] == without["model"] == "mock-claude" and "tools" not in without
-    size = len(json.dumps(with_tools, ensure_ascii=False)) // 2 - len(json.dumps(without, ensure_ascii=False)) // 2
+    assert [t["name"] for t in with_tools["tools"]] == ["read_file", "noop"]
+    assert with_tools["tools"][0] == {"name": "read_file", "description": "Read a file",
+                                      "input_schema": READ_TOOL.input_schema}
+    assert [t["name"] for t in baseline["tools"]] == ["noop"]
+    assert with_tools["model"] == baseline["model"] == "mock-claude"
+    size = len(json.dumps(with_tools, ensure_ascii=False)) // 2 - len(json.dumps(baseline, ensure_ascii=False)) // 2
     assert counted == size > 0
+
+
+async def test_a_failed_count_cancels_the_other() -> None:
+    """`tools_cost`: when one of its two counts fails, the error comes out and the other count is cancelled, not
+    left running for minutes."""
+    import asyncio
+
+    from mini_claude.models.anthropic import tools_cost
+
+    cancelled = asyncio.Event()
+
+    async def count(params: dict[str, object]) -> int:
+        if len(params["tools"]) == 1:  # type: ignore[arg-type]
+            raise ModelError("count_tokens: 404")
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return 0
+
+    with pytest.raises(ModelError, match="404"):
+        await asyncio.wait_for(tools_cost(count, "m", [READ_TOOL]), 5)
+    await asyncio.wait_for(cancelled.wait(), 5)

@@ -149,15 +149,17 @@ async def test_far_from_the_threshold_nothing_is_asked() -> None:
         assert counter.asked == 0
 
 
-async def test_a_failing_or_hanging_count_leaves_the_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_failing_hanging_or_implausible_count_leaves_the_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
     import mini_claude.tools.tool_search as tool_search
 
     monkeypatch.setattr(tool_search, "COUNT_TIMEOUT_S", 0.05)
-    for counter in (_Counter(ModelError("HTTP 404: not found")), _Counter(hang=True)):
-        tools = _tools_of(1_100)
+    cases = [(_Counter(ModelError("HTTP 404: not found")), 1_100), (_Counter(hang=True), 1_100),
+             (_Counter(0), 1_100), (_Counter(99_000), 900)]  # believed, the last two would flip the decision
+    for counter, estimate in cases:
+        tools = _tools_of(estimate)
         deferred = DeferredTools(lambda tools=tools: tools, setting="auto", context_tokens=10_000)
         await deferred.calibrate(counter)
-        assert counter.asked == 1 and deferred.deferring()  # the estimate (1,100 > 1,000) still decides
+        assert counter.asked == 1 and deferred.deferring() is (estimate > 1_000)  # the estimate still decides
 
 
 async def test_a_search_loads_its_matches_and_names_the_next_ones(tmp_path: Path) -> None:

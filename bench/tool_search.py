@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from mini_claude.agent.compaction import DEFAULT_CONTEXT_TOKENS  # noqa: E402
 from mini_claude.mcp.naming import qualify_tool_name  # noqa: E402
-from mini_claude.tools.mcp_tool import MAX_DESCRIPTION_CHARS  # noqa: E402
+from mini_claude.tools.mcp_tool import cut_description  # noqa: E402
 from mini_claude.tools.tool_index import IndexedTool, ToolIndex  # noqa: E402
 from mini_claude.tools.tool_search import MORE_NAMES, ToolSearchTool, names_fit  # noqa: E402
 
@@ -66,9 +66,7 @@ def load_corpus(corpus: Path = CORPUS) -> tuple[list[IndexedTool], list[dict[str
         record = json.loads(path.read_text(encoding="utf-8"))
         servers.append(record)
         for tool in record["tools"]:
-            description = tool.get("description") or ""
-            if len(description) > MAX_DESCRIPTION_CHARS:
-                description = description[:MAX_DESCRIPTION_CHARS] + " […]"
+            description = cut_description(tool.get("description") or "")
             tools.append(IndexedTool(qualify_tool_name(record["server"], tool["name"]), record["server"],
                                      tool["name"], description, tool.get("inputSchema") or {}))
     return tools, servers

@@ -20,9 +20,17 @@ from mini_claude.mcp.protocol import tool_max_timeout_s
 from mini_claude.mcp.schema import sanitize_input_schema
 from mini_claude.tools.base import ToolContext, ToolResult
 
-__all__ = ["MAX_DESCRIPTION_CHARS", "McpToolAdapter", "McpToolAdapters"]
+__all__ = ["MAX_DESCRIPTION_CHARS", "McpToolAdapter", "McpToolAdapters", "cut_description"]
 
 MAX_DESCRIPTION_CHARS = 2048
+
+
+def cut_description(text: str) -> str:
+    """A tool description as the model gets it: past 2 KB, cut with a note (the full text stays in the server's
+    listing: `mini-claude mcp tools SERVER`)."""
+    if len(text) <= MAX_DESCRIPTION_CHARS:
+        return text
+    return f"{text[:MAX_DESCRIPTION_CHARS]} […] (description cut at {MAX_DESCRIPTION_CHARS:,} of {len(text):,} characters)"
 
 
 class McpToolAdapter:
@@ -37,9 +45,7 @@ class McpToolAdapter:
         self.mcp_tool = tool
         self.name = entry.qualified_name
         description = tool.description or tool.title or f"Tool {tool.name} of MCP server {entry.server}."
-        if len(description) > MAX_DESCRIPTION_CHARS:
-            description = description[:MAX_DESCRIPTION_CHARS] + " […]"
-        self.description = description
+        self.description = cut_description(description)
         self.input_schema = sanitize_input_schema(tool.input_schema)
         self.read_only = tool.read_only_hint
 

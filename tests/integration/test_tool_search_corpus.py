@@ -46,7 +46,7 @@ def test_ranking_beats_plain_bm25_on_user_phrased_queries() -> None:
     ours = bench.quality(bench.ToolIndex(tools), held_out)
     baseline = bench.quality(bench.PlainBM25(tools), held_out)
     assert ours["recall@5"] > baseline["recall@5"] and ours["mrr"] > baseline["mrr"], (ours, baseline)
-    assert ours["recall@5"] >= 0.67, ours  # measured 0.680 (2026-12-04; baseline 0.564); the target is 0.95
+    assert ours["recall@5"] >= 0.67, ours  # measured 0.680 (2026-12-04; baseline 0.552); the target is 0.95
 
 
 def test_the_first_request_carries_at_most_a_tenth_of_the_definitions() -> None:

@@ -179,3 +179,19 @@ async def test_a_search_loads_its_matches_and_names_the_next_ones(tmp_path: Path
     assert len(named) == 10 and not set(named) & deferred.loaded and all(n.startswith("mcp__inv__") for n in named)
     chosen = (await search.run({"query": f"select:{named[0]}"}, ctx)).content[0]["text"]
     assert chosen.startswith(f"{named[0]}: ") and "Less likely" not in chosen and named[0] in deferred.loaded
+
+
+def test_a_description_over_2kb_is_cut_for_the_model_with_a_note() -> None:
+    """The model gets the first 2,048 characters and a note saying how much was cut; the tool keeps its full text
+    (`mini-claude mcp tools SERVER` prints it from the server's listing)."""
+    from mini_claude.mcp.protocol import McpTool
+    from mini_claude.mcp.server_state import McpToolEntry
+    from mini_claude.tools.mcp_tool import MAX_DESCRIPTION_CHARS, McpToolAdapter
+
+    text = "Does a thing. " * 400  # 5,600 characters
+    tool = McpTool.from_wire({"name": "big", "description": text, "inputSchema": {"type": "object"}})
+    assert tool is not None
+    adapter = McpToolAdapter(SimpleNamespace(), McpToolEntry("s", tool, "mcp__s__big"))  # type: ignore[arg-type]
+    assert adapter.description.startswith(text[:MAX_DESCRIPTION_CHARS] + " […]")
+    assert adapter.description.endswith("(description cut at 2,048 of 5,600 characters)")
+    assert adapter.mcp_tool.description == text

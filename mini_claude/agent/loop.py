@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,6 +33,16 @@ INTERRUPTED_TEXT = "The user interrupted this tool call before it finished."
 INTERRUPTED_NOTE = "[The previous request was interrupted by the user.]"
 MAX_TURNS_NOTE = "[The previous request stopped at the turn limit before you answered.]"
 CANCEL_GRACE_S = 10.0
+
+
+class DeferredLoading(Protocol):
+    """Tools the API loads where a tool result references them (`defer_loading`; tools/tool_search.py)."""
+
+    def deferred_names(self) -> Collection[str]: ...
+
+    def refused(self, error: ModelError) -> bool:
+        """The API refused a request: True if it was over deferred loading, now given up (retry the request)."""
+        ...
 
 
 class Gate(Protocol):
@@ -80,6 +90,7 @@ class Agent:
         before_request: Callable[[], Awaitable[None]] | None = None,
         context: ContextWindow | None = None,
         resolve_unknown: Callable[[str], Tool | None] | None = None,
+        loading: DeferredLoading | None = None,
     ) -> None:
         self.model = model
         self._tools = tools
@@ -97,6 +108,7 @@ class Agent:
         self.context = context or ContextWindow()
         # a tool the model named that was not offered but exists (a deferred MCP tool: tools/tool_search.py)
         self._resolve_unknown = resolve_unknown
+        self._loading = loading
         self._compacted = False
         # called with the history after every change to it (SessionLog.sync saves the conversation as it goes)
         # (`rewritten`: not only the end changed — compaction)
@@ -169,6 +181,9 @@ class Agent:
                     turn = await self.model.complete(system=system, messages=self.history, tools=specs,
                                                      on_text=self.ui.text_delta)
             except ModelError as exc:
+                if attempt == 1 and self._loading is not None and self._loading.refused(exc):
+                    tools, specs = self._offer()  # the same request with the found tools sent in full
+                    continue
                 if attempt == 2 or not is_prompt_too_long(exc) or not await self._fit(system, specs, force=True):
                     raise
                 tools, specs = self._offer()
@@ -197,11 +212,13 @@ class Agent:
                 await self._run_batch(batch)
         finally:
             # runs on success, error and cancellation alike: every tool_use gets its tool_result
-            blocks = []
+            blocks, asides = [], []
             for call in calls:
                 result = call.result or ToolResult.error(INTERRUPTED_TEXT)
                 blocks.append(_tool_result_block(call.block.get("id", ""), result))
-            self._append_user(blocks)
+                if result.aside:
+                    asides.append({"type": "text", "text": result.aside})
+            self._append_user([*blocks, *asides])  # text after every result: the API wants results first
 
     async def _run_batch(self, batch: list[_Call]) -> None:
         runnable: list[_Call] = []
@@ -300,7 +317,9 @@ class Agent:
 
     def _offer(self) -> tuple[dict[str, Tool], list[ToolSpec]]:
         tools = {t.name: t for t in self._tools()}
-        return tools, [ToolSpec(t.name, t.description, t.input_schema) for t in tools.values()]
+        late = self._loading.deferred_names() if self._loading is not None else ()
+        return tools, [ToolSpec(t.name, t.description, t.input_schema, defer_loading=t.name in late)
+                       for t in tools.values()]
 
     async def _fit(self, system: str, specs: list[ToolSpec], *, force: bool, focus: str = "") -> bool:
         """Fit the history into the window; True if it changed. Only a compaction (a summary replacing turns, not

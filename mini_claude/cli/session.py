@@ -34,7 +34,7 @@ from mini_claude.mcp.host import HostUI, McpHost, NoQuestionsUI
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
 from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
 from mini_claude.mcp.pinning import PinReview, PinStore
-from mini_claude.models.base import Model, ToolCounter, ToolSpec
+from mini_claude.models.base import LoadsReferencedTools, Model, ToolCounter, ToolSpec
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.settings import Settings, load_settings, without_project_widening
@@ -248,6 +248,18 @@ def _approval_settings(settings: Settings, trusted: bool) -> dict[str, Any]:
     return view
 
 
+def _native_loading(model: Model, env: Mapping[str, str]) -> bool:
+    """Whether found MCP tools are loaded by the API (`tool_reference`; tools/tool_search.py): by default only on
+    Anthropic's own API; `MINI_CLAUDE_TOOL_SEARCH_NATIVE=1` or `0` says so for any Anthropic backend (a proxy, the
+    mock model in tests)."""
+    if not isinstance(model, LoadsReferencedTools):
+        return False
+    forced = env.get("MINI_CLAUDE_TOOL_SEARCH_NATIVE", "").strip().lower()
+    if forced in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        return forced in ("1", "true", "yes", "on")
+    return model.live
+
+
 def _names(value: Any) -> list[str]:
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
@@ -303,7 +315,7 @@ def build_session(
 
     window = ContextWindow(context_tokens(env))
     deferred = DeferredTools(mcp_tools, setting=env.get("MINI_CLAUDE_TOOL_SEARCH", "auto"),
-                             context_tokens=window.tokens)
+                             context_tokens=window.tokens, native=_native_loading(model, env))
     search_tool = ToolSearchTool(deferred)
 
     def tools() -> list[Tool]:
@@ -341,7 +353,7 @@ def build_session(
 
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
                   result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,
-                  context=window, resolve_unknown=deferred.resolve)
+                  context=window, resolve_unknown=deferred.resolve, loading=deferred)
     agent.on_reset = deferred.forget
     if isinstance(ui, TerminalUI):
         agent.context.on_compact = ui.info

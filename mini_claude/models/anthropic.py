@@ -16,15 +16,17 @@ import json
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 
 from mini_claude.errors import ModelError
 from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage
 from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_anthropic_error
 
-__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "StreamAssembler", "build_params", "tools_cost",
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "StreamAssembler", "build_params", "is_live", "request_headers", "tools_cost",
            "turn_from_message", "usage_of"]
 
 DEFAULT_MAX_TOKENS = 8192
+TOOL_SEARCH_BETA = "advanced-tool-use-2025-11-20"  # defer_loading tools and tool_reference blocks
 EMPTY_TURN_TEXT = "(no response)"
 
 
@@ -53,6 +55,7 @@ class AnthropicModel:
             max_retries=0,  # run_with_retry is the one retry layer
         )  # the SDK's default timeouts (10 min read, 5 s connect) suit long generations
         self.base_url = str(self._client.base_url).rstrip("/")
+        self.live = is_live(self.base_url)
 
     async def complete(
         self,
@@ -81,16 +84,22 @@ class AnthropicModel:
     # ---- one attempt -------------------------------------------------------------------------------------------
 
     async def _complete_once(self, params: dict[str, Any]) -> AssistantTurn:
-        message = await self._client.messages.create(**params)
+        message = await self._client.messages.create(**params, extra_headers=request_headers(params))
         return turn_from_message(message.model_dump(warnings=False))  # the one parser both backends use
 
     async def _stream_once(self, params: dict[str, Any], emit: Callable[[str], None]) -> AssistantTurn:
         assembler = StreamAssembler(emit)
-        stream = await self._client.messages.create(**params, stream=True)
+        stream = await self._client.messages.create(**params, stream=True, extra_headers=request_headers(params))
         async with stream:
             async for event in stream:
                 assembler.feed(event.type, event.model_dump(warnings=False))
         return assembler.turn(self.base_url)
+
+
+def is_live(base_url: str) -> bool:
+    """Whether `base_url` is Anthropic's own API (which expands `tool_reference` blocks), not a mock or a proxy."""
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host == "api.anthropic.com"
 
 
 class StreamAssembler:
@@ -160,7 +169,7 @@ def build_params(model: str, max_tokens: int, system: str, messages: list[dict[s
     """The Messages request body (without `stream`), shared by this SDK path and anthropic_http.py."""
     options = options or GenerationOptions()
     params: dict[str, Any] = {"model": model, "max_tokens": options.max_tokens or max_tokens,
-                              "messages": _wire_messages(messages)}
+                              "messages": _wire_messages(messages, {t.name for t in tools if t.defer_loading})}
     # `options.temperature` is not sent: the Messages API (SDK 2.x) no longer takes one
     if options.stop_sequences:
         params["stop_sequences"] = list(options.stop_sequences)
@@ -217,15 +226,27 @@ def usage_of(raw: dict[str, Any]) -> Usage:
 
 
 def _wire_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
-    return [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
+    return [{"name": t.name, "description": t.description, "input_schema": t.input_schema,
+             **({"defer_loading": True} if t.defer_loading else {})} for t in tools]
 
 
-def _wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def request_headers(params: dict[str, Any]) -> dict[str, str]:
+    """The beta header a request with deferred tools needs (as Claude Code sends it); none otherwise."""
+    if any(t.get("defer_loading") for t in params.get("tools") or ()):
+        return {"anthropic-beta": TOOL_SEARCH_BETA}
+    return {}
+
+
+def _wire_messages(messages: list[dict[str, Any]], deferred: set[str]) -> list[dict[str, Any]]:
     """The history as sent. The API rejects empty text blocks, which an empty answer leaves in the history:
-    drop them, and stand in a placeholder for an assistant message that had nothing else."""
+    drop them, and stand in a placeholder for an assistant message that had nothing else. A `tool_reference` to a
+    tool this request does not defer (a compaction, a fallback, another backend earlier) becomes a line of text."""
     out: list[dict[str, Any]] = []
     for message in messages:
         content = message.get("content")
+        if isinstance(content, list) and any(_refers_elsewhere(b, deferred) for b in content):
+            content = [_with_references(b, deferred) if _refers_elsewhere(b, deferred) else b for b in content]
+            message = {**message, "content": content}
         if isinstance(content, list) and any(_empty_text(b) for b in content):
             kept = [b for b in content if not _empty_text(b)]
             if not kept:
@@ -233,6 +254,18 @@ def _wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             message = {**message, "content": kept}
         out.append(message)
     return out
+
+
+def _refers_elsewhere(block: Any, deferred: set[str]) -> bool:
+    inner = block.get("content") if isinstance(block, dict) and block.get("type") == "tool_result" else None
+    return isinstance(inner, list) and any(isinstance(b, dict) and b.get("type") == "tool_reference"
+                                           and b.get("tool_name") not in deferred for b in inner)
+
+
+def _with_references(block: dict[str, Any], deferred: set[str]) -> dict[str, Any]:
+    inner = [b if not (isinstance(b, dict) and b.get("type") == "tool_reference" and b.get("tool_name") not in deferred)
+             else {"type": "text", "text": f"Loaded tool {b.get('tool_name')}."} for b in block["content"]]
+    return {**block, "content": inner}
 
 
 def _empty_text(block: Any) -> bool:

@@ -22,6 +22,8 @@ from mini_claude.models.anthropic import (
     DEFAULT_MAX_TOKENS,
     StreamAssembler,
     build_params,
+    is_live,
+    request_headers,
     tools_cost,
     turn_from_message,
 )
@@ -63,6 +65,7 @@ class AnthropicHttpModel:
         self.stream = stream
         self.retry = retry or RetryPolicy.from_env()
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.live = is_live(self.base_url)
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
             headers={"x-api-key": api_key, "anthropic-version": API_VERSION, "content-type": "application/json",
@@ -95,7 +98,8 @@ class AnthropicHttpModel:
     # ---- one attempt -------------------------------------------------------------------------------------------
 
     async def _complete_once(self, params: dict[str, Any]) -> AssistantTurn:
-        response = await self._client.post(f"{self.base_url}/v1/messages", json=params)
+        response = await self._client.post(f"{self.base_url}/v1/messages", json=params,
+                                           headers=request_headers(params))
         if response.status_code >= 400:
             raise _status_of(response, response.content)
         try:
@@ -107,8 +111,8 @@ class AnthropicHttpModel:
 
     async def _stream_once(self, params: dict[str, Any], emit: Callable[[str], None]) -> AssistantTurn:
         assembler = StreamAssembler(emit)
-        async with self._client.stream("POST", f"{self.base_url}/v1/messages",
-                                       json={**params, "stream": True}) as response:
+        async with self._client.stream("POST", f"{self.base_url}/v1/messages", json={**params, "stream": True},
+                                       headers=request_headers(params)) as response:
             if response.status_code >= 400:
                 raise _status_of(response, await response.aread())
             async for kind, data in _events(response):

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["SUMMARY_SYSTEM_PROMPT", "AssistantTurn", "GenerationOptions", "Model", "ToolCounter", "ToolSpec", "Usage"]
+__all__ = ["SUMMARY_SYSTEM_PROMPT", "AssistantTurn", "GenerationOptions", "LoadsReferencedTools", "Model", "ToolCounter",
+           "ToolSpec", "Usage"]
 
 # The system prompt of the agent's request to summarise its own history (compaction). Shared here so that the
 # offline mock model can recognise such a request and answer it without using a scripted turn.
@@ -23,11 +24,13 @@ SUMMARY_SYSTEM_PROMPT = ("You summarise a coding conversation so that it can con
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool definition as sent to the model."""
+    """A tool definition as sent to the model. `defer_loading`: the API loads it where a tool result references it
+    (a `tool_reference` block: Anthropic's deferred tools), not up front."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
+    defer_loading: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,3 +95,11 @@ class ToolCounter(Protocol):
     """A backend whose API counts tokens (Anthropic's count-tokens endpoint): what `tools` add to a request."""
 
     async def count_tool_tokens(self, tools: list[ToolSpec]) -> int: ...
+
+
+@runtime_checkable
+class LoadsReferencedTools(Protocol):
+    """A backend whose API expands `tool_reference` blocks into the definitions of `defer_loading` tools (Anthropic's
+    Messages API). `live`: it talks to that API itself, not to a mock or a proxy that may not."""
+
+    live: bool

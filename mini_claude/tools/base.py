@@ -26,10 +26,13 @@ __all__ = ["DenyCheck", "FileState", "Tool", "ToolContext", "ToolResult", "nothi
 
 @dataclass
 class ToolResult:
-    """What a tool returns. `content` is a list of Anthropic content blocks (`text`, `image`)."""
+    """What a tool returns. `content` is a list of Anthropic content blocks (`text`, `image`, `tool_reference`).
+    `aside`: text for the model that goes beside the result rather than in it (a result that loads tools by
+    `tool_reference` carries nothing else, as Claude Code sends it)."""
 
     content: list[dict[str, Any]]
     is_error: bool = False
+    aside: str = ""
 
     @classmethod
     def text(cls, text: str, *, is_error: bool = False) -> ToolResult:
@@ -45,9 +48,11 @@ class ToolResult:
         for block in self.content:
             if block.get("type") == "text":
                 parts.append(block.get("text", ""))
+            elif block.get("type") == "tool_reference":
+                parts.append(f"[loads {block.get('tool_name')}]")
             else:
                 parts.append(f"[{block.get('type')}]")
-        return "\n".join(parts)
+        return "\n".join([*parts, self.aside] if self.aside else parts)
 
 
 @dataclass

@@ -46,4 +46,4 @@ def cap_result(result: ToolResult, ctx: ToolContext, *, tool_name: str, max_char
     shown = preview(full, budget) if budget else ""
     others = [block for block in result.content if block.get("type") != "text"]
     text = f"{note}\n{shown}" if shown else note
-    return ToolResult([{"type": "text", "text": text}, *others], is_error=result.is_error)
+    return ToolResult([{"type": "text", "text": text}, *others], is_error=result.is_error, aside=result.aside)

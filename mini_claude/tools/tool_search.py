@@ -1,7 +1,10 @@
 """Deferred MCP tools and the `tool_search` tool (issue 13's first part): when the MCP tool definitions would take
 too much of the context window, they are not sent; the model gets `tool_search` and, in the system prompt, the
 servers with their tools' names. What a search finds is sent with every later request of the session; a deferred
-tool the model calls by name without searching is loaded and run.
+tool the model calls by name without searching is loaded and run. With `native` (Anthropic's own API, by default)
+a search answers with `tool_reference` blocks and the found tools go as `defer_loading` definitions that the API
+loads where they are referenced, as Claude Code sends them: the tools sent up front stay the same, and so does the
+prompt cache. An API that refuses that gets the found definitions in full from then on (`refused`).
 
 `MINI_CLAUDE_TOOL_SEARCH`: `auto` (default: defer when the definitions exceed 10% of the context window), `auto:N`
 (N %), `true` (always), `false` (never). Definitions are counted as JSON characters / 4; when that estimate is
@@ -71,11 +74,17 @@ def budget_note(budget: ServerBudget | None) -> str:
 class DeferredTools:
     """Which MCP tools are sent, which are one search away, and which the model has found."""
 
-    def __init__(self, adapters: Callable[[], list[McpToolAdapter]], *, setting: str, context_tokens: int) -> None:
+    def __init__(self, adapters: Callable[[], list[McpToolAdapter]], *, setting: str, context_tokens: int,
+                 native: bool = False) -> None:
         self._adapters = adapters
         self.mode, self.percent = _parse(setting)
         self.context_tokens = context_tokens
+        # native: the API loads what a search found where its result references it (`tool_reference` blocks and
+        # `defer_loading` definitions, as Claude Code does on Anthropic's API), so the tools sent before the
+        # conversation stay the same and the prompt cache stays valid; off, found definitions are sent in full
+        self.native = native
         self.loaded: set[str] = set()
+        self.referenced: set[str] = set()  # the loaded tools a kept tool_search result references (native)
         self._measured: tuple[list[McpToolAdapter], bool] | None = None  # (the list it was decided for, deferring)
         self._counted: tuple[list[McpToolAdapter], int | None] | None = None  # (the list, the API's count)
         self._indexed: list[McpToolAdapter] | None = None
@@ -164,6 +173,23 @@ class DeferredTools:
             return
         kept = json.dumps(list(history), ensure_ascii=False, default=str)
         self.loaded = {name for name in self.loaded if name in kept}
+        self.referenced &= _references(history)
+
+    def deferred_names(self) -> set[str]:
+        """The found tools sent as `defer_loading` (DeferredLoading, agent/loop.py): those a kept search result
+        references. A tool called by name without a search, or kept only by a mention, is sent in full."""
+        return self.referenced & self.loaded if self.native else set()
+
+    def refused(self, error: Exception) -> bool:
+        """The API refused a request over deferred loading (a proxy or an API version without it): from now on
+        found tools are sent in full (their references go as text). True when that changed anything."""
+        text = str(error).lower()
+        if not self.native or not any(word in text for word in ("defer_loading", "tool_reference", "advanced-tool")):
+            return False
+        log.warning("the model API refused deferred tool loading (%s): found tools are sent in full from now on",
+                    str(error)[:200])
+        self.native = False
+        return True
 
     def prompt_section(self) -> str:
         """The servers with how many of their tools are deferred, and the tools' names while they cost at most
@@ -222,7 +248,24 @@ class ToolSearchTool:
         if more:  # the next few by rank, names only: the right tool is often just below the cut (bench/README.md)
             text += ("\nLess likely matches, not loaded (`select:` them if one fits better): "
                      + ", ".join(t.qualified_name for t in more))
-        return ToolResult.text(text)
+        if not self.deferred.native:
+            return ToolResult.text(text)
+        # the API puts each definition where its reference is; the result carries nothing else (as Claude Code
+        # sends it), the listing goes beside it
+        self.deferred.referenced.update(t.qualified_name for t in found)
+        return ToolResult([{"type": "tool_reference", "tool_name": t.qualified_name} for t in found], aside=text)
+
+
+def _references(history: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The tool names `tool_reference` blocks in `history` point at."""
+    names: set[str] = set()
+    for message in history:
+        for block in message.get("content") or () if isinstance(message.get("content"), list) else ():
+            inner = block.get("content") if isinstance(block, dict) and block.get("type") == "tool_result" else None
+            for item in inner if isinstance(inner, list) else ():
+                if isinstance(item, dict) and item.get("type") == "tool_reference":
+                    names.add(str(item.get("tool_name")))
+    return names
 
 
 def _always_loaded(adapter: McpToolAdapter) -> bool:

@@ -139,3 +139,59 @@ def test_a_list_changed_refresh_updates_the_index(cli: Cli, tmp_path: Path) -> N
     assert "Oslo" in weather and found.splitlines()[0].startswith("mcp__travel__book_flight: ")
     assert booked == 'book_flight called with {"where": "Rome"}'
     assert "mcp__travel__book_flight" not in mock.requests[0]["body"]["system"]
+
+
+NATIVE = {"MINI_CLAUDE_TOOL_SEARCH": "true", "MINI_CLAUDE_TOOL_SEARCH_NATIVE": "1"}
+BETA = "advanced-tool-use-2025-11-20"
+
+
+def _deferred(request: dict[str, Any]) -> list[str]:
+    return [t["name"] for t in request["body"].get("tools", []) if t.get("defer_loading")]
+
+
+def _upfront(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [t for t in request["body"].get("tools", []) if not t.get("defer_loading")]
+
+
+def test_native_loading_references_found_tools_and_keeps_the_prefix(cli: Cli) -> None:
+    """On Anthropic's API (forced here against the mock) a search answers with `tool_reference` blocks and its
+    listing beside them, the found tool is sent with `defer_loading` and the beta header, as Claude Code sends
+    them; the tools sent up front and the system prompt stay the same (the prompt cache stays valid)."""
+    mock = cli.mock([tool_use("tool_search", {"query": "total of two numbers", "limit": 2}),
+                     tool_use("mcp__everything__get-sum", {"a": 17, "b": 25}), answer("done")])
+    config = cli.config_file({"everything": everything()})
+    result = cli.run("-p", "add 17 and 25", "--mcp-config", config, "--allowedTools", "mcp__everything", env=NATIVE)
+    assert result.rc == 0, result.stderr
+    first, second, third = mock.requests
+    assert _deferred(first) == [] and "anthropic-beta" not in first["headers"]
+    for later in (second, third):
+        assert "mcp__everything__get-sum" in _deferred(later) and len(_deferred(later)) == 2
+        assert BETA in later["headers"]["anthropic-beta"]
+        assert _upfront(later) == _upfront(first) and later["body"]["system"] == first["body"]["system"]
+    searched = second["body"]["messages"][-1]["content"]
+    assert searched[0]["type"] == "tool_result"
+    assert sorted(b["tool_name"] for b in searched[0]["content"]) == sorted(_deferred(second))
+    assert all(b["type"] == "tool_reference" for b in searched[0]["content"])
+    assert searched[1]["type"] == "text" and searched[1]["text"].startswith("mcp__everything__get-sum: ")
+    summed = third["body"]["messages"][-1]["content"][0]
+    assert "The sum of 17 and 25 is 42." in result_text(summed)
+
+
+def test_native_loading_refused_falls_back_to_sending_definitions(cli: Cli) -> None:
+    """A proxy or API that refuses deferred loading costs one refused request: the same request goes again with the
+    found tool sent in full and the references as text, and the session goes on that way."""
+    refusal = {"error": {"status": 400, "message": "tools.17.defer_loading: Extra inputs are not permitted"}}
+    mock = cli.mock([tool_use("tool_search", {"query": "total of two numbers", "limit": 1}), refusal,
+                     tool_use("mcp__everything__get-sum", {"a": 1, "b": 2}), answer("done")])
+    config = cli.config_file({"everything": everything()})
+    result = cli.run("-p", "add 1 and 2", "--mcp-config", config, "--allowedTools", "mcp__everything", env=NATIVE)
+    assert result.rc == 0, result.stderr
+    assert "refused deferred tool loading" in result.stderr
+    refused, retried, last = mock.requests[1:]
+    assert _deferred(refused) == ["mcp__everything__get-sum"]
+    for request in (retried, last):
+        assert _deferred(request) == [] and "mcp__everything__get-sum" in _mcp_tools(request)
+        assert "anthropic-beta" not in request["headers"]
+        searched = request["body"]["messages"][2]["content"][0]
+        assert searched["content"] == [{"type": "text", "text": "Loaded tool mcp__everything__get-sum."}]
+    assert "The sum of 1 and 2 is 3." in result_text(last["body"]["messages"][-1]["content"][0])

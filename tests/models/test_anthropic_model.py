@@ -241,3 +241,30 @@ async def test_a_failed_count_cancels_the_other() -> None:
     with pytest.raises(ModelError, match="404"):
         await asyncio.wait_for(tools_cost(count, "m", [READ_TOOL]), 5)
     await asyncio.wait_for(cancelled.wait(), 5)
+
+
+async def test_deferred_tools_go_with_the_beta_header_and_foreign_references_as_text(mock_server) -> None:
+    """A `defer_loading` tool is sent with the flag and the request with the tool-search beta header; a
+    `tool_reference` to a tool the request does not defer becomes a line of text (the API would refuse it)."""
+    mock = mock_server([{"content": [{"type": "text", "text": "ok"}]}] * 2)
+    history = [user("add"), {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "tool_search", "input": {"query": "sum"}}]},
+               {"role": "user", "content": [
+                   {"type": "tool_result", "tool_use_id": "t1", "content": [
+                       {"type": "tool_reference", "tool_name": "get_sum"},
+                       {"type": "tool_reference", "tool_name": "gone"}]},
+                   {"type": "text", "text": "get_sum: adds"}]}]
+    model = model_for(mock.url)
+    deferred = ToolSpec("get_sum", "Add two numbers", {"type": "object"}, defer_loading=True)
+    await model.complete(system="s", messages=history, tools=[READ_TOOL, deferred])
+    await model.complete(system="s", messages=history, tools=[READ_TOOL])
+    await model.aclose()
+    native, plain = mock.requests
+    assert native["headers"]["anthropic-beta"] == "advanced-tool-use-2025-11-20"
+    assert [t.get("defer_loading") for t in native["body"]["tools"]] == [None, True]
+    assert native["body"]["messages"][2]["content"][0]["content"] == [
+        {"type": "tool_reference", "tool_name": "get_sum"}, {"type": "text", "text": "Loaded tool gone."}]
+    assert "anthropic-beta" not in plain["headers"]
+    assert plain["body"]["messages"][2]["content"][0]["content"] == [
+        {"type": "text", "text": "Loaded tool get_sum."}, {"type": "text", "text": "Loaded tool gone."}]
+    assert history[2]["content"][0]["content"][1] == {"type": "tool_reference", "tool_name": "gone"}  # not mutated

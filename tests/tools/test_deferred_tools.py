@@ -195,3 +195,21 @@ def test_a_description_over_2kb_is_cut_for_the_model_with_a_note() -> None:
     assert adapter.description.startswith(text[:MAX_DESCRIPTION_CHARS] + " […]")
     assert adapter.description.endswith("(description cut at 2,048 of 5,600 characters)")
     assert adapter.mcp_tool.description == text
+
+
+def test_native_loading_defers_only_what_a_kept_result_references() -> None:
+    """`deferred_names`: found tools whose tool_reference the kept history still has; after a compaction drops the
+    search result, a tool the history still calls is sent in full instead; a refusal over deferred loading turns
+    native loading off, any other error does not."""
+    deferred = DeferredTools(list, setting="true", context_tokens=1000, native=True)
+    deferred.loaded = {"mcp__a__one", "mcp__a__two", "mcp__a__three"}
+    deferred.referenced = {"mcp__a__one", "mcp__a__two"}  # three was called by name without a search
+    assert deferred.deferred_names() == {"mcp__a__one", "mcp__a__two"}
+    kept_result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "s", "content": [
+        {"type": "tool_reference", "tool_name": "mcp__a__one"}]}]}
+    deferred.forget([kept_result, *_calls("mcp__a__two")])
+    assert deferred.loaded == {"mcp__a__one", "mcp__a__two"} and deferred.deferred_names() == {"mcp__a__one"}
+    assert not deferred.refused(ModelError("model API error 529: Overloaded")) and deferred.native
+    assert deferred.refused(ModelError("model API error 400: tools.3.defer_loading: Extra inputs are not permitted"))
+    assert not deferred.native and deferred.deferred_names() == set()
+    assert not deferred.refused(ModelError("tool_reference: unknown")), "only once"

@@ -213,7 +213,8 @@ def _user_messages(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         kind = block.get("type")
         if kind == "tool_result":
             inner = _blocks(block.get("content"))
-            text = "\n".join(b.get("text", "") for b in inner if b.get("type") == "text")
+            text = "\n".join(b.get("text", "") if b.get("type") == "text" else f"Loaded tool {b.get('tool_name')}."
+                             for b in inner if b.get("type") in ("text", "tool_reference"))
             if block.get("is_error"):
                 text = ERROR_PREFIX + text
             out.append({"role": "tool", "tool_call_id": block.get("tool_use_id", ""), "content": text})

@@ -185,3 +185,17 @@ async def test_scenario_exhausted(mock_server, stream: bool) -> None:
         await model_for(mock.url, stream=stream).complete(system="", messages=[user("hi")], tools=[])
     assert "scenario exhausted after 0 turns" in str(info.value)
     assert len(mock.requests) == 1
+
+
+def test_a_search_result_that_loads_tools_by_reference_reads_as_text() -> None:
+    """A history from Anthropic's native tool loading (tool_reference blocks, the listing beside them) converts to
+    a `tool` message naming what was loaded, then the listing as user text."""
+    history = [user("add"), {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "call_1", "name": "tool_search", "input": {"query": "sum"}}]},
+               {"role": "user", "content": [
+                   {"type": "tool_result", "tool_use_id": "call_1", "content": [
+                       {"type": "tool_reference", "tool_name": "mcp__e__get-sum"}]},
+                   {"type": "text", "text": "mcp__e__get-sum: adds two numbers"}]}]
+    converted = to_openai_messages("s", history)
+    assert converted[-2] == {"role": "tool", "tool_call_id": "call_1", "content": "Loaded tool mcp__e__get-sum."}
+    assert converted[-1]["role"] == "user" and "adds two numbers" in json.dumps(converted[-1])

@@ -125,10 +125,16 @@ def clear_old_results(history: list[dict[str, Any]], keep: int = KEEP_RECENT_RES
         if message["role"] != "user":
             continue
         for block in message["content"]:
-            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("content") != CLEARED:
+            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("content") != CLEARED \
+                    and not _only_references(block.get("content")):  # tiny, and what loads the tools found
                 block["content"] = CLEARED
                 changed = True
     return changed
+
+
+def _only_references(content: Any) -> bool:
+    return isinstance(content, list) and bool(content) and all(
+        isinstance(b, dict) and b.get("type") == "tool_reference" for b in content)
 
 
 def _cut_point(history: list[dict[str, Any]]) -> int:
@@ -165,7 +171,8 @@ def _without_tool_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]
             elif kind == "tool_result":
                 content = block.get("content")
                 text = content if isinstance(content, str) else " ".join(
-                    b.get("text", "") for b in content or [] if isinstance(b, dict))
+                    b.get("text", "") if b.get("type") != "tool_reference" else f"loaded {b.get('tool_name')}"
+                    for b in content or [] if isinstance(b, dict))
                 blocks.append({"type": "text", "text": f"[tool result: {text[:2000]}]"})
         out.append({"role": message["role"], "content": blocks or [{"type": "text", "text": " "}]})
     return out

@@ -119,6 +119,7 @@ class Agent:
         self.history: list[dict[str, Any]] = []
         self.usage = Usage()
         self._unanswered_note = INTERRUPTED_NOTE
+        self._results_last = False  # the history ends with tool results the model has not answered yet
         self._denials: list[dict[str, Any]] = []
 
     # ---- public ------------------------------------------------------------------------------------------------
@@ -135,7 +136,7 @@ class Agent:
         (see the module docstring)."""
         mark = len(self.history)
         tail = len(self.history[-1]["content"]) if self.history and self.history[-1]["role"] == "user" else None
-        note = self._unanswered_note
+        note, results_last = self._unanswered_note, self._results_last
         self._compacted = False
         try:
             return await self._run(user)
@@ -144,7 +145,7 @@ class Agent:
                 del self.history[mark:]
                 if tail is not None:
                     del self.history[-1]["content"][tail:]
-                self._unanswered_note = note
+                self._unanswered_note, self._results_last = note, results_last
                 self._history_changed()
             raise
 
@@ -174,23 +175,27 @@ class Agent:
         tools, specs = self._offer()
         if await self._fit(system, specs, force=False):
             tools, specs = self._offer()
-        for attempt in (1, 2):
+        compacted = reloaded = False  # each retry at most once: at most three requests
+        while True:
             estimated = self.context.estimate(system, self.history, specs)
             try:
                 async with showing(self.ui, estimated):
                     turn = await self.model.complete(system=system, messages=self.history, tools=specs,
                                                      on_text=self.ui.text_delta)
             except ModelError as exc:
-                if attempt == 1 and self._loading is not None and self._loading.refused(exc):
-                    tools, specs = self._offer()  # the same request with the found tools sent in full
+                if not reloaded and self._loading is not None and self._loading.refused(exc):
+                    reloaded = True  # the same request with the found tools sent in full (larger: fit it again)
+                    tools, specs = self._offer()
+                    if await self._fit(system, specs, force=False):
+                        tools, specs = self._offer()
                     continue
-                if attempt == 2 or not is_prompt_too_long(exc) or not await self._fit(system, specs, force=True):
+                if compacted or not is_prompt_too_long(exc) or not await self._fit(system, specs, force=True):
                     raise
+                compacted = True
                 tools, specs = self._offer()
                 continue
             self.context.observed(estimated, turn.usage.input_tokens)
             return turn, tools
-        raise AssertionError("unreachable")  # pragma: no cover
 
     async def compact(self, focus: str = "") -> bool:
         """`/compact [focus]`: summarise the older part of the conversation now."""
@@ -219,6 +224,7 @@ class Agent:
                 if result.aside:
                     asides.append({"type": "text", "text": result.aside})
             self._append_user([*blocks, *asides])  # text after every result: the API wants results first
+            self._results_last = True
 
     async def _run_batch(self, batch: list[_Call]) -> None:
         runnable: list[_Call] = []
@@ -306,11 +312,14 @@ class Agent:
         """Add user content, merging into a trailing user message (after an interruption) so roles alternate."""
         if self.history and self.history[-1]["role"] == "user":
             previous = self.history[-1]["content"]
-            if blocks and blocks[0].get("type") == "text" and not any(b.get("type") == "text" for b in previous):
+            # tool results went unanswered (in this session, or in a resumed one: no text beside them)
+            if blocks and blocks[0].get("type") == "text" and (
+                    self._results_last or not any(b.get("type") == "text" for b in previous)):
                 blocks = [{"type": "text", "text": self._unanswered_note}, *blocks]
             previous.extend(blocks)
         else:
             self.history.append({"role": "user", "content": list(blocks)})
+        self._results_last = False
         if blocks and blocks[0].get("type") == "text":
             self._unanswered_note = INTERRUPTED_NOTE
         self._history_changed()

@@ -14,12 +14,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
 from mini_claude.errors import ModelError
-from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage
+from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage, tool_references
 from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_anthropic_error
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "StreamAssembler", "build_params", "is_live", "request_headers", "tools_cost",
@@ -168,6 +169,10 @@ def build_params(model: str, max_tokens: int, system: str, messages: list[dict[s
                  options: GenerationOptions | None) -> dict[str, Any]:
     """The Messages request body (without `stream`), shared by this SDK path and anthropic_http.py."""
     options = options or GenerationOptions()
+    # a tool goes as `defer_loading` only while a tool_reference in the history sent loads it: after a rollback or
+    # cleared results it goes in full, so the model never has a tool it cannot see
+    referenced = tool_references(messages) if any(t.defer_loading for t in tools) else set()
+    tools = [t if not t.defer_loading or t.name in referenced else replace(t, defer_loading=False) for t in tools]
     params: dict[str, Any] = {"model": model, "max_tokens": options.max_tokens or max_tokens,
                               "messages": _wire_messages(messages, {t.name for t in tools if t.defer_loading})}
     # `options.temperature` is not sent: the Messages API (SDK 2.x) no longer takes one

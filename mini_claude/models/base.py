@@ -7,12 +7,12 @@ from its own wire format at its edge; the agent only ever sees this one shape.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["SUMMARY_SYSTEM_PROMPT", "AssistantTurn", "GenerationOptions", "LoadsReferencedTools", "Model", "ToolCounter",
-           "ToolSpec", "Usage"]
+           "ToolSpec", "Usage", "tool_references"]
 
 # The system prompt of the agent's request to summarise its own history (compaction). Shared here so that the
 # offline mock model can recognise such a request and answer it without using a scripted turn.
@@ -103,3 +103,17 @@ class LoadsReferencedTools(Protocol):
     Messages API). `live`: it talks to that API itself, not to a mock or a proxy that may not."""
 
     live: bool
+
+
+def tool_references(messages: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The tool names that `tool_reference` blocks in the history's tool results point at (a search that loaded
+    tools the API's way: tools/tool_search.py)."""
+    names: set[str] = set()
+    for message in messages:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            inner = block.get("content") if isinstance(block, dict) and block.get("type") == "tool_result" else None
+            for item in inner if isinstance(inner, list) else ():
+                if isinstance(item, dict) and item.get("type") == "tool_reference":
+                    names.add(str(item.get("tool_name")))
+    return names

@@ -380,7 +380,8 @@ def _blocks_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+        return "\n".join(str(b.get("text", "")) if b.get("type") == "text" else f"Loaded tool {b.get('tool_name')}."
+                         for b in content if isinstance(b, dict) and b.get("type") in ("text", "tool_reference"))
     return ""
 
 

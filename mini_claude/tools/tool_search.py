@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mini_claude.errors import ModelError
+from mini_claude.models.base import tool_references
 from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.mcp_tool import McpToolAdapter
 from mini_claude.tools.tool_index import IndexedTool, ToolIndex
@@ -38,6 +40,8 @@ COUNT_PLAUSIBLE = 4.0  # a count more than 4x off the estimate (either way) is n
 CountTokens = Callable[[Sequence[McpToolAdapter]], Awaitable[int]]
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
+# what a refusal of deferred loading says: the field, the block, the beta, the feature (lower case)
+_REFUSAL_WORDS = ("defer_loading", "tool_reference", "advanced-tool-use", "anthropic-beta", "tool search")
 MORE_NAMES = 10  # after the loaded matches, the names of the next ten, not loaded
 NAMES_SHARE = 0.05  # the deferred tools' names are listed while they cost at most this share of the window
 
@@ -173,18 +177,22 @@ class DeferredTools:
             return
         kept = json.dumps(list(history), ensure_ascii=False, default=str)
         self.loaded = {name for name in self.loaded if name in kept}
-        self.referenced &= _references(history)
+        self.referenced &= tool_references(history)
 
     def deferred_names(self) -> set[str]:
         """The found tools sent as `defer_loading` (DeferredLoading, agent/loop.py): those a kept search result
         references. A tool called by name without a search, or kept only by a mention, is sent in full."""
         return self.referenced & self.loaded if self.native else set()
 
-    def refused(self, error: Exception) -> bool:
-        """The API refused a request over deferred loading (a proxy or an API version without it): from now on
-        found tools are sent in full (their references go as text). True when that changed anything."""
+    def sent_in_full(self) -> set[str]:
+        """The MCP tools every request carries whole: alwaysLoad servers' and those called by name (not searched)."""
+        return (self.loaded - self.referenced) | {a.name for a in self._adapters() if _always_loaded(a)}
+
+    def refused(self, error: ModelError) -> bool:
+        """The API refused a request (HTTP 400) over deferred loading: a proxy, or a model or API version without it.
+        From now on found tools are sent in full (their references go as text). True when that changed anything."""
         text = str(error).lower()
-        if not self.native or not any(word in text for word in ("defer_loading", "tool_reference", "advanced-tool")):
+        if not self.native or error.status != 400 or not any(word in text for word in _REFUSAL_WORDS):
             return False
         log.warning("the model API refused deferred tool loading (%s): found tools are sent in full from now on",
                     str(error)[:200])
@@ -238,6 +246,7 @@ class ToolSearchTool:
         if not ranked:
             return ToolResult.text(f"No MCP tool matches {query!r}. Try other words, or a server's name.")
         found, more = ranked[:limit], ranked[limit:]
+        whole = self.deferred.sent_in_full() if self.deferred.native else set()
         lines = []
         for tool in found:
             self.deferred.loaded.add(tool.qualified_name)
@@ -248,24 +257,14 @@ class ToolSearchTool:
         if more:  # the next few by rank, names only: the right tool is often just below the cut (bench/README.md)
             text += ("\nLess likely matches, not loaded (`select:` them if one fits better): "
                      + ", ".join(t.qualified_name for t in more))
-        if not self.deferred.native:
+        # native: the API puts each definition where its reference is; the result carries nothing else (as Claude
+        # Code sends it), the listing goes beside it. A tool already sent whole stays so (the tools sent up front
+        # must not change)
+        referable = [t.qualified_name for t in found if t.qualified_name not in whole]
+        if not self.deferred.native or not referable:
             return ToolResult.text(text)
-        # the API puts each definition where its reference is; the result carries nothing else (as Claude Code
-        # sends it), the listing goes beside it
-        self.deferred.referenced.update(t.qualified_name for t in found)
-        return ToolResult([{"type": "tool_reference", "tool_name": t.qualified_name} for t in found], aside=text)
-
-
-def _references(history: Sequence[Mapping[str, Any]]) -> set[str]:
-    """The tool names `tool_reference` blocks in `history` point at."""
-    names: set[str] = set()
-    for message in history:
-        for block in message.get("content") or () if isinstance(message.get("content"), list) else ():
-            inner = block.get("content") if isinstance(block, dict) and block.get("type") == "tool_result" else None
-            for item in inner if isinstance(inner, list) else ():
-                if isinstance(item, dict) and item.get("type") == "tool_reference":
-                    names.add(str(item.get("tool_name")))
-    return names
+        self.deferred.referenced.update(referable)
+        return ToolResult([{"type": "tool_reference", "tool_name": name} for name in referable], aside=text)
 
 
 def _always_loaded(adapter: McpToolAdapter) -> bool:

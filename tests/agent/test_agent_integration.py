@@ -237,3 +237,91 @@ async def test_the_compaction_summary_request_is_shown_too(mock_model: Any, tmp_
     assert ui.shown[0][1] > 0 and ui.shown[1] == ("finished", True)
     await agent.run("four")
     assert [entry[0] for entry in ui.shown[2:]] == ["Thinking", "finished"]
+
+
+class _Scripted:
+    """A model that answers from a list: an exception is raised, a turn returned; it records the tools it got
+    (a compaction's summary request is answered aside)."""
+
+    name = "scripted"
+
+    def __init__(self, *answers: Any) -> None:
+        self.answers = list(answers)
+        self.offered: list[list[Any]] = []
+
+    async def complete(self, *, system: str, messages: Any, tools: Any, on_text: Any = None,
+                       options: Any = None) -> Any:
+        from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT, AssistantTurn
+
+        if system == SUMMARY_SYSTEM_PROMPT:  # compaction's summary request: not part of the script
+            return AssistantTurn([{"type": "text", "text": "summary"}], "end_turn")
+        self.offered.append(list(tools))
+        answer = self.answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return AssistantTurn(answer, "tool_use" if any(b["type"] == "tool_use" for b in answer) else "end_turn")
+
+
+class _Loading:
+    """A DeferredLoading with one deferred tool, given up on a refusal that names defer_loading."""
+
+    def __init__(self) -> None:
+        self.native = True
+
+    def deferred_names(self) -> set[str]:
+        return {"found"} if self.native else set()
+
+    def refused(self, error: Any) -> bool:
+        if self.native and "defer_loading" in str(error):
+            self.native = False
+            return True
+        return False
+
+
+class _Found:
+    name, description, read_only = "found", "a found tool", True
+    input_schema: ClassVar[dict[str, Any]] = {"type": "object"}
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return ToolResult([{"type": "tool_reference", "tool_name": "found"}], aside="found: a found tool")
+
+
+async def test_a_refusal_after_a_compaction_still_falls_back(tmp_path: Path) -> None:
+    """Each retry is its own: "prompt is too long" compacts and retries, a refusal of deferred loading then still
+    gets its retry with the tool sent in full — and the other order too."""
+    from mini_claude.agent.loop import Agent
+    from mini_claude.errors import ModelError
+    from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
+
+    too_long = ModelError("model API error 400: prompt is too long: 300000 tokens > 200000 maximum", status=400)
+    refused = ModelError("model API error 400: tools.0.custom.defer_loading: Extra inputs are not permitted",
+                         status=400)
+    for order in ((too_long, refused), (refused, too_long)):
+        model = _Scripted(*order, [{"type": "text", "text": "ok"}])
+        gate = PermissionGate(PermissionMode.DEFAULT, RuleSet(), ask=None, cwd=tmp_path)
+        agent = Agent(model=model, tools=lambda: [_Found()], gate=gate, system="s", loading=_Loading(),
+                      ctx=ToolContext(cwd=tmp_path, spill_dir=tmp_path / "spill"))
+        for i in range(6):  # something to compact
+            agent.history.extend([{"role": "user", "content": [{"type": "text", "text": f"q{i} " * 50}]},
+                                  {"role": "assistant", "content": [{"type": "text", "text": f"a{i}"}]}])
+        assert (await agent.run("go")).text == "ok"
+        assert [[t.defer_loading for t in tools] for tools in model.offered][-1] == [False]
+        assert len(model.offered) == 3 and agent.context.compactions == 1
+
+
+async def test_the_unanswered_note_survives_an_aside(tmp_path: Path) -> None:
+    """A run that stops at the turn limit right after a tool whose result has text beside it (a native tool search)
+    still tells the model so on the next prompt."""
+    from mini_claude.agent.loop import MAX_TURNS_NOTE, Agent
+    from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
+
+    model = _Scripted([{"type": "tool_use", "id": "t1", "name": "found", "input": {}}],
+                      [{"type": "text", "text": "ok"}])
+    gate = PermissionGate(PermissionMode.DEFAULT, RuleSet(), ask=None, cwd=tmp_path)
+    agent = Agent(model=model, tools=lambda: [_Found()], gate=gate, system="s", max_turns=1,
+                  ctx=ToolContext(cwd=tmp_path, spill_dir=tmp_path / "spill"))
+    assert (await agent.run("go")).stop == "max_turns"
+    await agent.run("and now?")
+    last = agent.history[-2]["content"]
+    assert [b["type"] for b in last] == ["tool_result", "text", "text", "text"]
+    assert last[1]["text"] == "found: a found tool" and last[2]["text"] == MAX_TURNS_NOTE

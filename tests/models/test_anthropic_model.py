@@ -268,3 +268,16 @@ async def test_deferred_tools_go_with_the_beta_header_and_foreign_references_as_
     assert plain["body"]["messages"][2]["content"][0]["content"] == [
         {"type": "text", "text": "Loaded tool get_sum."}, {"type": "text", "text": "Loaded tool gone."}]
     assert history[2]["content"][0]["content"][1] == {"type": "tool_reference", "tool_name": "gone"}  # not mutated
+
+
+async def test_a_deferred_tool_no_reference_loads_goes_whole(mock_server) -> None:
+    """After a rollback or cleared results no tool_reference loads the tool any more: it goes in full, without the
+    beta header, so the model never holds a tool it cannot see."""
+    mock = mock_server([{"content": [{"type": "text", "text": "ok"}]}])
+    model = model_for(mock.url)
+    deferred = ToolSpec("get_sum", "Add two numbers", {"type": "object"}, defer_loading=True)
+    await model.complete(system="s", messages=[user("add")], tools=[READ_TOOL, deferred])
+    await model.aclose()
+    [request] = mock.requests
+    assert "anthropic-beta" not in request["headers"]
+    assert [t.get("defer_loading") for t in request["body"]["tools"]] == [None, None]

@@ -209,7 +209,58 @@ def test_native_loading_defers_only_what_a_kept_result_references() -> None:
         {"type": "tool_reference", "tool_name": "mcp__a__one"}]}]}
     deferred.forget([kept_result, *_calls("mcp__a__two")])
     assert deferred.loaded == {"mcp__a__one", "mcp__a__two"} and deferred.deferred_names() == {"mcp__a__one"}
-    assert not deferred.refused(ModelError("model API error 529: Overloaded")) and deferred.native
-    assert deferred.refused(ModelError("model API error 400: tools.3.defer_loading: Extra inputs are not permitted"))
+    assert not deferred.refused(ModelError("model API error 529: Overloaded", status=529)) and deferred.native
+    assert not deferred.refused(ModelError("model API error 400: max_tokens: too large", status=400))
+    assert not deferred.refused(ModelError("connection to the model API failed: defer_loading?"))  # not a 400
+    assert deferred.refused(ModelError("model API error 400: tools.3.custom.defer_loading: Extra inputs are not "
+                                       "permitted", status=400))
     assert not deferred.native and deferred.deferred_names() == set()
-    assert not deferred.refused(ModelError("tool_reference: unknown")), "only once"
+    assert not deferred.refused(ModelError("tool_reference: unknown", status=400)), "only once"
+
+
+def test_native_is_on_for_anthropics_own_api_unless_the_environment_says() -> None:
+    from mini_claude.cli.session import _native_loading
+    from mini_claude.models.anthropic import is_live
+    from mini_claude.models.anthropic_http import AnthropicHttpModel
+
+    assert is_live("https://api.anthropic.com") and is_live("https://API.anthropic.com:443/")
+    assert not is_live("http://127.0.0.1:8080") and not is_live("https://api.anthropic.com.evil.example")
+    live = AnthropicHttpModel("m", api_key="k")
+    proxy = AnthropicHttpModel("m", api_key="k", base_url="http://127.0.0.1:9")
+    assert _native_loading(live, {}) and not _native_loading(proxy, {})
+    assert not _native_loading(live, {"MINI_CLAUDE_TOOL_SEARCH_NATIVE": "0"})
+    assert _native_loading(proxy, {"MINI_CLAUDE_TOOL_SEARCH_NATIVE": "1"})
+    assert not _native_loading(_Model(), {"MINI_CLAUDE_TOOL_SEARCH_NATIVE": "1"})  # no tool_reference support
+
+
+async def test_a_native_search_references_only_what_is_not_sent_whole(tmp_path: Path) -> None:
+    """A tool already sent in full (called by name before) is listed but not referenced: the tools sent up front
+    stay the same; when nothing is left to reference the result is plain text."""
+    from mini_claude.tools.tool_search import ToolSearchTool
+
+    tools = [_Adapter(f"mcp__inv__invoice_{i}", f"Invoice report number {i}", server="inv",
+                      mcp_tool=SimpleNamespace(name=f"invoice_{i}")) for i in range(3)]
+    deferred = DeferredTools(lambda: tools, setting="true", context_tokens=10_000, native=True)
+    deferred.resolve("mcp__inv__invoice_0")  # called by name: sent whole from now on
+    search = ToolSearchTool(deferred)
+    ctx = ToolContext(cwd=tmp_path, spill_dir=tmp_path / "spill")
+    result = await search.run({"query": "invoice report", "limit": 3}, ctx)
+    assert sorted(b["tool_name"] for b in result.content) == ["mcp__inv__invoice_1", "mcp__inv__invoice_2"]
+    assert "mcp__inv__invoice_0: " in result.aside and deferred.referenced == {"mcp__inv__invoice_1",
+                                                                              "mcp__inv__invoice_2"}
+    only_whole = await search.run({"query": "select:mcp__inv__invoice_0"}, ctx)
+    assert only_whole.content[0]["type"] == "text" and only_whole.aside == ""
+
+
+def test_clearing_old_results_keeps_the_ones_that_load_tools() -> None:
+    """Old tool results are cleared to make room, except a search result that only references the tools it found
+    (tiny, and what loads them)."""
+    from mini_claude.agent.compaction import CLEARED, clear_old_results
+
+    loads = [{"type": "tool_reference", "tool_name": "mcp__a__one"}]
+    history = [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "s", "content": list(loads)},
+                                            {"type": "tool_result", "tool_use_id": "r",
+                                             "content": [{"type": "text", "text": "x" * 500}]}]},
+               {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
+    assert clear_old_results(history, keep=1)
+    assert history[0]["content"][0]["content"] == loads and history[0]["content"][1]["content"] == CLEARED

@@ -23,8 +23,8 @@ from mini_claude.errors import ModelError
 from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage, tool_references
 from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_anthropic_error
 
-__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "StreamAssembler", "build_params", "is_live", "request_headers", "tools_cost",
-           "turn_from_message", "usage_of"]
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "StreamAssembler", "build_params", "is_live",
+           "request_headers", "tools_cost", "turn_from_message", "usage_of"]
 
 DEFAULT_MAX_TOKENS = 8192
 TOOL_SEARCH_BETA = "advanced-tool-use-2025-11-20"  # defer_loading tools and tool_reference blocks

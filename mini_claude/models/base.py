@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["SUMMARY_SYSTEM_PROMPT", "AssistantTurn", "GenerationOptions", "LoadsReferencedTools", "Model", "ToolCounter",
-           "ToolSpec", "Usage", "tool_references"]
+__all__ = ["SUMMARY_SYSTEM_PROMPT", "AssistantTurn", "GenerationOptions", "LoadsReferencedTools", "Model",
+           "ToolCounter", "ToolSpec", "Usage", "tool_references"]
 
 # The system prompt of the agent's request to summarise its own history (compaction). Shared here so that the
 # offline mock model can recognise such a request and answer it without using a scripted turn.

@@ -58,3 +58,27 @@ def test_the_first_request_carries_at_most_a_tenth_of_the_definitions() -> None:
     assert auto["tool_definitions_chars"] <= 0.10 * eager["tool_definitions_chars"], measured
     assert auto["tool_definitions_chars"] + auto["system_chars"] <= 0.10 * (
         eager["tool_definitions_chars"] + eager["system_chars"]), measured
+
+
+def test_the_model_query_bench_runs_the_agents_first_step(mock_model) -> None:  # type: ignore[no-untyped-def]
+    """bench/tool_search_model.py against the mock (its real use needs a model with a key): each query is the
+    prompt of one agent step whose only tool is tool_search, under the system prompt a deferred session sends;
+    the model's first search is scored with the real index."""
+    import json
+    import os
+    import subprocess
+
+    mock = mock_model([{"content": [{"type": "tool_use", "name": "tool_search",
+                                     "input": {"query": "kubernetes pod logs"}}]},
+                       {"content": [{"type": "text", "text": "I would need more details."}]}])
+    env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-bench", "ANTHROPIC_BASE_URL": mock.url}
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "tool_search_model.py"), "--limit", "2",
+                           "--jobs", "1", "--json"], env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["queries"], report["failed"], report["recall@5"], report["no_search_rate"]) == (2, 0, 0.5, 0.5)
+    first = report["rows"][0]
+    assert first["searched"] == "kubernetes pod logs" and first["hit"] and len(first["loaded"]) == 5
+    request = mock.requests[0]["body"]
+    assert [t["name"] for t in request["tools"]] == ["tool_search"]
+    assert "mcp__kubernetes__pods_log" in request["system"] and "Find them with tool_search" in request["system"]

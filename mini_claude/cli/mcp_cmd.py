@@ -22,19 +22,23 @@ import asyncio
 import json
 import logging
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mini_claude.mcp.protocol as protocol
+from mini_claude.cli.mcp_show import (
+    WithheldTools,
+    pins_for,
+    print_get,
+    print_list,
+    print_tools,
+    with_pin_changes,
+)
 from mini_claude.cli.render import clean, setup_logging
-from mini_claude.cli.status import list_row, startup_note, state_record, withheld_note
 from mini_claude.errors import ConfigError, JsonRpcError, McpError, MiniClaudeError, ProtocolError
-from mini_claude.mcp.protocol import WITHHELD_LOG_KEY, WithheldTool
 
 if TYPE_CHECKING:
     from mini_claude.mcp.manager import McpManager, ServerState
-    from mini_claude.mcp.pinning import PinStore
 
 __all__ = ["EXIT_CONFIG", "EXIT_TOOL_ERROR", "EXIT_UNREACHABLE", "build_parser", "main"]
 
@@ -314,17 +318,19 @@ async def _inspect(args: argparse.Namespace) -> int:
     held = await resolve_approvals(config, settings, cwd=cwd, env=env, trust_all=args.trust_project_mcp, ask=None)
     manager = McpManager(servers.values(), env=env, held={k: v for k, v in held.items() if k in servers},
                          era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME),
-                         pins=_pins_for(args.command, env))
-    withheld = _WithheldTools()
+                         pins=pins_for(args.command, env))
+    withheld = WithheldTools()
     logging.getLogger(protocol.__name__).addFilter(withheld)
     manager.start()
     try:
         await manager.wait_started()
         if args.command == "list":
-            return _print_list(manager, args.json, withheld.found)
+            print_list(manager, args.json, withheld.found)
+            return EXIT_OK
         state = manager.states[args.name]
         if args.command == "get":
-            return _print_get(state, args.json, _with_pin_changes(withheld.found, manager).get(state.name, {}))
+            print_get(state, args.json, with_pin_changes(withheld.found, manager).get(state.name, {}))
+            return EXIT_OK
         if state.status is not ServerStatus.READY:
             _warn(f"mini-claude mcp: {args.name}: {state.status.value}: {state.error}")
             return EXIT_UNREACHABLE
@@ -333,8 +339,8 @@ async def _inspect(args: argparse.Namespace) -> int:
 
             return accept_command(manager, args.name, yes=args.yes, stdin=sys.stdin, out=sys.stdout, err=sys.stderr)
         if args.command == "tools":
-            return _print_tools(manager, state, args.json,
-                                _with_pin_changes(withheld.found, manager).get(state.name, {}))
+            print_tools(manager, state, args.json, with_pin_changes(withheld.found, manager).get(state.name, {}))
+            return EXIT_OK
         if args.command in ("resources", "read"):
             from mini_claude.cli.mcp_resources_cmd import print_resource, print_resources
 
@@ -345,109 +351,6 @@ async def _inspect(args: argparse.Namespace) -> int:
     finally:
         await manager.aclose()
         logging.getLogger(protocol.__name__).removeFilter(withheld)
-
-
-def _pins_for(command: str, env: Mapping[str, str]) -> PinStore | None:
-    """`accept` pins; `list`, `get` and `tools` only look, to show what a session would withhold (a changed
-    definition) without pinning what they see first; `call` and the rest run without pins."""
-    from mini_claude.mcp.pinning import PinStore
-
-    if command == "accept":
-        return PinStore.default(env)
-    return PinStore.default(env, record=False) if command in ("list", "get", "tools") else None
-
-
-def _with_pin_changes(found: Mapping[str, Mapping[str, WithheldTool]],
-                      manager: McpManager) -> dict[str, dict[str, WithheldTool]]:
-    """The tools withheld for their shape (the tool reader's log records) and those whose definition changed
-    since the user accepted it (the pins), by server and name."""
-    merged = {server: dict(tools) for server, tools in found.items()}
-    for state in manager.states.values():
-        for change in state.withheld:
-            merged.setdefault(state.name, {})[change.name] = WithheldTool(
-                state.name, change.name, f"changed since accepted (mini-claude mcp accept {state.name})")
-    return merged
-
-
-class _WithheldTools(logging.Filter):
-    """Collects the tools the tool reader withholds (their warning records carry a `WithheldTool`), by server and
-    tool name, so `mcp list` / `mcp tools` show each with its reason rather than as a bare log line."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: dict[str, dict[str, WithheldTool]] = {}
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        item = getattr(record, WITHHELD_LOG_KEY, None)
-        if not isinstance(item, WithheldTool):
-            return True
-        self.found.setdefault(item.server, {})[item.name] = item
-        return False
-
-
-def _print_list(manager: McpManager, as_json: bool, found: Mapping[str, Mapping[str, WithheldTool]]) -> int:
-    """`mcp list`: a row per server. The text row's summary already names the tools withheld for a changed
-    definition (ServerState.summary), so it adds only those withheld for their shape; `--json` lists both."""
-    from mini_claude.agent.compaction import context_tokens
-    from mini_claude.tools.mcp_tool import McpToolAdapters
-    from mini_claude.tools.tool_search import DeferredTools, budget_note
-
-    states = list(manager.states.values())
-    # what a session started here would send: the same setting, window and tools as `mini-claude` itself (by the
-    # local estimate: near the threshold a session may ask the API's count-tokens endpoint, which this does not)
-    budgets = DeferredTools(McpToolAdapters(manager), setting=manager.env.get("MINI_CLAUDE_TOOL_SEARCH", "auto"),
-                            context_tokens=context_tokens(manager.env)).budget()
-    if as_json:
-        withheld = _with_pin_changes(found, manager)
-        print(json.dumps([state_record(s, list(withheld.get(s.name, {}).values()), budgets.get(s.name))
-                          for s in states], indent=2))
-        return EXIT_OK
-    if not states:
-        print("No MCP servers configured. Add one with: mini-claude mcp add NAME -- COMMAND [ARGS…]")
-        return EXIT_OK
-    width = max(len(s.name) for s in states)
-    for s in states:
-        print(clean(list_row(s, width, list(found.get(s.name, {}).values()), budget_note(budgets.get(s.name)))))
-    return EXIT_OK
-
-
-def _print_get(state: ServerState, as_json: bool, withheld: Mapping[str, WithheldTool]) -> int:
-    from mini_claude.mcp.config_edit import mask_secrets
-
-    info = state_record(state, list(withheld.values()))
-    info["config"] = mask_secrets(dict(state.config.raw))
-    info["tool_names"] = [t.name for t in state.tools]
-    if as_json:
-        print(json.dumps(info, indent=2))
-        return EXIT_OK
-    print(clean(f"{state.name}  ({state.config.type}, from {state.config.source})"))
-    detail = " · ".join(part for part in (state.summary(), startup_note(state)) if part)
-    print(clean(f"  status: {state.status.label}" + (f" — {detail}" if detail else "")))
-    for line in json.dumps(info["config"], indent=2).splitlines():
-        print("  " + clean(line))
-    if state.tools:
-        print("  tools: " + clean(", ".join(info["tool_names"])))
-    return EXIT_OK
-
-
-def _print_tools(manager: McpManager, state: ServerState, as_json: bool,
-                 withheld: Mapping[str, WithheldTool]) -> int:
-    table = manager.name_table()
-    rows: list[dict[str, Any]] = [
-        {"name": t.name, "qualified_name": table.qualified(state.name, t.name), "description": t.description or "",
-         "input_schema": t.input_schema, "read_only": t.read_only_hint} for t in state.tools]
-    note = withheld_note(list(withheld.values()))
-    if as_json:
-        print(json.dumps(rows, indent=2))
-        if note:
-            _warn(f"mini-claude mcp: {state.name}: {note}")
-        return EXIT_OK
-    for row in rows:
-        first = (row["description"].strip().splitlines() or [""])[0]
-        print(clean(f"{row['qualified_name']}  {first[:100]}"))
-    if note:
-        print(clean(note))
-    return EXIT_OK
 
 
 async def _call(manager: McpManager, state: ServerState, args: argparse.Namespace) -> int:

@@ -34,6 +34,21 @@ def _peer_commands(peers_dir: Path) -> dict[str, list[str]]:
     return found
 
 
+async def _lists_settled(manager: McpManager, timeout_s: float = 5.0, poll_s: float = 0.2) -> None:
+    """Until every server's tool list has stopped changing for one poll (server-everything adds tools after
+    `initialized`, announced with list_changed), at most `timeout_s`."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    last: dict[str, int] | None = None
+    while loop.time() < deadline:
+        await manager.settle_lists()
+        counts = {name: len(state.tools) for name, state in manager.states.items()}
+        if counts == last:
+            return
+        last = counts
+        await asyncio.sleep(poll_s)
+
+
 async def main(peers_dir: Path) -> int:
     commands = _peer_commands(peers_dir)
     servers = {name: {"command": commands[var][0], "args": commands[var][1:]} for name, (var, _) in PEERS.items()}
@@ -43,8 +58,7 @@ async def main(peers_dir: Path) -> int:
     manager.start()
     try:
         await manager.wait_started()
-        await asyncio.sleep(1.0)  # server-everything adds tools after `initialized` (list_changed)
-        await manager.settle_lists()
+        await _lists_settled(manager)
         for name, (_, package) in PEERS.items():
             state = manager.states[name]
             tools = [t.raw for t in state.tools]

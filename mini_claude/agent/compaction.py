@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mini_claude.errors import ModelError
-from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT, GenerationOptions, Model
+from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT, GenerationOptions, Model, loaded_text
 
 __all__ = ["COMPACT_AT", "DEFAULT_CONTEXT_TOKENS", "ContextWindow", "is_prompt_too_long"]
 
@@ -171,7 +171,7 @@ def _without_tool_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]
             elif kind == "tool_result":
                 content = block.get("content")
                 text = content if isinstance(content, str) else " ".join(
-                    b.get("text", "") if b.get("type") != "tool_reference" else f"loaded {b.get('tool_name')}"
+                    b.get("text", "") if b.get("type") != "tool_reference" else loaded_text(b)
                     for b in content or [] if isinstance(b, dict))
                 blocks.append({"type": "text", "text": f"[tool result: {text[:2000]}]"})
         out.append({"role": message["role"], "content": blocks or [{"type": "text", "text": " "}]})

@@ -20,7 +20,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mini_claude.errors import ModelError
-from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage, tool_references
+from mini_claude.models.base import (
+    AssistantTurn,
+    GenerationOptions,
+    ToolSpec,
+    Usage,
+    loaded_text,
+    tool_references,
+)
 from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_anthropic_error
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "StreamAssembler", "build_params", "is_live",
@@ -249,9 +256,11 @@ def _wire_messages(messages: list[dict[str, Any]], deferred: set[str]) -> list[d
     out: list[dict[str, Any]] = []
     for message in messages:
         content = message.get("content")
-        if isinstance(content, list) and any(_refers_elsewhere(b, deferred) for b in content):
-            content = [_with_references(b, deferred) if _refers_elsewhere(b, deferred) else b for b in content]
-            message = {**message, "content": content}
+        if isinstance(content, list):
+            converted = [_references_as_text(b, deferred) for b in content]
+            if any(new is not old for new, old in zip(converted, content, strict=True)):
+                content = converted
+                message = {**message, "content": content}
         if isinstance(content, list) and any(_empty_text(b) for b in content):
             kept = [b for b in content if not _empty_text(b)]
             if not kept:
@@ -261,16 +270,17 @@ def _wire_messages(messages: list[dict[str, Any]], deferred: set[str]) -> list[d
     return out
 
 
-def _refers_elsewhere(block: Any, deferred: set[str]) -> bool:
+def _references_as_text(block: Any, deferred: set[str]) -> Any:
+    """`block`, or a copy of a tool result whose references to tools not in `deferred` became text."""
     inner = block.get("content") if isinstance(block, dict) and block.get("type") == "tool_result" else None
-    return isinstance(inner, list) and any(isinstance(b, dict) and b.get("type") == "tool_reference"
-                                           and b.get("tool_name") not in deferred for b in inner)
+    if not isinstance(inner, list) or not any(_stray(b, deferred) for b in inner):
+        return block
+    return {**block, "content": [{"type": "text", "text": loaded_text(b)} if _stray(b, deferred) else b
+                                 for b in inner]}
 
 
-def _with_references(block: dict[str, Any], deferred: set[str]) -> dict[str, Any]:
-    inner = [b if not (isinstance(b, dict) and b.get("type") == "tool_reference" and b.get("tool_name") not in deferred)
-             else {"type": "text", "text": f"Loaded tool {b.get('tool_name')}."} for b in block["content"]]
-    return {**block, "content": inner}
+def _stray(block: Any, deferred: set[str]) -> bool:
+    return isinstance(block, dict) and block.get("type") == "tool_reference" and block.get("tool_name") not in deferred
 
 
 def _empty_text(block: Any) -> bool:

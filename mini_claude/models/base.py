@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["SUMMARY_SYSTEM_PROMPT", "AssistantTurn", "GenerationOptions", "LoadsReferencedTools", "Model",
-           "ToolCounter", "ToolSpec", "Usage", "tool_references"]
+           "ToolCounter", "ToolSpec", "Usage", "loaded_text", "tool_references"]
 
 # The system prompt of the agent's request to summarise its own history (compaction). Shared here so that the
 # offline mock model can recognise such a request and answer it without using a scripted turn.
@@ -117,3 +117,8 @@ def tool_references(messages: Iterable[Mapping[str, Any]]) -> set[str]:
                 if isinstance(item, dict) and item.get("type") == "tool_reference":
                     names.add(str(item.get("tool_name")))
     return names
+
+
+def loaded_text(reference: Mapping[str, Any]) -> str:
+    """A `tool_reference` block as text, where it cannot load anything (another backend, a tool not deferred)."""
+    return f"Loaded tool {reference.get('tool_name')}."

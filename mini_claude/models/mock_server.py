@@ -30,7 +30,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from mini_claude.errors import ConfigError
-from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT
+from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT, loaded_text
 from mini_claude.models.scenario import (
     Scenario,
     ScenarioError,
@@ -380,7 +380,7 @@ def _blocks_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) if b.get("type") == "text" else f"Loaded tool {b.get('tool_name')}."
+        return "\n".join(str(b.get("text", "")) if b.get("type") == "text" else loaded_text(b)
                          for b in content if isinstance(b, dict) and b.get("type") in ("text", "tool_reference"))
     return ""
 

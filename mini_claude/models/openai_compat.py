@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage
+from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage, loaded_text
 from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_openai_error
 
 __all__ = ["STOP_REASONS", "OpenAICompatModel", "from_openai_message", "to_openai_messages", "to_openai_tools"]
@@ -213,7 +213,7 @@ def _user_messages(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         kind = block.get("type")
         if kind == "tool_result":
             inner = _blocks(block.get("content"))
-            text = "\n".join(b.get("text", "") if b.get("type") == "text" else f"Loaded tool {b.get('tool_name')}."
+            text = "\n".join(b.get("text", "") if b.get("type") == "text" else loaded_text(b)
                              for b in inner if b.get("type") in ("text", "tool_reference"))
             if block.get("is_error"):
                 text = ERROR_PREFIX + text

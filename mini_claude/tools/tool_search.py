@@ -28,8 +28,8 @@ from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.mcp_tool import McpToolAdapter
 from mini_claude.tools.tool_index import IndexedTool, ToolIndex
 
-__all__ = ["COUNT_BAND", "DEFAULT_PERCENT", "DeferredTools", "ServerBudget", "ToolSearchTool", "budget_note", "definition_tokens",
-           "names_fit"]
+__all__ = ["COUNT_BAND", "DEFAULT_PERCENT", "DeferredTools", "ServerBudget", "ToolSearchTool", "budget_note",
+           "definition_tokens", "names_fit"]
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,8 @@ class DeferredTools:
         self.loaded: set[str] = set()
         self.referenced: set[str] = set()  # the loaded tools a kept tool_search result references (native)
         self._measured: tuple[list[McpToolAdapter], bool] | None = None  # (the list it was decided for, deferring)
-        self._counted: tuple[list[McpToolAdapter], int | None] | None = None  # (the list, the API's count)
+        # (the list, its definitions' tokens as calibrate settled them: the API's count, or the estimate)
+        self._tokens: tuple[list[McpToolAdapter], int] | None = None
         self._indexed: list[McpToolAdapter] | None = None
         self._index = ToolIndex([])
 
@@ -104,8 +105,8 @@ class DeferredTools:
             elif self.mode == "always":
                 decision = any(not _always_loaded(a) for a in adapters)
             else:  # only what could be deferred counts: alwaysLoad servers' tools are sent anyway
-                counted = self._counted[1] if self._counted is not None and self._counted[0] is adapters else None
-                tokens = counted if counted is not None else definition_tokens(self._deferrable(adapters))
+                tokens = (self._tokens[1] if self._tokens is not None and self._tokens[0] is adapters
+                          else definition_tokens(self._deferrable(adapters)))
                 decision = tokens > self._threshold()
             self._measured = (adapters, decision)
         return self._measured[1]
@@ -115,7 +116,7 @@ class DeferredTools:
         be wrong about the decision, ask `count` (the API's count-tokens endpoint; bounded by `COUNT_TIMEOUT_S`, and
         on any failure the estimate stands). Once per tool list: far from the threshold nothing is asked."""
         adapters = self._adapters()
-        if self.mode != "auto" or (self._counted is not None and self._counted[0] is adapters):
+        if self.mode != "auto" or (self._tokens is not None and self._tokens[0] is adapters):
             return
         deferrable = self._deferrable(adapters)
         estimate, threshold = definition_tokens(deferrable), self._threshold()
@@ -129,7 +130,7 @@ class DeferredTools:
                 log.debug("MCP tool definitions: ~%d tokens estimated, %d counted", estimate, counted)
                 if not estimate / COUNT_PLAUSIBLE <= counted <= estimate * COUNT_PLAUSIBLE:
                     counted = None  # a gateway that answers the same number whatever it is sent: not a count
-        self._counted = (adapters, counted)
+        self._tokens = (adapters, estimate if counted is None else counted)
         self._measured = None
 
     def _threshold(self) -> float:

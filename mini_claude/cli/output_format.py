@@ -9,11 +9,13 @@ and each message of tool results as it is added (`{"type": "assistant" | "user",
 "parent_tool_use_id": null, "session_id", "uuid"}`; the prompt itself is not repeated), and the same result object
 last. These are the keys Claude Code 2.1.197 prints, checked against its binary run offline on the mock model
 (it prints a few more of its own: `modelUsage`, `ttft_ms`, …).
+
+`text` prints the answer through `render.clean` (control, bidi and invisible characters shown as escapes, newlines
+and tabs kept); the JSON formats keep the exact text, those characters escaped as `\\uXXXX` (`render.json_text`).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 import uuid
@@ -21,6 +23,7 @@ from typing import IO, Any
 
 from mini_claude.agent.loop import RunOutcome
 from mini_claude.cli.exit_codes import EXIT_DENIED, EXIT_ERROR, EXIT_MAX_TURNS, EXIT_OK, EXIT_TRUNCATED
+from mini_claude.cli.render import clean, json_text
 from mini_claude.models.pricing import cost_usd
 
 __all__ = ["OUTPUT_FORMATS", "ResultWriter", "exit_code", "run_subtype"]
@@ -86,7 +89,8 @@ class ResultWriter:
     def result(self, outcome: RunOutcome | None, *, error: str | None = None, subtype: str | None = None) -> None:
         if self.format == "text":
             if outcome is not None:
-                self.out.write(outcome.text.rstrip("\n") + "\n")
+                # the model's text through the terminal's one door: escapes, C1 and bidi controls shown, not obeyed
+                self.out.write(clean(outcome.text, visible=True).rstrip("\n") + "\n")
                 self.out.flush()
             return
         usage = outcome.usage if outcome is not None else None
@@ -108,11 +112,11 @@ class ResultWriter:
             "uuid": str(uuid.uuid4()),
         }
         if self.format == "json":
-            self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self.out.write(json_text(record) + "\n")
         else:
             self._line(record)
         self.out.flush()
 
     def _line(self, record: dict[str, Any]) -> None:
-        self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.out.write(json_text(record) + "\n")
         self.out.flush()

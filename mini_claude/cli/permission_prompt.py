@@ -1,49 +1,84 @@
 """The REPL's permission question: what the call will do in words, a diff preview for edits and writes, and the
 choices — yes / yes and don't ask again for *this rule* (saved to `.claude/settings.local.json`, and shown) /
-no, optionally telling the model what to do instead. Everything shown goes through `clean`."""
+no, optionally telling the model what to do instead.
+
+Everything shown goes through `clean(…, visible=True)`: a control or bidi character in a command is shown as an
+escape, never obeyed or dropped, so the text approved is the text that runs. Nothing is cut silently: a command,
+an argument list or a diff too long for the screen is shown head and tail around a marker saying how much is not
+shown, and `describe_call(…, whole=True)` (the question's "v" answer) shows all of it.
+"""
 
 from __future__ import annotations
 
 import difflib
-import json
 from pathlib import Path
 from typing import Any
 
-from mini_claude.cli.render import clean
+from mini_claude.cli.render import clean, json_text
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import read_json_object, write_json_atomic
 
-__all__ = ["LOCAL_SETTINGS", "describe_call", "save_allow_rules"]
+__all__ = ["LOCAL_SETTINGS", "VIEW_KEY", "describe_call", "save_allow_rules"]
 
 LOCAL_SETTINGS = Path(".claude") / "settings.local.json"
+VIEW_KEY = "v"  # the answer that shows the whole call when the question had to cut it
 MAX_DIFF_LINES = 40
-_ARG_CHARS = 300
+MAX_SHOWN_CHARS = 2000  # a command or argument list longer than this (or than MAX_SHOWN_LINES lines) is cut…
+MAX_SHOWN_LINES = 40
+_HEAD_CHARS, _HEAD_LINES = 1200, 24  # …to its head and its tail (where a payload would hide), around a marker
+_TAIL_CHARS, _TAIL_LINES = 600, 12
 
 
-def describe_call(name: str, args: dict[str, Any], cwd: Path) -> list[str]:
-    """Lines saying what the call will do (the first one a sentence, then any preview)."""
+def describe_call(name: str, args: dict[str, Any], cwd: Path, *, whole: bool = False) -> list[str]:
+    """Lines saying what the call will do (the first one a sentence, then any preview). A long command, argument
+    list or diff is cut with a marker naming what is not shown and the `VIEW_KEY` answer; `whole` cuts nothing."""
     path = args.get("path") if isinstance(args.get("path"), str) else None
     if name == "bash":
-        return [f"Run a shell command: {clean(str(args.get('command', '')))[:_ARG_CHARS * 2]}"]
+        return f"Run a shell command: {_fit(str(args.get('command', '')), whole)}".split("\n")
     if name == "edit_file" and path is not None:
         old, new = str(args.get("old_string", "")), str(args.get("new_string", ""))
         before = _read(cwd / path)
         if old and old in before:  # the file as it would become, with its context
             after = before.replace(old, new) if args.get("replace_all") is True else before.replace(old, new, 1)
-            return [f"Edit {clean(path)}", *_diff(before, after, path)]
-        return [f"Edit {clean(path)}", *_diff(old, new, path)]
+            return [f"Edit {_shown(path)}", *_diff(before, after, path, whole)]
+        return [f"Edit {_shown(path)}", *_diff(old, new, path, whole)]
     if name == "write_file" and path is not None:
         target = cwd / path
         before = _read(target)
         content = str(args.get("content", ""))
         verb = "Overwrite" if target.exists() else "Create"
-        return [f"{verb} {clean(path)} ({len(content.splitlines())} lines)", *_diff(before, content, path)]
+        return [f"{verb} {_shown(path)} ({len(content.splitlines())} lines)", *_diff(before, content, path, whole)]
+    if name == "read_mcp_resource":  # what goes to the server is the URI: shown whole (or cut with the marker)
+        return (f"Read the resource {_fit(str(args.get('uri', '')), whole)} from MCP server "
+                f"{_shown(str(args.get('server', '?')))} (the server receives this URI)").split("\n")
+    if name == "list_mcp_resources":
+        server = args.get("server")
+        return [f"List the resources of MCP server {_shown(str(server))}" if server is not None
+                else "List the resources of every connected MCP server"]
+    text = _fit(json_text(args, separators=(", ", ": ")), whole)
     if name.startswith("mcp__"):
         server = name.split("__")[1] if name.count("__") >= 2 else "?"
-        text = json.dumps(args, ensure_ascii=False)[:_ARG_CHARS]
-        return [f"Call {clean(name)} (MCP server {clean(server)}) with {clean(text)}"]
-    text = json.dumps(args, ensure_ascii=False)[:_ARG_CHARS]
-    return [f"Use {clean(name)} with {clean(text)}"]
+        return f"Call {_shown(name)} (MCP server {_shown(server)}) with {text}".split("\n")
+    return f"Use {_shown(name)} with {text}".split("\n")
+
+
+def _shown(text: str) -> str:
+    """Text on one line of the question: controls shown as escapes, a newline as `\\n`."""
+    return clean(text, visible=True).replace("\n", "\\n")
+
+
+def _fit(text: str, whole: bool) -> str:
+    """`text` for the question, made visible: whole when short, else its head and tail around a marker line."""
+    if whole or (len(text) <= MAX_SHOWN_CHARS and text.count("\n") < MAX_SHOWN_LINES):
+        return clean(text, visible=True)
+    head = "\n".join(text[:_HEAD_CHARS].split("\n")[:_HEAD_LINES])
+    tail = "\n".join(text[-_TAIL_CHARS:].split("\n")[-_TAIL_LINES:])
+    hidden = text[len(head):len(text) - len(tail)]
+    lines, blank = hidden.count("\n"), sum(ch.isspace() for ch in hidden)
+    what = [f"{len(hidden) - blank:,} not blank"] + ([f"{lines:,} line breaks"] if lines else [])
+    marker = (f"  [… {len(hidden):,} more characters ({', '.join(what)}) not shown here — answer {VIEW_KEY} to see "
+              "the whole text …]")
+    return f"{clean(head, visible=True)}\n{marker}\n{clean(tail, visible=True)}"
 
 
 def _read(path: Path) -> str:
@@ -53,12 +88,13 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _diff(before: str, after: str, path: str) -> list[str]:
+def _diff(before: str, after: str, path: str, whole: bool = False) -> list[str]:
     lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(), f"a/{path}", f"b/{path}",
                                       lineterm="", n=2))
-    shown = [clean(line) for line in lines[:MAX_DIFF_LINES]]
-    if len(lines) > MAX_DIFF_LINES:
-        shown.append(f"… ({len(lines) - MAX_DIFF_LINES} more diff lines)")
+    limit = len(lines) if whole else MAX_DIFF_LINES
+    shown = [_shown(line) for line in lines[:limit]]
+    if len(lines) > limit:
+        shown.append(f"… ({len(lines) - limit} more diff lines not shown — answer {VIEW_KEY} to see them)")
     return [f"  {line}" for line in shown]
 
 

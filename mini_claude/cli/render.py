@@ -1,8 +1,14 @@
 """Terminal output: the agent's text, `→ tool({...})` lines, tool results, status tables.
 
 Rich rendering (markdown, diffs) when stdout is a terminal; plain text otherwise. In print mode (`-p`) only the
-final answer goes to stdout; everything else goes to stderr. Server-supplied text reaches the screen only
-through `clean()`, which strips terminal control sequences, C1 controls, bidi overrides and invisible characters.
+final answer goes to stdout; everything else goes to stderr.
+
+`clean()` is the one door to the terminal for text that a model, a server or a repository produced: nothing it
+returns holds an escape sequence, a C0/C1 control (but newline and tab), a bidi override/isolate or an invisible
+format character. Prose from servers and repositories (names, descriptions, logs) has them removed; where the
+exact text matters — the model's own text, the `→ tool(…)` lines, what a prompt asks the user to approve — they
+are made visible instead (`visible=True`: ESC shows as `\\x1b`, U+202E as `\\u202e`). `json_text()` is its twin
+for JSON output: the same characters escaped as `\\uXXXX`, so the JSON stays valid and still holds the exact text.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import IO, Any
 from mini_claude.models.base import AssistantTurn
 from mini_claude.tools.base import ToolResult
 
-__all__ = ["TerminalUI", "clean", "format_tool_call", "setup_logging"]
+__all__ = ["TerminalUI", "clean", "format_tool_call", "json_text", "setup_logging"]
 
 # Whole escape sequences first, so their parameters do not survive as stray text: control strings (OSC — incl.
 # OSC 8 hyperlinks —, DCS, SOS, PM, APC; 7-bit or C1 introducer, ended by BEL or ST), CSI sequences (7-bit or the
@@ -42,13 +48,37 @@ MAX_DIFF_LINES = 400
 RESULT_PREVIEW_CHARS = 300
 
 
-def clean(text: str) -> str:
+def clean(text: str, *, visible: bool = False) -> str:
     """`text` fit for the terminal: escape sequences, control characters (but newlines and tabs), C1 controls,
-    bidi overrides/isolates and invisible format characters removed. The one door for text from servers,
-    repositories and models to the screen. The result never holds ESC or a C1 control, whatever the input."""
+    bidi overrides/isolates and invisible format characters removed — or, with `visible`, each such character
+    shown as an escape (`\\x1b`, `\\x9b`, `\\x0d`, `\\u202e`, `\\U000e0041`; a CR before a newline is dropped),
+    so the reader sees that it was there and what follows it is plain text. The one door for text from servers,
+    repositories and models to the screen. The result never holds ESC or a C1 control, whatever the input; `visible` works
+    character by character, so text streamed in pieces is safe piece by piece."""
     if _HIDDEN.search(text) is None:  # the usual case: one scan, no copy
         return text
+    if visible:
+        return _HIDDEN.sub(_escaped, text.replace("\r\n", "\n"))
     return _HIDDEN.sub("", _ESCAPES.sub("", text))
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _json_escaped(match: re.Match[str]) -> str:
+    data = match.group().encode("utf-16-be")  # an astral character becomes its surrogate pair, as JSON wants
+    return "".join(f"\\u{int.from_bytes(data[i:i + 2], 'big'):04x}" for i in range(0, len(data), 2))
+
+
+def json_text(value: Any, **kwargs: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, **kwargs)` with every character `clean` would not let through
+    escaped as `\\uXXXX`: valid JSON with the exact text, printable letters of every script left as they are, and
+    nothing a terminal would act on (json.dumps itself escapes C0 but leaves DEL, C1 and bidi controls raw)."""
+    text = json.dumps(value, ensure_ascii=False, **kwargs)
+    # outside strings JSON is printable ASCII, newlines and spaces: every match is inside a string
+    return _HIDDEN.sub(_json_escaped, text)
 
 
 def setup_logging(*, debug: bool = False) -> None:
@@ -89,10 +119,12 @@ def _isatty(stream: Any) -> bool:
 
 
 def format_tool_call(name: str, args: dict[str, Any], limit: int = 200) -> str:
-    text = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    """`→ name({"arg":…})`, cut at `limit` characters with "…": the model's arguments as JSON whose control, bidi
+    and invisible characters are escaped (`json_text`), so the line shows them instead of obeying them."""
+    text = json_text(args, separators=(",", ":"))
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    return f"→ {name}({text})"
+    return f"→ {clean(name, visible=True)}({text})"
 
 
 class TerminalUI:
@@ -152,7 +184,7 @@ class TerminalUI:
         if self.rich:
             self._live_update()
         else:
-            self.out.write(text)
+            self.out.write(clean(text, visible=True))
             self.out.flush()
 
     def assistant_done(self, turn: AssistantTurn) -> None:
@@ -226,7 +258,8 @@ class TerminalUI:
             self._live = Live(console=self._console_for(self.out), refresh_per_second=8, transient=transient)
             self._live_transient = transient
             self._live.start()
-        parts: list[Any] = [Markdown("".join(self._buffer))] if self._buffer else []
+        # cleaned before rich sees it: its Markdown (and the code blocks in it) would pass ESC and C1 through
+        parts: list[Any] = [Markdown(clean("".join(self._buffer), visible=True))] if self._buffer else []
         if self._thinking is not None:
             parts.append(self._thinking)
         self._live.update(Group(*parts))

@@ -26,7 +26,7 @@ from mini_claude.agent.sessions import SessionInfo
 from mini_claude.cli.approval_prompt import server_approval_prompt
 from mini_claude.cli.host_ui import ReplHostUI
 from mini_claude.cli.mcp_panel import ACTIONS, mcp_command
-from mini_claude.cli.permission_prompt import describe_call, save_allow_rules
+from mini_claude.cli.permission_prompt import VIEW_KEY, describe_call, save_allow_rules
 from mini_claude.cli.pin_review import ask_review
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.resume import describe, record_session, resume_session
@@ -409,12 +409,20 @@ class Repl:
         .claude/settings.local.json) / no, optionally saying what to do instead. Ctrl+C denies and ends the turn."""
         gate = self.parts.gate
         rules = gate.always_rules(tool, args)
-        for line in describe_call(tool.name, args, gate.cwd):
-            print(line, file=sys.stderr)
+        described = describe_call(tool.name, args, gate.cwd)
+        whole = describe_call(tool.name, args, gate.cwd, whole=True)
+        print("\n".join(described), file=sys.stderr)
         shown = ", ".join(rules)
         self._interrupted_at_prompt = False
-        answer = await self._ask(f"Allow it? y = yes, a = yes and don't ask again for {clean(shown)}, n = no",
-                                 {"y": "yes", "a": "always", "n": "no"})
+        question = f"Allow it? y = yes, a = yes and don't ask again for {clean(shown, visible=True)}, n = no"
+        choices = {"y": "yes", "a": "always", "n": "no"}
+        if whole != described:  # something was cut: one more answer shows it all, then asks again
+            answer = await self._ask(f"{question}, {VIEW_KEY} = view the whole call", {**choices, VIEW_KEY: "view"})
+            if answer == "view":
+                print("\n".join(whole), file=sys.stderr)
+                answer = await self._ask(question, choices)
+        else:
+            answer = await self._ask(question, choices)
         if self._interrupted_at_prompt:
             self._interrupt()  # Ctrl+C at a permission prompt: deny this call and end the turn
             return "no"

@@ -10,6 +10,8 @@ Spill files hold tool output (a server's answer, a command's output), which may 
 * files older than `MAX_AGE_S` are removed from the spill root's session folders (and emptied folders with them)
   when a session creates its spill folder: once per session, so cleaning costs nothing per spill. Only folders
   laid out as `…/tool-output/<session>/` are swept; a spill folder elsewhere is never swept.
+* the whole spill root is bounded too: past `MAX_TOTAL_BYTES` the oldest files go first (`cap_spills`, run by the
+  daily state sweep), so a week of heavy output cannot fill the disk.
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ import stat
 import time
 from pathlib import Path
 
-__all__ = ["MAX_AGE_S", "SPILL_ROOT_NAME", "preview", "session_spill_dir", "spill_bytes", "spill_text",
-           "sweep_old_spills"]
+__all__ = ["MAX_AGE_S", "MAX_TOTAL_BYTES", "SPILL_ROOT_NAME", "cap_spills", "preview", "session_spill_dir",
+           "spill_bytes", "spill_text", "sweep_old_spills"]
 
 log = logging.getLogger(__name__)
 
 SPILL_ROOT_NAME = "tool-output"  # under the state directory; one folder per session below it
 MAX_AGE_S = 7 * 24 * 3600  # spill files older than this are removed
+MAX_TOTAL_BYTES = 1024 * 1024 * 1024  # past this, the oldest spill files are removed
 _DIR_MODE = 0o700
 _FILE_MODE = 0o600
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -154,6 +157,41 @@ def sweep_old_spills(root: Path, *, keep: Path | None = None, max_age_s: float =
                     os.rmdir(session.path)
     if removed:
         log.debug("removed %d spill file(s) older than %g days under %s", removed, max_age_s / 86400, root)
+    return removed
+
+
+def cap_spills(root: Path, *, max_bytes: int = MAX_TOTAL_BYTES, keep: Path | None = None) -> int:
+    """Remove the oldest files of `root`'s session folders (one level, as `sweep_old_spills`) until what is left
+    is at most `max_bytes`; files of `keep` (the running session's folder) are never removed. Returns how many
+    files went. Never raises."""
+    files: list[tuple[float, int, str]] = []
+    try:
+        sessions = [entry for entry in os.scandir(root) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return 0
+    for session in sessions:
+        if keep is not None and Path(session.path) == keep:
+            continue
+        try:
+            entries = list(os.scandir(session.path))
+        except OSError:
+            continue
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(info.st_mode):
+                    files.append((info.st_mtime, info.st_size, entry.path))
+    total = sum(size for _, size, _ in files)
+    removed = 0
+    for _, size, path in sorted(files):
+        if total <= max_bytes:
+            break
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+            total -= size
+            removed += 1
+    if removed:
+        log.debug("removed %d spill file(s) to keep %s under %d bytes", removed, root, max_bytes)
     return removed
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mini_claude.jsonfile import write_json_atomic
+from mini_claude.statefile import read_state
 
 __all__ = [
     "CLAUDE_JSON_NAME",
@@ -53,6 +54,7 @@ TRUST_HINT = "run `mini-claude trust` here or pass --trust to use them"
 _STORE_VERSION = 1
 _FILE_MODE = 0o600
 _DIR_MODE = 0o700
+MAX_TRUST_BYTES = 1024 * 1024  # a folder list; a bigger store is set aside
 # ~/.claude.json grows with Claude Code's history; past this it is not worth parsing on every start
 MAX_CLAUDE_JSON_BYTES = 64 * 1024 * 1024
 
@@ -83,7 +85,10 @@ def workspace_folder(cwd: Path) -> Path:
 
 
 class TrustStore:
-    """The folders trusted with mini-claude: `{"version": 1, "folders": {"/abs/path": {"trustedAt": epoch_s}}}`."""
+    """The folders trusted with mini-claude: `{"version": 1, "folders": {"/abs/path": {"trustedAt": epoch_s}}}`.
+
+    Bounded by the folders the user trusted; `prune` (the daily state sweep) forgets folders that no longer exist.
+    A corrupt, oversized (`MAX_TRUST_BYTES`) or newer store trusts nothing and is set aside with a warning."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -92,19 +97,37 @@ class TrustStore:
     def in_state_dir(cls, state: Path) -> TrustStore:
         return cls(state / TRUST_FILE_NAME)
 
+    def _folders(self) -> dict[str, Any]:
+        data = read_state(self.path, what="trusted folders", max_bytes=MAX_TRUST_BYTES, version=_STORE_VERSION,
+                          afresh="no folder is trusted by it")
+        folders = data.get("folders") if data is not None else None
+        return folders if isinstance(folders, dict) else {}
+
     def folders(self) -> set[str]:
         """The trusted folders' absolute paths; a missing or malformed file holds none (never raises)."""
-        folders = _read_json(self.path).get("folders")
-        if not isinstance(folders, dict):
-            return set()
-        return {key for key, value in folders.items() if isinstance(value, dict)}
+        return {key for key, value in self._folders().items() if isinstance(value, dict)}
 
     def record(self, folder: Path) -> None:
         """Remember `folder` (resolved) as trusted. The file is rewritten atomically, 0600 in a 0700 folder."""
-        folders = _read_json(self.path).get("folders")
-        if not isinstance(folders, dict):
-            folders = {}
+        folders = self._folders()
         folders[str(_resolved(folder))] = {"trustedAt": int(time.time())}
+        self._write(folders)
+
+    def prune(self) -> int:
+        """Forget trusted folders that no longer exist; how many. Never raises."""
+        folders = self._folders()
+        gone = [path for path in folders if not os.path.isdir(path)]
+        for path in gone:
+            del folders[path]
+        if gone:
+            try:
+                self._write(folders)
+            except OSError as exc:
+                log.warning("could not save %s: %s", self.path, exc)
+                return 0
+        return len(gone)
+
+    def _write(self, folders: dict[str, Any]) -> None:
         self.path.parent.mkdir(mode=_DIR_MODE, parents=True, exist_ok=True)
         write_json_atomic(self.path, {"version": _STORE_VERSION, "folders": folders}, new_mode=_FILE_MODE)
 

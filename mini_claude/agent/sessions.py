@@ -9,6 +9,11 @@ history, appended and flushed at once: `{"type": "message", "message": …}` (ad
 compaction). Replaying the lines gives the history; a line cut by a crash ends
 the replay there. A history whose last message asks for tool calls that never got results (the process died
 during them) is closed with error results, so it is valid to send again.
+
+Bounded (`prune_sessions`, run by the daily state sweep): a session not written for `MAX_SESSION_AGE_S` (30 days,
+Claude Code's default `cleanupPeriodDays`) is removed, at most `MAX_SESSIONS_PER_FOLDER` (the newest) are kept per
+folder, and the sessions of a working directory that no longer exists (as each file's first line names it) go
+with it.
 """
 
 from __future__ import annotations
@@ -21,11 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["INTERRUPTED_RESULT", "SessionInfo", "SessionLog", "list_sessions", "load_session", "replay_session",
-           "sessions_dir"]
+__all__ = ["INTERRUPTED_RESULT", "MAX_SESSIONS_PER_FOLDER", "MAX_SESSION_AGE_S", "SessionInfo", "SessionLog",
+           "list_sessions", "load_session", "prune_sessions", "replay_session", "sessions_dir"]
 
 INTERRUPTED_RESULT = "The session ended (the process stopped) before this tool call finished."
+MAX_SESSION_AGE_S = 30 * 24 * 3600
+MAX_SESSIONS_PER_FOLDER = 200
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_HEADER_BYTES = 64 * 1024  # how much of a session file is read to find its working directory
 
 
 def sessions_dir(state: Path, cwd: Path) -> Path:
@@ -155,6 +163,51 @@ def _first_prompt(path: Path) -> str:
     except (OSError, json.JSONDecodeError):
         pass
     return ""
+
+
+def prune_sessions(state: Path, *, now: float | None = None, max_age_s: float = MAX_SESSION_AGE_S,
+                   max_per_folder: int = MAX_SESSIONS_PER_FOLDER) -> int:
+    """Remove old sessions (see the module docstring) under `state/sessions`; how many. Never raises."""
+    cutoff = (time.time() if now is None else now) - max_age_s
+    removed = 0
+    try:
+        folders = [entry.path for entry in os.scandir(state / "sessions") if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return 0
+    for folder in folders:
+        found: list[tuple[float, str]] = []
+        try:
+            for entry in os.scandir(folder):
+                if entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
+                    found.append((entry.stat(follow_symlinks=False).st_mtime, entry.path))
+        except OSError:
+            continue
+        found.sort(reverse=True)  # newest first
+        for index, (mtime, path) in enumerate(found):
+            if mtime < cutoff or index >= max_per_folder or _folder_gone(Path(path)):
+                try:
+                    os.unlink(path)
+                    removed += 1
+                except OSError:
+                    continue
+        try:
+            os.rmdir(folder)  # only when nothing is left in it
+        except OSError:
+            pass
+    return removed
+
+
+def _folder_gone(path: Path) -> bool:
+    """Whether the working directory a session file names on its first line no longer exists (False when the file
+    does not say)."""
+    try:
+        with path.open("rb") as f:
+            line = f.readline(_HEADER_BYTES)
+        record = json.loads(line)
+    except (OSError, ValueError):
+        return False
+    cwd = record.get("cwd") if isinstance(record, dict) and record.get("type") == "session" else None
+    return isinstance(cwd, str) and os.path.isabs(cwd) and not os.path.isdir(cwd)
 
 
 def _close_unanswered(history: list[dict[str, Any]]) -> None:

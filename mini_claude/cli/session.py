@@ -27,6 +27,7 @@ from mini_claude.agent.memory import Memory, load_memory
 from mini_claude.agent.sessions import SessionLog
 from mini_claude.agent.system_prompt import build_system_prompt, git_branch
 from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.state_sweep import sweep_in_background
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.approval import ApprovalStore, approval_hint, approval_state
 from mini_claude.mcp.config import LoadedConfig, ServerConfig, disabled_servers, load_mcp_config
@@ -297,8 +298,8 @@ def build_session(
     host = McpHost(host_ui or NoQuestionsUI(), roots=[opts.cwd, *dirs], model=lambda: agent.model,
                    log_dir=state_dir(env) / "mcp-logs")
     manager = McpManager(config.servers.values(), env=env, held=held, on_change=server_changed,
-                         era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME), pins=PinStore.default(env),
-                         client_setup=host.setup, client_ready=host.ready)
+                         era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME),
+                         pins=PinStore.default(env, project=opts.cwd), client_setup=host.setup, client_ready=host.ready)
     host.bind(manager)
     mode_name = opts.mode or settings.default_mode or "default"
     try:
@@ -351,6 +352,7 @@ def build_session(
             await deferred.calibrate(lambda tools: counter.count_tool_tokens(
                 [ToolSpec(t.name, t.description, t.input_schema) for t in tools]))
 
+    sweep_in_background(state_dir(env), keep_spill=ctx.spill_dir)  # the daily clean-up, off the start-up path
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
                   result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,
                   context=window, resolve_unknown=deferred.resolve, loading=deferred)

@@ -26,6 +26,7 @@ from typing import Any, Literal, NamedTuple
 
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.paths import state_dir
+from mini_claude.statefile import read_state
 
 __all__ = [
     "APPROVALS_FILE_NAME",
@@ -43,6 +44,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 APPROVALS_FILE_NAME = "project-mcp-approvals.json"
+# one record per (project folder, server name) the user decided on: far below this; a bigger file is set aside
+MAX_APPROVALS_BYTES = 4 * 1024 * 1024
 
 Decision = Literal["approved", "denied"]
 ApprovalState = Literal["approved", "denied", "ask"]
@@ -139,8 +142,10 @@ def _project_key(project: Path) -> str:
 class ApprovalStore:
     """The remembered decisions: {abs project dir: {server name: {"decision": ..., "fingerprint": ...}}}.
 
-    A missing file is empty. A corrupt file is treated as empty, with a warning in `warnings` and the log;
-    the store never raises on reading. Writes are atomic (temp file + rename) and the file is 0600.
+    A missing file is empty. A corrupt file (or one over `MAX_APPROVALS_BYTES`) is set aside (`<name>.bad`) and
+    treated as empty, with a warning in `warnings` and the log; the store never raises on reading. Writes are
+    atomic (temp file + rename) and the file is 0600. Bounded by the folders and servers the user decided on;
+    `prune` forgets folders that no longer exist.
     """
 
     def __init__(self, path: Path) -> None:
@@ -153,29 +158,25 @@ class ApprovalStore:
         return cls(state_dir(env) / APPROVALS_FILE_NAME)
 
     def _read(self) -> dict[str, dict[str, Any]]:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return {}
-        except (OSError, UnicodeDecodeError) as exc:
-            self._warn(f"cannot read {self.path} ({exc}); treating it as empty")
-            return {}
-        try:
-            data = json.loads(text) if text.strip() else {}
-        except json.JSONDecodeError as exc:
-            self._warn(f"{self.path} is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg}); "
-                       f"treating it as empty")
-            return {}
-        if not isinstance(data, dict):
-            self._warn(f"{self.path} does not hold a JSON object; treating it as empty")
-            return {}
+        data = read_state(self.path, what="project MCP approvals", max_bytes=MAX_APPROVALS_BYTES,
+                          afresh="treating it as empty", warnings=self.warnings)
         # Drop malformed parts one by one rather than the whole file.
-        return {k: v for k, v in data.items() if isinstance(v, dict)}
+        return {k: v for k, v in (data or {}).items() if isinstance(v, dict)}
 
-    def _warn(self, message: str) -> None:
-        if message not in self.warnings:
-            self.warnings.append(message)
-            log.warning("%s", message)
+    def prune(self) -> int:
+        """Forget the decisions of project folders that no longer exist (run by the daily state sweep); how many
+        folders were forgotten. Never raises."""
+        data = self._read()
+        gone = [project for project in data if not os.path.isdir(project)]
+        for project in gone:
+            del data[project]
+        if gone:
+            try:
+                self._write(data)
+            except OSError as exc:
+                log.warning("could not save %s: %s", self.path, exc)
+                return 0
+        return len(gone)
 
     def prior(self, project: Path, cfg: ServerConfig) -> PriorDecision | None:
         """The remembered decision for a server named `cfg.name` in `project` and what changed since (None:

@@ -23,8 +23,9 @@ Losing a connection:
 
 Pinned tool definitions (pinning.py, when a `PinStore` is given): every listing of a server's tools (startup,
 reconnect, `tools/list_changed`) is compared with the pins; a tool whose definition changed is withheld
-(`ServerState.withheld`: not offered, a call by name is refused) until `accept_changed()`; `pins.on_review`
-hears of each review worth telling the user about (withheld tools not announced before, new tools).
+(`ServerState.withheld`: not offered, a call by name is refused) until `accept_changed()`, and so are changed
+instructions (left out of `instructions()`); `pins.on_review` hears of each review worth telling the user about
+(withheld tools or instructions not announced before, new tools).
 
 Why this module is long: it is one state machine — start, lose, reconnect, restart (by hand or self-healing),
 refresh, shut down — whose transitions share the same per-server state and in-flight tasks; what could leave
@@ -315,20 +316,21 @@ class McpManager:
 
     def _apply_pins(self, state: ServerState, listed: list[McpTool]) -> None:
         """Offer the listed tools that match their pins; withhold the changed ones (pinning.py)."""
-        review = self.pins.review(server_key(state.config), state.name, listed)
+        instructions = state.client.instructions if state.client is not None else None
+        review = self.pins.review(self.pins.key_for(state.config), state.name, listed, instructions)
         state.tools, state.withheld = list(review.allowed), list(review.changed)
 
     def accept_changed(self, name: str) -> list[ToolChange]:
-        """Pin the current definitions of a ready server's withheld tools (the user saw the diff and accepted)
-        and offer them from now on; returns what was accepted (an unpinnable one stays withheld)."""
+        """Pin the current definitions of a ready server's withheld tools and instructions (the user saw the diff
+        and accepted) and offer them from now on; returns the tools accepted (an unpinnable one stays withheld)."""
         state = self.states.get(name)
         if state is None:
             known = ", ".join(sorted(self.states)) or "none"
             raise ConfigError(f"no MCP server named {name!r} (configured: {known})")
         changes = [change for change in state.withheld if change.pinnable]
-        if self.pins.store is None or not changes:
+        if self.pins.store is None or not (changes or self.pins.withheld_instructions(name)):
             return []
-        review = self.pins.accept(server_key(state.config), state.name, changes)
+        review = self.pins.accept(self.pins.key_for(state.config), state.name, changes)
         state.tools, state.withheld = list(review.allowed), list(review.changed)
         self._changed(state)
         return changes
@@ -457,8 +459,10 @@ class McpManager:
         return self._catalog.server_of(qualified_name)
 
     def instructions(self) -> dict[str, str]:
+        # instructions changed since accepted stay out of the system prompt until accepted (pinning.py)
         return {s.name: s.client.instructions for s in self.states.values()
-                if s.status is ServerStatus.READY and s.client is not None and s.client.instructions}
+                if s.status is ServerStatus.READY and s.client is not None and s.client.instructions
+                and self.pins.offers_instructions(s.name, s.client.instructions)}
 
     def explain_unavailable(self, qualified_name: str) -> str | None:
         """Why a tool the model named is not callable now (server down, tool withheld); see catalog.py."""

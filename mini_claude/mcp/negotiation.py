@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
 import re
 from collections.abc import Callable, Mapping
@@ -43,7 +42,6 @@ from mini_claude.errors import (
     ServerExitedError,
     StreamLostError,
 )
-from mini_claude.jsonfile import write_json_atomic
 from mini_claude.mcp.jsonrpc import METHOD_NOT_FOUND, JsonRpcSession
 from mini_claude.mcp.protocol import (
     KNOWN_PROTOCOL_VERSIONS,
@@ -65,6 +63,7 @@ from mini_claude.mcp.transports.base import (
     SupportsProtocolVersion,
     Transport,
 )
+from mini_claude.statefile import read_state, write_state
 
 __all__ = ["ERAS_FILE_NAME", "PROBE_GRACE_S", "PROBE_TIMEOUT_S", "Era", "EraMemory", "EraRecord", "Negotiator",
            "hashed_key"]
@@ -76,6 +75,8 @@ PROBE_GRACE_S = 1.0  # auto era: how long a sent `server/discover` may go unansw
 _FALLBACK_HTTP_STATUSES = frozenset({400, 404, 405})
 
 ERAS_FILE_NAME = "mcp-eras.json"
+MAX_ERA_ENTRIES = 256  # servers (configs) remembered; the oldest remembered go first
+MAX_ERAS_BYTES = 1024 * 1024
 Era = Literal["modern", "legacy"]
 _ERAS = ("modern", "legacy")
 _HASHED_KEY = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -101,8 +102,11 @@ class EraMemory:
 
     Keyed by what the caller chooses (the manager: the server name plus its command or URL, so a changed config is
     probed again); the file holds only each key's SHA-256, as a URL or command line may carry secrets (entries
-    keyed otherwise, e.g. plaintext ones of older versions, are dropped on the next write). A missing or corrupt
-    file is an empty memory; a failed write is logged, never raised: the memory only saves a probe.
+    keyed otherwise, e.g. plaintext ones of older versions, are dropped on the next write). Bounded: at most
+    `MAX_ERA_ENTRIES` entries, the ones remembered longest ago dropped first (a config that changes on every run
+    adds one entry per run; forgetting one costs a probe, nothing else), and a file over `MAX_ERAS_BYTES` is not
+    read. A missing file is an empty memory; a corrupt, oversized or newer one is set aside with a warning
+    (`mini_claude.statefile`); a failed write is logged, never raised: the memory only saves a probe.
 
         memory = EraMemory(tmp_path / "eras.json")
         memory.remember("github", "legacy", "2025-11-25")
@@ -125,6 +129,7 @@ class EraMemory:
         data, stored = self._load(), hashed_key(key)
         if data.get(stored) == {"era": era, "version": version} and all(map(_HASHED_KEY.match, data)):
             return
+        data.pop(stored, None)  # re-inserted last: the newest entry
         data[stored] = {"era": era, "version": version}
         self._save(data)
 
@@ -134,19 +139,12 @@ class EraMemory:
             self._save(data)
 
     def _load(self) -> dict[str, object]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            log.debug("ignoring unreadable era memory %s: %s", self.path, exc)
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_state(self.path, what="MCP era memory", max_bytes=MAX_ERAS_BYTES) or {}
 
     def _save(self, data: dict[str, object]) -> None:
-        data = {key: value for key, value in data.items() if _HASHED_KEY.match(key)}
+        kept = [(key, value) for key, value in data.items() if _HASHED_KEY.match(key)]
         try:  # atomic: a concurrent reader sees the old or the new file
-            write_json_atomic(self.path, data, new_mode=0o600)
+            write_state(self.path, dict(kept[-MAX_ERA_ENTRIES:]), indent=2)
         except OSError as exc:
             log.warning("could not save the MCP era memory %s: %s", self.path, exc)
 

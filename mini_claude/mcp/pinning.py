@@ -1,217 +1,197 @@
-"""Tool-definition pinning: what each server's tools looked like when the user first used or accepted them.
+"""Tool-definition and instructions pinning: what each server's tools and instructions looked like when the user
+first used or accepted them.
 
 A server the user approved can change what its tools say afterwards (a "rug pull": a new description that tells
-the model to read ~/.ssh, a schema that asks for one more field). So the first time a server's tools are listed
-(after approval, for a project server; on first use, for any other) each tool's definition — name, title,
-description, inputSchema, outputSchema and annotations (`readOnlyHint` and friends change how calls are gated) —
-is pinned in one file under the state directory, with its SHA-256. From then on:
+the model to read ~/.ssh, a schema that asks for one more field), or what its `instructions` tell the model in the
+system prompt. So the first time a server is listed (after approval, for a project server; on first use, for any
+other) each tool's definition — name, title, description, inputSchema, outputSchema and annotations
+(`readOnlyHint` and friends change how calls are gated) — and the server's instructions text are pinned, with
+their SHA-256. From then on:
 
 * a tool whose definition matches its pin is offered as usual;
 * a tool whose definition differs is *withheld* (never offered to the model, a call by name is refused) until the
-  user looks at the diff and accepts it (`mini-claude mcp accept NAME`, `/mcp accept NAME`);
+  user looks at the diff and accepts it (`mini-claude mcp accept NAME`, `/mcp accept NAME`, the REPL's question);
+* instructions that differ from the pinned text (or appear where the server had none) are withheld from the system
+  prompt the same way, and accepted by the same commands;
 * a tool never seen before is pinned on first sight and offered (the review lists it: "new tool: x");
 * a tool that disappeared just disappears (its pin stays, so removing a tool and bringing it back changed is not
-  a way around the review).
+  a way around the review); instructions that disappear likewise keep their pin.
 
-The old definitions are stored in full (they are not secret) so the review can show a unified diff. The file's
-keys are SHA-256 digests of the server's name plus what it reaches (a URL or command line may carry secrets),
-as in the era memory. It is 0600, written atomically under an exclusive lock, so two sessions never lose each
-other's pins. A missing file is no pins; an unreadable one is logged and treated as none.
+Pins are kept per server, named as the user names it — its scope and name (and project folder for project and
+local servers) — with the fingerprint of its config beside them (`server_key`: the name plus what it reaches,
+hashed). A changed config is a new first sight of that server: its definitions are pinned afresh and replace the
+old entry, so one server never has two. Storage, bounds and clean-up are pin_files.py's: one file per server,
+so a server that becomes ready reads and writes only its own. The old definitions are stored in full (they are
+not secret) so the review can show a unified diff.
 """
 
 from __future__ import annotations
 
-import contextlib
-import difflib
-import fcntl
-import hashlib
-import json
 import logging
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mini_claude import paths
-from mini_claude.jsonfile import write_json_atomic
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.negotiation import hashed_key
+from mini_claude.mcp.pin_changes import (
+    MAX_STORED_DEFINITION_CHARS,
+    UNHASHABLE,
+    InstructionsChange,
+    ToolChange,
+    definition_digest,
+    instructions_pin,
+    pin_entry,
+    review_instructions,
+    tool_definition,
+)
+from mini_claude.mcp.pin_files import PINS_DIR_NAME, PinFiles, PinKey
 from mini_claude.mcp.protocol import McpTool
 
 __all__ = [
     "MAX_STORED_DEFINITION_CHARS",
-    "PINS_FILE_NAME",
+    "PINS_DIR_NAME",
+    "InstructionsChange",
+    "PinKey",
     "PinReview",
     "PinStore",
     "ReviewCallback",
     "ToolChange",
     "ToolPins",
     "definition_digest",
+    "pin_key",
     "server_key",
     "tool_definition",
 ]
 
 log = logging.getLogger(__name__)
 
-PINS_FILE_NAME = "mcp-tool-pins.json"
-# a definition longer than this (as compact JSON) is pinned by its digest only: the diff then cannot show it
-MAX_STORED_DEFINITION_CHARS = 200_000
-_VERSION = 1
-_UNHASHABLE = "unhashable"  # the digest of a definition too deep to serialise: never equal to a real one
+_INSTRUCTIONS_TOLD = "\0instructions"  # the instructions' mark among the withheld changes a server was told of
 
 
 def server_key(cfg: ServerConfig) -> str:
-    """A server's key in the pin file (and the era memory): its name plus what it reaches, so a server whose
-    command or URL changed is a different server (a project server is approved again then, see approval.py)."""
+    """A server's config fingerprint before hashing (and its key in the era memory): its name plus what it
+    reaches, so a server whose command or URL changed is pinned afresh (a project server is approved again then,
+    see approval.py)."""
     target = cfg.url if cfg.url else " ".join([cfg.command or "", *cfg.args])
     return f"{cfg.name} {target}"
 
 
-def tool_definition(tool: McpTool) -> dict[str, Any]:
-    """The parts of a tool the pin covers, as the model and the permission gate will see them (wire names)."""
-    return {
-        "name": tool.name,
-        "title": tool.title,
-        "description": tool.description,
-        "inputSchema": tool.input_schema,
-        "outputSchema": tool.output_schema,
-        "annotations": tool.annotations,
-    }
-
-
-def _canonical(definition: Mapping[str, Any]) -> str | None:
-    """Compact, key-sorted JSON; None when the definition is too deep to serialise (a hostile schema)."""
-    try:
-        return json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    except (RecursionError, ValueError, TypeError):
-        return None
-
-
-def definition_digest(definition: Mapping[str, Any]) -> str:
-    """`sha256:<hex>` of the canonical JSON ("unhashable" when it cannot be serialised: never matches a pin)."""
-    text = _canonical(definition)
-    if text is None:
-        return _UNHASHABLE
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class ToolChange:
-    """A tool whose definition differs from its pin: withheld until accepted. `old` is None when the pinned
-    definition was too large to store (only its digest was kept)."""
-
-    tool: McpTool
-    old: dict[str, Any] | None
-    new: dict[str, Any]
-    digest: str  # of `new`: what accepting pins
-
-    @property
-    def name(self) -> str:
-        return self.tool.name
-
-    @property
-    def pinnable(self) -> bool:
-        """False for a definition too deeply nested to serialise: it stays withheld even when accepted."""
-        return self.digest != _UNHASHABLE
-
-    def diff(self, server: str) -> str:
-        """A unified diff of the accepted definition against the current one (server text: clean it to print)."""
-        before = _render(self.old) if self.old is not None else ["(the accepted definition was too large to keep)"]
-        return "\n".join(difflib.unified_diff(before, _render(self.new), fromfile=f"{server}/{self.name} (accepted)",
-                                              tofile=f"{server}/{self.name} (now)", lineterm=""))
-
-
-def _render(definition: Mapping[str, Any]) -> list[str]:
-    """One definition as diffable lines: the description as its own lines (most changes are there), every other
-    field as indented, key-sorted JSON."""
-    lines: list[str] = []
-    for key in ("name", "title", "description", "inputSchema", "outputSchema", "annotations"):
-        value = definition.get(key)
-        if key == "description" and isinstance(value, str):
-            lines.append("description:")
-            lines.extend("  " + line for line in (value.splitlines() or [""]))
-            continue
+def pin_key(cfg: ServerConfig, project: Path | None = None) -> PinKey:
+    """The pin key of a server: scope and name (plus the project folder, `project` or the working directory, for a
+    project or local server) and its hashed config fingerprint."""
+    folder = ""
+    if cfg.scope in ("project", "local"):
+        where = project if project is not None else Path.cwd()
         try:
-            text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
-        except (RecursionError, ValueError, TypeError):
-            text = "(too deeply nested to show)"
-        first, *rest = text.splitlines()
-        lines.append(f"{key}: {first}")
-        lines.extend("  " + line for line in rest)
-    return lines
+            folder = str(where.resolve())
+        except OSError:
+            folder = os.path.abspath(where)
+    return PinKey(cfg.scope, cfg.name, hashed_key(server_key(cfg)), folder)
 
 
 @dataclass(frozen=True)
 class PinReview:
-    """One server's listed tools compared with their pins.
+    """One server's listed tools (and instructions) compared with their pins.
 
     `allowed` are offered to the model (unchanged, new, or all of them the first time); `changed` are withheld;
     `new` names tools pinned just now on an already pinned server; `first_sight` is True when the server had no
-    pins at all (everything was pinned, nothing is worth announcing)."""
+    pins at all (everything was pinned, nothing is worth announcing); `instructions` is set when the server's
+    instructions are withheld."""
 
     server: str
     allowed: tuple[McpTool, ...]
     changed: tuple[ToolChange, ...] = ()
     new: tuple[str, ...] = ()
     first_sight: bool = False
+    instructions: InstructionsChange | None = None
 
     @property
     def withheld(self) -> tuple[str, ...]:
         return tuple(change.name for change in self.changed)
 
     def warning(self) -> str:
-        """One line for a non-interactive run: what is withheld and the command that reviews it."""
+        """One line for a non-interactive run: what tools are withheld and the command that reviews them."""
         names = ", ".join(repr(name) for name in self.withheld)
         what = f"tool {names} changed" if len(self.changed) == 1 else f"tools {names} changed"
         return (f"MCP server {self.server!r}: {what} since accepted, withheld from the model; review and accept "
                 f"with `mini-claude mcp accept {self.server}`")
 
+    def instructions_warning(self) -> str:
+        """One line saying the server's instructions are withheld (and the command that reviews them)."""
+        return (f"MCP server {self.server!r}: its instructions changed since accepted, withheld from the system "
+                f"prompt; review and accept with `mini-claude mcp accept {self.server}`")
+
     def notes(self) -> list[str]:
-        """Informational lines, one per tool pinned just now on an already pinned server ("new tool: x")."""
-        return [f"MCP server {self.server!r}: new tool: {name}" for name in self.new]
+        """Lines for the REPL as the review arrives: one per tool pinned just now on an already pinned server
+        ("new tool: x"), and the instructions warning when they are withheld."""
+        lines = [f"MCP server {self.server!r}: new tool: {name}" for name in self.new]
+        return [*lines, self.instructions_warning()] if self.instructions is not None else lines
 
     def diff(self) -> str:
-        return "\n".join(change.diff(self.server) for change in self.changed)
+        parts = [change.diff(self.server) for change in self.changed]
+        if self.instructions is not None:
+            parts.append(self.instructions.diff(self.server))
+        return "\n".join(parts)
 
 
 class PinStore:
-    """The pinned tool definitions of every server, in one JSON file (default `state_dir()/mcp-tool-pins.json`).
+    """The pinned tool definitions and instructions of every server, a file per server (pin_files.py) under
+    `folder` (default `state_dir()/mcp-pins`).
 
-        store = PinStore(tmp_path / "pins.json")
-        review = store.review("github https://…", "github", tools)   # pins on first sight
+        store = PinStore(tmp_path / "mcp-pins")
+        key = store.key_for(cfg)
+        review = store.review(key, "github", tools, instructions)   # pins on first sight
         review.changed        # ToolChange for each tool that differs from its pin (withheld)
-        store.accept("github https://…", [change.tool for change in review.changed])
+        store.accept(key, [change.tool for change in review.changed])
     """
 
-    def __init__(self, path: Path, *, record: bool = True) -> None:
-        self.path = path
+    def __init__(self, folder: Path, *, record: bool = True, project: Path | None = None) -> None:
+        self.files = PinFiles(folder)
         self.record = record  # False: review only looks (`mcp list` shows what a session would withhold)
+        self.project = project  # the folder project and local servers belong to (None: the working directory)
+
+    @property
+    def folder(self) -> Path:
+        return self.files.folder
 
     @classmethod
-    def default(cls, env: Mapping[str, str] | None = None, *, record: bool = True) -> PinStore:
-        return cls(paths.state_dir(env) / PINS_FILE_NAME, record=record)
+    def default(cls, env: Mapping[str, str] | None = None, *, record: bool = True,
+                project: Path | None = None) -> PinStore:
+        return cls(paths.state_dir(env) / PINS_DIR_NAME, record=record, project=project)
 
-    def review(self, key: str, server: str, tools: Sequence[McpTool]) -> PinReview:
-        """Compare `tools` with the server's pins, pin what is seen for the first time (unless this store only
-        looks: `record=False`), and say what to offer."""
-        with self._locked():
-            data = self._load()
-            servers: dict[str, Any] = data["servers"]
-            stored = servers.get(hashed_key(key))
-            known = stored.get("tools") if isinstance(stored, dict) else None
-            first_sight = not isinstance(known, dict)
-            pins: dict[str, Any] = known if isinstance(known, dict) else {}
+    def key_for(self, cfg: ServerConfig) -> PinKey:
+        return pin_key(cfg, self.project)
+
+    def _entry(self, key: PinKey) -> tuple[dict[str, Any] | None, bool]:
+        """The server's pins for its current config (or the old store's, adopted) and whether the stored entry is
+        already the current one (False: a first sight, or a changed config whose entry is replaced)."""
+        entry = self.files.load(key)
+        if entry is not None and entry.get("fingerprint") == key.fingerprint:
+            return entry, True
+        return self.files.legacy(key.fingerprint), False
+
+    def review(self, key: PinKey, server: str, tools: Sequence[McpTool], instructions: str | None = None
+               ) -> PinReview:
+        """Compare `tools` and `instructions` with the server's pins, pin what is seen for the first time (unless
+        this store only looks: `record=False`), and say what to offer."""
+        with self.files.locked():
+            entry, current = self._entry(key)
+            first_sight = entry is None
+            pins: dict[str, Any] = dict(entry["tools"]) if entry is not None else {}
             allowed: list[McpTool] = []
             changed: list[ToolChange] = []
             new: list[str] = []
-            dirty = False
+            dirty = not current
             for tool in tools:
                 definition = tool_definition(tool)
                 digest = definition_digest(definition)
                 pin = pins.get(tool.name)
-                if digest != _UNHASHABLE and not (isinstance(pin, dict) and isinstance(pin.get("sha256"), str)):
-                    pins[tool.name] = _pin_entry(definition, digest)
+                if digest != UNHASHABLE and not (isinstance(pin, dict) and isinstance(pin.get("sha256"), str)):
+                    pins[tool.name] = pin_entry(definition, digest)
                     dirty = True
                     allowed.append(tool)
                     if not first_sight:
@@ -221,87 +201,63 @@ class PinStore:
                 else:  # changed, or too deep to pin at all (fail closed: withheld, and accepting cannot pin it)
                     old = pin.get("definition") if isinstance(pin, dict) else None
                     changed.append(ToolChange(tool, old if isinstance(old, dict) else None, definition, digest))
-            if (dirty or first_sight) and self.record:
-                servers[hashed_key(key)] = {"tools": pins}
-                self._save(data)
-        return PinReview(server, tuple(allowed), tuple(changed), tuple(new), first_sight)
+            stored = entry.get("instructions") if entry is not None else None
+            withheld, instructions_pin = review_instructions(stored, instructions)
+            dirty = dirty or instructions_pin is not stored
+            if self.record and dirty:
+                self.files.save(key, {"tools": pins, "instructions": instructions_pin})
+            elif self.record:
+                self.files.touch(key)
+        return PinReview(server, tuple(allowed), tuple(changed), tuple(new), first_sight, withheld)
 
-    def accept(self, key: str, tools: Iterable[McpTool]) -> list[str]:
-        """Pin the current definitions of `tools` (the user accepted them); the names pinned, in order."""
+    def accept(self, key: PinKey, tools: Sequence[McpTool], instructions: str | None = None) -> list[str]:
+        """Pin the current definitions of `tools` (and `instructions`, when given: the user accepted them); the
+        tool names pinned, in order."""
         accepted: list[str] = []
-        with self._locked():
-            data = self._load()
-            entry = data["servers"].setdefault(hashed_key(key), {"tools": {}})
-            if not isinstance(entry, dict) or not isinstance(entry.get("tools"), dict):
-                entry = data["servers"][hashed_key(key)] = {"tools": {}}
+        with self.files.locked():
+            entry, _ = self._entry(key)
+            pins: dict[str, Any] = dict(entry["tools"]) if entry is not None else {}
             for tool in tools:
                 definition = tool_definition(tool)
                 digest = definition_digest(definition)
-                if digest == _UNHASHABLE:
+                if digest == UNHASHABLE:
                     continue
-                entry["tools"][tool.name] = _pin_entry(definition, digest)
+                pins[tool.name] = pin_entry(definition, digest)
                 accepted.append(tool.name)
-            if accepted:
-                self._save(data)
+            saved: dict[str, Any] = {"tools": pins}
+            if entry is not None and "instructions" in entry:
+                saved["instructions"] = entry["instructions"]
+            if instructions is not None:
+                saved["instructions"] = instructions_pin(instructions)
+            if accepted or instructions is not None:
+                self.files.save(key, saved)
         return accepted
 
-    def pinned(self, key: str) -> dict[str, str]:
-        """Tool name → pinned digest, for one server ({} when it has none)."""
-        entry = self._load()["servers"].get(hashed_key(key))
-        tools = entry.get("tools") if isinstance(entry, dict) else None
+    def pinned(self, key: PinKey) -> dict[str, str]:
+        """Tool name → pinned digest, for one server's current config ({} when it has none)."""
+        entry, _ = self._entry(key)
+        tools = entry.get("tools") if entry is not None else None
         if not isinstance(tools, dict):
             return {}
         return {name: pin["sha256"] for name, pin in tools.items()
                 if isinstance(pin, dict) and isinstance(pin.get("sha256"), str)}
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        """An exclusive lock on `<file>.lock` around one read-modify-write (milliseconds), so concurrent sessions
-        never drop each other's pins. Without a writable state directory the pins are simply not kept."""
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        except OSError as exc:
-            log.warning("cannot lock %s (%s); tool pins are not shared safely", self.path, exc.strerror or exc)
-            yield
-            return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # closing releases the lock
+    def prune(self, *, now: float | None = None) -> int:
+        """Remove what no session used for a while (pin_files.py says what); the number of entries removed."""
+        return self.files.prune(now=now)
 
-    def _load(self) -> dict[str, Any]:
-        empty: dict[str, Any] = {"version": _VERSION, "servers": {}}
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return empty
-        except (OSError, ValueError, RecursionError) as exc:
-            log.warning("ignoring unreadable MCP tool pins %s (%s): servers are pinned afresh", self.path, exc)
-            return empty
-        if not isinstance(data, dict) or not isinstance(data.get("servers"), dict):
-            return empty
-        return data
-
-    def _save(self, data: dict[str, Any]) -> None:
-        try:  # atomic: a concurrent reader sees the old or the new file
-            write_json_atomic(self.path, data, new_mode=0o600)
-        except OSError as exc:
-            log.warning("could not save the MCP tool pins %s: %s", self.path, exc)
-
-
-# told of a review worth showing the user: newly withheld tools (with their diffs) or new tools
+# told of a review worth showing the user: newly withheld tools or instructions (with their diffs) or new tools
 ReviewCallback = Callable[[PinReview], None]
 
 
 class ToolPins:
     """Pinning as the manager runs it across listings (startup, reconnect, `tools/list_changed`): each server's
-    last tool list, and which withheld definitions the user was already told about, so a reconnect or a repeated
-    `list_changed` does not ask again. Without a store every listed tool is offered.
+    last tool list and instructions, and which withheld changes the user was already told about, so a reconnect or
+    a repeated `list_changed` does not ask again. Without a store every listed tool and text is offered.
 
         pins = ToolPins(PinStore.default(env), on_review=lambda review: print(review.warning()))
-        review = pins.review(key, "github", tools)   # offer review.allowed; review.changed is withheld
+        review = pins.review(pins.key_for(cfg), "github", tools, instructions)   # offer review.allowed
+        pins.offers_instructions("github", instructions)   # False while they are withheld
         pins.announce("github")                      # on_review(review) if it has news for the user
     """
 
@@ -309,26 +265,52 @@ class ToolPins:
         self.store = store
         self.on_review = on_review
         self._listed: dict[str, list[McpTool]] = {}
+        self._texts: dict[str, str | None] = {}  # the instructions each server gave at its last review
+        self._withheld_texts: dict[str, InstructionsChange] = {}
         self._told: dict[str, frozenset[str]] = {}  # per server: the withheld "name digest"s last announced
         self._pending: dict[str, PinReview] = {}
 
-    def review(self, key: str, server: str, listed: list[McpTool]) -> PinReview:
+    def key_for(self, cfg: ServerConfig) -> PinKey:
+        return self.store.key_for(cfg) if self.store is not None else pin_key(cfg)
+
+    def review(self, key: PinKey, server: str, listed: list[McpTool], instructions: str | None = None
+               ) -> PinReview:
         """What to offer of a fresh listing; a review with news waits for `announce(server)`."""
         self._listed[server] = listed
+        self._texts[server] = instructions
         if self.store is None:
             return PinReview(server, tuple(listed))
-        review = self.store.review(key, server, listed)
-        withheld = frozenset(f"{change.name} {change.digest}" for change in review.changed)
+        review = self.store.review(key, server, listed, instructions)
+        told = {f"{change.name} {change.digest}" for change in review.changed}
+        if review.instructions is not None:
+            self._withheld_texts[server] = review.instructions
+            told.add(f"{_INSTRUCTIONS_TOLD} {review.instructions.digest}")
+        else:
+            self._withheld_texts.pop(server, None)
+        withheld = frozenset(told)
         if review.new or (withheld and withheld != self._told.get(server, frozenset())):
             self._pending[server] = review
         self._told[server] = withheld
         return review
 
-    def accept(self, key: str, server: str, changes: Sequence[ToolChange]) -> PinReview:
-        """Pin what the user accepted, then review the server's last listing again (nothing to announce)."""
+    def withheld_instructions(self, server: str) -> InstructionsChange | None:
+        """The server's instructions as they are now, when they are withheld (changed since accepted)."""
+        return self._withheld_texts.get(server)
+
+    def offers_instructions(self, server: str, text: str) -> bool:
+        """Whether `text` may go into the system prompt: the text the server's last review passed."""
+        if self.store is None:
+            return True
+        return self._texts.get(server) == text and server not in self._withheld_texts
+
+    def accept(self, key: PinKey, server: str, changes: Sequence[ToolChange]) -> PinReview:
+        """Pin what the user accepted — the tools in `changes` and the server's withheld instructions — then
+        review the server's last listing again (nothing to announce)."""
         if self.store is not None:
-            self.store.accept(key, [change.tool for change in changes if change.pinnable])
-        review = self.review(key, server, self._listed.get(server, []))
+            text = self._withheld_texts.get(server)
+            self.store.accept(key, [change.tool for change in changes if change.pinnable],
+                              instructions=text.new if text is not None else None)
+        review = self.review(key, server, self._listed.get(server, []), self._texts.get(server))
         self._pending.pop(server, None)
         return review
 
@@ -340,10 +322,3 @@ class ToolPins:
                 self.on_review(review)
             except Exception:
                 log.exception("on_review callback failed")
-
-
-def _pin_entry(definition: dict[str, Any], digest: str) -> dict[str, Any]:
-    text = _canonical(definition)
-    if text is None or len(text) > MAX_STORED_DEFINITION_CHARS:
-        return {"sha256": digest}
-    return {"sha256": digest, "definition": definition}

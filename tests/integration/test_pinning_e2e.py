@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from mini_claude.mcp.pinning import PINS_FILE_NAME
+from mini_claude.mcp.pinning import PINS_DIR_NAME
 from mini_claude.models.mock_server import MockModelServer
 from tests.integration.conftest import Cli, answer, result_text, tool_results, tool_use
 
@@ -46,6 +46,11 @@ def _offered(mock: MockModelServer) -> list[list[str]]:
     return [[t["name"] for t in (req.get("body") or {}).get("tools", [])] for req in mock.requests]
 
 
+def _pin_files(cli: Cli) -> dict[Path, str]:
+    """Every pin entry file under the state folder, with its text."""
+    return {path: path.read_text() for path in sorted((cli.state / PINS_DIR_NAME).rglob("*.json"))}
+
+
 def _run_calling_echo(cli: Cli, config: str) -> tuple[Any, MockModelServer]:
     mock = cli.mock([tool_use("mcp__pin__echo", {"text": "hi"}), answer("done: {{last_tool_result}}")])
     return cli.run("-p", "echo hi", "--mcp-config", config, "--yolo"), mock
@@ -62,7 +67,7 @@ def test_a_changed_tool_description_is_withheld_until_accepted_and_stays_accepte
     assert all("mcp__pin__echo" in names for names in _offered(mock))
     assert [result_text(b) for b in tool_results(mock)] == ['echo:{"text": "hi"}']
     assert ACCEPT_HINT not in run.stderr
-    pins = cli.state / PINS_FILE_NAME
+    [pins] = _pin_files(cli)  # one entry, of this server
     assert stat.S_IMODE(pins.stat().st_mode) == 0o600
 
     # the server's tool description changes (with terminal tricks in it)
@@ -121,18 +126,18 @@ def test_mcp_list_shows_what_a_session_would_withhold_and_pins_nothing(cli: Cli)
     defs = cli.tmp / "defs.json"
     defs.write_text(json.dumps([_echo("Echo text.")]))
     config = cli.config_file({"pin": {"command": sys.executable, "args": [str(PINNING_SERVER), str(defs)]}})
-    pins = cli.state / PINS_FILE_NAME
 
     listed = cli.run("mcp", "list", "--json", "--mcp-config", config)
     assert listed.rc == 0, listed.stderr
     [before] = json.loads(listed.stdout)
     assert before["tools"] == 2 and "withheld_tools" not in before
-    assert not pins.exists() or "tools" not in pins.read_text()  # listing is not accepting
+    assert _pin_files(cli) == {}  # listing is not accepting
 
     run, _ = _run_calling_echo(cli, config)  # a session pins on first use
     assert run.rc == 0, run.stderr
     defs.write_text(json.dumps([_echo(EVIL)]))
-    pinned = pins.read_text()
+    pinned = _pin_files(cli)
+    assert len(pinned) == 1
 
     listed = cli.run("mcp", "list", "--json", "--mcp-config", config)
     [after] = json.loads(listed.stdout)
@@ -145,4 +150,4 @@ def test_mcp_list_shows_what_a_session_would_withhold_and_pins_nothing(cli: Cli)
     assert got["tool_names"] == ["announce"] and [w["name"] for w in got["withheld_tools"]] == ["echo"]
     tools = cli.run("mcp", "tools", "pin", "--mcp-config", config).stdout
     assert "mcp__pin__echo" not in tools and "mcp__pin__announce" in tools and "echo: changed since" in tools
-    assert pins.read_text() == pinned  # still only what the session accepted
+    assert _pin_files(cli) == pinned  # still only what the session accepted

@@ -14,6 +14,10 @@ in memory only (tests, the conformance client).
 
 Every read-modify-write holds an exclusive `fcntl` lock on `<file>.lock`, so two mini-claude processes refreshing
 or logging in at the same time never lose each other's update; reads need no lock (the file is replaced whole).
+
+Bounded by what the user logged in to (one entry per server name and URL; `mcp logout NAME` drops a server's);
+a file over `MAX_STORE_BYTES`, corrupt, or written by a newer version is set aside as `mcp-oauth.json.bad` with a
+warning and the store starts empty (the daily state sweep removes set-aside files after 30 days).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from mini_claude.paths import state_dir
+from mini_claude.statefile import read_state
 
 __all__ = ["STORE_FILE", "TokenStore"]
 
@@ -36,6 +41,8 @@ log = logging.getLogger(__name__)
 
 STORE_FILE = "mcp-oauth.json"
 _VERSION = 1
+# a login's tokens and client registration are a few KB: this is thousands of them; a bigger file is set aside
+MAX_STORE_BYTES = 8 * 1024 * 1024
 
 
 class TokenStore:
@@ -155,19 +162,10 @@ class TokenStore:
     def _load(self) -> dict[str, Any]:
         if self.path is None:
             return self._memory
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return {"version": _VERSION, "servers": {}}
-        except OSError as exc:
-            log.warning("cannot read %s (%s); OAuth logins are not remembered", self.path, exc.strerror or exc)
-            return {"version": _VERSION, "servers": {}}
-        try:
-            data = json.loads(text)
-        except ValueError:
-            log.warning("%s is not valid JSON; starting with no stored OAuth logins", self.path)
-            return {"version": _VERSION, "servers": {}}
-        if not isinstance(data, dict) or not isinstance(data.get("servers"), dict):
+        # a corrupt, oversized or newer store is set aside (`<name>.bad`, never lost) with a one-line warning
+        data = read_state(self.path, what="OAuth store", max_bytes=MAX_STORE_BYTES, version=_VERSION,
+                          afresh="starting with no stored OAuth logins")
+        if data is None or not isinstance(data.get("servers"), dict):
             return {"version": _VERSION, "servers": {}}
         return data
 

@@ -4,6 +4,9 @@ Every message goes to `<state>/mcp-logs/<server>.log` (0600 in a 0700 folder, op
 symlink, rolled over to `.log.1` past `MAX_LOG_BYTES`); `warning` and above also reach the UI as one line, at most
 `SCREEN_LINES` per `SCREEN_WINDOW_S` seconds per server (the next shown line says how many were held back). The
 per-server `"logLevel"` setting is sent as `logging/setLevel` once connected, to servers that declare `logging`.
+
+Bounded: at most `2 × MAX_LOG_BYTES` per server name, and `prune_server_logs` (the daily state sweep) removes the
+logs of servers that wrote nothing for `MAX_LOG_AGE_S` (30 days), so renamed or removed servers leave nothing behind.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 from mini_claude.mcp.host.ui import HostUI
 from mini_claude.mcp.protocol import LOG_LEVELS
 
-__all__ = ["LOG_LEVELS", "MAX_LOG_BYTES", "ServerLogs", "log_file_name"]
+__all__ = ["LOG_LEVELS", "MAX_LOG_AGE_S", "MAX_LOG_BYTES", "ServerLogs", "log_file_name", "prune_server_logs"]
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +31,7 @@ SCREEN_FROM = LOG_LEVELS.index("warning")
 SCREEN_LINES = 3
 SCREEN_WINDOW_S = 10.0
 MAX_LOG_BYTES = 5 * 1024 * 1024
+MAX_LOG_AGE_S = 30 * 24 * 3600
 MAX_ENTRY_CHARS = 20_000
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -36,6 +40,26 @@ def log_file_name(server: str) -> str:
     """A file name for a server's log that cannot leave the folder (`../x` → `.._x`)."""
     cleaned = _SAFE_NAME.sub("_", server)[:100].lstrip(".") or "_"
     return f"{cleaned}.log"
+
+
+def prune_server_logs(folder: Path, *, now: float | None = None, max_age_s: float = MAX_LOG_AGE_S) -> int:
+    """Remove the log files (`*.log`, `*.log.1`) in `folder` not written for `max_age_s`; how many. Never raises."""
+    cutoff = (time.time() if now is None else now) - max_age_s
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.name.endswith((".log", ".log.1")):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 class _Screen:

@@ -7,7 +7,8 @@
     mcp add [-s SCOPE] [-t TYPE] [-e K=V] [-H "K: V"] NAME -- CMD [ARGS…]   (http/sse: NAME URL)
     mcp add-json [-s SCOPE] NAME JSON
     mcp remove [-s SCOPE] NAME
-    mcp login NAME [--no-browser]          OAuth login for an http/sse server (browser + loopback redirect)
+    mcp login NAME [--no-browser]          OAuth login for an http/sse server (browser + loopback redirect); a
+                                           project server must be approved first (asked here in a terminal)
     mcp logout NAME                        forget the server's stored OAuth tokens
     mcp accept NAME [--yes]                show a server's changed tool definitions (withheld) and pin them
     mcp resources NAME [--json]            the server's resources and resource templates
@@ -171,7 +172,9 @@ def main(argv: list[str]) -> int:
         if args.command in ("add", "add-json", "remove"):
             return _edit(args)
         if args.command in ("login", "logout"):
-            return _auth_command(args)
+            from mini_claude.cli.mcp_login import auth_command
+
+            return auth_command(args)
         if args.command in ("enable", "disable"):
             from mini_claude.cli.mcp_resources_cmd import switch
 
@@ -249,43 +252,6 @@ def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any]:
             headers[key.strip()] = value.strip()
         entry["headers"] = headers
     return entry
-
-
-# ---- OAuth login / logout ----------------------------------------------------------------------------------------
-
-def _auth_command(args: argparse.Namespace) -> int:
-    from mini_claude.cli.session import SessionOptions, build_env, load_servers
-
-    cwd = Path.cwd()
-    env = build_env(cwd)
-    opts = SessionOptions(cwd=cwd, mcp_config=args.mcp_config, strict_mcp_config=args.strict_mcp_config,
-                          trust_project_mcp=args.trust_project_mcp)
-    config = load_servers(opts, env)
-    cfg = config.servers.get(args.name)
-    if cfg is None:
-        for err in config.errors:
-            _warn(f"MCP config: {err}")
-        known = ", ".join(sorted(config.servers)) or "none"
-        raise ConfigError(f"no MCP server named {args.name!r} (configured: {known})")
-    if cfg.type not in ("http", "sse"):
-        raise ConfigError(f"{args.name!r} is a {cfg.type} server; OAuth login is for http and sse servers")
-    from mini_claude.mcp.auth import BrowserAuthorizer, OAuthSettings, TokenStore, login, logout
-
-    store = TokenStore.default(env)
-    if args.command == "logout":
-        if logout(cfg, env, store=store):
-            print(f"Logged out of MCP server {args.name!r} (its stored tokens are gone).")
-        else:
-            print(f"No stored login for MCP server {args.name!r}.")
-        return EXIT_OK
-    settings = OAuthSettings.from_config(cfg)
-    import webbrowser
-
-    authorizer = BrowserAuthorizer(settings.callback_port, open_browser=None if args.no_browser else webbrowser.open,
-                                   out=sys.stdout)
-    asyncio.run(login(cfg, env, authorizer, store=store))
-    print(f"Logged in to MCP server {args.name!r}.")
-    return EXIT_OK
 
 
 # ---- connecting --------------------------------------------------------------------------------------------------

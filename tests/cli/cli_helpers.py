@@ -13,7 +13,7 @@ from typing import Any
 
 from tests.helpers import PYTHON, ROOT, require_program, wait_until
 
-__all__ = ["Terminal", "read_log", "start_repl"]
+__all__ = ["Terminal", "read_log", "start_repl", "start_terminal"]
 
 TMUX_POLL_S = 0.1  # each poll runs tmux
 
@@ -50,12 +50,19 @@ class Terminal:
         subprocess.run([self.tmux, "kill-session", "-t", self.session], capture_output=True, timeout=10)
 
 
-def start_repl(tmp_path: Path, work: Path, url: str, name: str, *args: str) -> Terminal:
-    """The REPL in `work` against the mock model at `url`, HOME and state in `tmp_path` (close() it after)."""
-    tmux = require_program("tmux", "drives the REPL in a real terminal")
+def start_terminal(tmp_path: Path, work: Path, name: str, args: list[str], env: dict[str, str]) -> Terminal:
+    """`python -m mini_claude ARGS` in `work` in a terminal, with `env` added to HOME and state in `tmp_path`
+    (close() it after). When it exits, the terminal stays, showing `[exit CODE]` under what it printed."""
+    tmux = require_program("tmux", "drives mini-claude in a real terminal")
     session = f"mc-cli-{tmp_path.name}-{name}"
-    cmd = (f"cd {shlex.quote(str(work))} && ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=x HOME={tmp_path} "
-           f"MINI_CLAUDE_STATE_DIR={tmp_path / 'state'} PYTHONPATH={ROOT} {PYTHON} -m mini_claude "
-           f"{' '.join(shlex.quote(a) for a in args)}")
+    extra = "".join(f"{k}={shlex.quote(v)} " for k, v in env.items())
+    cmd = (f"cd {shlex.quote(str(work))} && {extra}HOME={tmp_path} MINI_CLAUDE_STATE_DIR={tmp_path / 'state'} "
+           f"PYTHONPATH={ROOT} {PYTHON} -m mini_claude {' '.join(shlex.quote(a) for a in args)}; "
+           'echo "[exit $?]"; sleep 300')
     subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "200", "-y", "50", cmd], check=True, timeout=10)
     return Terminal(tmux, session)
+
+
+def start_repl(tmp_path: Path, work: Path, url: str, name: str, *args: str) -> Terminal:
+    """The REPL in `work` against the mock model at `url`, HOME and state in `tmp_path` (close() it after)."""
+    return start_terminal(tmp_path, work, name, list(args), {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "x"})

@@ -21,7 +21,8 @@ from mini_claude.agent.compaction import ContextWindow, is_prompt_too_long
 from mini_claude.agent.ui import AgentUI, Shown, SilentUI, showing
 from mini_claude.errors import ModelError
 from mini_claude.models.base import AssistantTurn, Model, ToolSpec, Usage
-from mini_claude.tools.base import Tool, ToolContext, ToolResult
+from mini_claude.tools.base import Tool, ToolContext, ToolResult, input_is_ours
+from mini_claude.tools.input_check import input_problem
 
 __all__ = ["Agent", "AgentUI", "Gate", "RunOutcome", "SilentUI"]
 
@@ -254,6 +255,11 @@ class Agent:
             return False
         if not isinstance(args, dict):
             call.result = ToolResult.error(f"tool input must be a JSON object, got {type(args).__name__}")
+            self._show_rejected(name, args, call.result)
+            return False
+        problem = input_problem(call.tool.input_schema, args) if input_is_ours(call.tool) else None
+        if problem:  # one reading of every input: what the gate would check is exactly what the tool would run
+            call.result = ToolResult.error(f"invalid input for {name}: {problem}")
             self._show_rejected(name, args, call.result)
             return False
         decision = await self.gate.check(call.tool, args)

@@ -309,8 +309,10 @@ def build_session(
     rules = RuleSet.from_settings(settings)
     if opts.allowed_tools or opts.disallowed_tools:
         rules = rules.with_cli(allow=opts.allowed_tools, deny=opts.disallowed_tools)
+    spill_dir = state_dir(env) / "tool-output" / uuid.uuid4().hex[:12]
+    home = user_home(env)  # the gate and the tools read `~` alike
     gate = PermissionGate(mode, rules, ask=ask_permission, cwd=opts.cwd, server_of=manager.server_of,
-                          additional_dirs=dirs)
+                          additional_dirs=dirs, home=home, own_dirs=[spill_dir], state_dir=state_dir(env))
     builtins = builtin_tools()
     mcp_tools = McpToolAdapters(manager, host)
 
@@ -339,8 +341,8 @@ def build_session(
             base += f"\n\n{PLAN_MODE_PROMPT}"
         return f"{base}\n\n{opts.append_system_prompt}" if opts.append_system_prompt else base
 
-    spill_dir = state_dir(env) / "tool-output" / uuid.uuid4().hex[:12]
-    ctx = ToolContext(cwd=opts.cwd, spill_dir=spill_dir, is_denied=gate.is_denied)
+    ctx = ToolContext(cwd=opts.cwd, spill_dir=spill_dir, is_denied=gate.is_denied, is_secret=gate.is_secret,
+                      home=home)
 
     def cap(result: Any, context: ToolContext, name: str) -> Any:
         return cap_result(result, context, tool_name=name, max_chars=MAX_RESULT_CHARS)

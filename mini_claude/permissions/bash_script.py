@@ -47,6 +47,11 @@ class CommandRecord:
     dropped_words: list[tuple[int, str]] = field(default_factory=list, repr=False)  # (offset, text)
     stdin_code: list[str] = field(default_factory=list)   # heredoc / here-string bodies fed to it
     reads_pipe: bool = False  # a later stage of a pipeline: its stdin is another command's output
+    stdin_dynamic: bool = False  # some text fed to its stdin is expanded by bash first (not what stdin_code shows)
+    # The words of `text` as bash sees them (assignments included; None: a value the walk cannot know), and where
+    # each starts in `text`. Empty for records that are not simple commands.
+    argv: list[str | None] = field(default_factory=list, repr=False)
+    offsets: list[int] = field(default_factory=list, repr=False)
 
     def _arg_nodes(self) -> list[Node]:
         if self.node.type != "command":
@@ -93,7 +98,11 @@ class ParsedScript:
     tree: Tree | None = field(repr=False)
     commands: list[CommandRecord] = field(default_factory=list)
     why_opaque: str = ""
+    # Why the walk cannot see every program bash may run (code made from data, an expanded heredoc body); a blind
+    # script is opaque too. Deny rules cannot promise anything about it.
+    why_blind: str = ""
     misparsed: bool = False  # the tree does not match what bash will do (parse error, reserved word as a name)
+    expanded_bodies: list[str] = field(default_factory=list, repr=False)  # unquoted heredoc bodies with code
     _assigned: dict[str, list[Node | str]] | None = field(default=None, repr=False)
     _fragments: list[str] | None = field(default=None, repr=False)
 
@@ -104,6 +113,11 @@ class ParsedScript:
     def opaque(self, why: str) -> None:
         if not self.why_opaque:
             self.why_opaque = why
+
+    def blind(self, why: str) -> None:
+        self.opaque(why)
+        if not self.why_blind:
+            self.why_blind = why
 
     def text_of(self, node: Node) -> str:
         return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
@@ -135,6 +149,13 @@ class ParsedScript:
         kind = node.type
         if kind == "command_name":
             return self.static(node.children[0]) if node.child_count == 1 else None
+        if kind == "variable_assignment":
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            op = next((self.text_of(c) for c in node.children if c.type in ("=", "+=")), "=")
+            rhs = self.static(value) if value is not None else ""
+            return None if name is None or rhs is None else self.text_of(name) + op + rhs
+        if kind == "variable_name":
+            return self.text_of(node)
         text = self.text_of(node)
         if kind in ("word", "number"):
             return re.sub(r"\\(.)", r"\1", text.replace("\\\n", ""), flags=re.S)

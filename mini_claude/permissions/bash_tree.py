@@ -22,6 +22,7 @@ from mini_claude.permissions.bash_script import (
     CommandRecord,
     ParsedScript,
 )
+from mini_claude.permissions.code_runners import env_risk
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -55,6 +56,16 @@ _HEREDOC_PARTS = frozenset({"<<", "<<-", "heredoc_start", "heredoc_body", "hered
                             "herestring_redirect", "heredoc_redirect", "pipeline", "list", "command",
                             "redirected_statement", "subshell", "compound_statement", "negated_command", "&&", "||",
                             "|", "|&", ";", "&"})
+# Arithmetic bash may evaluate without running code: numbers and operators only. A name (`x`, `$x`, `a[i]`) is
+# evaluated as an arithmetic expression in turn, so a value such as `a[$(cmd)]` runs cmd.
+_PURE_ARITH_RE = re.compile(r"^[\s0-9+\-*/%<>=!&|^~?:,()]*$")
+_ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_ARITH_TEST_RE = re.compile(r"(?<![^\s(!])-(?:eq|ne|lt|le|gt|ge|v|R)(?![^\s)])")
+_NUMERIC_SPECIALS = frozenset({"#", "?", "$", "!"})
+_PLAIN_VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\[[0-9]+\])?$")
+# In a heredoc body with an unquoted delimiter bash runs these: `$(...)`, backticks, `${...}`, `$((...))`, `$[...]`.
+_BODY_CODE_RE = re.compile(r"`|\$[({\[]")
+_BODY_ESCAPE_RE = re.compile(r"\\[\\$`\n]")
 _BARE_BLANK_RE = re.compile(r"(?<!\\)\s")
 _GLUED_RE = re.compile(r"^(?:\\\n)+$")
 _GAP_RE = re.compile(r"^(?:\s|\\\n)*$")
@@ -86,6 +97,7 @@ class _Walk:
         self.extra_args: dict[int, list[Node]] = {}
         self.dropped_words: dict[int, list[tuple[int, str]]] = {}
         self.stdin_code: dict[int, list[str]] = {}
+        self.stdin_dynamic: set[int] = set()
         self.pipe_readers: set[int] = set()
         self.leaves: list[tuple[int, int]] = []
 
@@ -123,6 +135,14 @@ class _Walk:
             self.s.opaque("command substitution")
         elif kind in ("for_statement", "c_style_for_statement"):
             self.s.opaque("a for loop (it assigns a variable)")
+            var = node.child_by_field_name("variable")
+            why = env_risk(self.s.text_of(var)) if var is not None else None
+            if why:
+                self.s.blind(why)
+            if kind == "c_style_for_statement":
+                self._arithmetic(node, "a C-style for loop")
+        elif _is_arith_command(node):
+            self._arithmetic(node, "an arithmetic command")
         elif kind == "redirected_statement":
             self._redirected(node)
         elif kind == "pipeline":
@@ -140,9 +160,97 @@ class _Walk:
         elif kind in ("arithmetic_expansion", "expansion", "subscript"):
             if _has_token(node, _ARITH_ASSIGN):
                 self.s.opaque("an expansion that assigns a variable")
+            self._expansion(node)
+        elif kind == "simple_expansion":
+            if any(c.type == "special_variable_name" and self.s.text_of(c) == "_" for c in node.children):
+                self.s.opaque("the previous command's last argument ($_) re-read")
+        elif kind == "test_command":
+            self._test(node)
+        elif kind == "variable_assignment" and self._statement_assignment(node):
+            name = node.child_by_field_name("name")
+            why = env_risk(self.s.text_of(name)) if name is not None else None
+            if why:
+                self.s.blind(why)
         elif kind not in _STRUCTURE and kind not in _VALUES and kind not in _RECORDED and kind not in REDIRECT_KINDS \
                 and kind not in ("variable_assignment", "variable_assignments") and node.is_named:
             self.s.opaque(f"unsupported syntax ({kind})")
+
+    def _arithmetic(self, node: Node, what: str) -> None:
+        """Arithmetic over anything but numbers evaluates a variable's value as code (`a[$(cmd)]` runs cmd)."""
+        if node.type == "c_style_for_statement":
+            body = node.child_by_field_name("body")
+            end = body.start_byte if body is not None else node.end_byte
+            text = self.s.source[node.start_byte:end].decode("utf-8", "replace")
+            text = text.split("((", 1)[-1].rsplit("))", 1)[0]
+        else:
+            text = self.s.text_of(node)
+            text = text[3:-2] if text.startswith("$((") else text[2:-1] if text.startswith("$[") else text[2:-2]
+        if not _PURE_ARITH_RE.match(text):
+            self.s.blind(f"{what} over a variable (bash evaluates its value as arithmetic, which can run code)")
+
+    def _expansion(self, node: Node) -> None:
+        """`${...}` forms that evaluate a value as code: `${x@P}`, indirection `${!x}`, substring offsets and
+        array subscripts that are not numbers (arithmetic), `$((...))` over variables."""
+        if node.type == "arithmetic_expansion":
+            self._arithmetic(node, "arithmetic")
+            return
+        if node.type == "subscript":
+            index = [c for c in node.children if c.is_named][1:2]
+            if not index or not (index[0].type == "number" or self.s.text_of(index[0]) in ("@", "*")):
+                self.s.blind("an array subscript over a variable (bash evaluates it as arithmetic, which can run "
+                             "code)")
+            return
+        kinds = [c.type for c in node.children]
+        texts = [self.s.text_of(c) for c in node.children]
+        if len(kinds) > 1 and kinds[1] == "!":
+            self.s.blind("an indirect expansion (${!x}: a value used as a name, which can run code)")
+        if "special_variable_name" in kinds and texts[kinds.index("special_variable_name")] == "_":
+            self.s.opaque("the previous command's last argument ($_) re-read")
+        for k, child in enumerate(node.children):
+            if child.is_named or child.type != "@" or k == 1:
+                continue
+            if k + 1 < len(texts) and texts[k + 1] == "P":
+                self.s.blind("prompt expansion (${x@P} runs the command substitutions in a value)")
+            self.s.opaque("a ${x@...} transformation")
+        if ":" in kinds:
+            tail = self.s.source[node.children[kinds.index(":")].end_byte:node.end_byte - 1]
+            if not _PURE_ARITH_RE.match(tail.decode("utf-8", "replace")):
+                self.s.blind("a substring offset over a variable (bash evaluates it as arithmetic, which can run "
+                             "code)")
+
+    def _test(self, node: Node) -> None:
+        """`[[ a -eq b ]]` evaluates both sides as arithmetic; `-v a[i]` evaluates the subscript."""
+        seen = 0
+        stack = list(node.children)
+        while stack:
+            cur = stack.pop()
+            stack.extend(c for c in cur.children if c.type not in SUBSTITUTION_KINDS)
+            if cur.type != "test_operator":
+                continue
+            op = self.s.text_of(cur)
+            parent = cur.parent
+            operands = [c for c in parent.children if c.is_named and c.id != cur.id] if parent is not None else []
+            if op in _ARITH_TEST_OPS:
+                seen += 1
+                if parent is None or parent.type != "binary_expression" or \
+                        not all(self._numeric(c) for c in operands):
+                    self.s.blind(f"a test with {op} over a variable (bash evaluates it as arithmetic, which can "
+                                 "run code)")
+            elif op in ("-v", "-R"):
+                seen += 1
+                value = self.s.static(operands[0]) if len(operands) == 1 else None
+                if value is None or not _PLAIN_VAR_RE.match(value):
+                    self.s.blind(f"a test with {op} over a computed name (a subscript is arithmetic, which can "
+                                 "run code)")
+        if len(_ARITH_TEST_RE.findall(self.s.text_of(node))) != seen:
+            self.s.blind("a test the parser may have misread (arithmetic operators it did not place)")
+
+    def _numeric(self, node: Node) -> bool:
+        if node.type == "simple_expansion":
+            return all(c.type != "variable_name" and self.s.text_of(c) in _NUMERIC_SPECIALS
+                       for c in node.children if c.is_named)
+        value = self.s.static(node)
+        return value is not None and re.fullmatch(r"\s*[-+]?[0-9]+\s*", value) is not None
 
     def _redirected(self, node: Node) -> None:
         body = node.child_by_field_name("body")
@@ -163,11 +271,15 @@ class _Walk:
                         self.s.opaque("a word after a redirection")
                     self.extra_args.setdefault(target, []).extend(extra)
             elif child.type in ("heredoc_redirect", "herestring_redirect") and body is not None:
-                text = self._stdin_text(child)
+                text, dynamic = self._stdin_text(child)
                 for command in _commands_in(body):  # any command of a redirected group may read it
                     self.stdin_code.setdefault(command.id, []).append(text)
+                    if dynamic:
+                        self.stdin_dynamic.add(command.id)
 
-    def _stdin_text(self, redirect: Node) -> str:
+    def _stdin_text(self, redirect: Node) -> tuple[str, bool]:
+        """The text fed to stdin, and whether bash expands it first (then the text is not what runs)."""
+        dynamic = False
         if redirect.type == "heredoc_redirect":
             kinds = [c.type for c in redirect.children]
             end_node = next((c for c in redirect.children if c.type == "heredoc_end"), None)
@@ -178,14 +290,24 @@ class _Walk:
                 self.s.misparsed = True
                 self.s.opaque("a heredoc the parser misread")
             # The raw text between the start and end markers: what bash feeds the command.
-            start = next((c.end_byte for c in redirect.children if c.type == "heredoc_start"), redirect.end_byte)
+            start_node = next((c for c in redirect.children if c.type == "heredoc_start"), None)
+            start = start_node.end_byte if start_node is not None else redirect.end_byte
             end = next((c.start_byte for c in redirect.children if c.type == "heredoc_end"), redirect.end_byte)
-            return self.s.source[start:end].decode("utf-8", "replace")
+            text = self.s.source[start:end].decode("utf-8", "replace")
+            quoted = start_node is not None and any(q in self.s.text_of(start_node) for q in "'\"\\")
+            body = text.split("\n", 1)[1] if "\n" in text else ""
+            if not quoted and any(ch in body for ch in "$`\\"):
+                self.s.opaque("a heredoc body bash expands (its delimiter is not quoted)")
+                dynamic = True
+                if _BODY_CODE_RE.search(_BODY_ESCAPE_RE.sub("", body)):
+                    self.s.blind("a heredoc body that runs expansions (its delimiter is not quoted)")
+                    self.s.expanded_bodies.append(body)
+            return text, dynamic
         value = next((c for c in redirect.children if c.is_named), None)
         if value is None:
-            return ""
+            return "", False
         static = self.s.static(value)
-        return static if static is not None else self.s.values(value)[0]
+        return (static, False) if static is not None else (self.s.values(value)[0], True)
 
     def _file_redirect(self, node: Node) -> None:
         ops = [self.s.text_of(c) for c in node.children if not c.is_named]
@@ -206,12 +328,22 @@ class _Walk:
 
     def _record(self, node: Node) -> None:
         if node.type != "command":
-            self.s.commands.append(CommandRecord(" ".join(self.s.render(node).split()), True, node, self.s))
+            argv: list[str | None] = []
+            if node.type in ("declaration_command", "unset_command"):
+                argv = [self.s.static(c) if c.is_named else self.s.text_of(c) for c in node.children
+                        if c.type not in REDIRECT_KINDS]
+            self.s.commands.append(CommandRecord(" ".join(self.s.render(node).split()), True, node, self.s,
+                                                 argv=argv))
             return
         extra = self.extra_args.get(node.id, [])
         dropped = self.dropped_words.get(node.id, [])
-        shown = [(c.start_byte, self.s.render(c)) for c in node.children + extra if c.type not in REDIRECT_KINDS]
-        text = " ".join(piece for _, piece in sorted(shown + dropped))
+        shown: list[tuple[int, str, str | None]] = [
+            (c.start_byte, self.s.render(c), self.s.static(c)) for c in node.children + extra
+            if c.type not in REDIRECT_KINDS]
+        pieces = sorted(shown + [(offset, word, word) for offset, word in dropped])
+        text = " ".join(piece for _, piece, _ in pieces)
+        argv = [value for _, _, value in pieces]
+        offsets = [sum(len(p) + 1 for _, p, _ in pieces[:k]) for k in range(len(pieces))]
         name = node.child_by_field_name("name")
         name_text = self.s.text_of(name) if name is not None else ""
         plain = name is not None and _PLAIN_NAME_RE.match(name_text) is not None
@@ -223,10 +355,14 @@ class _Walk:
         elif name is not None and not plain:
             self.s.opaque("the command name is not a plain word")
         stdin = self.stdin_code.get(node.id, [])
-        stdin.extend(self._stdin_text(c) for c in node.children if c.type in ("heredoc_redirect",
-                                                                                 "herestring_redirect"))
+        dynamic = node.id in self.stdin_dynamic
+        for child in node.children:
+            if child.type in ("heredoc_redirect", "herestring_redirect"):
+                fed, expanded = self._stdin_text(child)
+                stdin.append(fed)
+                dynamic = dynamic or expanded
         self.s.commands.append(CommandRecord(text, name is None or plain, node, self.s, extra, dropped, stdin,
-                                             node.id in self.pipe_readers))
+                                             node.id in self.pipe_readers, dynamic, argv, offsets))
 
     def _check_coverage(self) -> None:
         """Bytes no leaf covers must be blanks: anything else is text the parser dropped but bash would read. A

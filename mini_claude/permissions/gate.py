@@ -2,24 +2,29 @@
 
 Order (first that applies wins):
 
-1. a deny rule matches                      -> deny (in every mode, bypassPermissions included)
-2. plan mode                                -> read-only built-ins run (an ask rule still asks); an MCP tool
-                                               claiming `readOnlyHint` goes on as in default mode (3 is skipped):
-                                               the hint is the server's claim, not a grant; all else is denied
+0. the input does not fit the tool's schema -> deny (the loop rejects it before; this is the gate's own guard)
+1. a deny rule matches                      -> deny (in every mode, bypassPermissions included); a resource
+                                               tool's call is its server's (`mcp__evil` denies reading evil's)
+2. plan mode                                -> read-only built-ins go on (3 is skipped); an MCP tool claiming
+                                               `readOnlyHint` and the resource tools go on as in default mode (the
+                                               hint is the server's claim, not a grant); all else is denied
 3. bypassPermissions                        -> allow
 4. an ask rule matches                      -> ask (as in Claude Code, ask beats allow: an ask rule is an explicit
                                                "always check this", so a broader allow rule must not skip it)
-5. an Edit/Write outside the working        -> allow only by an allow rule naming that location by an absolute or
-   directory and the added directories         home path (`Edit(//tmp/**)`, `Edit(~/.bashrc)`); a bare `Edit`,
-   (symlinks resolved)                         a project-relative rule or acceptEdits never covers it -> else ask
+5. a path that needs consent (boundaries.py) -> allow only by allow rules naming that place on purpose, else ask:
+   a read or write outside the working        (`Edit(//tmp/**)`, `Read(~/.aws/**)`, `Edit(.claude/commands/**)`);
+   directory and the added directories, a     a bare `Read`/`Edit`, a project-relative rule for an outside path,
+   secret (read or write), a protected path   acceptEdits and plan mode never cover it
+   (write) — symlinks resolved
 6. allow rules allow the whole call         -> allow
-7. a read-only built-in (Read/Glob/Grep...) -> allow (MCP tools ask even when read-only, as in Claude Code)
+7. a read-only built-in (Read/Glob/Grep...) -> allow (MCP and resource tools ask even when read-only)
 8. acceptEdits and an Edit/Write tool       -> allow
 9. otherwise                                -> ask; without an `ask` callback (non-interactive) -> deny, saying
                                                what would allow it
 
 `is_denied(path, tool)` answers, for one file a search found, whether a deny rule covers it: grep and glob drop
-such files from their results (`ToolContext.is_denied`).
+such files from their results (`ToolContext.is_denied`); `is_secret(path)` whether grep must skip it inside a
+searched folder (a `.env` holds secrets even when no rule names it).
 """
 
 from __future__ import annotations
@@ -34,11 +39,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mini_claude.paths import user_home
-from mini_claude.permissions.paths import MatchEnv, expand_path, is_within
+from mini_claude.permissions.bash_guard import bypass_refusal
+from mini_claude.permissions.boundaries import Boundary, Place, boundary_of, classify, literal_root
+from mini_claude.permissions.paths import MatchEnv, expand_path
 from mini_claude.permissions.rules import Rule, RuleSet, ToolCall
 from mini_claude.permissions.shell import split_shell_command
 from mini_claude.settings import PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
-from mini_claude.tools.base import Tool
+from mini_claude.tools.base import ServerTool, Tool, input_is_ours
+from mini_claude.tools.input_check import input_problem
 
 __all__ = ["AskAnswer", "AskFn", "Decision", "PermissionGate", "PermissionMode"]
 
@@ -53,6 +61,7 @@ _SUBCOMMAND_TOOLS = frozenset({
 _PLAIN_WORD_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
 _PYTHON_RE = re.compile(r"^python[0-9.]*$")
 _EDIT_TOOLS = frozenset({"Edit", "Write"})
+_READ_TOOLS = frozenset({"Read", "Glob", "Grep"})
 _GLOB_SPECIALS_RE = re.compile(r"([*?\[\\])")  # escaped with a backslash in an exact-path rule
 
 
@@ -90,9 +99,11 @@ class PermissionGate:
     """Checks every tool call against the mode and the rules; asks the user through `ask` when needed.
 
     `ask(tool, args)` returns "yes" (this call), "always" (this call and, for the rest of the session, calls
-    matching `always_rules(tool, args)`), "no", or "no: what to do instead" (passed on to the model). Asks are serialized so two concurrent calls never prompt at
-    once. `server_of(qualified_name)` names the MCP server of a tool for `mcp__server` rules. `additional_dirs`
-    are directories the user added (settings / --add-dir): writes there are treated like writes in `cwd`."""
+    matching `always_rules(tool, args)`), "no", or "no: what to do instead" (passed on to the model). Asks are
+    serialized so two concurrent calls never prompt at once. `server_of(qualified_name)` names the MCP server of a
+    tool for `mcp__server` rules. `additional_dirs` are directories the user added (settings / --add-dir): reads
+    and writes there are treated like those in `cwd`. `own_dirs` are this session's own folders (its spill
+    folder), readable without asking; `state_dir` is the agent's state (secret)."""
 
     def __init__(
         self,
@@ -104,6 +115,8 @@ class PermissionGate:
         server_of: Callable[[str], str | None] | None = None,
         home: Path | None = None,
         additional_dirs: Sequence[Path] = (),
+        own_dirs: Sequence[Path] = (),
+        state_dir: Path | None = None,
     ) -> None:
         self.mode = mode
         self.rules = rules
@@ -112,10 +125,15 @@ class PermissionGate:
         self.additional_dirs = tuple(d if d.is_absolute() else cwd / d for d in additional_dirs)
         self.server_of = server_of
         self.home = home if home is not None else user_home()
+        self.own_dirs = tuple(own_dirs)
+        self.state_dir = state_dir
         self._ask_lock = asyncio.Lock()
 
     def _env(self) -> MatchEnv:
         return MatchEnv(cwd=self.cwd, home=self.home, server_of=self.server_of)
+
+    def _place(self) -> Place:
+        return Place(self._env(), (self.cwd, *self.additional_dirs), self.own_dirs, self.state_dir)
 
     def allow_for_session(self, rules: list[str]) -> None:
         """Add allow rules for the rest of this session (raises ConfigError on a malformed rule)."""
@@ -123,31 +141,32 @@ class PermissionGate:
 
     async def check(self, tool: Tool, args: dict[str, Any]) -> Decision:
         """Decide whether `tool` may run with `args`; may ask the user."""
-        call = ToolCall(tool.name, args)
+        problem = input_problem(tool.input_schema, args) if input_is_ours(tool) else None
+        if problem:
+            return self._deny(tool, f"invalid input: {problem}")
+        call = _call_of(tool, args)
         env = self._env()
-        read_only = bool(getattr(tool, "read_only", False))
+        read_only = tool.read_only and not call.sends_to_server  # a server's claim or a uri sent is no grant
 
         rule = self.rules.match_deny(call, env)
         if rule is not None:
             return self._deny(tool, f"denied by rule {rule.describe()}")
 
         if self.mode is PermissionMode.PLAN:
-            if not read_only:
+            if not read_only and not (tool.read_only and call.sends_to_server):
                 return self._deny(tool, PLAN_MODE_TEXT)
-            if not call.is_mcp:
-                rule = self.rules.match_ask(call, env)
-                if rule is not None:
-                    return await self._ask_user(tool, args, call, ask_rule=rule)
-                return Decision(True, "read-only tool in plan mode")
-            # an MCP tool's readOnlyHint is only the server's word: from here on exactly as in default mode
+            # read-only built-ins go on below the bypass branch; servers' tools exactly as in default mode
         elif self.mode is PermissionMode.BYPASS:
+            refusal = bypass_refusal(self.rules, call, env)  # a Bash command a deny/ask rule cannot see through
+            if refusal:
+                return self._deny(tool, refusal)
             return Decision(True, "bypassPermissions mode")
 
         rule = self.rules.match_ask(call, env)
         if rule is not None:
             return await self._ask_user(tool, args, call, ask_rule=rule)
 
-        if self._outside_writes(call, env):
+        if self._boundaries(call):
             allowed = self._allowing_rules(call, env)
             if allowed:
                 return Decision(True, _allowed_by(allowed))
@@ -157,8 +176,9 @@ class PermissionGate:
         if allowed:
             return Decision(True, _allowed_by(allowed))
 
-        if read_only and not call.is_mcp:
-            return Decision(True, "read-only tool")
+        if read_only:
+            return Decision(True, "read-only tool in plan mode" if self.mode is PermissionMode.PLAN
+                            else "read-only tool")
 
         if self.mode is PermissionMode.ACCEPT_EDITS and call.claude_name in _EDIT_TOOLS:
             return Decision(True, "acceptEdits mode")
@@ -168,47 +188,76 @@ class PermissionGate:
     def is_denied(self, path: Path, tool: str) -> bool:
         """Does a deny rule cover the file `path` for `tool` (`Grep`, `Glob`, `Read`, ...)? For search results:
         `Read(.env.local)` keeps grep from returning that file's lines and glob from listing it."""
-        call = ToolCall(tool, {"file_path": str(path)})
+        call = ToolCall(tool, {"path": str(path)})
         env = self._env()
         return any(rule.path is not None and rule.covers_tool(call, env) and rule.path.matches(str(path), env)
                    for rule in self.rules.deny)
 
-    def _outside_writes(self, call: ToolCall, env: MatchEnv) -> list[str]:
-        """The paths an Edit/Write call would write outside cwd and the added directories (symlinks resolved)."""
-        if call.claude_name not in _EDIT_TOOLS:
+    def is_secret(self, path: Path) -> bool:
+        """Must a search skip `path` inside a searched folder because it holds secrets (`.env`, a private key)?
+        Not in bypassPermissions mode, nor when an allow rule names it on purpose (`Read(.env)`)."""
+        if self.mode is PermissionMode.BYPASS:
+            return False
+        call = ToolCall("Grep", {"path": str(path)})
+        return bool(self._boundaries(call, kinds=("secret",))) and self._allowing_rules(call, self._env()) is None
+
+    def _boundaries(self, call: ToolCall, kinds: Sequence[str] = ("outside", "secret", "protected")) -> list[Boundary]:
+        """The paths of a file tool's call that need the user's consent (boundaries.py), with why."""
+        write = call.claude_name in _EDIT_TOOLS
+        if not write and call.claude_name not in _READ_TOOLS:
             return []
-        roots = (self.cwd, *self.additional_dirs)
-        targets = (expand_path(p, env) for p in call.paths(env.cwd))
-        return [t for t in targets if not is_within(t, roots)]
+        place, env = self._place(), self._env()
+        found = []
+        for path in call.paths(env.cwd):
+            target = expand_path(path, env)
+            boundary = boundary_of(target, place, write=write)
+            if boundary is not None and boundary.kind in kinds:
+                found.append(boundary)
+        return found
 
     def _allowing_rules(self, call: ToolCall, env: MatchEnv) -> tuple[Rule, ...] | None:
-        """The allow rule(s) that let this call run without asking. A write outside the project needs a rule
-        naming that location (`//abs` or `~/` form), because a bare `Edit` or a project-relative rule was
-        written with the project in mind."""
-        if not self._outside_writes(call, env):
+        """The allow rule(s) that let this call run without asking. A path that needs consent (outside the
+        project, a secret, a protected file) is allowed only by one rule naming that place on purpose."""
+        boundaries = self._boundaries(call)
+        if not boundaries:
             return self.rules.match_allow(call, env)
         for rule in self.rules.allow:
-            if (rule.path is not None and rule.path.root != "cwd" and rule.covers_tool(call, env)
-                    and rule.matches_path_call(call, env, every=True)):
+            if rule.path is not None and rule.covers_tool(call, env) \
+                    and rule.matches_path_call(call, env, every=True) \
+                    and all(self._names_on_purpose(rule, b, call) for b in boundaries):
                 return (rule,)
         return None
 
+    def _names_on_purpose(self, rule: Rule, boundary: Boundary, call: ToolCall) -> bool:
+        """Does allow `rule` (which matches the path) name this place on purpose? Outside: a rule rooted at `//`
+        or `~/`. Secret / protected: a rule whose fixed part already lies in a place of that kind."""
+        assert rule.path is not None
+        if boundary.kind == "outside":
+            return rule.path.root != "cwd"
+        root = literal_root(rule.path.text, self._env())
+        if root is None:
+            return False
+        kind = classify(root, self._place(), write=call.claude_name in _EDIT_TOOLS)
+        return kind == "secret" or kind == boundary.kind
+
     def _outside_rules(self, call: ToolCall) -> list[str]:
-        """`Edit(//abs/path)` for each outside path of a write (the resolved path, glob characters escaped)."""
-        env = self._env()
-        escaped = (_GLOB_SPECIALS_RE.sub(r"\\\1", os.path.realpath(path)) for path in self._outside_writes(call, env))
-        return [f"Edit(/{path})" for path in escaped]
+        """`Edit(//abs/path)` / `Read(//abs/path)` for each path of the call that needs consent (the resolved
+        path, glob characters escaped)."""
+        verb = "Edit" if call.claude_name in _EDIT_TOOLS else "Read"
+        escaped = (_GLOB_SPECIALS_RE.sub(r"\\\1", os.path.realpath(b.path)) for b in self._boundaries(call))
+        return [f"{verb}(/{path})" for path in dict.fromkeys(escaped)]
 
     def always_rules(self, tool: Tool, args: dict[str, Any]) -> list[str]:
         """The rule(s) an "always" answer would add (for showing in the prompt). Bash: `Bash(<prefix>:*)` for a
         simple command, the exact command for a compound or opaque one; a write outside the project: that exact
-        file (`Edit(//abs/path)`); any other tool: its rule name."""
-        call = ToolCall(tool.name, args)
+        file (`Edit(//abs/path)`), a secret or protected one too; a resource read: `ReadMcpResourceTool(server)`;
+        any other tool: its rule name."""
+        call = _call_of(tool, args)
         outside = self._outside_rules(call)
         if outside:
             return outside
         if call.claude_name != "Bash":
-            return [call.claude_name]
+            return _tool_rules(call)
         command = call.command or ""
         split = split_shell_command(command)
         if split.opaque or len(split.parts) != 1:
@@ -218,12 +267,12 @@ class PermissionGate:
     def suggested_rules(self, tool: Tool, args: dict[str, Any]) -> list[str]:
         """Allow rules that would let this call through (for the non-interactive hint): for a compound command,
         one prefix rule per part not yet allowed."""
-        call = ToolCall(tool.name, args)
+        call = _call_of(tool, args)
         outside = self._outside_rules(call)
         if outside:
             return outside
         if call.claude_name != "Bash":
-            return [call.claude_name]
+            return _tool_rules(call)
         command = call.command or ""
         split = split_shell_command(command)
         if split.opaque or not split.parts:
@@ -237,12 +286,13 @@ class PermissionGate:
                 return self._deny(tool, f"rule {ask_rule.describe()} requires asking first, which is not possible "
                                         "in non-interactive mode; allow with --yolo")
             rules = ", ".join(f'"{r}"' for r in self.suggested_rules(tool, args))
-            outside = self._outside_writes(call, self._env())
-            if outside:
-                return self._deny(tool, f"{', '.join(outside)} is outside the working directory and the added "
-                                        "directories, so writing it needs the user's approval, which is not "
-                                        "possible in non-interactive mode; allow with --yolo or add "
-                                        f"{rules} to permissions.allow in {USER_SETTINGS_DISPLAY}")
+            boundaries = self._boundaries(call)
+            if boundaries:
+                verb = "writing" if call.claude_name in _EDIT_TOOLS else "reading"
+                why = "; ".join(f"{b.path} {b.why()}" for b in boundaries)
+                return self._deny(tool, f"{why}, so {verb} it needs the user's approval, which is not possible in "
+                                        f"non-interactive mode; allow with --yolo or add {rules} to "
+                                        f"permissions.allow in {USER_SETTINGS_DISPLAY}")
             return self._deny(tool, f"not allowed in non-interactive mode; allow with --yolo or add {rules} to "
                                     f"permissions.allow in {PROJECT_SETTINGS_DISPLAY}")
         async with self._ask_lock:
@@ -267,6 +317,20 @@ class PermissionGate:
     @staticmethod
     def _deny(tool: Tool, why: str) -> Decision:
         return Decision(False, f"permission denied for {tool.name}: {why}")
+
+
+def _call_of(tool: Tool, args: dict[str, Any]) -> ToolCall:
+    """The call as the rules see it; a built-in that reaches MCP servers names them (`ServerTool`)."""
+    if isinstance(tool, ServerTool) and not tool.input_is_servers:
+        return ToolCall(tool.name, args, tool.servers_reached(args))
+    return ToolCall(tool.name, args)
+
+
+def _tool_rules(call: ToolCall) -> list[str]:
+    """The rule an "always" remembers for a call that is not Bash and not a file at a boundary."""
+    if call.servers and not call.is_mcp:
+        return [f"{call.claude_name}({server})" for server in call.servers] or [call.claude_name]
+    return [call.claude_name]
 
 
 def _allowed_by(rules: tuple[Rule, ...]) -> str:

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mini_claude.paths import resolve_tool_path
+
 __all__ = ["MatchEnv", "PathPattern", "expand_path", "is_within"]
 
 # A stand-in child of a searched directory that no literal pattern names: only wildcards match it.
@@ -36,11 +38,9 @@ class MatchEnv:
 
 
 def expand_path(path: str, env: MatchEnv) -> str:
-    """`path` as a tool got it, made absolute: `~` is `env.home`, relative paths are under `env.cwd` (not resolved)."""
-    target = env.home / path[2:] if path == "~" or path.startswith("~/") else Path(path)
-    if not target.is_absolute():
-        target = env.cwd / target
-    return os.path.normpath(target)
+    """`path` as a tool got it, made absolute exactly as the tool reads it (`mini_claude.paths.resolve_tool_path`:
+    `~`, `~user`, relative to `env.cwd`; symlinks not resolved)."""
+    return resolve_tool_path(path, env.cwd, env.home)
 
 
 def is_within(path: str, directories: Iterable[Path]) -> bool:

@@ -56,6 +56,16 @@ class CommandPattern:
     def exact(self) -> bool:
         return self.regex is None
 
+    @property
+    def literal(self) -> str:
+        """The text the pattern spells out before its first wildcard (all of it for an exact rule): what the
+        user wrote down, as opposed to what the wildcard lets through unseen."""
+        if self.regex is None:
+            return self.text
+        if self.text.endswith(":*") and "*" not in self.text[:-2]:
+            return self.text[:-2].rstrip()
+        return self.text.split("*", 1)[0]
+
     def matches(self, text: str) -> bool:
         if self.regex is None:
             return text == self.text

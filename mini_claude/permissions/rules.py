@@ -9,8 +9,10 @@ Rule forms (`Tool` or `Tool(specifier)`):
     Read / Edit / Write / Glob / Grep            every call of that tool
     Read(src/**)  Edit(docs/**)                  gitignore-style globs relative to cwd; `//abs/path` is absolute,
                                                  `~/path` is under home, `/path` is relative to cwd (the project)
-    mcp__server  mcp__server__*                  every tool of that MCP server
+    mcp__server  mcp__server__*                  every tool of that MCP server (its resource reads included)
     mcp__server__tool                            one MCP tool
+    ReadMcpResourceTool(server)                  reading (listing) that server's resources; without a specifier,
+    ListMcpResourcesTool(server)                 any server's
 
 A `Read` rule also covers Glob and Grep, an `Edit` rule also covers Write (as in Claude Code). Unknown tool names
 are kept and match nothing but a tool of that exact name. Built-in tool names map to Claude Code's
@@ -40,6 +42,7 @@ from mini_claude.permissions.shell import (
     split_shell_command,
     strip_harmless_wrappers,
 )
+from mini_claude.tools.search_paths import split_glob
 
 if TYPE_CHECKING:
     from mini_claude.settings import Settings, SettingsRule
@@ -66,6 +69,8 @@ CLAUDE_TOOL_NAMES: Mapping[str, str] = {
     "write_file": "Write",
     "edit_file": "Edit",
     "bash": "Bash",
+    "read_mcp_resource": "ReadMcpResourceTool",
+    "list_mcp_resources": "ListMcpResourcesTool",
 }
 
 # A rule naming the key covers calls of these tools.
@@ -74,7 +79,10 @@ _RULE_COVERS: Mapping[str, frozenset[str]] = {
     "Edit": frozenset({"Edit", "Write"}),
 }
 _PATH_TOOLS = frozenset({"Read", "Edit", "Write", "Glob", "Grep"})
-_PATH_ARG_NAMES = ("file_path", "path", "notebook_path")
+# Built-in tools that reach the MCP server named in their input: a specifier names that server.
+SERVER_TOOLS = frozenset({"ReadMcpResourceTool", "ListMcpResourcesTool"})
+# The one key each file tool reads its path from (the tool's schema rejects any other key before the gate runs).
+_PATH_ARG = "path"
 _TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-*]+$")
 
 
@@ -92,6 +100,9 @@ class ToolCall:
 
     name: str
     args: Mapping[str, Any] = field(default_factory=dict)
+    # the MCP servers a built-in call reaches (resource tools: `ServerTool.servers_reached`); an MCP tool's own
+    # server is found from its name (`MatchEnv.server_of`)
+    servers: tuple[str, ...] = ()
 
     @property
     def claude_name(self) -> str:
@@ -102,39 +113,36 @@ class ToolCall:
         return self.name.startswith(MCP_PREFIX)
 
     @property
+    def sends_to_server(self) -> bool:
+        """An MCP tool, or a resource read (its uri is the model's text, sent to the server): never an automatic
+        read-only tool. A resource listing sends nothing of the model's and runs like a read-only built-in."""
+        return self.is_mcp or self.claude_name == "ReadMcpResourceTool"
+
+    @property
     def command(self) -> str | None:
         value = self.args.get("command")
         return value if isinstance(value, str) else None
 
     def paths(self, cwd: Path) -> list[str]:
-        """The path(s) a file tool touches, as given. Glob/Grep search cwd when given no path; a Glob pattern's
-        literal leading directories count too (best effort: `secrets/*.txt` touches `secrets`)."""
+        """The path(s) a file tool touches, as given (read from the one key the tool itself reads). Glob/Grep
+        search cwd when given no path; a Glob pattern's literal leading directories count too (`secrets/*.txt`
+        touches `secrets`, `/etc/*` touches `/etc`)."""
+        if self.claude_name not in _PATH_TOOLS:
+            return []
         found: list[str] = []
-        for key in _PATH_ARG_NAMES:
-            value = self.args.get(key)
-            if isinstance(value, str) and value:
-                found.append(value)
-                break
+        value = self.args.get(_PATH_ARG)
+        if isinstance(value, str) and value:
+            found.append(value)
         if self.claude_name in ("Glob", "Grep"):
             base = found[0] if found else str(cwd)
             if not found:
                 found.append(base)
             pattern = self.args.get("pattern")
             if self.claude_name == "Glob" and isinstance(pattern, str):
-                literal = _literal_dir_prefix(pattern)
+                literal, _ = split_glob(pattern)
                 if literal:
                     found.append(os.path.join(base, literal))
         return found
-
-
-def _literal_dir_prefix(pattern: str) -> str:
-    parts = pattern.split("/")[:-1]
-    literal: list[str] = []
-    for part in parts:
-        if any(ch in part for ch in "*?[{"):
-            break
-        literal.append(part)
-    return "/".join(literal) if pattern.startswith("/") else "/".join(p for p in literal if p)
 
 
 # --------------------------------------------------------------------------------------------------------- rules
@@ -165,10 +173,26 @@ class Rule:
         return self.tool.startswith(MCP_PREFIX)
 
     def covers_tool(self, call: ToolCall, env: MatchEnv) -> bool:
-        """Does this rule name the called tool (ignoring any specifier)?"""
+        """Does this rule name the called tool (ignoring any specifier)? A server-wide MCP rule (`mcp__evil`,
+        `mcp__evil__*`) also names the resource tools' calls that reach that server."""
         if self.is_mcp:
+            if call.servers:
+                return any(self.names_server(server) for server in call.servers)
             return call.is_mcp and mcp_rule_matches(self.tool, call.name, env)
         return call.claude_name in _RULE_COVERS.get(self.tool, frozenset({self.tool}))
+
+    def names_server(self, server: str) -> bool:
+        """Is this an MCP rule for all of `server` (`mcp__server`, `mcp__server__*`)?"""
+        body = self.tool[:-3] if self.tool.endswith("__*") else self.tool
+        return body == MCP_PREFIX + server
+
+    def matches_servers(self, call: ToolCall, *, every: bool) -> bool:
+        """For rules of the resource tools: does the specifier (a server name) name any (deny/ask) or every
+        (allow) server the call reaches? Without a specifier, it names them all."""
+        if self.specifier is None:
+            return True
+        hits = [server == self.specifier for server in call.servers]
+        return bool(hits) and (all(hits) if every else any(hits))
 
     def matches_path_call(self, call: ToolCall, env: MatchEnv, *, every: bool) -> bool:
         """For file rules: any (deny/ask) or every (allow) path the call touches matches."""
@@ -225,6 +249,8 @@ def parse_rule(text: str, *, source: str, key: str | None = None) -> Rule:
                 command = CommandPattern.parse(spec)
             elif tool in _PATH_TOOLS:
                 path = PathPattern.parse(spec)
+            elif tool in SERVER_TOOLS and ("*" in spec or "(" in spec):
+                raise ValueError("the specifier is one MCP server's name, without wildcards")
         except ValueError as exc:
             raise fail(str(exc)) from None
     return Rule(raw, tool, spec, source, key, command, path)
@@ -320,7 +346,14 @@ class RuleSet:
             return None
         for rule in rules:
             if rule.command is None and rule.path is None and rule.specifier is None:
+                if call.servers and rule.is_mcp and not all(rule.names_server(s) for s in call.servers):
+                    continue  # `mcp__a` allows reading a's resources, not a listing that reaches b too
                 return (rule,)
+        if call.claude_name in SERVER_TOOLS:
+            for rule in rules:
+                if not rule.is_mcp and rule.matches_servers(call, every=True):
+                    return (rule,)
+            return None
         if call.claude_name == "Bash":
             return _bash_allow(rules, call.command)
         for rule in rules:
@@ -332,7 +365,9 @@ class RuleSet:
         """The simple commands of `command` no allow rule covers (harmless wrappers stripped)."""
         call = ToolCall("bash", {"command": command})
         rules = [r for r in self.allow if r.command is not None and r.covers_tool(call, env)]
-        return [part for part in split_shell_command(command).parts if _rule_for_part(rules, part) is None]
+        split = split_shell_command(command)
+        return [part for k, part in enumerate(split.parts)
+                if _rule_for_part(rules, part, split.risks[k] if k < len(split.risks) else ()) is None]
 
 
 def _match_any(rules: Iterable[Rule], call: ToolCall, env: MatchEnv) -> Rule | None:
@@ -342,6 +377,8 @@ def _match_any(rules: Iterable[Rule], call: ToolCall, env: MatchEnv) -> Rule | N
             continue
         if rule.command is None and rule.path is None:
             if rule.specifier is None:
+                return rule
+            if call.claude_name in SERVER_TOOLS and rule.matches_servers(call, every=False):
                 return rule
             continue  # a specifier this tool does not understand (e.g. WebFetch(domain:...)) matches nothing
         if rule.command is not None:
@@ -367,8 +404,8 @@ def _bash_allow(rules: list[Rule], command: str | None) -> tuple[Rule, ...] | No
     if split.opaque or not split.parts:
         return None
     used: list[Rule] = []
-    for part in split.parts:
-        part_rule = _rule_for_part(rules, part)
+    for k, part in enumerate(split.parts):
+        part_rule = _rule_for_part(rules, part, split.risks[k] if k < len(split.risks) else ())
         if part_rule is None:
             return None
         if part_rule not in used:
@@ -376,9 +413,17 @@ def _bash_allow(rules: list[Rule], command: str | None) -> tuple[Rule, ...] | No
     return tuple(used)
 
 
-def _rule_for_part(rules: Iterable[Rule], part: str) -> Rule | None:
+def _rule_for_part(rules: Iterable[Rule], part: str, risks: Sequence[tuple[int, str]] = ()) -> Rule | None:
+    """The first rule allowing `part`. A part that runs code from its arguments (`risks`: where such a word starts
+    in `part`) is allowed only by a rule whose literal text reaches past each of those words: a wildcard is
+    blind to what it lets through (`Bash(git:*)` does not allow `git -c alias.x=!sh x`)."""
     texts = (part, strip_harmless_wrappers(part))
     for rule in rules:
-        if rule.command is not None and any(rule.command.matches(t) for t in texts):
-            return rule
+        if rule.command is None:
+            continue
+        for text in texts:
+            cut = len(part) - len(text)  # the stripped text is a suffix of the part
+            reach = len(text) if rule.command.exact else len(rule.command.literal)
+            if rule.command.matches(text) and all(offset - cut < reach for offset, _ in risks):
+                return rule
     return None

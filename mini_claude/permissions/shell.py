@@ -17,10 +17,13 @@ from dataclasses import dataclass
 
 from mini_claude.permissions.bash_script import CommandRecord, ParsedScript
 from mini_claude.permissions.bash_tree import parse_script
+from mini_claude.permissions.code_runners import code_risks
 
 __all__ = [
+    "DenyView",
     "ShellCommand",
     "deny_candidates",
+    "deny_view",
     "normalize_ws",
     "split_shell_command",
     "strip_harmless_wrappers",
@@ -41,12 +44,35 @@ class ShellCommand:
     parts: tuple[str, ...]
     opaque: bool
     why_opaque: str = ""
+    # Per part: where in its text a word starts that makes it run code (code_runners.py), and why. A wildcard
+    # allow rule covers such a part only when its literal text reaches past every one of these offsets.
+    risks: tuple[tuple[tuple[int, str], ...], ...] = ()
 
 
 def split_shell_command(command: str) -> ShellCommand:
     """Split `command` into its simple commands. Never raises."""
     script = parse_script(command)
-    return ShellCommand(script.parts, bool(script.why_opaque), script.why_opaque)
+    records = [r for r in script.commands if r.text]
+    risks = tuple(tuple((r.offsets[k.index] if k.index < len(r.offsets) else len(r.text), k.why)
+                        for k in code_risks(r.argv)) if r.argv else () for r in records)
+    return ShellCommand(script.parts, bool(script.why_opaque), script.why_opaque, risks)
+
+
+@dataclass(frozen=True)
+class DenyView:
+    """What deny and ask rules see of a command: every text they are tried against, and why (if at all) the
+    command may run a program none of those texts shows (then no deny rule can promise anything about it)."""
+
+    candidates: tuple[str, ...]
+    why_hidden: str = ""
+
+
+def deny_view(command: str) -> DenyView:
+    """The candidates of `command` and why it may hide what it runs. Never raises."""
+    found: dict[str, None] = {normalize_ws(command): None}
+    hidden: list[str] = []
+    _collect(command, found, (), {}, hidden)
+    return DenyView(tuple(c for c in found if c), hidden[0] if hidden else "")
 
 
 # Wrappers that only change how a command runs, not what it is: stripped before allow matching.
@@ -151,19 +177,45 @@ def _reads_code(record: CommandRecord) -> bool:
 
 def deny_candidates(command: str) -> list[str]:
     """Every text a deny/ask Bash rule is tried against."""
-    found: dict[str, None] = {normalize_ws(command): None}
-    _collect(command, found, (), {})
-    return [c for c in found if c]
+    return list(deny_view(command).candidates)
 
 
-def _collect(command: str, found: dict[str, None], outer: tuple[ParsedScript, ...], opened: dict[str, int]) -> None:
-    """Add the candidates of `command`; `outer` are the scripts whose `eval` / `sh -c` strings led here (their
-    words may reach this code through variables). `opened` maps each code string already looked into to the
-    depth it was opened at: it is opened again only from a shallower depth, which keeps the work small."""
+def _why_hidden(record: CommandRecord) -> str:
+    """Why this command may run a program its words do not show ("" when they show everything it runs)."""
+    script = record.script
+    if script.why_blind:
+        return script.why_blind
+    if script.misparsed:
+        return "bash may read it differently from the gate's parser (" + (script.why_opaque or "a parse error") + ")"
+    if record.node.type == "command" and record.argv:
+        name = record.node.child_by_field_name("name")
+        if name is not None and script.static(name) is None:
+            return "its command name is computed when it runs"
+    for risk in code_risks(record.argv):
+        if risk.stdin:
+            if record.reads_pipe:
+                return risk.why.replace("from stdin", "from a pipe")
+            if record.stdin_dynamic or not record.stdin_code:
+                return risk.why
+        elif risk.hidden:
+            return risk.why
+    return ""
+
+
+def _collect(command: str, found: dict[str, None], outer: tuple[ParsedScript, ...], opened: dict[str, int],
+             hidden: list[str]) -> None:
+    """Add the candidates of `command`, and to `hidden` why it may run what they do not show; `outer` are the
+    scripts whose `eval` / `sh -c` strings led here (their words may reach this code through variables).
+    `opened` maps each code string already looked into to the depth it was opened at: it is opened again only
+    from a shallower depth, which keeps the work small."""
     opened[command] = len(outer)
     script = parse_script(command)
     nested: list[str] = []
+    nested.extend(code for body in script.expanded_bodies for code in _body_substitutions(body))
     for record in script.commands:
+        why = _why_hidden(record)
+        if why:
+            hidden.append(why)
         found[record.text] = None
         found[strip_harmless_wrappers(record.text)] = None
         for words in _looked_through(record.text.split(" ")):  # the source words, quotes kept
@@ -186,8 +238,9 @@ def _collect(command: str, found: dict[str, None], outer: tuple[ParsedScript, ..
         if opened.get(code, depth + 1) <= depth:
             continue
         if depth <= MAX_CODE_NESTING:
-            _collect(code, found, (*outer, script), opened)
+            _collect(code, found, (*outer, script), opened, hidden)
         else:
+            hidden.append("it nests shell code deeper than the gate opens")
             # Nested deeper than we open: every token of the code, unquoted, may start a command.
             tokens = [t for t in _TOKEN_SPLIT_RE.split(re.sub(r"[\"'\\]", "", code)) if t]
             found.update((" ".join(tokens[j:]), None) for j in range(len(tokens)))
@@ -196,3 +249,44 @@ def _collect(command: str, found: dict[str, None], outer: tuple[ParsedScript, ..
 def normalize_ws(text: str) -> str:
     """`text` with every whitespace run collapsed to one space and the ends trimmed."""
     return " ".join(text.split())
+
+
+# At most this many `$(` / backticks of an expanded heredoc body are opened for deny rules; the rest are tokens.
+MAX_BODY_SUBSTITUTIONS = 16
+
+
+def _body_substitutions(body: str) -> list[str]:
+    """The code of each `$(...)` and backtick substitution in an expanded heredoc body (bash runs them), found by
+    scanning the text: tree-sitter misses some (a line starting with a blank). A substitution the parser cannot
+    close yields the rest of the body, which only makes deny rules see more."""
+    codes: list[str] = []
+    i = 0
+    while i < len(body) and len(codes) < MAX_BODY_SUBSTITUTIONS:
+        ch = body[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "`" or (body.startswith("$(", i) and not body.startswith("$((", i)):
+            start = i + (1 if ch == "`" else 2)
+            script = parse_script(": " + body[i:])
+            sub = _first_substitution(script)
+            codes.append(sub if sub is not None else body[start:])
+        i += 1
+    if len(codes) >= MAX_BODY_SUBSTITUTIONS:
+        codes.append(body)
+    return codes
+
+
+def _first_substitution(script: ParsedScript) -> str | None:
+    if script.tree is None or script.misparsed:
+        return None
+    stack = [script.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "command_substitution" and node.start_byte == 2:
+            inner = [c for c in node.children if c.is_named]
+            if not inner:
+                return ""
+            return script.source[inner[0].start_byte:inner[-1].end_byte].decode("utf-8", "replace")
+        stack.extend(node.children)
+    return None

@@ -17,11 +17,14 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["DenyCheck", "FileState", "Tool", "ToolContext", "ToolResult", "nothing_denied"]
+from mini_claude.paths import resolve_tool_path, user_home
+
+__all__ = ["DenyCheck", "FileState", "ServerTool", "Tool", "ToolContext", "ToolResult", "input_is_ours", "nothing_denied"]
 
 
 @dataclass
@@ -77,17 +80,21 @@ def nothing_denied(path: Path, tool: str) -> bool:
 
 @dataclass
 class ToolContext:
-    """Per-session state shared by tools: the working directory, where big outputs are spilled, which files
-    have been read (path -> state at read time), and which files the deny rules withhold from searches."""
+    """Per-session state shared by tools: the working directory and home (`resolve` reads a path exactly as the
+    permission gate did), where big outputs are spilled, which files have been read (path -> state at read time),
+    and which files the deny rules (and the secrets rule) withhold from searches."""
 
     cwd: Path
     spill_dir: Path
     read_files: dict[Path, FileState] = field(default_factory=dict)
     is_denied: DenyCheck = nothing_denied
+    # does a file inside a searched folder hold secrets grep must skip (`PermissionGate.is_secret`)?
+    is_secret: Callable[[Path], bool] = lambda path: False
+    home: Path = field(default_factory=user_home)
 
     def resolve(self, path: str) -> Path:
-        p = Path(path).expanduser()
-        return p if p.is_absolute() else (self.cwd / p)
+        """`path` as the tool will open it: the same reading the permission gate checked (`resolve_tool_path`)."""
+        return Path(resolve_tool_path(path, self.cwd, self.home))
 
 
 @runtime_checkable
@@ -100,3 +107,20 @@ class Tool(Protocol):
     read_only: bool
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+@runtime_checkable
+class ServerTool(Protocol):
+    """A tool whose calls reach MCP servers: an MCP tool, or the resource tools that read from a server the model
+    names. `servers_reached(args)` names the servers this call talks to (the gate applies their `mcp__server` rules
+    and shows them); `input_is_servers` is True when the input schema is the server's own (the server checks the
+    input; mini-claude only passes it on), False for our own tools whose input we check."""
+
+    input_is_servers: bool
+
+    def servers_reached(self, args: Mapping[str, Any]) -> tuple[str, ...]: ...
+
+
+def input_is_ours(tool: Tool) -> bool:
+    """Is `tool`'s input schema ours to check before the gate sees the call (every tool but an MCP server's)?"""
+    return not (isinstance(tool, ServerTool) and tool.input_is_servers)

@@ -235,6 +235,7 @@ class ReadFileTool:
     def __init__(self) -> None:
         self.input_schema: dict[str, Any] = {
             "type": "object",
+            "additionalProperties": False,
             "properties": {
                 "path": {"type": "string", "description": "The file to read (absolute, or relative to the working "
                          "directory)."},
@@ -310,6 +311,7 @@ class WriteFileTool:
     def __init__(self) -> None:
         self.input_schema: dict[str, Any] = {
             "type": "object",
+            "additionalProperties": False,
             "properties": {
                 "path": {"type": "string", "description": "The file to write (absolute, or relative to the working "
                          "directory)."},
@@ -444,6 +446,7 @@ class EditFileTool:
     def __init__(self) -> None:
         self.input_schema: dict[str, Any] = {
             "type": "object",
+            "additionalProperties": False,
             "properties": {
                 "path": {"type": "string", "description": "The file to edit (absolute, or relative to the working "
                          "directory)."},

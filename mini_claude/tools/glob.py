@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mini_claude.tools.base import DenyCheck, ToolContext, ToolResult
-from mini_claude.tools.search_paths import SKIP_DIRS, mtime, results_header, search_root
+from mini_claude.tools.search_paths import SKIP_DIRS, mtime, results_header, search_root, split_glob
 
 __all__ = ["GLOB_MAX_RESULTS", "GlobTool"]
 
@@ -20,21 +20,9 @@ GLOB_TIMEOUT_S = 30.0
 GLOB_MAX_SCANNED = 200_000
 
 
-def _split_literal_prefix(pattern: str) -> tuple[str, str]:
-    """Move leading wildcard-free components of `pattern` into a base: ("/a/b/*.py") -> ("/a/b", "*.py")."""
-    parts = Path(pattern).parts
-    base: list[str] = []
-    for part in parts[:-1]:
-        if any(c in part for c in "*?["):
-            break
-        base.append(part)
-    rest = parts[len(base) :]
-    return (str(Path(*base)) if base else "", str(Path(*rest)) if rest else "")
-
-
 def _glob_root(root: Path, pattern: str) -> tuple[Path, str]:
     """The directory to walk and the pattern relative to it."""
-    base, rest = _split_literal_prefix(pattern)
+    base, rest = split_glob(pattern)
     return (Path(os.path.abspath(root / base)) if base else root), rest
 
 
@@ -76,6 +64,7 @@ class GlobTool:
     def __init__(self, *, max_results: int = GLOB_MAX_RESULTS) -> None:
         self.input_schema: dict[str, Any] = {
             "type": "object",
+            "additionalProperties": False,
             "properties": {
                 "pattern": {"type": "string", "description": "The glob pattern, e.g. `**/*.py`."},
                 "path": {"type": "string", "description": "The directory to search (default: the working directory)."},
@@ -94,6 +83,9 @@ class GlobTool:
         root, rest = _glob_root(root, pattern)
         if not rest:
             return ToolResult.error(f"pattern {pattern!r} has no file name part to match")
+        if ".." in Path(rest).parts:
+            return ToolResult.error(f"pattern {pattern!r} has `..` after a wildcard; put the folder to search in "
+                                    "`path` (or before the first wildcard)")
         if not root.is_dir():
             what = "is not a directory" if root.exists() else "does not exist"
             return ToolResult.error(f"{root} {what}")

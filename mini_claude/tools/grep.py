@@ -21,6 +21,7 @@ import shutil
 import stat
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from mini_claude.tools.base import ToolContext, ToolResult
@@ -81,9 +82,11 @@ def _format(query: GrepQuery, found: GrepFound, max_results: int, ctx: ToolConte
     return ToolResult.text(text)
 
 
-def _skip_for(ctx: ToolContext) -> SkipFn:
-    """Files a deny rule covers for Grep (`Read(.env.local)`, `Grep(secrets/**)`) are never searched or shown."""
-    return lambda path: ctx.is_denied(path, "Grep")
+def _skip_for(ctx: ToolContext, root: Path) -> SkipFn:
+    """Files a deny rule covers for Grep (`Read(.env.local)`, `Grep(secrets/**)`) are never searched or shown; nor
+    are files holding secrets (`.env`, a private key) found inside a searched folder: one named as the search's
+    own path was asked about (or allowed) by the gate."""
+    return lambda path: ctx.is_denied(path, "Grep") or (path != root and ctx.is_secret(path))
 
 
 def _one_line(text: str) -> str:
@@ -112,6 +115,7 @@ class GrepTool:
         forces the Python search."""
         self.input_schema: dict[str, Any] = {
             "type": "object",
+            "additionalProperties": False,
             "properties": {
                 "pattern": {"type": "string", "description": "The regular expression to search for."},
                 "path": {"type": "string", "description": "A file or directory to search (default: the working "
@@ -180,7 +184,8 @@ class GrepTool:
 
     async def _run_rg(self, rg: str, query: GrepQuery, max_results: int, ctx: ToolContext) -> ToolResult:
         try:
-            found, code, stderr = await run_rg(rg_argv(rg, query), query, self.timeout_s, _skip_for(ctx))
+            found, code, stderr = await run_rg(rg_argv(rg, query), query, self.timeout_s,
+                                               _skip_for(ctx, query.root))
         except OSError as exc:
             return ToolResult.error(f"could not run ripgrep ({rg}): {exc.strerror or exc}")
         if code == 2:
@@ -205,7 +210,8 @@ class GrepTool:
         stop = threading.Event()
         deadline = time.monotonic() + self.timeout_s
         try:
-            found = await asyncio.to_thread(python_grep, query, regex, stop, deadline, max_results, _skip_for(ctx))
+            found = await asyncio.to_thread(python_grep, query, regex, stop, deadline, max_results,
+                                            _skip_for(ctx, query.root))
         except asyncio.CancelledError:
             stop.set()  # the thread cannot be cancelled; tell it to stop at the next file
             raise

@@ -1,10 +1,13 @@
 """The model's view of MCP resources: `list_mcp_resources` and `read_mcp_resource` (offered while a ready server
-has resources; see mini_claude.mcp.host.resources). Both only read, so they run like the other read-only tools.
-Server text in listings is data for the model; the terminal shows it only through `cli.render.clean`."""
+has resources; see mini_claude.mcp.host.resources). Both only read, but they talk to a server the model names (a
+uri can carry data out), so each is that server's tool (`ServerTool`): its `mcp__server` rules and approval apply,
+plan mode asks, and the question shows the server and the uri. Server text in listings is data for the model; the
+terminal shows it only through `cli.render.clean`."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from mini_claude.errors import McpError
@@ -22,11 +25,16 @@ class ListMcpResourcesTool:
                    "server, uri, name and mimeType. Pass `server` to list one server's. Read one with "
                    "read_mcp_resource.")
     read_only = True
+    input_is_servers = False
 
     def __init__(self, resources: ResourceService) -> None:
         self.resources = resources
-        self.input_schema: dict[str, Any] = {"type": "object", "properties": {
+        self.input_schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": {
             "server": {"type": "string", "description": "Only this server's resources (optional)."}}}
+
+    def servers_reached(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        server = args.get("server")
+        return (server,) if isinstance(server, str) else tuple(self.resources.servers_with_resources())
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         server = args.get("server")
@@ -46,12 +54,18 @@ class ReadMcpResourceTool:
     name = "read_mcp_resource"
     description = "Read one resource of an MCP server by its uri (from list_mcp_resources or a resource link)."
     read_only = True
+    input_is_servers = False
 
     def __init__(self, resources: ResourceService) -> None:
         self.resources = resources
-        self.input_schema: dict[str, Any] = {"type": "object", "required": ["server", "uri"], "properties": {
+        self.input_schema: dict[str, Any] = {"type": "object", "additionalProperties": False,
+                                             "required": ["server", "uri"], "properties": {
             "server": {"type": "string", "description": "The server that offers it."},
             "uri": {"type": "string", "description": "The resource's uri."}}}
+
+    def servers_reached(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        server = args.get("server")
+        return (server,) if isinstance(server, str) else ()
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         server, uri = args.get("server"), args.get("uri")

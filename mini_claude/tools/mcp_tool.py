@@ -49,6 +49,11 @@ class McpToolAdapter:
         self.input_schema = sanitize_input_schema(tool.input_schema)
         self.read_only = tool.read_only_hint
 
+    input_is_servers = True  # ServerTool: the server checks its own input
+
+    def servers_reached(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        return (self.server,)
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         runner: ToolRunner | None = None
         if self.mcp_tool.task_support == "required":

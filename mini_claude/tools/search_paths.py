@@ -9,7 +9,7 @@ from typing import Any
 
 from mini_claude.tools.base import ToolContext
 
-__all__ = ["SKIP_DIRS", "mtime", "results_header", "search_root"]
+__all__ = ["SKIP_DIRS", "mtime", "results_header", "search_root", "split_glob"]
 
 # Never searched by glob or grep (ripgrep is told the same with `--glob !.git`).
 SKIP_DIRS = frozenset({".git"})
@@ -23,6 +23,19 @@ def search_root(args: dict[str, Any], ctx: ToolContext) -> Path | str:
     if not isinstance(raw, str):
         return "path must be a string"
     return Path(os.path.abspath(ctx.resolve(raw)))
+
+
+def split_glob(pattern: str) -> tuple[str, str]:
+    """A glob pattern's leading wildcard-free folders and the rest: ("/a/b/*.py") -> ("/a/b", "*.py"). The glob
+    tool walks from the first and the permission gate checks it (one reading): `..` may appear only there."""
+    parts = Path(pattern).parts
+    base: list[str] = []
+    for part in parts[:-1]:
+        if any(c in part for c in "*?[{"):
+            break
+        base.append(part)
+    rest = parts[len(base):]
+    return (str(Path(*base)) if base else "", str(Path(*rest)) if rest else "")
 
 
 def results_header(root: Path, ctx: ToolContext) -> str:

@@ -220,6 +220,7 @@ class BashTool:
     def __init__(self, *, max_output_chars: int = MAX_OUTPUT_CHARS) -> None:
         self.input_schema: dict[str, Any] = {
             "type": "object",
+            "additionalProperties": False,
             "properties": {
                 "command": {"type": "string", "description": "The command line to run."},
                 "timeout_ms": {

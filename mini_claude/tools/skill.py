@@ -33,6 +33,7 @@ class SkillTool:
         self.registry = registry
         self.input_schema: dict[str, Any] = {
             "type": "object",
+            "additionalProperties": False,
             "properties": {
                 "skill": {"type": "string", "description": "The skill's name exactly as listed."},
                 "file": {"type": "string", "description": "Optional: a file of the skill, relative to its root."},

@@ -231,7 +231,7 @@ class ToolSearchTool:
 
     def __init__(self, deferred: DeferredTools) -> None:
         self.deferred = deferred
-        self.input_schema: dict[str, Any] = {"type": "object", "required": ["query"], "properties": {
+        self.input_schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["query"], "properties": {
             "query": {"type": "string", "description": "Keywords, a sentence, or select:name1,name2"},
             "limit": {"type": "integer", "description": f"How many results (default {DEFAULT_LIMIT})"}}}
 

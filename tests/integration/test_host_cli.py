@@ -155,7 +155,9 @@ def test_the_model_lists_and_reads_resources(cli: Cli) -> None:
     mock = cli.mock([tool_use("list_mcp_resources", {"server": "everything"}),
                      tool_use("read_mcp_resource", {"server": "everything", "uri": ARCHITECTURE}),
                      answer("done")])
-    result = cli.run("-p", "go", "--mcp-config", cli.config_file({"everything": everything()}))
+    # a read sends the model's uri to the server: it is that server's tool call, allowed here by name
+    result = cli.run("-p", "go", "--mcp-config", cli.config_file({"everything": everything()}),
+                     "--allowedTools", "ReadMcpResourceTool(everything)")
     assert result.rc == 0, result.stderr
     listed, read = (result_text(b) for b in tool_results(mock))
     rows = json.loads(listed)

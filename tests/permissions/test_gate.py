@@ -35,11 +35,11 @@ MCP_RO = FakeTool("mcp__docs__search", read_only=True)
 MCP_RW = FakeTool("mcp__docs__delete", read_only=False)
 
 ARGS: dict[str, dict[str, Any]] = {
-    "read_file": {"file_path": "a.txt"},
+    "read_file": {"path": "a.txt"},
     "glob": {"pattern": "*.py"},
     "grep": {"pattern": "x"},
-    "write_file": {"file_path": "a.txt", "content": "x"},
-    "edit_file": {"file_path": "a.txt", "old_string": "a", "new_string": "b"},
+    "write_file": {"path": "a.txt", "content": "x"},
+    "edit_file": {"path": "a.txt", "old_string": "a", "new_string": "b"},
     "bash": {"command": "git status"},
     "mcp__docs__search": {"q": "x"},
     "mcp__docs__delete": {"id": 1},
@@ -147,8 +147,8 @@ async def test_deny_beats_allow(tmp_path: Path) -> None:
 @pytest.mark.parametrize("mode", ["bypassPermissions", "acceptEdits", "plan", "default"])
 async def test_deny_beats_every_mode(mode: str, tmp_path: Path) -> None:
     gate = make_gate(tmp_path, mode, deny=("Read(.env)", "Edit(docs/**)", "mcp__docs"))
-    assert not (await check(gate, READ, {"file_path": ".env"})).allowed
-    d = await check(gate, WRITE, {"file_path": "docs/a.md", "content": ""})
+    assert not (await check(gate, READ, {"path": ".env"})).allowed
+    d = await check(gate, WRITE, {"path": "docs/a.md", "content": ""})
     assert d == Decision(False, 'permission denied for write_file: denied by rule "Edit(docs/**)" in '
                                 '.claude/settings.json')
     assert not (await check(gate, MCP_RO)).allowed
@@ -179,8 +179,8 @@ async def test_ask_rule_beats_allow_rule(tmp_path: Path) -> None:
 async def test_ask_rule_asks_for_a_read_only_tool_even_in_plan_mode(tmp_path: Path) -> None:
     asker = Asker("no")
     gate = make_gate(tmp_path, "plan", ask_rules=("Read(secrets/**)",), ask=asker)
-    assert not (await check(gate, READ, {"file_path": "secrets/k"})).allowed
-    assert asker.asked == [("read_file", {"file_path": "secrets/k"})]
+    assert not (await check(gate, READ, {"path": "secrets/k"})).allowed
+    assert asker.asked == [("read_file", {"path": "secrets/k"})]
 
 
 async def test_bypass_skips_ask_rules(tmp_path: Path) -> None:
@@ -280,7 +280,7 @@ async def test_always_remembers_other_tools_by_name(tmp_path: Path) -> None:
     asker = Asker("always", "always")
     gate = make_gate(tmp_path, ask=asker)
     assert (await check(gate, EDIT)).allowed
-    assert (await check(gate, EDIT, {"file_path": "other.txt"})).allowed
+    assert (await check(gate, EDIT, {"path": "other.txt"})).allowed
     assert (await check(gate, MCP_RW)).allowed
     assert (await check(gate, MCP_RW, {"id": 2})).allowed
     assert [name for name, _ in asker.asked] == ["edit_file", "mcp__docs__delete"]

@@ -132,7 +132,9 @@ async def test_non_interactive_outside_write_is_denied_with_the_reason(box: dict
     bashrc = box["home"] / ".bashrc"
     d = await gate_for(box, "acceptEdits", allow=("Edit",)).check(EDIT, edit_args("~/.bashrc"))
     assert d == Decision(False, f"permission denied for edit_file: {bashrc} is outside the working directory and "
-                                "the added directories, so writing it needs the user's approval, which is not "
+                                "the added directories and configures code execution or the agent (.git, .claude, "
+                                "CLAUDE.md, .mcp.json, shell start-up), so writing it needs the user's approval, "
+                                "which is not "
                                 "possible in non-interactive mode; allow with --yolo or add "
                                 f'"Edit(/{bashrc})" to permissions.allow in ~/.claude/settings.json')
 

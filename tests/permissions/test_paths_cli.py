@@ -24,10 +24,13 @@ def cli(tmp_path: Path) -> Cli:
     c.close()
 
 
-def outside_message(shown: Path, real: Path) -> str:
-    return (f"permission denied for {{tool}}: {shown} is outside the working directory and the added directories, "
-            "so writing it needs the user's approval, which is not possible in non-interactive mode; allow with "
-            f'--yolo or add "Edit(/{real})" to permissions.allow in ~/.claude/settings.json')
+PROTECTED = " and configures code execution or the agent (.git, .claude, CLAUDE.md, .mcp.json, shell start-up)"
+
+
+def outside_message(shown: Path, real: Path, *, also: str = "", verb: str = "writing", rule: str = "Edit") -> str:
+    return (f"permission denied for {{tool}}: {shown} is outside the working directory and the added directories"
+            f"{also}, so {verb} it needs the user's approval, which is not possible in non-interactive mode; allow "
+            f'with --yolo or add "{rule}(/{real})" to permissions.allow in ~/.claude/settings.json')
 
 
 def test_accept_edits_does_not_write_home_or_parent_files(cli: Cli) -> None:
@@ -44,9 +47,11 @@ def test_accept_edits_does_not_write_home_or_parent_files(cli: Cli) -> None:
     r = cli.run("-p", "go", "--permission-mode", "acceptEdits")
     assert r.rc == 5, r.stderr  # answered; a call was denied on the way (exit code 5)
     read, edit, write_out, write_in = tool_results(mock)
-    assert not read.get("is_error")
+    assert read.get("is_error") is True  # reads outside the project ask too (as in Claude Code)
+    assert result_text(read) == outside_message(bashrc, bashrc.resolve(), verb="reading",
+                                                rule="Read").format(tool="read_file")
     assert edit.get("is_error") is True
-    assert result_text(edit) == outside_message(bashrc, bashrc.resolve()).format(tool="edit_file")
+    assert result_text(edit) == outside_message(bashrc, bashrc.resolve(), also=PROTECTED).format(tool="edit_file")
     assert write_out.get("is_error") is True
     assert result_text(write_out) == outside_message(parent_file, parent_file.resolve()).format(tool="write_file")
     assert not write_in.get("is_error")

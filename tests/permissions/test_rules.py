@@ -89,7 +89,7 @@ def test_from_settings_collects_errors_and_keeps_good_rules() -> None:
 def test_unknown_tools_are_kept_and_match_nothing(env: MatchEnv) -> None:
     rules = RuleSet.from_strings(allow=["WebFetch(domain:example.com)", "Task", "NotebookEdit"])
     assert [r.tool for r in rules.allow] == ["WebFetch", "Task", "NotebookEdit"]
-    for call in (bash("ls"), ToolCall("read_file", {"file_path": "a"}), ToolCall("mcp__s__t")):
+    for call in (bash("ls"), ToolCall("read_file", {"path": "a"}), ToolCall("mcp__s__t")):
         assert rules.match_allow(call, env) is None
     # ...except a tool that really has that name
     assert rules.match_allow(ToolCall("Task"), env) is not None
@@ -237,11 +237,11 @@ def test_deny_does_not_over_match(env: MatchEnv) -> None:
 
 
 def read(path: str) -> ToolCall:
-    return ToolCall("read_file", {"file_path": path})
+    return ToolCall("read_file", {"path": path})
 
 
 def edit(path: str) -> ToolCall:
-    return ToolCall("edit_file", {"file_path": path})
+    return ToolCall("edit_file", {"path": path})
 
 
 def test_relative_glob_is_anchored_at_cwd(env: MatchEnv) -> None:
@@ -298,7 +298,7 @@ def test_read_covers_glob_and_grep_edit_covers_write(env: MatchEnv) -> None:
     assert denies(["Read(secrets/**)"], ToolCall("grep", {"pattern": "x", "path": "secrets"}), env)
     assert not denies(["Read(secrets/key)"], ToolCall("grep", {"pattern": "x", "path": "secrets"}), env)
     assert denies(["Read"], ToolCall("glob", {"pattern": "*"}), env)
-    assert denies(["Edit(docs/**)"], ToolCall("write_file", {"file_path": "docs/new.md", "content": ""}), env)
+    assert denies(["Edit(docs/**)"], ToolCall("write_file", {"path": "docs/new.md", "content": ""}), env)
     assert not denies(["Write"], edit("a.txt"), env)
     assert not denies(["Glob"], read("a.txt"), env)
     assert denies(["Glob"], ToolCall("glob", {"pattern": "*"}), env)
@@ -350,7 +350,9 @@ def test_mcp_lookup_knows_the_real_server_name(tmp_path: Path) -> None:
 
 
 def test_real_builtin_argument_name_path(env: MatchEnv) -> None:
-    # mini-claude's file tools take `path`; Claude Code's take `file_path`: both are read
+    # mini-claude's file tools take `path`, and it is the one key the rules read (the tool's schema rejects any
+    # other key before the gate runs, so a second path key can never be checked while the first is opened)
+    assert not denies(["Read(.env)"], ToolCall("read_file", {"file_path": ".env"}), env)
     assert denies(["Edit(docs/**)"], ToolCall("edit_file", {"path": "docs/a.md"}), env)
     assert denies(["Read(.env)"], ToolCall("read_file", {"path": ".env"}), env)
     assert allows(["Edit(src/**)"], ToolCall("write_file", {"path": "src/x.py", "content": ""}), env)

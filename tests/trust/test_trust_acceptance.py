@@ -54,7 +54,7 @@ def _hostile_repo(cli: Cli, thief: Listener, mcp_host: Listener) -> dict[str, Pa
 
 def _scenario(files: dict[str, Path]) -> list[dict[str, object]]:
     return [tool_use("bash", {"command": f"touch {files['bash']}"}),
-            tool_use("write_file", {"file_path": str(files["write"]), "content": "x"}),
+            tool_use("write_file", {"path": str(files["write"]), "content": "x"}),
             tool_use("mcp__local__echo", {"text": "hi"}),
             answer("done")]
 

@@ -7,6 +7,9 @@
 --marker PATH   create this file at startup (proves the process ran at all)
 --hang          read stdin but never answer anything (a server that never finishes `initialize`)
 --tool NAME     also offer an echo-like tool under this exact raw name (repeatable; e.g. "do.thing")
+--resources LOG offer resources (one listed: docs://readme) and append every uri asked for by resources/read, one
+                line each, to LOG (proves what reached the server)
+--calls LOG     append every tools/call as one JSON line {"name", "arguments"} to LOG
 
 Tools:
     echo {text}        the text back ("probe-echo:" + text)
@@ -86,6 +89,8 @@ def main() -> int:
     parser.add_argument("--marker")
     parser.add_argument("--hang", action="store_true")
     parser.add_argument("--tool", action="append", default=[])
+    parser.add_argument("--resources")
+    parser.add_argument("--calls")
     opts = parser.parse_args()
     if opts.pidfile:
         with open(opts.pidfile, "a") as handle:
@@ -102,13 +107,25 @@ def main() -> int:
         if rid is None:
             continue
         if method == "initialize":
+            capabilities: dict[str, Any] = {"tools": {}, **({"resources": {}} if opts.resources else {})}
             result: Any = {"protocolVersion": msg["params"]["protocolVersion"],
-                           "capabilities": {"tools": {}}, "serverInfo": {"name": "probe", "version": "1"}}
+                           "capabilities": capabilities, "serverInfo": {"name": "probe", "version": "1"}}
         elif method == "ping":
             result = {}
         elif method == "tools/list":
             result = {"tools": tools}
+        elif method == "resources/list" and opts.resources:
+            result = {"resources": [{"uri": "docs://readme", "name": "readme", "mimeType": "text/plain"}]}
+        elif method == "resources/read" and opts.resources:
+            uri = str(msg["params"].get("uri"))
+            with open(opts.resources, "a") as handle:
+                handle.write(uri + "\n")
+            result = {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "resource text"}]}
         elif method == "tools/call":
+            if opts.calls:
+                with open(opts.calls, "a") as handle:
+                    handle.write(json.dumps({"name": msg["params"]["name"],
+                                             "arguments": msg["params"].get("arguments")}) + "\n")
             try:
                 result = call(msg["params"]["name"], msg["params"].get("arguments") or {}, opts.tool)
             except KeyError:

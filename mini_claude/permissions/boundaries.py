@@ -1,0 +1,153 @@
+"""Where a file tool's call needs the user's explicit consent, whatever the broad rules and the mode say.
+
+Three kinds of place, each judged on the path as the tool will open it and on its symlink-resolved target:
+
+- **outside**: not in the working directory, an added directory, or this session's own spill folder. Reads ask
+  too (Read / Glob / Grep), as in Claude Code.
+- **secret**: the user's credentials — `~/.ssh`, `~/.aws`, `~/.gnupg`, cloud and registry logins, `~/.netrc`,
+  `~/.claude.json`, `~/.claude/.credentials.json`, the state directory (approvals, trust, OAuth tokens), and `.env`
+  / `.env.*` files and SSH private keys anywhere. Neither read nor written without asking, in every mode but
+  bypassPermissions. Searches skip such files inside a searched folder.
+- **protected**: what configures code execution or the agent itself — `.git/`, `.claude/`, `.mcp.json`,
+  `CLAUDE.md` / `CLAUDE.local.md`, `.envrc`, editor task folders, hook managers, shell start-up files,
+  `~/.claude/`. Writes ask in every mode but bypassPermissions (acceptEdits and `Edit` / `Edit(**)` included).
+
+`consent_needed(...)` lists `(path, kind)` for one call. An allow rule answers for such a path only when it names
+that place on purpose: for *outside*, a rule rooted at `//` or `~/` (a project-relative rule or a bare `Edit` was
+written with the project in mind); for *secret* and *protected*, a rule whose fixed part (before any wildcard)
+already lies in that secret or protected place (`Read(~/.aws/**)`, `Edit(.claude/commands/**)`, `Read(.env)`),
+never a broad one (`Read`, `Read(~/**)`, `Edit(**)`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from mini_claude.permissions.paths import MatchEnv, expand_path, is_within
+
+__all__ = ["Boundary", "BoundaryKind", "Place", "boundary_of", "classify", "literal_root"]
+
+BoundaryKind = Literal["outside", "secret", "protected"]
+
+# Under the user's home: credentials and logins (read or written only with consent).
+_HOME_SECRETS = (
+    ".ssh", ".aws", ".gnupg", ".azure", ".kube", ".docker/config.json", ".config/gcloud", ".config/gh",
+    ".config/hub", ".netrc", ".git-credentials", ".npmrc", ".pypirc", ".password-store", ".vault-token",
+    ".claude.json", ".claude/.credentials.json", ".terraform.d/credentials.tfrc.json", ".cargo/credentials",
+    ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml",
+)
+# Under the user's home: what runs at shell or agent start-up.
+_HOME_PROTECTED = (
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
+    ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc", ".config/fish", ".inputrc", ".gitconfig",
+    ".config/git", ".claude", ".config/autostart", ".config/systemd", ".local/bin", ".pythonrc", ".pythonstartup",
+)
+# A path component with one of these names makes the path protected (anywhere: in the project or elsewhere).
+_PROTECTED_DIRS = frozenset({".git", ".claude", ".vscode", ".idea", ".husky", ".githooks", ".devcontainer"})
+_PROTECTED_FILES = frozenset({
+    ".mcp.json", "CLAUDE.md", "CLAUDE.local.md", ".envrc", ".gitmodules", ".pre-commit-config.yaml",
+    ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zshenv", ".zprofile", ".gitconfig",
+})
+_PRIVATE_KEY_NAMES = frozenset({"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"})
+_GLOB_CHARS = "*?[{\\"
+_WHY = {
+    "outside": "is outside the working directory and the added directories",
+    "secret": "holds secrets (credentials, keys, .env, the agent's own state)",
+    "protected": "configures code execution or the agent (.git, .claude, CLAUDE.md, .mcp.json, shell start-up)",
+}
+
+
+@dataclass(frozen=True)
+class Place:
+    """What a session knows about where it works: the folders a call may use freely and the user's private ones."""
+
+    env: MatchEnv
+    work_dirs: tuple[Path, ...]  # cwd and the added directories
+    own_dirs: tuple[Path, ...] = ()  # folders of this session's own (its spill folder): readable, not writable
+    state_dir: Path | None = None  # the agent's state: approvals, trust, tokens (secret)
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """One path of a call that needs consent, and why."""
+
+    path: str  # absolute, as the tool will open it
+    kind: BoundaryKind
+    outside: bool  # also outside the working directory and the added directories (for the message)
+
+    def why(self) -> str:
+        """`is outside the working directory ... and holds secrets (...)`, for the model and the user."""
+        parts = [_WHY["outside"]] if self.outside else []
+        if self.kind != "outside":
+            parts.append(_WHY[self.kind])
+        return " and ".join(parts)
+
+
+def _is_secret_name(name: str) -> bool:
+    return name == ".env" or name.startswith(".env.") or name in _PRIVATE_KEY_NAMES
+
+
+def _under(path: str, base: Path, rels: Iterable[str]) -> bool:
+    return any(is_within(path, [base / rel]) for rel in rels)
+
+
+def classify(path: str, place: Place, *, write: bool) -> BoundaryKind | None:
+    """Why `path` (absolute, as the tool will open it) needs consent for a read or a write, or None. Both the path
+    as written and its resolved target are looked at: a link to a secret is a secret."""
+    real = os.path.realpath(path)
+    forms = (path, real)
+    home = place.env.home
+    if any(_is_secret_name(os.path.basename(p)) for p in forms) or _under(path, home, _HOME_SECRETS) or (
+            place.state_dir is not None and is_within(path, [place.state_dir])
+            and not is_within(path, place.own_dirs)):
+        return "secret"
+    if write and (_protected_name(forms) or _under(path, home, _HOME_PROTECTED)):
+        return "protected"
+    if is_within(path, place.work_dirs):
+        return None
+    if not write and is_within(path, place.own_dirs):
+        return None
+    return "outside"
+
+
+def boundary_of(path: str, place: Place, *, write: bool) -> Boundary | None:
+    """`classify`, as a Boundary that also says whether the path is outside the working folders."""
+    kind = classify(path, place, write=write)
+    if kind is None:
+        return None
+    outside = kind == "outside" or not (is_within(path, place.work_dirs)
+                                        or (not write and is_within(path, place.own_dirs)))
+    return Boundary(path, kind, outside)
+
+
+def _protected_name(forms: Sequence[str]) -> bool:
+    for form in forms:
+        parts = Path(form).parts
+        if parts and parts[-1] in _PROTECTED_FILES:
+            return True
+        if _PROTECTED_DIRS.intersection(parts[:-1]) or (parts and parts[-1] in _PROTECTED_DIRS):
+            return True
+    return False
+
+
+def literal_root(spec: str, env: MatchEnv) -> str | None:
+    """The fixed part of a path rule's specifier, made absolute (`~/.aws/**` -> `/home/u/.aws`, `.env` ->
+    `<cwd>/.env`), or None when the pattern starts with a wildcard."""
+    if spec.startswith("//"):
+        base, rest = "/", spec[2:]
+    elif spec == "~" or spec.startswith("~/"):
+        base, rest = str(env.home), spec[2:]
+    else:
+        base, rest = str(env.cwd), spec.removeprefix("./").lstrip("/")
+    fixed: list[str] = []
+    for part in rest.split("/"):
+        if not part or any(c in part for c in _GLOB_CHARS):
+            break
+        fixed.append(part)
+    if not fixed and rest.strip("/"):
+        return None
+    return expand_path(os.path.join(base, *fixed), env) if fixed else base

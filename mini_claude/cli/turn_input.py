@@ -50,7 +50,7 @@ async def user_turn(parts: SessionParts, text: str, ui: TerminalUI) -> str | lis
             raise ConfigError(f"no MCP prompt {head} (available: {known})")
         return rendered
     blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
-    attached = await host.resources.attach_mentions(text, spill_dir=spill_dir)
+    attached = await host.resources.attach_mentions(text, spill_dir=spill_dir, refused=parts.gate.server_refused)
     for problem in attached.problems:
         ui.warn(problem)
     blocks.extend(attached.blocks)

@@ -193,6 +193,12 @@ class PermissionGate:
         return any(rule.path is not None and rule.covers_tool(call, env) and rule.path.matches(str(path), env)
                    for rule in self.rules.deny)
 
+    def server_refused(self, server: str) -> str | None:
+        """Why the user's own `@server:uri` mention may not be read: a deny rule for that server's resources
+        (`mcp__server`, `ReadMcpResourceTool(server)`), whatever the mode. The user typed it, so nothing asks."""
+        rule = self.rules.match_deny(ToolCall("read_mcp_resource", {"server": server}, (server,)), self._env())
+        return f"denied by rule {rule.describe()}" if rule is not None else None
+
     def is_secret(self, path: Path) -> bool:
         """Must a search skip `path` inside a searched folder because it holds secrets (`.env`, a private key)?
         Not in bypassPermissions mode, nor when an allow rule names it on purpose (`Read(.env)`)."""

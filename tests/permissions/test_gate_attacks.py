@@ -229,3 +229,15 @@ def test_an_exact_rule_for_a_protected_file_allows_it(cli: Cli) -> None:
     r = cli.run("-p", "go", "--allowedTools", "Edit(.claude/commands/**)")
     assert r.rc == 0, r.stderr
     assert (cli.work / ".claude" / "commands" / "review.md").read_text() == "Review."
+
+
+def test_a_mention_of_a_denied_server_is_not_read(cli: Cli) -> None:
+    config, uris, _ = _probe(cli)
+    mock = cli.mock([answer("done")])
+    r = cli.run("-p", "see @probe:docs://readme", "--mcp-config", config, "--disallowedTools", "mcp__probe")
+    assert r.rc == 0, r.stderr
+    assert '@probe:docs://readme was not attached: denied by rule "mcp__probe" from --disallowedTools' in r.stderr
+    assert _lines(uris) == [] and len(mock.requests[0]["body"]["messages"][0]["content"]) == 1
+    cli.mock([answer("done")])
+    r = cli.run("-p", "see @probe:docs://readme", "--mcp-config", config)
+    assert r.rc == 0 and _lines(uris) == ["docs://readme"], r.stderr

@@ -125,13 +125,19 @@ class ResourceService:
                                    max_output_tokens=MAX_ATTACHED_TOKENS)
         return [*converted.blocks, *({"type": "text", "text": f"[note: {w}]"} for w in converted.warnings)]
 
-    async def attach_mentions(self, text: str, *, spill_dir: Path) -> Attached:
-        """The content of every `@server:uri` in `text` (see the module docstring)."""
+    async def attach_mentions(self, text: str, *, spill_dir: Path,
+                              refused: Callable[[str], str | None] = lambda server: None) -> Attached:
+        """The content of every `@server:uri` in `text` (see the module docstring). `refused(server)` says why a
+        server's resources may not be read (a permission deny rule names it): that mention is not sent."""
         attached = Attached()
         manager = self.manager
         if manager is None:
             return attached
         for server, uri in find_mentions(text, set(manager.states)):
+            why = refused(server)
+            if why:
+                attached.problems.append(f"@{server}:{uri} was not attached: {why}")
+                continue
             try:
                 blocks = await self.read_blocks(server, uri, spill_dir=spill_dir)
             except McpError as exc:

@@ -1,10 +1,13 @@
 """The REPL in a real terminal (tmux) against the mock model, for issue 18's findings 7 and 8: the model's text
 reaches the screen with its control and bidi characters shown, not obeyed; the permission question never cuts a
 command silently — a payload after 3,000 characters of padding is shown (the tail is always shown), one hidden in
-the middle is announced by a marker, and "v" shows the whole call before the user answers."""
+the middle is announced by a marker, and "v" shows the whole call before the user answers; a resource read is asked
+about naming the server and the URI it would send, and nothing reaches the server on "no"."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ from cli_helpers import start_repl
 
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
+from tests.helpers import ROOT
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -80,6 +84,44 @@ def test_a_padded_command_is_never_cut_silently_and_v_shows_it_whole(tmp_path: P
         term.keys("Enter")
         term.wait_for(lambda s: "DECLINED-BOTH" in s, "the end of the turn")
         assert not (work / "PWNED").exists()
+        term.keys("C-d")
+    finally:
+        term.close()
+        mock.stop()
+
+
+def test_a_resource_read_asks_showing_the_server_and_the_whole_uri_before_sending_it(tmp_path: Path) -> None:
+    """Issue 18, finding 5 (the question): `read_mcp_resource` is asked about like its server's tools, and the
+    question names the server and shows the URI it would send — a long one head, tail and marker, `v` whole."""
+    reads = tmp_path / "reads.log"
+    secret_uri = "docs://x?k=" + "A" * 3000 + "-THE-TAIL"
+    probe = {"command": sys.executable, "args": [str(ROOT / "tests" / "mcp" / "servers" / "probe_server.py"),
+                                                  "--resources", str(reads)]}
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"probe": probe}}))
+    mock = _mock([{"content": [{"type": "tool_use", "name": "read_mcp_resource",
+                                "input": {"server": "probe", "uri": secret_uri}}]},
+                  {"content": [{"type": "text", "text": "NOT-READ"}]}])
+    url = mock.start()
+    work = tmp_path / "work"
+    work.mkdir()
+    term = start_repl(tmp_path, work, url, "resource", "--mcp-config", str(config))
+    try:
+        term.wait_for(lambda s: "/help for commands" in s and "MCP probe" in s, "the prompt and the server")
+        term.enter("read it")
+        term.wait_for(lambda s: "v = view the whole call" in s, "the question")
+        screen = _flat(term.screen())
+        assert "Read the resource docs://x?k=AAAA" in screen
+        assert "-THE-TAIL from MCP server probe (the server receives this URI)" in screen
+        assert "not shown here — answer v to see the whole text" in screen
+        assert not reads.exists() or reads.read_text() == ""  # nothing sent while asking
+        term.keys("v", "Enter")
+        term.wait_for(lambda s: "A" * 3000 in s.replace("\n", ""), "the whole URI")
+        term.keys("n", "Enter")
+        term.wait_for(lambda s: "What should the model do instead?" in s, "the follow-up")
+        term.keys("Enter")
+        term.wait_for(lambda s: "NOT-READ" in s, "the end of the turn")
+        assert not reads.exists() or secret_uri not in reads.read_text()
         term.keys("C-d")
     finally:
         term.close()

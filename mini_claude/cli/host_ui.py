@@ -25,25 +25,33 @@ __all__ = ["PROGRESS_EVERY_S", "PrintHostUI", "ReplHostUI", "is_openable_url", "
 PROGRESS_EVERY_S = 5.0
 PROGRESS_BAR_WIDTH = 20
 _SHOW_CHARS = 400
+_SHOWN_MESSAGES = 6
 
 AskFn = Callable[[str, dict[str, str]], Awaitable[str]]  # (question, {key: answer}) -> answer
 PromptFn = Callable[[str], Awaitable[str | None]]  # (label) -> text typed, None when dismissed (Ctrl+C / Ctrl+D)
 
 
 def sampling_summary(request: SamplingRequest) -> list[str]:
-    """What the user sees of a sampling request (neutralised, each message cut to a few hundred characters)."""
+    """What the user sees of a sampling request (neutralised; each message cut to a few hundred characters and
+    the older messages left out, each cut saying how much is not shown)."""
     lines = [f"MCP server {clean(request.server)!r} asks the model to answer (up to {request.max_tokens} tokens):"]
     if request.system_prompt:
-        lines.append(f"  system: {clean(request.system_prompt)[:_SHOW_CHARS]}")
-    for message in request.messages[-6:]:
+        lines.append(f"  system: {_cut(clean(request.system_prompt))}")
+    if len(request.messages) > _SHOWN_MESSAGES:
+        lines.append(f"  (… {len(request.messages) - _SHOWN_MESSAGES} earlier messages not shown)")
+    for message in request.messages[-_SHOWN_MESSAGES:]:
         role = message.get("role", "?") if isinstance(message, dict) else "?"
         content = message.get("content") if isinstance(message, dict) else None
         blocks = content if isinstance(content, list) else [content]
         text = " ".join(b.get("text", f"[{b.get('type')}]") for b in blocks if isinstance(b, dict))
-        lines.append(f"  {clean(str(role))}: {clean(text)[:_SHOW_CHARS]}")
+        lines.append(f"  {clean(str(role))}: {_cut(clean(text))}")
     if request.tools:
-        lines.append(f"  tools offered: {clean(', '.join(request.tools))[:_SHOW_CHARS]}")
+        lines.append(f"  tools offered: {_cut(clean(', '.join(request.tools)))}")
     return lines
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _SHOW_CHARS else f"{text[:_SHOW_CHARS]}… (+{len(text) - _SHOW_CHARS:,} characters)"
 
 
 class _Progress:

@@ -76,3 +76,16 @@ def test_resource_tools_name_the_server_and_the_whole_uri_sent(tmp_path: Path) -
     assert describe_call("list_mcp_resources", {"server": "evil"}, tmp_path) == [
         "List the resources of MCP server evil"]
     assert describe_call("list_mcp_resources", {}, tmp_path) == ["List the resources of every connected MCP server"]
+
+
+def test_the_sampling_question_says_what_it_leaves_out() -> None:
+    """The REPL's "let the model answer?" shows a server's request cut to a few hundred characters a message and
+    the last six messages: each cut says how much is not shown."""
+    from mini_claude.cli.host_ui import sampling_summary
+    from mini_claude.mcp.host.ui import SamplingRequest
+
+    message = {"role": "user", "content": {"type": "text", "text": "x" * 500 + "\u202e"}}
+    lines = sampling_summary(SamplingRequest("srv", "", [message] * 8, 9))
+    assert lines[:2] == ["MCP server 'srv' asks the model to answer (up to 9 tokens):",
+                         "  (… 2 earlier messages not shown)"]
+    assert lines[2] == "  user: " + "x" * 400 + "… (+100 characters)" and len(lines) == 8

@@ -150,10 +150,10 @@ class ParsedScript:
         if kind == "command_name":
             return self.static(node.children[0]) if node.child_count == 1 else None
         if kind == "variable_assignment":
-            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            target, rhs_node = node.child_by_field_name("name"), node.child_by_field_name("value")
             op = next((self.text_of(c) for c in node.children if c.type in ("=", "+=")), "=")
-            rhs = self.static(value) if value is not None else ""
-            return None if name is None or rhs is None else self.text_of(name) + op + rhs
+            rhs = self.static(rhs_node) if rhs_node is not None else ""
+            return None if target is None or rhs is None else self.text_of(target) + op + rhs
         if kind == "variable_name":
             return self.text_of(node)
         text = self.text_of(node)

@@ -44,8 +44,8 @@ def denies_rm(command: str, env: MatchEnv) -> bool:
     ("a & b", ("a", "b")),
     ("cat <<EOF | grep x\nbody\nEOF", ("cat", "grep x")),
     ("python - <<'EOF'\nprint(1)\nEOF", ("python -",)),
-    ("PATH=/tmp/evil; git status", ("PATH=/tmp/evil", "git status")),
-    ("export A=1 && [[ -f x ]] && (( n > 1 ))", ("export A=1", "[[ -f x ]]", "(( n > 1 ))")),
+    ("A=/tmp/evil; git status", ("A=/tmp/evil", "git status")),
+    ("export A=1 && [[ -f x ]] && (( 2 > 1 ))", ("export A=1", "[[ -f x ]]", "(( 2 > 1 ))")),
     ("git status 2>/dev/null --short", ("git status --short",)),
 ])
 def test_every_command_bash_runs_is_a_part(command: str, parts: tuple[str, ...]) -> None:
@@ -71,6 +71,10 @@ def test_every_command_bash_runs_is_a_part(command: str, parts: tuple[str, ...])
     ("for PATH in /tmp/evil; do git status; done", "a for loop (it assigns a variable)"),
     ("git status ${PATH:=/tmp/evil}", "an expansion that assigns a variable"),
     ("git status $((PATH=0))", "an expansion that assigns a variable"),
+    # bash evaluates a variable's value as arithmetic (`a[$(cmd)]` in it runs cmd), or as code
+    ("(( n > 1 ))", "an arithmetic command over a variable (bash evaluates its value as arithmetic, which can run "
+                    "code)"),
+    ("PATH=/tmp/evil; git status", "an assignment to PATH can make bash or a program run code from it"),
     # places where tree-sitter reads differently from bash
     ("! until rm x; do :; done", "a reserved word the parser took for a command"),
     ("cat <<EOF |& sh\nrm x\nEOF |& cat\nEOF", "a heredoc the parser misread"),

@@ -69,6 +69,12 @@ async def mcp_command(manager: McpManager, args: str, ui: TerminalUI, *,
             # the running connection still holds the token in memory: reconnect so the session shows the truth
             await manager.restart(name)
         return
+    if state.config.needs_project_approval() and state.status in (ServerStatus.NEEDS_APPROVAL,
+                                                                   ServerStatus.DISABLED):
+        # a login talks to the server (discovery, registration) with its URL: only once the user approved it
+        ui.warn(f"{name!r} is a project server that is {state.status.label}: nothing was sent to it; "
+                "approve it first (answer yes when a session in this folder asks about it)")
+        return
     factory = authorizer_for or _browser_authorizer
     ui.info(f"logging in to MCP server {name!r} (Ctrl+C cancels)")
     await login(state.config, manager.env, factory(state.config, stream), store=store)

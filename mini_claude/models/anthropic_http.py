@@ -11,6 +11,7 @@ retry.py), streaming over server-sent events (`message_start`, `content_block_*`
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -146,10 +147,29 @@ def _status_of(response: httpx.Response, body: bytes) -> ApiStatusError:
     return ApiStatusError(response.status_code, text, response)
 
 
+_SSE_LINE_RE = re.compile(r"\r\n|\r|\n")
+
+
+async def _sse_lines(response: httpx.Response) -> AsyncIterator[str]:
+    """The stream's lines as server-sent events define them: ended by CRLF, LF or CR only. (httpx's `aiter_lines`
+    also breaks at U+0085, U+2028 and the other `str.splitlines` breaks, which cut a JSON data line holding one of
+    them in the model's text, and the rest of that text was lost.)"""
+    pending = ""
+    async for chunk in response.aiter_text():
+        pending += chunk
+        held = "\r" if pending.endswith("\r") else ""  # maybe the first half of a CRLF split between chunks
+        *lines, pending = _SSE_LINE_RE.split(pending[:-1] if held else pending)
+        pending += held
+        for line in lines:
+            yield line
+    if pending:
+        yield pending.removesuffix("\r")
+
+
 async def _events(response: httpx.Response) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """(event name, decoded data) for each server-sent event; `ping` and undecodable data are skipped."""
     name, data_lines = "", []
-    async for line in response.aiter_lines():
+    async for line in _sse_lines(response):
         if line == "":
             if data_lines and name != "ping":
                 try:

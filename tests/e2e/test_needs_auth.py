@@ -294,3 +294,26 @@ async def test_mcp_command_in_process(tmp_path: Path) -> None:
     finally:
         await manager.aclose()
         mock.stop()
+
+
+async def test_repl_login_sends_nothing_to_an_unapproved_project_server(tmp_path: Path) -> None:
+    """`/mcp login NAME` of a project server held for approval (issue 18, finding 10, the REPL's half)."""
+    mock = MockOAuth().start()
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"remote": {"type": "http",
+                                                                               "url": mock.mcp_url}}}))
+    loaded = load_mcp_config(cwd=tmp_path, home=tmp_path / "home", env={"PATH": "/usr/bin:/bin"})
+    [config] = loaded.servers.values()
+    assert config.needs_project_approval()
+    manager = McpManager([config], env=server_env(tmp_path),
+                         held={"remote": (ServerStatus.NEEDS_APPROVAL, "not approved")})
+    err = io.StringIO()
+    manager.start()
+    try:
+        await manager.wait_started()
+        await mcp_command(manager, "login remote", TerminalUI(out=io.StringIO(), err=err, rich_output=False),
+                          authorizer_for=lambda cfg, stream: HeadlessAuthorizer(), out=io.StringIO())
+        assert "'remote' is a project server that is needs approval: nothing was sent to it" in err.getvalue()
+        assert mock.requests == []
+    finally:
+        await manager.aclose()
+        mock.stop()

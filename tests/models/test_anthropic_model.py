@@ -281,3 +281,13 @@ async def test_a_deferred_tool_no_reference_loads_goes_whole(mock_server) -> Non
     [request] = mock.requests
     assert "anthropic-beta" not in request["headers"]
     assert [t.get("defer_loading") for t in request["body"]["tools"]] == [None, None]
+
+
+async def test_text_with_unicode_line_breaks_arrives_whole(mock_server) -> None:
+    # U+0085 and U+2028 are line breaks to str.splitlines (and so to httpx's aiter_lines), not to server-sent
+    # events: a data line holding one was cut there and the rest of the answer lost (the httpx backend)
+    text = "one\u0085two\u2028three\u2029four\x1cfive\x0bsix\x0cseven\r\neight"
+    mock = mock_server([{"content": [{"type": "text", "text": text}]}])
+    deltas: list[str] = []
+    turn = await model_for(mock.url).complete(system="s", messages=[user("hi")], tools=[], on_text=deltas.append)
+    assert turn.text == text and "".join(deltas) == text

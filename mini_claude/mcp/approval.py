@@ -158,7 +158,7 @@ class ApprovalStore:
         return cls(state_dir(env) / APPROVALS_FILE_NAME)
 
     def _read(self) -> dict[str, dict[str, Any]]:
-        data = read_state(self.path, what="project MCP approvals", max_bytes=MAX_APPROVALS_BYTES,
+        data = read_state(self.path, what="project MCP approvals", max_bytes=MAX_APPROVALS_BYTES, version=1,
                           afresh="treating it as empty", warnings=self.warnings)
         # Drop malformed parts one by one rather than the whole file.
         return {k: v for k, v in (data or {}).items() if isinstance(v, dict)}

@@ -139,7 +139,7 @@ class EraMemory:
             self._save(data)
 
     def _load(self) -> dict[str, object]:
-        return read_state(self.path, what="MCP era memory", max_bytes=MAX_ERAS_BYTES) or {}
+        return read_state(self.path, what="MCP era memory", max_bytes=MAX_ERAS_BYTES, version=1) or {}
 
     def _save(self, data: dict[str, object]) -> None:
         kept = [(key, value) for key, value in data.items() if _HASHED_KEY.match(key)]

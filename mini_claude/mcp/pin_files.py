@@ -108,8 +108,8 @@ class PinFiles:
     # ---- one entry -------------------------------------------------------------------------------------------------
 
     def load(self, key: PinKey) -> dict[str, Any] | None:
-        """The server's entry (None: none, or unusable — set aside with a warning)."""
-        self.migrate_legacy()
+        """The server's entry (None: none, or unusable — set aside with a warning). Call `migrate_legacy` first,
+        outside the lock."""
         entry = read_state(self.path(key), what="MCP tool pins", max_bytes=MAX_ENTRY_BYTES, version=ENTRY_VERSION)
         return entry if entry is not None and isinstance(entry.get("tools"), dict) else None
 
@@ -149,7 +149,8 @@ class PinFiles:
     # ---- the old store ---------------------------------------------------------------------------------------------
 
     def migrate_legacy(self) -> None:
-        """Split the old single-file store into `legacy/` once (a stat per process when there is none)."""
+        """Split the old single-file store into `legacy/` once (a stat per process when there is none). Takes the
+        lock itself: never call it while holding it."""
         if self._migrated:
             return
         self._migrated = True

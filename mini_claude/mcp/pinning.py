@@ -178,6 +178,7 @@ class PinStore:
                ) -> PinReview:
         """Compare `tools` and `instructions` with the server's pins, pin what is seen for the first time (unless
         this store only looks: `record=False`), and say what to offer."""
+        self.files.migrate_legacy()
         with self.files.locked():
             entry, current = self._entry(key)
             first_sight = entry is None
@@ -214,6 +215,7 @@ class PinStore:
         """Pin the current definitions of `tools` (and `instructions`, when given: the user accepted them); the
         tool names pinned, in order."""
         accepted: list[str] = []
+        self.files.migrate_legacy()
         with self.files.locked():
             entry, _ = self._entry(key)
             pins: dict[str, Any] = dict(entry["tools"]) if entry is not None else {}
@@ -235,6 +237,7 @@ class PinStore:
 
     def pinned(self, key: PinKey) -> dict[str, str]:
         """Tool name → pinned digest, for one server's current config ({} when it has none)."""
+        self.files.migrate_legacy()
         entry, _ = self._entry(key)
         tools = entry.get("tools") if entry is not None else None
         if not isinstance(tools, dict):

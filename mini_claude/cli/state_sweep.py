@@ -9,7 +9,8 @@ What it cleans (each owner module says why and how; docs/ARCHITECTURE.md lists e
 * tool-output spill files (`tool-output/`): older than 7 days, and the oldest past 1 GiB in all;
 * server logs (`mcp-logs/`): of servers that wrote nothing for 30 days;
 * project-server approvals and trusted folders: the records of folders that no longer exist;
-* files set aside as unusable (`*.bad`) or migrated (`*.migrated`): 30 days after that happened;
+* files set aside as unusable (`*.bad`) or migrated (`*.migrated`): 30 days after that happened (and the temp
+  files of writes a crash interrupted, 30 days old);
 * the REPL's input history (`repl-history`, prompt_toolkit's file): cut to its last `MAX_REPL_HISTORY_BYTES`.
 
 The era memory and the OAuth store bound themselves when they are written. `.last-sweep`'s mtime says when the last
@@ -124,7 +125,8 @@ def _remove_asides(folder: Path, cutoff: float) -> int:
     except OSError:
         return 0
     for entry in entries:
-        if not entry.name.endswith(_ASIDE_SUFFIXES):
+        # set aside or migrated, or the temp file of a write a crash interrupted (`.<name>.<random>.tmp`)
+        if not (entry.name.endswith(_ASIDE_SUFFIXES) or (entry.name.startswith(".") and entry.name.endswith(".tmp"))):
             continue
         with contextlib.suppress(OSError):
             if entry.stat(follow_symlinks=False).st_mtime < cutoff:

@@ -121,13 +121,15 @@ def test_the_sweep_runs_every_clean_up_once_a_day_in_the_background(tmp_path: Pa
     (state / "mcp-eras.json.bad").write_text("{")
     age(state / "mcp-eras.json.bad", 31 * DAY_S)
     (state / "mcp-oauth.json.bad").write_text("{")  # set aside today: kept for now
+    (state / ".trusted-folders.json.x1y2.tmp").write_text("{")  # a write a crash cut, long ago
+    age(state / ".trusted-folders.json.x1y2.tmp", 31 * DAY_S)
     gone.rmdir()
     thread = sweep_in_background(state)
     assert thread is not None
     thread.join(timeout=30)
     assert not thread.is_alive()
     assert not (state / "sessions").exists() or not any((state / "sessions").iterdir())
-    assert sorted(p.name for p in state.iterdir() if p.name.endswith(".bad")) == ["mcp-oauth.json.bad"]
+    assert sorted(p.name for p in state.iterdir() if p.name.endswith((".bad", ".tmp"))) == ["mcp-oauth.json.bad"]
     # not again within a day (one stat), again after one
     assert sweep_in_background(state) is None
     assert sweep_in_background(state, now=time.time() + SWEEP_EVERY_S + 60) is not None

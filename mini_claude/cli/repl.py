@@ -77,7 +77,8 @@ class Repl:
         self.parts: Any = None  # SessionParts, once run() started the session
         self._turn: asyncio.Task[Any] | None = None
         self._session: Any = None
-        self._reviews: list[str] = []  # servers with changed tool definitions to ask about before the next turn
+        # servers with changed tool definitions or instructions to ask about before the next turn
+        self._reviews: list[str] = []
         self._background: set[asyncio.Future[Any]] = set()
         self._interrupted_at_prompt = False
         self._questions = asyncio.Lock()  # one question at a time: permission, sampling, a form
@@ -149,7 +150,7 @@ class Repl:
                 if text.startswith("#") and len(text) > 1:  # "# use tabs": a line for the project memory
                     try:
                         self._remember(text[1:])
-                    except OSError as exc:
+                    except (OSError, MiniClaudeError) as exc:  # a CLAUDE.md symlink or FIFO: ConfigError
                         self.ui.error(f"cannot add to CLAUDE.md: {exc}")
                     continue
                 command = text.split(maxsplit=1)[0]
@@ -180,12 +181,14 @@ class Repl:
                 loop.remove_signal_handler(signal.SIGINT)
 
     def _tools_review(self, review: PinReview) -> None:
-        """A server's tools changed since accepted (withheld) or it has new ones: say so now, ask before the next
-        turn (a question cannot interrupt the prompt the user is typing at)."""
+        """A server's tools or instructions changed since accepted (withheld) or it has new tools: say so now, ask
+        before the next turn (a question cannot interrupt the prompt the user is typing at)."""
+        withheld = review.warning() if review.changed else review.instructions_warning()
         for note in review.notes():
-            self.ui.info(clean(note))
-        if review.changed and review.server not in self._reviews:
-            self.ui.warn(clean(f"{review.warning()}; you will be asked before the next turn"))
+            if not (review.instructions is not None and not review.changed and note == withheld):
+                self.ui.info(clean(note))  # (withheld instructions alone: the warning below says it once)
+        if (review.changed or review.instructions is not None) and review.server not in self._reviews:
+            self.ui.warn(clean(f"{withheld}; you will be asked before the next turn"))
             self._reviews.append(review.server)
 
     async def _wait_for_servers(self) -> None:

@@ -168,3 +168,48 @@ async def test_the_repl_paths_accept_instructions_like_tools(tmp_path: Path, pat
             assert manager.instructions() == {"ins": EVIL + "\u202e"}
     finally:
         await manager.aclose()
+
+
+async def test_the_repl_asks_about_changed_instructions_before_the_next_turn(tmp_path: Path) -> None:
+    import argparse
+    from types import SimpleNamespace
+
+    from mini_claude.cli.render import TerminalUI
+    from mini_claude.cli.repl import Repl
+
+    text = tmp_path / "instructions.txt"
+    text.write_text(FIRST)
+    await (await _session(tmp_path, text, [])).aclose()
+    text.write_text(EVIL)
+    told: list[PinReview] = []
+    manager = await _session(tmp_path, text, told)
+    prompts: list[str] = []
+    seen_at_turn: list[dict[str, str]] = []
+
+    class Prompt:  # prompt_toolkit's PromptSession, answering "y"
+        async def prompt_async(self, question: str) -> str:
+            prompts.append(question)
+            return "y"
+
+    class Agent:
+        max_turns = 1
+
+        async def run(self, line: str) -> Any:
+            seen_at_turn.append(manager.instructions())
+            return SimpleNamespace(stop="done")
+
+    repl = Repl(argparse.Namespace())
+    repl.ui = TerminalUI(out=io.StringIO(), err=io.StringIO())
+    repl._session = Prompt()
+    repl.parts = SimpleNamespace(manager=manager, agent=Agent(), host=None)
+    try:
+        [review] = told
+        repl._tools_review(review)
+        repl._tools_review(review)  # told twice (a reconnect): asked once
+        assert repl.ui.err.getvalue().count("its instructions changed since accepted") == 1
+        assert repl.ui.err.getvalue().count("you will be asked before the next turn") == 1
+        await repl._run_turn("hello")
+        assert prompts == ["Accept the new definitions of ins's instructions? [y/n] "]
+        assert seen_at_turn == [{"ins": EVIL}]
+    finally:
+        await manager.aclose()

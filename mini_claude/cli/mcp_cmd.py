@@ -295,7 +295,7 @@ async def _inspect(args: argparse.Namespace) -> int:
             return EXIT_OK
         state = manager.states[args.name]
         if args.command == "get":
-            print_get(state, args.json, with_pin_changes(withheld.found, manager).get(state.name, {}))
+            print_get(state, args.json, with_pin_changes(withheld.found, manager).get(state.name, {}), manager)
             return EXIT_OK
         if state.status is not ServerStatus.READY:
             _warn(f"mini-claude mcp: {args.name}: {state.status.value}: {state.error}")

@@ -74,8 +74,8 @@ def print_list(manager: McpManager, as_json: bool, found: Mapping[str, Mapping[s
                             context_tokens=context_tokens(manager.env)).budget()
     if as_json:
         withheld = with_pin_changes(found, manager)
-        print(json.dumps([state_record(s, list(withheld.get(s.name, {}).values()), budgets.get(s.name))
-                          for s in states], indent=2))
+        print(json.dumps([{**state_record(s, list(withheld.get(s.name, {}).values()), budgets.get(s.name)),
+                           **_instructions_record(manager, s.name)} for s in states], indent=2))
         return
     if not states:
         print("No MCP servers configured. Add one with: mini-claude mcp add NAME -- COMMAND [ARGS…]")
@@ -83,12 +83,27 @@ def print_list(manager: McpManager, as_json: bool, found: Mapping[str, Mapping[s
     width = max(len(s.name) for s in states)
     for s in states:
         print(clean(list_row(s, width, list(found.get(s.name, {}).values()), budget_note(budgets.get(s.name)))))
+        if manager.pins.withheld_instructions(s.name) is not None:
+            print(clean(f"  {' ' * width}{instructions_note(s.name)}"))
 
 
-def print_get(state: ServerState, as_json: bool, withheld: Mapping[str, WithheldTool]) -> None:
+def instructions_note(server: str) -> str:
+    """The line `mcp list` / `mcp get` add for a server whose instructions are withheld."""
+    return (f"its instructions changed since accepted: withheld from the system prompt (mini-claude mcp accept "
+            f"{server})")
+
+
+def _instructions_record(manager: McpManager, server: str) -> dict[str, Any]:
+    """`"instructions_withheld": true` in the `--json` forms, only when they are."""
+    return {"instructions_withheld": True} if manager.pins.withheld_instructions(server) is not None else {}
+
+
+def print_get(state: ServerState, as_json: bool, withheld: Mapping[str, WithheldTool],
+              manager: McpManager | None = None) -> None:
     from mini_claude.mcp.config_edit import mask_secrets
 
-    info = state_record(state, list(withheld.values()))
+    info = {**state_record(state, list(withheld.values())),
+            **(_instructions_record(manager, state.name) if manager is not None else {})}
     info["config"] = mask_secrets(dict(state.config.raw))
     info["tool_names"] = [t.name for t in state.tools]
     if as_json:
@@ -101,6 +116,8 @@ def print_get(state: ServerState, as_json: bool, withheld: Mapping[str, Withheld
         print("  " + clean(line))
     if state.tools:
         print("  tools: " + clean(", ".join(info["tool_names"])))
+    if info.get("instructions_withheld"):
+        print("  " + clean(instructions_note(state.name)))
 
 
 def print_tools(manager: McpManager, state: ServerState, as_json: bool,

@@ -69,6 +69,16 @@ def test_changed_instructions_are_withheld_from_the_system_prompt_until_accepted
                         "prompt; review and accept with `mini-claude mcp accept ins`"], run.stderr
     assert EVIL not in run.stderr  # -p names the server; the text is for `mcp accept` to show
 
+    # `mcp list` / `mcp get` (text and --json) say so too, as they do for withheld tools
+    note = "its instructions changed since accepted: withheld from the system prompt (mini-claude mcp accept ins)"
+    listed = cli.run("mcp", "list", "--mcp-config", config)
+    assert listed.rc == 0 and f"     {note}" in listed.stdout.splitlines(), listed.stdout + listed.stderr
+    got = cli.run("mcp", "get", "ins", "--mcp-config", config)
+    assert got.rc == 0 and f"  {note}" in got.stdout.splitlines(), got.stdout + got.stderr
+    for command in (["list"], ["get", "ins"]):
+        shown = cli.run("mcp", *command, "--json", "--mcp-config", config).json()
+        assert (shown[0] if command == ["list"] else shown)["instructions_withheld"] is True
+
     # `mcp accept` without a terminal shows the diff (cleaned) and pins nothing without --yes
     refused = cli.run("mcp", "accept", "ins", "--mcp-config", config)
     assert refused.rc == 3, refused.stderr

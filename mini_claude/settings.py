@@ -4,13 +4,15 @@ and `<cwd>/.claude/settings.local.json` (local), read in that order and merged.
 Lists (permission rules) are concatenated, each rule remembering the file and key it came from; single values
 (`permissions.defaultMode`, `model`) come from the last file that sets them; `env` dicts are merged, later files
 winning. A malformed file or value becomes a `ConfigError` in `Settings.errors` (file + key) and everything else
-still loads. Missing files are fine. Nothing is printed; the CLI reports `errors`.
+still loads. Missing files are fine. Files are read through `jsonfile`'s bounded door (regular files only, at most
+10 MB, at most 128 levels deep). Nothing is printed; the CLI reports `errors`.
 
 Project files (project and local) come from the repository, so until its folder is trusted (`mini_claude.trust`)
 `without_project_widening` drops what they would *widen*: allow rules, a `defaultMode` other than
 `default`/`plan`, `additionalDirectories`, `enableAllProjectMcpServers`/`enabledMcpjsonServers`, `env`, `hooks`,
-`statusLine` and every helper command (`apiKeyHelper`, `*Helper`, `awsAuthRefresh`, `awsCredentialExport`). What
-they *restrict* (deny and ask rules, `disabledMcpjsonServers`, `default`/`plan` modes) always applies, and the
+`statusLine`, a `model` that names a backend (`openai:gpt-4o` chooses where the user's prompts and key go; a bare
+model name does not) and every helper command (`apiKeyHelper`, `*Helper`, `awsAuthRefresh`,
+`awsCredentialExport`). What they *restrict* (deny and ask rules, `disabledMcpjsonServers`, `default`/`plan` modes) always applies, and the
 user's own file is never filtered.
 """
 
@@ -27,6 +29,7 @@ from mini_claude.jsonfile import json_type, read_json_object
 __all__ = [
     "KNOWN_PERMISSION_MODES",
     "LOCAL_SETTINGS_DISPLAY",
+    "MODEL_BACKENDS",
     "PROJECT_SETTINGS_DISPLAY",
     "USER_SETTINGS_DISPLAY",
     "Settings",
@@ -43,6 +46,9 @@ LOCAL_SETTINGS_DISPLAY = ".claude/settings.local.json"
 # Claude Code's names for permissions.defaultMode that mini-claude implements. Kept here (not imported from
 # permissions/, a higher layer) so an unknown mode is reported as a settings problem instead of aborting startup.
 KNOWN_PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+
+# the model backends a `model` value may name as `backend:name` (models.factory chooses by this prefix)
+MODEL_BACKENDS = ("anthropic", "openai")
 
 _RULE_LISTS = ("allow", "deny", "ask")
 # modes a project file may set without trust: neither lets a tool run without asking where `default` would ask
@@ -138,6 +144,10 @@ def _strip_widening(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             del perms["defaultMode"]
             shown = f"={mode}" if mode in KNOWN_PERMISSION_MODES else ""
             dropped.append(f"permissions.defaultMode{shown}")
+    model = raw.get("model")
+    if isinstance(model, str) and ":" in model and model.partition(":")[0].lower() in MODEL_BACKENDS:
+        del kept["model"]  # `openai:…` would choose the backend (and so where the user's prompts go)
+        dropped.append("model")
     for key in raw:
         if key in _WIDENING_KEYS or key.endswith("Helper"):
             value = kept.pop(key)

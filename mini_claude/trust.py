@@ -20,7 +20,6 @@ Only small file reads happen here (no git subprocess), so `-p` starts fast. Noth
 from __future__ import annotations
 
 import enum
-import json
 import logging
 import os
 import time
@@ -29,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mini_claude.jsonfile import write_json_atomic
+from mini_claude.errors import ConfigError
+from mini_claude.jsonfile import MAX_CLAUDE_JSON_BYTES, read_json_object, write_json_atomic
 from mini_claude.statefile import read_state
 
 __all__ = [
@@ -55,8 +55,6 @@ _STORE_VERSION = 1
 _FILE_MODE = 0o600
 _DIR_MODE = 0o700
 MAX_TRUST_BYTES = 1024 * 1024  # a folder list; a bigger store is set aside
-# ~/.claude.json grows with Claude Code's history; past this it is not worth parsing on every start
-MAX_CLAUDE_JSON_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -140,7 +138,7 @@ def check_trust(cwd: Path, *, home: Path, state: Path) -> TrustState:
     for path in candidates:
         if path in ours:
             return TrustState(folder, True, f"trusted with mini-claude ({path})")
-    projects = _read_json(home / CLAUDE_JSON_NAME, max_bytes=MAX_CLAUDE_JSON_BYTES).get("projects")
+    projects = _claude_json(home).get("projects")
     if isinstance(projects, dict):
         for path in candidates:
             entry = projects.get(path)
@@ -206,16 +204,11 @@ def _resolved(path: Path) -> Path:
         return Path(os.path.abspath(path))
 
 
-def _read_json(path: Path, *, max_bytes: int | None = None) -> dict[str, Any]:
-    """A JSON object file's content; {} when missing, too big, unreadable or not an object (logged, never raised)."""
-    try:
-        if max_bytes is not None and path.stat().st_size > max_bytes:
-            log.debug("%s is over %d bytes: not read for trust", path, max_bytes)
-            return {}
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        log.debug("cannot read %s for trust: %s", path, exc.__class__.__name__)
-        return {}
-    return data if isinstance(data, dict) else {}
+def _claude_json(home: Path) -> dict[str, Any]:
+    """Claude Code's `~/.claude.json`, read through the bounded door (`jsonfile`); {} when it is missing or
+    unusable (not a regular file, too big, too deep, malformed: logged, never raised; `mcp list` reports it)."""
+    errors: list[ConfigError] = []
+    data = read_json_object(home / CLAUDE_JSON_NAME, "~/" + CLAUDE_JSON_NAME, errors, max_bytes=MAX_CLAUDE_JSON_BYTES)
+    for error in errors:
+        log.debug("not read for trust: %s", error)
+    return data or {}

@@ -4,6 +4,9 @@ arguments and `$1`, `$2`, … by each (shell-style words). Optional front matter
 `argument-hint`, `allowed-tools` (allow rules while the command runs). A sub-folder adds a namespace:
 `.claude/commands/git/commit.md` is `/git:commit`. The user's command wins over a project's of the same name.
 
+Files are read through `jsonfile`'s bounded door: a FIFO or a device is a warning (never a hang), a file over
+`MAX_COMMAND_BYTES` too.
+
 Trust: a project's `allowed-tools` would widen permissions, so it counts only for the user's own commands; a
 project command's list is ignored (its text is still only a prompt the user chose to send).
 """
@@ -15,7 +18,9 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mini_claude.frontmatter import FrontmatterError, parse_frontmatter, split_frontmatter
+from mini_claude.errors import ConfigError
+from mini_claude.frontmatter import parse_frontmatter, split_frontmatter
+from mini_claude.jsonfile import read_regular_text
 
 __all__ = ["CustomCommand", "expand", "load_commands"]
 
@@ -52,14 +57,19 @@ def load_commands(cwd: Path, home: Path) -> tuple[dict[str, CustomCommand], list
                 continue
             try:
                 resolved = path.resolve()
-                if not resolved.is_file():
-                    continue  # a link to a device, a folder, nothing
+                if not resolved.exists():
+                    continue  # a dangling link
                 if scope == "project" and not resolved.is_relative_to(cwd.resolve()):
                     warnings.append(f"{path}: not loaded: it leads outside the project ({resolved})")
                     continue
                 command = _read(resolved, ":".join(parts), scope, shown=path)
-            except (OSError, FrontmatterError, UnicodeDecodeError) as exc:
+            except OSError as exc:
                 warnings.append(f"{path}: {exc}")
+                continue
+            except ConfigError as exc:  # FrontmatterError too; the message names the file
+                warnings.append(str(exc) if exc.file else f"{path}: {exc}")
+                continue
+            if command is None:
                 continue
             found[command.command] = command  # the user's, read last, wins
     return found, warnings
@@ -78,12 +88,12 @@ def expand(command: CustomCommand, arguments: str) -> str:
     return text.strip()
 
 
-def _read(path: Path, name: str, scope: str, *, shown: Path) -> CustomCommand:
-    with path.open("rb") as f:
-        raw = f.read(MAX_COMMAND_BYTES + 1)  # bounded, whatever the file claims to be
-    if len(raw) > MAX_COMMAND_BYTES:
-        raise FrontmatterError(f"larger than {MAX_COMMAND_BYTES} bytes")
-    text = raw.decode("utf-8")
+def _read(path: Path, name: str, scope: str, *, shown: Path) -> CustomCommand | None:
+    """The command in the file at `path` (None when it vanished). Raises ConfigError naming `shown`: not a regular
+    file, larger than `MAX_COMMAND_BYTES`, not UTF-8, bad front matter."""
+    text = read_regular_text(path, str(shown), max_bytes=MAX_COMMAND_BYTES)
+    if text is None:
+        return None
     path = shown
     if not text.startswith(("---", "\ufeff---")):
         return CustomCommand(name, text, scope, path)

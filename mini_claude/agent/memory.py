@@ -8,16 +8,24 @@ absolute), at most `MAX_IMPORT_DEPTH` hops deep, each file once (cycles end ther
 
 Trust: the user's own file may import anything. A file from the repository is untrusted text for the model: it,
 and what it imports, must be inside the project (symlinks resolved), so a cloned repository cannot pull `~/.ssh/id_rsa`
-or `/etc/...` into what is sent to the model; such an import is skipped with a warning. Sizes are capped
-(`MAX_FILE_CHARS` a file, `MAX_TOTAL_CHARS` in all).
+or `/etc/...` into what is sent to the model; such an import is skipped with a warning. Files are read through
+`jsonfile`'s bounded door (regular files only: a FIFO or a device is a warning, never a hang), sizes capped
+(`MAX_FILE_CHARS` a file, cut beyond; `MAX_TOTAL_CHARS` in all). The REPL's `# note` writes only a regular
+CLAUDE.md, never through a symlink (`append_memory_line`).
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from mini_claude.errors import ConfigError
+from mini_claude.jsonfile import read_regular_head
 
 __all__ = ["MAX_IMPORT_DEPTH", "Memory", "MemoryFile", "append_memory_line", "load_memory", "project_root"]
 
@@ -27,6 +35,9 @@ MAX_TOTAL_CHARS = 120_000
 _IMPORT = re.compile(r"(?<![\w`])@((?:~/|/|\./|\.\./|[\w.-]+/)?[\w./~-]*[\w-])")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _CODE_SPAN = re.compile(r"`[^`]*`")
+_APPEND_FLAGS = (os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+                 | getattr(os, "O_CLOEXEC", 0))
+_NEW_MEMORY_MODE = 0o644
 
 
 @dataclass(frozen=True)
@@ -85,12 +96,25 @@ def load_memory(cwd: Path, home: Path) -> Memory:
 
 
 def append_memory_line(cwd: Path, line: str) -> Path:
-    """`# text` in the REPL: append `- text` to the working directory's CLAUDE.md (created when missing)."""
+    """`# text` in the REPL: append `- text` to the working directory's CLAUDE.md (created when missing).
+
+    Only a regular file is written, never through a symlink (a repository may commit `CLAUDE.md` as a link to a
+    file of the user's, which the loader would not read either) nor into a FIFO or a device: ConfigError saying
+    so. The checks are on the open descriptor (`O_NOFOLLOW`, `O_NONBLOCK`, then `fstat`)."""
     path = cwd / "CLAUDE.md"
-    existing = path.read_text(encoding="utf-8") if path.exists() else ""
-    separator = "" if not existing or existing.endswith("\n") else "\n"
-    with path.open("a", encoding="utf-8") as f:
-        f.write(f"{separator}- {line.strip()}\n")
+    try:
+        fd = os.open(path, _APPEND_FLAGS, _NEW_MEMORY_MODE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ConfigError("not written: it is a symbolic link (notes go only into a real CLAUDE.md file)",
+                              file=str(path)) from None
+        raise
+    with os.fdopen(fd, "ab") as handle:  # read-write only for the last byte; O_NONBLOCK: a FIFO opens at once
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError("not written: not a regular file", file=str(path))
+        ends_open = info.st_size > 0 and os.pread(fd, 1, info.st_size - 1) != b"\n"
+        handle.write(f"{chr(10) if ends_open else ''}- {line.strip()}\n".encode())
     return path
 
 
@@ -105,18 +129,25 @@ class _Loader:
     def add(self, path: Path, kind: str, *, trusted: bool, by: Path | None = None, depth: int = 0) -> None:
         try:
             resolved = path.resolve()
-            if resolved in self.seen or not resolved.is_file():
+            if resolved in self.seen or not resolved.exists():
                 return
-            if not trusted and not resolved.is_relative_to(self.root):
-                # a repository's file (or a link in it) pointing out of the project: never sent to the model
-                self.memory.warnings.append(f"{path}: not loaded: it leads outside the project ({resolved})")
-                return
-            with resolved.open("rb") as f:
-                text = f.read(MAX_FILE_CHARS * 4 + 1).decode("utf-8", errors="replace")
         except OSError:
             return
+        if not trusted and not resolved.is_relative_to(self.root):
+            # a repository's file (or a link in it) pointing out of the project: never sent to the model
+            self.memory.warnings.append(f"{path}: not loaded: it leads outside the project ({resolved})")
+            return
+        try:
+            head = read_regular_head(resolved, str(path), max_bytes=MAX_FILE_CHARS * 4)
+        except ConfigError as exc:  # a FIFO, a device, a folder, unreadable: this file only
+            self.memory.warnings.append(f"{path}: not loaded: {exc.message}")
+            return
+        if head is None:
+            return
+        data, longer = head
         self.seen.add(resolved)
-        if len(text) > MAX_FILE_CHARS:
+        text = data.decode("utf-8", errors="replace")
+        if longer or len(text) > MAX_FILE_CHARS:
             text = text[:MAX_FILE_CHARS] + "\n[…cut: the file is longer]"
         if self.total + len(text) > MAX_TOTAL_CHARS:
             self.memory.warnings.append(f"{path}: not loaded (memory files are limited to {MAX_TOTAL_CHARS} "

@@ -11,7 +11,8 @@ Sources, in order; a later source replaces an earlier one's server of the same n
 
 Every problem is one `ConfigError` naming the file and the key path (`.mcp.json: mcpServers.db.command:
 missing`). A broken entry is skipped with its error, a broken file costs only that file; nothing here raises
-while loading. One entry's validation and `${VAR}` expansion live in `config_entry` (`ServerConfig`,
+while loading. Files are read through `jsonfile`'s bounded door (regular files only, a size cap, a depth limit),
+inline `--mcp-config` JSON with the same depth limit. One entry's validation and `${VAR}` expansion live in `config_entry` (`ServerConfig`,
 `expand_vars`, `validate_entry` and `AGENT_CREDENTIAL_VARS` are re-exported here; a project-scope entry cannot
 expand the agent's own credentials); the writers behind `mcp add/remove` and secret
 masking live in `config_edit`.
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mini_claude.errors import ConfigError
-from mini_claude.jsonfile import json_type, parse_json_object, read_json_object
+from mini_claude.jsonfile import MAX_CLAUDE_JSON_BYTES, json_type, parse_json_object, read_json_object
 from mini_claude.mcp.config_entry import (
     AGENT_CREDENTIAL_VARS,
     SERVER_TYPES,
@@ -114,7 +115,8 @@ def load_mcp_config(
 def _file_sources(*, cwd: Path, home: Path, env: Mapping[str, str], errors: list[ConfigError]) -> list[_Found]:
     """The servers of the config files, one list per source, lowest precedence first."""
     found: list[_Found] = []
-    claude_json = read_json_object(home / ".claude.json", CLAUDE_JSON_DISPLAY, errors)
+    claude_json = read_json_object(home / ".claude.json", CLAUDE_JSON_DISPLAY, errors,
+                                   max_bytes=MAX_CLAUDE_JSON_BYTES)
     if claude_json is not None:
         found.append(_servers_in(claude_json, CLAUDE_JSON_DISPLAY, "user", env, errors, bare_ok=False))
     user_settings = home / ".claude" / "settings.json"
@@ -247,7 +249,7 @@ def project_key_candidates(cwd: Path) -> list[str]:
 def disabled_servers(*, cwd: Path, home: Path) -> list[str]:
     """The servers switched off for this project (`projects[<cwd>].disabledMcpServers` in ~/.claude.json, the
     user's own file: `mini-claude mcp disable NAME`, Claude Code's `/mcp`). Unreadable means none."""
-    data = read_json_object(home / ".claude.json", CLAUDE_JSON_DISPLAY, [])
+    data = read_json_object(home / ".claude.json", CLAUDE_JSON_DISPLAY, [], max_bytes=MAX_CLAUDE_JSON_BYTES)
     projects = data.get("projects") if data is not None else None
     key = project_key(projects, cwd) if isinstance(projects, dict) else None
     project = projects.get(key) if isinstance(projects, dict) and key is not None else None

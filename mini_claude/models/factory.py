@@ -12,7 +12,9 @@ Key values are passed to the SDK and never printed or logged.
 A project's `.env` is a stranger's file (`model_environment`): it may supply the model credentials and the model
 name, and only to the agent's own model client. Where the client sends them (`ANTHROPIC_BASE_URL`,
 `OPENAI_BASE_URL`, `MINI_CLAUDE_BACKEND`) and how it behaves (`MINI_CLAUDE_STREAM`, `MINI_CLAUDE_RETRY_BASE_S`) come
-from it only once the folder is trusted. Anything else in it is never used: nothing from `.env` reaches the
+from it only once the folder is trusted, and until then a `.env` key for a backend the user's environment does not
+configure at all (no key, no endpoint) does not move the user's prompts away from the backend it chose (nor may the project's settings: see
+`settings.without_project_widening`, which drops a project `model` naming a backend). Anything else in it is never used: nothing from `.env` reaches the
 environment of MCP servers or shell commands, nor decides the state directory. The real environment always wins.
 """
 
@@ -25,9 +27,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mini_claude.errors import ConfigError, ModelError
+from mini_claude.errors import ModelError
+from mini_claude.jsonfile import read_regular_text
 from mini_claude.models.base import Model
 from mini_claude.models.retry import RetryPolicy
+from mini_claude.settings import MODEL_BACKENDS
 
 __all__ = [
     "BACKENDS",
@@ -48,12 +52,13 @@ log = logging.getLogger(__name__)
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-BACKENDS = ("anthropic", "openai")
+BACKENDS = MODEL_BACKENDS
 NO_KEY_MESSAGE = ("no model API key: set ANTHROPIC_API_KEY, or OPENAI_API_KEY (with OPENAI_BASE_URL for another "
                   "compatible server), or OPENAI_BASE_URL alone for a local server that needs no key, in the "
                   "environment or .env")
 # local OpenAI-compatible servers (llama.cpp, vLLM, Ollama) need no key, but the SDK insists on one
 UNUSED_OPENAI_KEY = "not-needed"
+MAX_DOTENV_BYTES = 1024 * 1024
 _FALSE_VALUES = frozenset({"0", "false", "no", "off"})
 _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 # What a project `.env` may give the model client in any folder: the credentials it authenticates with (sent only
@@ -61,6 +66,12 @@ _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 DOTENV_ALWAYS_VARS = frozenset({
     "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "MINI_CLAUDE_API_KEY", "MINI_CLAUDE_MODEL",
 })
+# which backend a `.env` credential would pick (choose_backend)
+_CREDENTIAL_BACKEND = {"ANTHROPIC_API_KEY": "anthropic", "ANTHROPIC_AUTH_TOKEN": "anthropic",
+                       "OPENAI_API_KEY": "openai"}
+# what in the real environment shows the user configured a backend (a key or an endpoint of theirs)
+_BACKEND_VARS = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"),
+                 "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
 # ... and only in a trusted folder: where the client sends the user's key and prompts, and how it behaves.
 DOTENV_TRUSTED_VARS = frozenset({
     "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "MINI_CLAUDE_BACKEND", "MINI_CLAUDE_STREAM", "MINI_CLAUDE_RETRY_BASE_S",
@@ -81,17 +92,37 @@ def model_environment(base: Mapping[str, str], dotenv: Mapping[str, str], *, tru
     env = dict(base)
     ignored: list[str] = []
     unused: list[str] = []
+    added: list[str] = []
     for key, value in dotenv.items():
         if key in DOTENV_ALWAYS_VARS or (trusted and key in DOTENV_TRUSTED_VARS):
-            env.setdefault(key, value)
+            if key not in env:
+                env[key] = value
+                added.append(key)
         elif key in DOTENV_TRUSTED_VARS:
             if key not in base:  # shadowed by the real environment anyway: trust would change nothing
                 ignored.append(key)
         else:
             unused.append(key)
+    chosen = _backend_or_none(base)
+    if not trusted and chosen is not None and _backend_or_none(env) != chosen:
+        # a key for a backend the user did not configure at all would move their prompts there (ANTHROPIC_API_KEY
+        # wins over the user's own OPENAI_BASE_URL): untrusted, the backend the real environment chose stays
+        for key in added:
+            backend = _CREDENTIAL_BACKEND.get(key)
+            if backend is not None and backend != chosen and not any(_get(base, v) for v in _BACKEND_VARS[backend]):
+                del env[key]
+                ignored.append(key)
     if unused:
         log.debug(".env: not used (only model settings are read from it): %s", ", ".join(sorted(unused)))
     return ModelEnvironment(env, tuple(sorted(ignored)))
+
+
+def _backend_or_none(env: Mapping[str, str]) -> str | None:
+    """The backend `env` alone chooses, None when it chooses none (or an invalid one)."""
+    try:
+        return choose_backend(env)
+    except ModelError:
+        return None
 
 
 def split_provider(name: str | None) -> tuple[str | None, str | None]:
@@ -161,15 +192,13 @@ def load_dotenv(path: Path) -> dict[str, str]:
     `"` runs on to the next one; single-quoted ones understand only `\\'` and `\\\\`); an unquoted value ends at
     ` #`. `${VAR}` is not expanded (the file's values are taken as written). Lines that are not assignments are
     skipped (python-dotenv logs their line numbers, never their text), as are keys without a value and keys that
-    are not environment variable names. A missing file is empty; an unreadable one raises ConfigError. Values are
-    returned, never logged.
+    are not environment variable names. A missing file is empty; one that is not a regular file, is larger than
+    `MAX_DOTENV_BYTES`, is not UTF-8 or cannot be read raises ConfigError (it is read through `jsonfile`'s bounded
+    door, and python-dotenv is given that text). Values are returned, never logged.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = read_regular_text(path, str(path), max_bytes=MAX_DOTENV_BYTES)  # ConfigError: not regular, too big
+    if text is None:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read: {exc.__class__.__name__}", file=str(path)) from None
     from dotenv import dotenv_values  # imported on first use: most runs read no .env
 
     parsed = dotenv_values(stream=io.StringIO(text), interpolate=False)

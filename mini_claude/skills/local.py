@@ -2,7 +2,8 @@
 
 Discovery reads each SKILL.md's front matter (name + description) for the listing; `load()` reads the file again
 when the model asks for it, and `read_file()` reads a supporting file inside the skill's directory (never
-outside it, symlinks resolved).
+outside it, symlinks resolved). Every read goes through `jsonfile`'s bounded door (regular files only, at most
+`MAX_LOCAL_SKILL_FILE_BYTES`).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from mini_claude.errors import FrontmatterError, ToolError
+from mini_claude.errors import ConfigError, FrontmatterError, ToolError
 from mini_claude.frontmatter import parse_frontmatter
+from mini_claude.jsonfile import read_regular_file
 
 __all__ = ["MAX_LOCAL_SKILL_FILE_BYTES", "LocalSkill", "discover_local_skills"]
 
@@ -48,13 +50,14 @@ class LocalSkill:
 
 
 def _read_text(path: Path) -> str:
+    """The file's text through the bounded door (`jsonfile`): a regular file of at most
+    `MAX_LOCAL_SKILL_FILE_BYTES` (a FIFO or a device fails at once, never hangs). Raises ToolError saying why."""
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_LOCAL_SKILL_FILE_BYTES + 1)
-    except OSError as exc:
-        raise ToolError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_LOCAL_SKILL_FILE_BYTES:
-        raise ToolError(f"{path} is larger than {MAX_LOCAL_SKILL_FILE_BYTES} bytes")
+        data = read_regular_file(path, str(path), max_bytes=MAX_LOCAL_SKILL_FILE_BYTES)
+    except ConfigError as exc:
+        raise ToolError(str(exc)) from None
+    if data is None:
+        raise ToolError(f"cannot read {path}: no such file")
     return data.decode("utf-8", errors="replace")
 
 

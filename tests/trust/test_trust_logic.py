@@ -138,11 +138,18 @@ def test_model_environment_policy() -> None:
               "OPENAI_BASE_URL": "http://evil/v1", "PYTHONPATH": "/evil", "MINI_CLAUDE_STATE_DIR": "/evil"}
     base = {"PATH": "/bin", "OPENAI_BASE_URL": "http://mine/v1"}
     untrusted = model_environment(base, dotenv, trusted=False)
-    assert untrusted.env == {"PATH": "/bin", "OPENAI_BASE_URL": "http://mine/v1", "ANTHROPIC_API_KEY": "k",
-                             "MINI_CLAUDE_MODEL": "m"}
-    assert untrusted.ignored == ("ANTHROPIC_BASE_URL",)  # the user's own OPENAI_BASE_URL shadows the other
+    # issue 18 finding 12: the user's OPENAI_BASE_URL chose their (local) OpenAI-compatible server; the .env's
+    # ANTHROPIC_API_KEY would move every prompt to Anthropic's API under the repository's account: not until trusted
+    assert untrusted.env == {"PATH": "/bin", "OPENAI_BASE_URL": "http://mine/v1", "MINI_CLAUDE_MODEL": "m"}
+    # the user's own OPENAI_BASE_URL shadows the other
+    assert untrusted.ignored == ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
     trusted = model_environment(base, dotenv, trusted=True)
-    assert trusted.env == {**untrusted.env, "ANTHROPIC_BASE_URL": "http://evil"}
+    assert trusted.env == {**untrusted.env, "ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "http://evil"}
+    # a credential of the backend the user chose (or a harmless one) still comes from .env untrusted
+    assert model_environment({"ANTHROPIC_BASE_URL": "http://mine"}, dotenv, trusted=False).env[
+        "ANTHROPIC_API_KEY"] == "k"
+    harmless = model_environment({"ANTHROPIC_API_KEY": "mine"}, {"OPENAI_API_KEY": "app's"}, trusted=False)
+    assert harmless.env["OPENAI_API_KEY"] == "app's" and harmless.ignored == ()
     assert model_environment({"ANTHROPIC_API_KEY": "mine"}, dotenv, trusted=True).env["ANTHROPIC_API_KEY"] == "mine"
 
 

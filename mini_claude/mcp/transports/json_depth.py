@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mini_claude.jsonfile import nested_deeper_than
+
 __all__ = [
     "MAX_MESSAGE_DEPTH",
     "RefusedMessage",
@@ -52,22 +54,6 @@ class RefusedMessage:
     @property
     def reason(self) -> str:
         return f"message nested deeper than {self.depth_limit} levels"
-
-
-def nested_deeper_than(value: Any, limit: int) -> bool:
-    """Whether `value` has more than `limit` levels of objects/arrays (a scalar has 0, `{}` and `[1]` have 1).
-
-    Iterative, level by level: safe for values of any depth, and linear in the number of containers."""
-    level = [value] if isinstance(value, dict | list) else []
-    depth = 0
-    while level:
-        depth += 1
-        if depth > limit:
-            return True
-        # one comprehension per level, not one per container: about 3x faster on listings of many small objects
-        level = [child for item in level for child in (item.values() if type(item) is dict else item)
-                 if type(child) is dict or type(child) is list]
-    return False
 
 
 def bound_message(message: Any, raw: bytes | str, limit: int = MAX_MESSAGE_DEPTH) -> Any:

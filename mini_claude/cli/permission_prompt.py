@@ -17,6 +17,7 @@ from typing import Any
 from mini_claude.cli.render import clean, json_text
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import read_json_object, write_json_atomic
+from mini_claude.paths import resolve_tool_path, user_home
 
 __all__ = ["LOCAL_SETTINGS", "VIEW_KEY", "describe_call", "save_allow_rules"]
 
@@ -29,21 +30,24 @@ _HEAD_CHARS, _HEAD_LINES = 1200, 24  # …to its head and its tail (where a payl
 _TAIL_CHARS, _TAIL_LINES = 600, 12
 
 
-def describe_call(name: str, args: dict[str, Any], cwd: Path, *, whole: bool = False) -> list[str]:
+def describe_call(name: str, args: dict[str, Any], cwd: Path, *, whole: bool = False,
+                  home: Path | None = None) -> list[str]:
     """Lines saying what the call will do (the first one a sentence, then any preview). A long command, argument
-    list or diff is cut with a marker naming what is not shown and the `VIEW_KEY` answer; `whole` cuts nothing."""
+    list or diff is cut with a marker naming what is not shown and the `VIEW_KEY` answer; `whole` cuts nothing.
+    A path is read as the tool will open it (`resolve_tool_path`: `~`, `~user`), for the diff and create/overwrite."""
     path = args.get("path") if isinstance(args.get("path"), str) else None
+    target = Path(resolve_tool_path(path, cwd, home if home is not None else user_home())) if path else None
     if name == "bash":
         return f"Run a shell command: {_fit(str(args.get('command', '')), whole)}".split("\n")
     if name == "edit_file" and path is not None:
         old, new = str(args.get("old_string", "")), str(args.get("new_string", ""))
-        before = _read(cwd / path)
+        before = _read(target) if target is not None else ""
         if old and old in before:  # the file as it would become, with its context
             after = before.replace(old, new) if args.get("replace_all") is True else before.replace(old, new, 1)
             return [f"Edit {_shown(path)}", *_diff(before, after, path, whole)]
         return [f"Edit {_shown(path)}", *_diff(old, new, path, whole)]
     if name == "write_file" and path is not None:
-        target = cwd / path
+        assert target is not None
         before = _read(target)
         content = str(args.get("content", ""))
         verb = "Overwrite" if target.exists() else "Create"

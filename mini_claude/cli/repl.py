@@ -412,8 +412,9 @@ class Repl:
         .claude/settings.local.json) / no, optionally saying what to do instead. Ctrl+C denies and ends the turn."""
         gate = self.parts.gate
         rules = gate.always_rules(tool, args)
-        described = describe_call(tool.name, args, gate.cwd)
-        whole = describe_call(tool.name, args, gate.cwd, whole=True)
+        why = [f"  {clean(note, visible=True)}" for note in gate.why_asking(tool, args)]  # the real target, why
+        described = [*describe_call(tool.name, args, gate.cwd, home=gate.home), *why]
+        whole = [*describe_call(tool.name, args, gate.cwd, whole=True, home=gate.home), *why]
         print("\n".join(described), file=sys.stderr)
         shown = ", ".join(rules)
         self._interrupted_at_prompt = False

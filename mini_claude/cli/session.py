@@ -312,7 +312,8 @@ def build_session(
     spill_dir = state_dir(env) / "tool-output" / uuid.uuid4().hex[:12]
     home = user_home(env)  # the gate and the tools read `~` alike
     gate = PermissionGate(mode, rules, ask=ask_permission, cwd=opts.cwd, server_of=manager.server_of,
-                          additional_dirs=dirs, home=home, own_dirs=[spill_dir], state_dir=state_dir(env))
+                          additional_dirs=dirs, home=home, state_dir=state_dir(env),
+                          own_dirs=[spill_dir, home / ".claude" / "skills"])  # readable: ours, the user's skills
     builtins = builtin_tools()
     mcp_tools = McpToolAdapters(manager, host)
 
@@ -342,7 +343,7 @@ def build_session(
         return f"{base}\n\n{opts.append_system_prompt}" if opts.append_system_prompt else base
 
     ctx = ToolContext(cwd=opts.cwd, spill_dir=spill_dir, is_denied=gate.is_denied, is_secret=gate.is_secret,
-                      home=home)
+                      is_private=gate.is_private, home=home)
 
     def cap(result: Any, context: ToolContext, name: str) -> Any:
         return cap_result(result, context, tool_name=name, max_chars=MAX_RESULT_CHARS)

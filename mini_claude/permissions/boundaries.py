@@ -5,12 +5,15 @@ Three kinds of place, each judged on the path as the tool will open it and on it
 - **outside**: not in the working directory, an added directory, or this session's own spill folder. Reads ask
   too (Read / Glob / Grep), as in Claude Code.
 - **secret**: the user's credentials — `~/.ssh`, `~/.aws`, `~/.gnupg`, cloud and registry logins, `~/.netrc`,
-  `~/.claude.json`, `~/.claude/.credentials.json`, the state directory (approvals, trust, OAuth tokens), and `.env`
-  / `.env.*` files and SSH private keys anywhere. Neither read nor written without asking, in every mode but
-  bypassPermissions. Searches skip such files inside a searched folder.
+  `~/.claude.json`, `~/.claude/.credentials.json`, the state directory (approvals, trust, OAuth tokens), and
+  anywhere: `.env` / `.env.*` / `*.env`, `.envrc`, SSH private keys, `*.pem` / `*.key` / `*.p12` / `*.pfx`,
+  `.netrc`, `.pgpass`, `.my.cnf`, `.s3cfg`, `.git-credentials`, `.npmrc`, `.pypirc`. Neither read nor written
+  without asking, in every mode but bypassPermissions. Searches skip such files inside a searched folder.
 - **protected**: what configures code execution or the agent itself — `.git/`, `.claude/`, `.mcp.json`,
-  `CLAUDE.md` / `CLAUDE.local.md`, `.envrc`, editor task folders, hook managers, shell start-up files,
-  `~/.claude/`. Writes ask in every mode but bypassPermissions (acceptEdits and `Edit` / `Edit(**)` included).
+  `CLAUDE.md` / `CLAUDE.local.md`, editor task folders, hook managers, shell start-up files, `~/.claude/`, and
+  git's own files wherever git would take a folder for a repository: a file named `HEAD`, and anything in a folder
+  that holds one (a planted bare repository's `config` runs code on the next `git status`). Writes ask in every
+  mode but bypassPermissions (acceptEdits and `Edit` / `Edit(**)` included).
 
 `consent_needed(...)` lists `(path, kind)` for one call. An allow rule answers for such a path only when it names
 that place on purpose: for *outside*, a rule rooted at `//` or `~/` (a project-relative rule or a bare `Edit` was
@@ -49,10 +52,15 @@ _HOME_PROTECTED = (
 # A path component with one of these names makes the path protected (anywhere: in the project or elsewhere).
 _PROTECTED_DIRS = frozenset({".git", ".claude", ".vscode", ".idea", ".husky", ".githooks", ".devcontainer"})
 _PROTECTED_FILES = frozenset({
-    ".mcp.json", "CLAUDE.md", "CLAUDE.local.md", ".envrc", ".gitmodules", ".pre-commit-config.yaml",
-    ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zshenv", ".zprofile", ".gitconfig",
+    ".mcp.json", "CLAUDE.md", "CLAUDE.local.md", ".gitmodules", ".pre-commit-config.yaml", "lefthook.yml",
+    ".lefthook.yml", "lefthook-local.yml", ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zshenv",
+    ".zprofile", ".gitconfig", "HEAD",
 })
-_PRIVATE_KEY_NAMES = frozenset({"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"})
+_SECRET_NAMES = frozenset({
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk", ".envrc", ".netrc", ".pgpass",
+    ".my.cnf", ".s3cfg", ".git-credentials", ".npmrc", ".pypirc", ".vault-token",
+})
+_SECRET_SUFFIXES = (".env", ".pem", ".key", ".p12", ".pfx")
 _GLOB_CHARS = "*?[{\\"
 _WHY = {
     "outside": "is outside the working directory and the added directories",
@@ -88,7 +96,7 @@ class Boundary:
 
 
 def _is_secret_name(name: str) -> bool:
-    return name == ".env" or name.startswith(".env.") or name in _PRIVATE_KEY_NAMES
+    return name.startswith(".env.") or name in _SECRET_NAMES or name.endswith(_SECRET_SUFFIXES)
 
 
 def _under(path: str, base: Path, rels: Iterable[str]) -> bool:
@@ -131,7 +139,22 @@ def _protected_name(forms: Sequence[str]) -> bool:
             return True
         if _PROTECTED_DIRS.intersection(parts[:-1]) or (parts and parts[-1] in _PROTECTED_DIRS):
             return True
+        if _in_git_dir(form):
+            return True
     return False
+
+
+def _in_git_dir(path: str) -> bool:
+    """Is `path` inside a folder git would take for a repository (one holding a `HEAD` file)? git needs `HEAD`,
+    `objects/` and `refs/`; `HEAD` itself is protected, so a model cannot finish planting one unasked."""
+    folder = os.path.dirname(path)
+    while True:
+        if os.path.isfile(os.path.join(folder, "HEAD")):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
 
 
 def literal_root(spec: str, env: MatchEnv) -> str | None:

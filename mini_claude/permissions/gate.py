@@ -45,7 +45,7 @@ from mini_claude.permissions.paths import MatchEnv, expand_path
 from mini_claude.permissions.rules import Rule, RuleSet, ToolCall
 from mini_claude.permissions.shell import split_shell_command
 from mini_claude.settings import PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
-from mini_claude.tools.base import ServerTool, Tool, input_is_ours
+from mini_claude.tools.base import FileReader, ServerTool, Tool, input_is_ours
 from mini_claude.tools.input_check import input_problem
 
 __all__ = ["AskAnswer", "AskFn", "Decision", "PermissionGate", "PermissionMode"]
@@ -61,7 +61,7 @@ _SUBCOMMAND_TOOLS = frozenset({
 _PLAIN_WORD_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
 _PYTHON_RE = re.compile(r"^python[0-9.]*$")
 _EDIT_TOOLS = frozenset({"Edit", "Write"})
-_READ_TOOLS = frozenset({"Read", "Glob", "Grep"})
+_READ_TOOLS = frozenset({"Read", "Glob", "Grep", "Skill"})
 _GLOB_SPECIALS_RE = re.compile(r"([*?\[\\])")  # escaped with a backslash in an exact-path rule
 
 
@@ -207,6 +207,24 @@ class PermissionGate:
         call = ToolCall("Grep", {"path": str(path)})
         return bool(self._boundaries(call, kinds=("secret",))) and self._allowing_rules(call, self._env()) is None
 
+    def why_asking(self, tool: Tool, args: dict[str, Any]) -> list[str]:
+        """For the question: each path of the call that needs consent, as the tool will really reach it (a symlink
+        followed to its target), and why (`… is outside the working directory …`)."""
+        notes = []
+        for boundary in self._boundaries(_call_of(tool, args)):
+            real = os.path.realpath(boundary.path)
+            via = f" (through a symlink: {boundary.path})" if real != boundary.path else ""
+            notes.append(f"{real}{via} {boundary.why()}")
+        return notes
+
+    def is_private(self, path: Path) -> bool:
+        """Would reading `path` need consent (outside the working folders, or secret)? Not in bypassPermissions
+        mode. Glob drops a match that a symlink led out of the searched folder to such a place."""
+        if self.mode is PermissionMode.BYPASS:
+            return False
+        call = ToolCall("Glob", {"path": str(path)})
+        return bool(self._boundaries(call)) and self._allowing_rules(call, self._env()) is None
+
     def _boundaries(self, call: ToolCall, kinds: Sequence[str] = ("outside", "secret", "protected")) -> list[Boundary]:
         """The paths of a file tool's call that need the user's consent (boundaries.py), with why."""
         write = call.claude_name in _EDIT_TOOLS
@@ -326,10 +344,11 @@ class PermissionGate:
 
 
 def _call_of(tool: Tool, args: dict[str, Any]) -> ToolCall:
-    """The call as the rules see it; a built-in that reaches MCP servers names them (`ServerTool`)."""
-    if isinstance(tool, ServerTool) and not tool.input_is_servers:
-        return ToolCall(tool.name, args, tool.servers_reached(args))
-    return ToolCall(tool.name, args)
+    """The call as the rules see it: a built-in that reaches MCP servers names them (`ServerTool`), one that reads
+    files beyond a `path` names them (`FileReader`: the Skill tool, then matched by Read rules on those paths)."""
+    servers = tool.servers_reached(args) if isinstance(tool, ServerTool) and not tool.input_is_servers else ()
+    reads = tuple(tool.files_read(args)) if isinstance(tool, FileReader) else ()
+    return ToolCall(tool.name, args, servers, reads)
 
 
 def _tool_rules(call: ToolCall) -> list[str]:

@@ -15,6 +15,7 @@ __all__ = [
     "MCP_PREFIX",
     "CommandPattern",
     "mcp_rule_matches",
+    "mcp_rule_names_server",
 ]
 
 MCP_PREFIX = "mcp__"
@@ -73,18 +74,34 @@ class CommandPattern:
 
 
 def mcp_rule_matches(rule_tool: str, qualified: str, env: MatchEnv) -> bool:
-    """Does MCP rule `rule_tool` (`mcp__server`, `mcp__server__*`, `mcp__server__tool`) name the tool called
-    `qualified`? The server comes from `env.server_of` when known, else from the name's prefix."""
+    """Does MCP rule `rule_tool` (`mcp__server`, `mcp__server__*`, `mcp__server__tool`, or a pattern with `*` such
+    as `mcp__*` or `mcp__git*`) name the tool called `qualified`? The server comes from `env.server_of` when known,
+    else from the name's prefix."""
     if rule_tool == qualified:
         return True
-    body = rule_tool[:-3] if rule_tool.endswith("__*") else rule_tool
     server = env.server_of(qualified) if env.server_of is not None else None
     if server is not None:
         # The lookup knows the real server name, which may itself contain "__": never split the name.
-        if body == MCP_PREFIX + server:
+        if mcp_rule_names_server(rule_tool, server):
             return True
-    elif qualified.startswith(body + "__"):
+    elif qualified.startswith(_server_body(rule_tool) + "__"):
         return True
-    if "*" in body and not rule_tool.endswith("__*"):
-        return fnmatch.fnmatchcase(qualified, rule_tool)
-    return False
+    # `mcp__s__*` is the server-wide form (decided above: it must not match server `s__x`'s tools by pattern)
+    pattern = "*" in rule_tool and (not rule_tool.endswith("__*") or rule_tool == MCP_PREFIX + "*")
+    return pattern and fnmatch.fnmatchcase(qualified, rule_tool)
+
+
+def mcp_rule_names_server(rule_tool: str, server: str) -> bool:
+    """Does MCP rule `rule_tool` name all of `server` (`mcp__server`, `mcp__server__*`, `mcp__*`, `mcp__serv*`)?
+    A rule naming one tool (`mcp__server__tool`, `mcp__server__ec*`) does not."""
+    body = _server_body(rule_tool)
+    if "*" not in body:
+        return body == MCP_PREFIX + server
+    return fnmatch.fnmatchcase(MCP_PREFIX + server, body) and "__" not in body[len(MCP_PREFIX):].replace("*", "")
+
+
+def _server_body(rule_tool: str) -> str:
+    """`mcp__s__*` -> `mcp__s`; `mcp__*` -> `mcp__*` (every server); `mcp__s` -> `mcp__s`."""
+    if rule_tool == MCP_PREFIX + "*":
+        return rule_tool
+    return rule_tool[:-3] if rule_tool.endswith("__*") else rule_tool

@@ -14,7 +14,8 @@ Rule forms (`Tool` or `Tool(specifier)`):
     ReadMcpResourceTool(server)                  reading (listing) that server's resources; without a specifier,
     ListMcpResourcesTool(server)                 any server's
 
-A `Read` rule also covers Glob and Grep, an `Edit` rule also covers Write (as in Claude Code). Unknown tool names
+A `Read` rule also covers Glob and Grep (and the files a Skill call reads), an `Edit` rule also covers Write (as
+in Claude Code). Unknown tool names
 are kept and match nothing but a tool of that exact name. Built-in tool names map to Claude Code's
 (`read_file` -> Read, `bash` -> Bash, ...); the built-in names are also accepted in rules.
 
@@ -34,7 +35,12 @@ from typing import TYPE_CHECKING, Any
 
 from mini_claude.errors import ConfigError
 from mini_claude.permissions.paths import MatchEnv, PathPattern
-from mini_claude.permissions.patterns import MCP_PREFIX, CommandPattern, mcp_rule_matches
+from mini_claude.permissions.patterns import (
+    MCP_PREFIX,
+    CommandPattern,
+    mcp_rule_matches,
+    mcp_rule_names_server,
+)
 from mini_claude.permissions.shell import (
     ShellCommand,
     deny_candidates,
@@ -75,7 +81,7 @@ CLAUDE_TOOL_NAMES: Mapping[str, str] = {
 
 # A rule naming the key covers calls of these tools.
 _RULE_COVERS: Mapping[str, frozenset[str]] = {
-    "Read": frozenset({"Read", "Glob", "Grep"}),
+    "Read": frozenset({"Read", "Glob", "Grep", "Skill"}),
     "Edit": frozenset({"Edit", "Write"}),
 }
 _PATH_TOOLS = frozenset({"Read", "Edit", "Write", "Glob", "Grep"})
@@ -103,6 +109,9 @@ class ToolCall:
     # the MCP servers a built-in call reaches (resource tools: `ServerTool.servers_reached`); an MCP tool's own
     # server is found from its name (`MatchEnv.server_of`)
     servers: tuple[str, ...] = ()
+    # the resolved files a built-in reads beyond a `path` (the Skill tool's: `FileReader.files_read`): Read rules
+    # match them as they would a read_file of each
+    reads: tuple[str, ...] = ()
 
     @property
     def claude_name(self) -> str:
@@ -127,6 +136,8 @@ class ToolCall:
         """The path(s) a file tool touches, as given (read from the one key the tool itself reads). Glob/Grep
         search cwd when given no path; a Glob pattern's literal leading directories count too (`secrets/*.txt`
         touches `secrets`, `/etc/*` touches `/etc`)."""
+        if self.reads:
+            return list(self.reads)
         if self.claude_name not in _PATH_TOOLS:
             return []
         found: list[str] = []
@@ -182,9 +193,8 @@ class Rule:
         return call.claude_name in _RULE_COVERS.get(self.tool, frozenset({self.tool}))
 
     def names_server(self, server: str) -> bool:
-        """Is this an MCP rule for all of `server` (`mcp__server`, `mcp__server__*`)?"""
-        body = self.tool[:-3] if self.tool.endswith("__*") else self.tool
-        return body == MCP_PREFIX + server
+        """Is this an MCP rule for all of `server` (`mcp__server`, `mcp__server__*`, `mcp__*`, `mcp__serv*`)?"""
+        return mcp_rule_names_server(self.tool, server)
 
     def matches_servers(self, call: ToolCall, *, every: bool) -> bool:
         """For rules of the resource tools: does the specifier (a server name) name any (deny/ask) or every

@@ -24,7 +24,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from mini_claude.paths import resolve_tool_path, user_home
 
-__all__ = ["DenyCheck", "FileState", "ServerTool", "Tool", "ToolContext", "ToolResult", "input_is_ours", "nothing_denied"]
+__all__ = ["DenyCheck", "FileReader", "FileState", "ServerTool", "Tool", "ToolContext", "ToolResult", "input_is_ours",
+           "nothing_denied"]
 
 
 @dataclass
@@ -90,6 +91,9 @@ class ToolContext:
     is_denied: DenyCheck = nothing_denied
     # does a file inside a searched folder hold secrets grep must skip (`PermissionGate.is_secret`)?
     is_secret: Callable[[Path], bool] = lambda path: False
+    # is a path outside the places the session may read unasked, or secret (`PermissionGate.is_private`)? glob
+    # drops a match a symlink led out of the searched folder to such a place
+    is_private: Callable[[Path], bool] = lambda path: False
     home: Path = field(default_factory=user_home)
 
     def resolve(self, path: str) -> Path:
@@ -119,6 +123,14 @@ class ServerTool(Protocol):
     input_is_servers: bool
 
     def servers_reached(self, args: Mapping[str, Any]) -> tuple[str, ...]: ...
+
+
+@runtime_checkable
+class FileReader(Protocol):
+    """A tool that reads files it does not take as a `path` (the Skill tool's supporting files): `files_read(args)`
+    names them, resolved, and the gate checks each as a Read (deny rules, the workspace boundary, secrets)."""
+
+    def files_read(self, args: Mapping[str, Any]) -> list[str]: ...
 
 
 def input_is_ours(tool: Tool) -> bool:

@@ -1,5 +1,6 @@
 """The `glob` tool: finds files by name pattern, newest modified first, relative to the searched directory. Files
-a permission deny rule covers (`Read(.env.local)`, `Glob(secrets/**)`: `ToolContext.is_denied`) are not listed."""
+a permission deny rule covers (`Read(.env.local)`, `Glob(secrets/**)`: `ToolContext.is_denied`) are not listed,
+nor matches a symlink led out of the searched folder to a place the gate would ask about (`is_private`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mini_claude.tools.base import DenyCheck, ToolContext, ToolResult
+from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.search_paths import SKIP_DIRS, mtime, results_header, search_root, split_glob
 
 __all__ = ["GLOB_MAX_RESULTS", "GlobTool"]
@@ -26,17 +27,21 @@ def _glob_root(root: Path, pattern: str) -> tuple[Path, str]:
     return (Path(os.path.abspath(root / base)) if base else root), rest
 
 
-def _glob_sync(root: Path, pattern: str, is_denied: DenyCheck) -> tuple[list[tuple[float, str]], bool]:
-    """(mtime, relative path) of each match a deny rule does not withhold, and whether the walk was cut short."""
+def _glob_sync(root: Path, pattern: str, ctx: ToolContext) -> tuple[list[tuple[float, str]], bool]:
+    """(mtime, relative path) of each match a deny rule does not withhold, and whether the walk was cut short. A
+    match a symlink led out of the searched folder to a place the session may not read unasked is dropped."""
     deadline = time.monotonic() + GLOB_TIMEOUT_S
     found: list[tuple[float, str]] = []
     partial = False
+    real_root = os.path.realpath(root).rstrip("/") + "/"
     for match in root.glob(pattern):
         try:
             rel = match.relative_to(root)
         except ValueError:
             rel = Path(os.path.relpath(match, root))
-        if SKIP_DIRS.intersection(rel.parts) or is_denied(match, "Glob"):
+        if SKIP_DIRS.intersection(rel.parts) or ctx.is_denied(match, "Glob"):
+            continue
+        if not os.path.realpath(match).startswith(real_root) and ctx.is_private(match):
             continue
         name = rel.as_posix()
         if match.is_dir():
@@ -90,7 +95,7 @@ class GlobTool:
             what = "is not a directory" if root.exists() else "does not exist"
             return ToolResult.error(f"{root} {what}")
         try:
-            found, partial = await asyncio.to_thread(_glob_sync, root, rest, ctx.is_denied)
+            found, partial = await asyncio.to_thread(_glob_sync, root, rest, ctx)
         except (ValueError, NotImplementedError) as exc:
             return ToolResult.error(f"invalid glob pattern {pattern!r}: {exc}")
         if not found:

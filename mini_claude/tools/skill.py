@@ -3,13 +3,21 @@
 Loading is the only moment a skill's content is fetched (for an MCP-served skill: `SKILL.md` through
 `resources/read`, verified against the server's listing). A refused skill comes back as an error result that
 says why, and nothing of it reaches the model.
+
+The gate sees what a call touches: a local skill's files as reads of their resolved paths (`FileReader`: deny
+rules, the workspace boundary and secrets apply as to read_file, so a skill folder symlinked to the project root
+cannot hand out `.env`), an MCP skill as a call that reaches its server (`ServerTool`: that server's deny rule
+applies; only files the server listed are ever asked for, so nothing of the model's is sent).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from mini_claude.errors import McpError, ToolError
+from mini_claude.mcp.skills import McpSkill
 from mini_claude.skills.registry import SkillRegistry
 from mini_claude.tools.base import ToolContext, ToolResult
 
@@ -40,6 +48,21 @@ class SkillTool:
             },
             "required": ["skill"],
         }
+
+    input_is_servers = False  # ServerTool: an MCP skill reaches its server; the input is ours
+
+    def servers_reached(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        skill = self.registry.get(str(args.get("skill", "")).strip())
+        return (skill.source.entry.server,) if skill is not None and isinstance(skill.source, McpSkill) else ()
+
+    def files_read(self, args: Mapping[str, Any]) -> list[str]:
+        """FileReader: the resolved paths a call on a local skill reads (SKILL.md, or the supporting file)."""
+        skill = self.registry.get(str(args.get("skill", "")).strip())
+        if skill is None or isinstance(skill.source, McpSkill):
+            return []
+        file = args.get("file")
+        relative = file.lstrip("/") if isinstance(file, str) and file else "SKILL.md"
+        return [os.path.realpath(os.path.join(skill.source.directory, relative))]
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         name = args.get("skill")

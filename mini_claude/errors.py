@@ -11,8 +11,10 @@
          │   ├─ ServerExitedError   the process ended: exit code + stderr tail
          │   ├─ SpawnError          the server's process could not be started; names the config key to change
          │   ├─ StreamLostError     an HTTP response stream ended before the reply to one request arrived
+         │   ├─ MessageOverflowError   a message over the size cap answers no request we can name: connection closed
          │   └─ HttpStatusError     the server answered with an HTTP error: status, body excerpt, WWW-Authenticate
          │       └─ HttpSessionExpiredError   HTTP 404 for our session id: a new session is needed
+         ├─ MessageTooLargeError   a message from the server is over the size cap: limit + size; fails one request
          ├─ McpTimeoutError    a request got no answer in time: method + seconds
          ├─ JsonRpcError       the peer answered with a JSON-RPC error object: code, message, data
          ├─ AuthError          authorization failed (bad metadata, refused grant, `iss` mismatch, ...)
@@ -45,6 +47,8 @@ __all__ = [
     "JsonRpcError",
     "McpError",
     "McpTimeoutError",
+    "MessageOverflowError",
+    "MessageTooLargeError",
     "MiniClaudeError",
     "ModelError",
     "PermissionDeniedError",
@@ -135,6 +139,31 @@ class StreamLostError(TransportError):
 
     A transport delivers it for that request only (see `transports.base.RequestFailed`); the connection may still be
     usable for other requests. It is never a JSON-RPC error: a server cannot make one by sending an error object."""
+
+
+class MessageTooLargeError(McpError):
+    """A message from the server (a stdio line, an HTTP body, an SSE event) is larger than the cap
+    (`MINI_CLAUDE_MCP_MAX_MESSAGE_BYTES`); the rest of it is never read. Fails the one request it answers; the
+    connection goes on, so it is not a TransportError. `size_bytes` is the whole size when `complete`, else how much
+    had arrived when the reader gave up."""
+
+    def __init__(self, message: str, *, server: str | None = None, limit_bytes: int, size_bytes: int,
+                 complete: bool) -> None:
+        self.limit_bytes = limit_bytes
+        self.size_bytes = size_bytes
+        self.complete = complete
+        super().__init__(message, server=server)
+
+
+class MessageOverflowError(TransportError):
+    """A message over the size cap from which no request (id) could be read: the transport cannot tell whom it
+    answers, so it closes the connection (every pending request fails with this error, and the server is shown
+    failed with it). Carries `limit_bytes` and `size_bytes` (as much as had arrived)."""
+
+    def __init__(self, message: str, *, server: str | None = None, limit_bytes: int, size_bytes: int) -> None:
+        self.limit_bytes = limit_bytes
+        self.size_bytes = size_bytes
+        super().__init__(message, server=server)
 
 
 class HttpStatusError(TransportError):

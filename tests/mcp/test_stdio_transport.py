@@ -322,7 +322,7 @@ def test_framing_cost_per_chunk_does_not_grow_with_the_line() -> None:
     started = time.perf_counter()
     transport._on_stdout(chunks[-1])  # the newline: one join of the whole line
     join_s = time.perf_counter() - started
-    assert len(transport._lines) == 1 and len(transport._lines[0]) == size - 1
+    assert len(transport._out._items) == 1 and len(transport._out._items[0]) == size - 1
     early = sorted(costs[10:110])[50]
     late = sorted(costs[-100:])[50]
     assert late <= 3 * early + 20e-6, (early, late)

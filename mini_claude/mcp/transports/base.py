@@ -11,8 +11,9 @@ Optional capabilities are declared, not probed: a transport that can do more tha
 the small runtime-checkable protocols below, and callers ask `isinstance(transport, SupportsSessionId)` (as httpx
 does for its transports), never `getattr(transport, "session_id", None)`.
 
-A transport that loses the way to one request's answer (an HTTP response stream cut before the reply) returns a
-`RequestFailed(request_id, StreamLostError(...))` from `receive()` in place of that reply: a typed value the
+A transport that loses the way to one request's answer (an HTTP response stream cut before the reply, a reply over
+the size cap) returns a `RequestFailed(request_id, StreamLostError(...))` (or `MessageTooLargeError`) from
+`receive()` in place of that reply: a typed value the
 JSON-RPC session fails that one pending request with. It is never dressed up as a JSON-RPC error object, which a
 server could forge.
 
@@ -31,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from mini_claude.errors import TransportError
+from mini_claude.errors import McpError
 
 __all__ = [
     "HttpAuth",
@@ -54,7 +55,7 @@ class RequestFailed:
     """What `receive()` returns in place of the reply to `request_id` when the transport lost the way to it."""
 
     request_id: Any
-    error: TransportError
+    error: McpError  # StreamLostError, MessageTooLargeError
 
 
 class Transport(Protocol):

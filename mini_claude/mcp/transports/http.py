@@ -26,6 +26,10 @@ Design notes:
   request: timeout, cancellation) stops that reader; at most `MAX_POST_STREAMS` are open at once (the oldest is
   closed, failing its request, when another opens), so readers never pile up until the HTTP pool runs dry.
 * Redirects are followed by hand, same origin only (see `http_sender`): our headers never go to another origin.
+* Every answer is read up to the message cap (`limits.max_message_bytes()`, 64 MB by default): a JSON body over it
+  fails its request with `MessageTooLargeError` (raised from `send()`; the rest is never read), an SSE event over
+  it fails the request it answers (or, on a POST stream, that stream's request) the moment it passes the cap. The
+  connection goes on.
 * httpx is imported lazily (in `start()`), so importing this module, or the stdio path, stays cheap.
 """
 
@@ -45,6 +49,7 @@ from mini_claude.errors import (
     StreamLostError,
     TransportError,
 )
+from mini_claude.mcp.transports import limits
 from mini_claude.mcp.transports.base import HttpAuth, RequestFailed
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
 from mini_claude.mcp.transports.http_errors import (
@@ -54,6 +59,7 @@ from mini_claude.mcp.transports.http_errors import (
     may_carry_error_reply,
     media_type,
     one_line,
+    read_bounded,
     read_excerpt,
     session_status_error,
     status_error,
@@ -100,15 +106,18 @@ class StreamableHttpTransport:
     401/403 challenges (see `HttpAuth`); `headers_helper` runs at `start()` and its headers override `headers`.
     `message_headers`, when set, gives extra headers for each POSTed message (merged into that POST's).
     `sender`, when given, is an `HttpSender` shared with another transport of the same server (it then carries the
-    headers, auth and helper, and `headers` / `auth` / `headers_helper` are ignored).
+    headers, auth and helper, and `headers` / `auth` / `headers_helper` are ignored). `max_message_bytes` caps one
+    message (default: `limits.max_message_bytes()`).
     """
 
     kind = "streamable-http"
 
     def __init__(self, url: str, *, headers: Mapping[str, str] | None = None, server: str | None = None,
                  timeout_s: float = 30.0, auth: HttpAuth | None = None,
-                 headers_helper: HeadersHelper | None = None, sender: HttpSender | None = None) -> None:
+                 headers_helper: HeadersHelper | None = None, sender: HttpSender | None = None,
+                 max_message_bytes: int | None = None) -> None:
         self.url = url
+        self.max_message_bytes = max_message_bytes if max_message_bytes is not None else limits.max_message_bytes()
         self.server = server
         self.timeout_s = timeout_s
         self.session_id: str | None = None
@@ -126,7 +135,7 @@ class StreamableHttpTransport:
         self._abandoned: set[Any] = set()  # request ids whose reader was stopped on purpose: no error reply
         self._close_task: asyncio.Task[None] | None = None
         self._hooks = StreamHooks(server=server, on_event=self._on_event, reopen=self._open_get_stream,
-                                  is_ended=self._is_ended, end=self._end)
+                                  is_ended=self._is_ended, end=self._end, max_message_bytes=self.max_message_bytes)
 
     # ---- public API --------------------------------------------------------------------------------------------
 
@@ -217,9 +226,15 @@ class StreamableHttpTransport:
                 self._open_post_stream(response, message["id"])
             elif kind == "application/json":
                 try:
-                    text = (await response.aread()).decode("utf-8", "replace")
+                    body, over = await read_bounded(response, self.max_message_bytes)
                 except httpx.HTTPError as exc:
                     raise http_error(exc, what, self.server) from None
+                if over is not None:
+                    log.warning("%s: %s: a JSON reply over %d bytes (%d); not read", self.server, what,
+                                self.max_message_bytes, over)
+                    raise limits.too_large_error(self.max_message_bytes, over, self.server, what=what,
+                                                 complete=not body)
+                text = body.decode("utf-8", "replace")
                 try:
                     self._deliver(decode_json(text))
                 except ValueError:
@@ -281,7 +296,7 @@ class StreamableHttpTransport:
         import httpx
 
         try:
-            text = (await response.aread())[:MAX_ERROR_BODY_BYTES].decode("utf-8", "replace")
+            text = (await read_bounded(response, MAX_ERROR_BODY_BYTES))[0].decode("utf-8", "replace")
         except httpx.HTTPError as exc:
             raise http_error(exc, what, self.server) from None
         reply = error_reply(text, request_id, has_session=has_session)
@@ -347,11 +362,14 @@ class StreamableHttpTransport:
     def _is_ended(self) -> bool:
         return self._inbox.error is not None
 
-    def _on_event(self, event: SseEvent) -> Any:
-        """Decode one SSE event; returns the message delivered (or None)."""
+    def _on_event(self, event: SseEvent, request_id: Any = None) -> Any:
+        """Decode one SSE event of the stream of `request_id` (None: the GET stream); returns what was delivered
+        (or None)."""
         if event.event != "message":
             log.debug("%s: ignoring SSE event %r", self.server, event.event)
             return None
+        if event.oversized is not None:
+            return self._on_oversized(event, request_id)
         try:
             message = decode_json(event.data)
         except ValueError:
@@ -360,6 +378,19 @@ class StreamableHttpTransport:
             return None
         self._deliver(message)
         return message
+
+    def _on_oversized(self, event: SseEvent, request_id: Any) -> Any:
+        """An SSE message over the cap: fail the request it answers (on a POST stream, at worst that stream's own)."""
+        size, limit = event.oversized or 0, self.max_message_bytes
+        item: Any = limits.oversized_message(event.data, size, limit, self.server, complete=False)
+        if item is None and request_id is not None:
+            item = RequestFailed(request_id, limits.too_large_error(limit, size, self.server, complete=False))
+        if item is None:
+            log.warning("%s: dropped an SSE message over %d bytes that names no request", self.server, limit)
+            return None
+        log.warning("%s: refused an SSE message over %d bytes", self.server, limit)
+        self._deliver(item)
+        return item
 
     async def _read_post_stream(self, response: httpx.Response, request_id: Any) -> None:
         """Read a POST's SSE stream (see `http_streams`); when it ends without the reply, fail that one request."""

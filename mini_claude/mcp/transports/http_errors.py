@@ -2,7 +2,8 @@
 
 It owns turning a non-2xx response into an `HttpStatusError` (with a short, one-line body excerpt and the
 `WWW-Authenticate` challenge), telling when a Streamable HTTP error carries a JSON-RPC error reply instead (then
-delivered as that request's answer), and the small readers both need: the media type, a bounded body excerpt,
+delivered as that request's answer), and the small readers both need: the media type, a bounded body excerpt, a
+body read up to a cap (`read_bounded`: Content-Length is believed only to refuse early, never to allocate),
 tolerant JSON decoding (depth-bounded). httpx exceptions (no answer at all) are described by `mini_claude.net.errors`.
 """
 
@@ -25,6 +26,7 @@ __all__ = [
     "may_carry_error_reply",
     "media_type",
     "one_line",
+    "read_bounded",
     "read_excerpt",
     "session_status_error",
     "status_error",
@@ -57,6 +59,23 @@ def decode_json(text: str) -> Any:
 def one_line(text: str, limit: int = BODY_EXCERPT_CHARS) -> str:
     """`text` on one line (whitespace runs become one space), at most `limit` characters."""
     return " ".join(text.split())[:limit]
+
+
+async def read_bounded(response: httpx.Response, limit: int) -> tuple[bytes, int | None]:
+    """(the body, None) when it is at most `limit` bytes; else (what was read, its size): the declared
+    Content-Length when it is over `limit` (then nothing is read), or the bytes read when reading stopped. Raises
+    httpx.HTTPError (the caller translates it)."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return b"", int(declared)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return b"".join(chunks)[:limit], size
+    return b"".join(chunks), None
 
 
 async def read_excerpt(response: httpx.Response) -> str:

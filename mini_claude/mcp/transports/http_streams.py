@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mini_claude.errors import TransportError
+from mini_claude.mcp.transports.base import RequestFailed
 from mini_claude.mcp.transports.sse_events import SseEvent, SseParser, iter_sse_lines
 from mini_claude.net.errors import describe_http_error, http_error
 
@@ -41,11 +42,13 @@ class StreamHooks:
     """What the stream readers need of their transport."""
 
     server: str | None
-    on_event: Callable[[SseEvent], Any]  # decode and deliver one event; the message delivered (or None)
+    # decode and deliver one event of the stream of request `id` (None: the GET stream); what was delivered, or None
+    on_event: Callable[[SseEvent, Any], Any]
     # GET the endpoint for a stream (with the parser's Last-Event-ID): the stream, the httpx error, or None
     reopen: Callable[[SseParser], Awaitable[httpx.Response | Exception | None]]
     is_ended: Callable[[], bool]  # the connection is over: stop reading
     end: Callable[[TransportError], None]  # end the connection (every pending request fails with the error)
+    max_message_bytes: int | None = None  # a longer SSE line or event is cut (see sse_events)
 
 
 def _retry_delay_s(parser: SseParser) -> float:
@@ -53,7 +56,10 @@ def _retry_delay_s(parser: SseParser) -> float:
 
 
 def is_reply_to(message: Any, request_id: Any) -> bool:
-    """`message` is the response (result or error) to the request with id `request_id` (same type: 1 is not "1")."""
+    """`message` is the response (result or error) to the request with id `request_id` (same type: 1 is not "1"),
+    or the `RequestFailed` that stands in for it (a reply over the size cap)."""
+    if isinstance(message, RequestFailed):
+        return message.request_id == request_id and type(message.request_id) is type(request_id)
     return (isinstance(message, dict) and "method" not in message and message.get("id") == request_id
             and type(message.get("id")) is type(request_id))
 
@@ -61,7 +67,7 @@ def is_reply_to(message: Any, request_id: Any) -> bool:
 async def read_post_stream(hooks: StreamHooks, response: httpx.Response, request_id: Any) -> str | None:
     """Read a POST's SSE stream until the reply to `request_id`, resuming it when it drops early. None once the
     reply was delivered, else why it never came. Every stream it opened is closed when it returns or is cancelled."""
-    parser = SseParser()
+    parser = SseParser(hooks.max_message_bytes)
     reason = _CLOSED
     attempts = 0
     current: httpx.Response | None = response
@@ -70,12 +76,12 @@ async def read_post_stream(hooks: StreamHooks, response: httpx.Response, request
         id_before = parser.last_event_id
         got_event = False
         try:
-            async for line in iter_sse_lines(stream):
+            async for line in iter_sse_lines(stream, hooks.max_message_bytes):
                 event = parser.feed_line(line)
                 if event is None:
                     continue
                 got_event = True
-                if is_reply_to(hooks.on_event(event), request_id):
+                if is_reply_to(hooks.on_event(event, request_id), request_id):
                     return None  # the server closes the stream after the reply; no need to wait for it
             reason = _CLOSED
         except Exception as exc:  # httpx.HTTPError, decoding errors
@@ -108,7 +114,7 @@ async def run_get_stream(hooks: StreamHooks, first: httpx.Response | Exception |
     when it drops (bounded attempts); end the connection when it cannot be re-opened at all."""
     import httpx
 
-    parser = SseParser()
+    parser = SseParser(hooks.max_message_bytes)
     failures = 0
     opened = first
     while True:
@@ -124,11 +130,11 @@ async def run_get_stream(hooks: StreamHooks, first: httpx.Response | Exception |
             id_before = parser.last_event_id
             got_event = False
             try:
-                async for line in iter_sse_lines(opened):
+                async for line in iter_sse_lines(opened, hooks.max_message_bytes):
                     event = parser.feed_line(line)
                     if event is not None:
                         got_event = True
-                        hooks.on_event(event)
+                        hooks.on_event(event, None)
             except httpx.HTTPError as exc:
                 log.debug("%s: GET stream dropped: %s", hooks.server, describe_http_error(exc))
             finally:

@@ -42,7 +42,8 @@ _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
 @dataclass(frozen=True)
 class RefusedMessage:
-    """What `receive()` returns in place of a message nested deeper than `depth_limit` levels.
+    """What `receive()` returns in place of a message nested deeper than `depth_limit` levels (or, with `detail`,
+    refused for another reason: larger than the size cap, see `limits`).
 
     `request_id` and `method` are the message's own top-level fields when they could be read (else None): a
     message without `method` is a response, and the session fails the request with that id."""
@@ -50,10 +51,11 @@ class RefusedMessage:
     request_id: Any
     method: str | None
     depth_limit: int = MAX_MESSAGE_DEPTH
+    detail: str | None = None  # why, when it was refused for something else (too large: see limits)
 
     @property
     def reason(self) -> str:
-        return f"message nested deeper than {self.depth_limit} levels"
+        return self.detail or f"message nested deeper than {self.depth_limit} levels"
 
 
 def bound_message(message: Any, raw: bytes | str, limit: int = MAX_MESSAGE_DEPTH) -> Any:

@@ -2,7 +2,9 @@
 
 It owns one connection: the GET stream, waiting (bounded) for its `endpoint` event, resolving that endpoint
 against the stream's URL (it must stay on the same origin: a server must not point our POSTs elsewhere), posting
-messages there, and turning `message` events into decoded JSON for `receive()`.
+messages there, and turning `message` events into decoded JSON for `receive()`. An event over the message cap
+(`limits.max_message_bytes()`) is cut where it passes the cap and fails the request it answers; one that names no
+request closes the connection (`MessageOverflowError`), since every reply shares this one stream.
 
 The session lives exactly as long as the GET stream: when it ends (server closed it, connection dropped) the
 transport is over and every later `receive()` / `send()` raises TransportError. It is not reconnected, because a
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from mini_claude.errors import TransportError
+from mini_claude.mcp.transports import limits
 from mini_claude.mcp.transports.base import HttpAuth
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
 from mini_claude.mcp.transports.http import CLOSE_TIMEOUT_S, encode_message
@@ -64,8 +67,9 @@ class SseTransport:
     def __init__(self, url: str, *, headers: Mapping[str, str] | None = None, server: str | None = None,
                  timeout_s: float = 30.0, auth: HttpAuth | None = None,
                  headers_helper: HeadersHelper | None = None, endpoint_timeout_s: float | None = None,
-                 sender: HttpSender | None = None) -> None:
+                 sender: HttpSender | None = None, max_message_bytes: int | None = None) -> None:
         self.url = url
+        self.max_message_bytes = max_message_bytes if max_message_bytes is not None else limits.max_message_bytes()
         self.server = server
         self.timeout_s = timeout_s
         self.endpoint_timeout_s = timeout_s if endpoint_timeout_s is None else endpoint_timeout_s
@@ -178,10 +182,10 @@ class SseTransport:
     async def _read_stream(self, response: httpx.Response) -> None:
         import httpx
 
-        parser = SseParser()
+        parser = SseParser(self.max_message_bytes)
         reason = "the server closed the SSE stream"
         try:
-            async for line in iter_sse_lines(response):
+            async for line in iter_sse_lines(response, self.max_message_bytes):
                 event = parser.feed_line(line)
                 if event is not None:
                     self._on_event(event)
@@ -200,6 +204,15 @@ class SseTransport:
             return
         if event.event != "message":
             log.debug("%s: ignoring SSE event %r", self.server, event.event)
+            return
+        if event.oversized is not None:
+            item = limits.oversized_message(event.data, event.oversized, self.max_message_bytes, self.server,
+                                            complete=False)
+            if item is None:
+                self._end(limits.overflow_error(self.max_message_bytes, event.oversized, self.server))
+            else:
+                log.warning("%s: refused an SSE message over %d bytes", self.server, self.max_message_bytes)
+                self._inbox.put(item)
             return
         try:
             message = decode_json(event.data)

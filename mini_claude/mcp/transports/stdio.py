@@ -1,10 +1,10 @@
 """The stdio transport: one MCP server as a child process speaking newline-delimited JSON on stdin/stdout.
 
-It owns the child's whole life: spawning it in its own process group with an explicit environment, framing and
-decoding stdout, draining stderr into a bounded ring, noticing the end (EOF, exit, a grandchild holding the pipe),
-and a bounded shutdown that leaves no process and no zombie behind. `stdio_child` holds the pieces about the
-process rather than the stream (spawn and exit errors, the stderr ring, signalling the group); `StdioParams` lives
-there and is re-exported here.
+It owns the child's whole life: spawning it in its own process group with an explicit environment, reading stdout
+(framed and decoded by `stdio_lines.StdoutLines`, bounded by `limits.max_message_bytes()`), draining stderr into a
+bounded ring, noticing the end (EOF, exit, a grandchild holding the pipe), and a bounded shutdown that leaves no
+process and no zombie behind. `stdio_child` holds the pieces about the process rather than the stream (spawn and
+exit errors, the stderr ring, signalling the group); `StdioParams` lives there and is re-exported here.
 
 Design notes (each one is a bug seen in other clients):
 
@@ -13,8 +13,10 @@ Design notes (each one is a bug seen in other clients):
   own: since Python 3.11 `Process.wait()` only returns once every pipe is closed, so a server that exited but left
   a grandchild holding stdout would look alive forever. It also spares a second buffer and a stderr task: pipe
   data is split into lines, and stderr appended to its ring, right in the protocol callbacks.
-* Lines have no length limit. A line is kept as a list of the chunks it arrived in and joined once when its
-  newline comes, so a 40 MB line costs one pass over its bytes, not one per chunk.
+* A line is capped (64 MB by default, `MINI_CLAUDE_MCP_MAX_MESSAGE_BYTES`): a longer one is skipped up to its
+  newline, never stored, and the request it answers fails at once with `MessageTooLargeError` while the
+  connection goes on; one that names no request closes the connection with `MessageOverflowError` (pending calls
+  fail with it at once, the manager shows the server failed with that reason and restarts it on its next use).
 * Decoding happens in `receive()` (the consumer), so a slow consumer applies back-pressure: when complete but
   unread lines pass `STDOUT_PAUSE_BYTES`, reading from the pipe pauses (a partial line never pauses it).
 * Lines are decoded on the loop, big ones too. CPython's json decoder holds the GIL for a whole document, so a
@@ -36,7 +38,7 @@ import subprocess
 from typing import Any
 
 from mini_claude.errors import SpawnError, TransportError
-from mini_claude.mcp.transports.json_depth import bound_message, refuse_undecodable
+from mini_claude.mcp.transports import limits
 from mini_claude.mcp.transports.stdio_child import (
     StderrRing,
     StdioParams,
@@ -44,6 +46,7 @@ from mini_claude.mcp.transports.stdio_child import (
     signal_group,
     spawn_error,
 )
+from mini_claude.mcp.transports.stdio_lines import NOTHING, StdoutLines
 
 _SET_PIPE_SIZE: int | None  # the fcntl operation that sets a pipe's buffer size (Linux only)
 try:
@@ -62,13 +65,9 @@ KILL_WAIT_S = 2.0  # after SIGKILL: how long to wait for the exit to be reported
 STDOUT_PAUSE_BYTES = 16 * 1024 * 1024  # complete, unread stdout lines buffered before we stop reading the pipe
 STDOUT_RESUME_BYTES = 4 * 1024 * 1024
 STDOUT_PIPE_BYTES = 1024 * 1024  # kernel pipe buffer we ask for (Linux): 4x fewer wake-ups for big replies
-NOISE_LINES = 20  # non-JSON stdout lines kept for diagnostics
-NOISE_LINE_CHARS = 500
 
-_json_decode = json.JSONDecoder().decode
 _json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 _json_encode_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-_NOT_JSON = object()
 
 
 class _Protocol(asyncio.SubprocessProtocol):
@@ -104,7 +103,7 @@ class StdioTransport:
     """A `Transport` to a server run as a child process (see the module docstring for the guarantees).
 
     `pid` is the child's pid once started (also its process group id); `exit_code` its return code once it ended
-    (negative: killed by that signal).
+    (negative: killed by that signal). `max_message_bytes` caps one stdout line (default: `limits`).
     """
 
     def __init__(
@@ -115,6 +114,7 @@ class StdioTransport:
         stderr_limit_bytes: int = 64 * 1024,
         close_grace_s: float = 2.0,
         term_grace_s: float = 2.0,
+        max_message_bytes: int | None = None,
     ) -> None:
         self.params = params
         self.server = server
@@ -127,13 +127,10 @@ class StdioTransport:
         self._stdin: asyncio.WriteTransport | None = None
         self._started = False
         # stdout framing
-        self._lines: collections.deque[bytes] = collections.deque()
-        self._parts: list[bytes] = []  # chunks of the current, incomplete line
-        self._parts_len = 0
-        self._backlog = 0  # bytes of complete lines not yet consumed by receive()
+        limit = max_message_bytes if max_message_bytes is not None else limits.max_message_bytes()
+        self._out = StdoutLines(limit=limit, server=server)
         self._reading_paused = False
         self._waiter: asyncio.Future[None] | None = None  # the pending receive()
-        self._noise: collections.deque[str] = collections.deque(maxlen=NOISE_LINES)
         self._stderr = StderrRing(stderr_limit_bytes)
         # stdin flow control
         self._write_paused = False
@@ -210,24 +207,12 @@ class StdioTransport:
 
     async def receive(self) -> Any:
         """The next JSON value from stdout. Raises ServerExitedError when the server is gone (every call after)."""
-        lines = self._lines
         while True:
-            while lines:
-                line = lines.popleft()
-                self._backlog -= len(line) + 1
-                if self._reading_paused and self._backlog <= STDOUT_RESUME_BYTES:
-                    self._set_reading(paused=False)
-                try:
-                    message = _json_decode(line.decode())
-                except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-                    message, noise = _decode_line(line)
-                else:
-                    return bound_message(message, line)
-                if message is not _NOT_JSON:
-                    return message
-                if noise is not None:
-                    self._noise.append(noise)
-                    log.debug("%s: skipping non-JSON line on stdout: %.200s", self.server, noise)
+            message = self._out.next_message()
+            if self._reading_paused and self._out.backlog <= STDOUT_RESUME_BYTES:
+                self._set_reading(paused=False)
+            if message is not NOTHING:
+                return message
             if self._error is not None:
                 raise self._error.with_traceback(None)
             if self._waiter is not None:
@@ -264,8 +249,8 @@ class StdioTransport:
         tail = self._stderr.text().strip()
         if tail:
             parts.append(tail)
-        if self._noise:
-            parts.append("non-JSON lines on stdout:\n" + "\n".join(self._noise))
+        if self._out.noise:
+            parts.append("non-JSON lines on stdout:\n" + "\n".join(self._out.noise))
         return "\n".join(parts)
 
     # ---- protocol callbacks (run in the event loop) -----------------------------------------------------------
@@ -285,26 +270,17 @@ class StdioTransport:
     def _on_stdout(self, data: bytes) -> None:
         if self._stdout_eof or self._close_task is not None:
             return
-        parts = self._parts
-        if b"\n" not in data:
-            parts.append(data)
-            self._parts_len += len(data)
+        overflow = self._out.feed(data)
+        if overflow is not None:  # a line over the cap that names no request: nobody to fail but everyone
+            log.warning("%s: %s", self.server, overflow.message)
+            self._end(overflow)
+            self._close_read_pipes()  # stop reading the rest; the session closes us and stops the server
             return
-        pieces = data.split(b"\n")
-        tail = pieces.pop()
-        self._backlog += self._parts_len + len(data) - len(tail)
-        if parts:
-            parts.append(pieces[0])
-            pieces[0] = b"".join(parts)
-            parts.clear()
-        if tail:
-            parts.append(tail)
-        self._parts_len = len(tail)
-        self._lines.extend(pieces)
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-        if self._backlog > STDOUT_PAUSE_BYTES and not self._reading_paused:
+        if self._out.has_items:
+            waiter = self._waiter
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+        if self._out.backlog > STDOUT_PAUSE_BYTES and not self._reading_paused:
             self._set_reading(paused=True)
 
     def _on_pipe_lost(self, fd: int, exc: Exception | None) -> None:
@@ -315,7 +291,7 @@ class StdioTransport:
         elif fd == 1:
             if not self._stdout_eof:
                 self._stdout_eof = True
-                self._flush_partial_line()
+                self._out.flush()
             self._update_end()
         elif fd == 2:
             self._stderr_eof = True
@@ -351,25 +327,6 @@ class StdioTransport:
             else:
                 pipe.resume_reading()
 
-    def _flush_partial_line(self) -> None:
-        """At EOF: an unterminated last line is kept if it is complete JSON, else dropped (kept as noise)."""
-        if not self._parts:
-            return
-        line = b"".join(self._parts)
-        self._parts.clear()
-        self._parts_len = 0
-        if not line.strip():
-            return
-        try:
-            _json_decode(line.decode("utf-8", "replace"))
-        except (ValueError, RecursionError):
-            shown = line[: NOISE_LINE_CHARS * 4].decode("utf-8", "replace")[:NOISE_LINE_CHARS]
-            self._noise.append(shown)
-            log.debug("%s: dropping an incomplete last line on stdout: %.200s", self.server, shown)
-            return
-        self._lines.append(line)
-        self._backlog += len(line) + 1
-
     def _update_end(self) -> None:
         """Called on every end event: stdout EOF, stderr EOF, process exit."""
         if self._error is not None:
@@ -401,7 +358,7 @@ class StdioTransport:
         """Stop reading stdout/stderr for good (a process outside our group may hold them open)."""
         if not self._stdout_eof:
             self._stdout_eof = True
-            self._flush_partial_line()
+            self._out.flush()
         self._stderr_eof = True
         if self._proc is not None:
             for fd in (1, 2):
@@ -443,7 +400,7 @@ class StdioTransport:
 
     async def _close(self) -> None:
         self._end(TransportError("connection closed by the client", server=self.server))
-        self._lines.clear()  # after close every receive() raises, even if replies were still buffered
+        self._out.clear()  # after close every receive() raises, even if replies were still buffered
         proc = self._proc
         if proc is None:
             return
@@ -474,27 +431,3 @@ class StdioTransport:
             if isinstance(stdin, asyncio.WriteTransport) and stdin.get_write_buffer_size():
                 stdin.abort()  # drop what a server that never read its stdin left in our buffer
             proc.close()  # closes our pipe ends; the process is reaped by asyncio's child watcher
-
-
-def _decode_line(line: bytes) -> tuple[Any, str | None]:
-    """Decode a stdout line the fast path refused: (message, None), or (_NOT_JSON, noise to keep, or None).
-
-    Invalid UTF-8 is replaced rather than fatal; a BOM is dropped; blank lines are no noise; a message nested
-    too deep (for the decoder, or for `MAX_MESSAGE_DEPTH`) becomes a `RefusedMessage`; other non-JSON is noise.
-    """
-    text = line.decode("utf-8", "replace")
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if not text.strip():
-        return _NOT_JSON, None
-    try:
-        message = _json_decode(text)
-    except RecursionError:
-        refused = refuse_undecodable(text)
-        if refused is not None:
-            return refused, None
-        return _NOT_JSON, text[:NOISE_LINE_CHARS].rstrip("\r")
-    except ValueError:
-        return _NOT_JSON, text[:NOISE_LINE_CHARS].rstrip("\r")
-    log.debug("decoded a stdout line with invalid UTF-8 (bytes replaced)")
-    return bound_message(message, text), None

@@ -8,6 +8,9 @@ import platform
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from mini_claude.errors import ConfigError
+from mini_claude.jsonfile import read_regular_head
+
 __all__ = [
     "MAX_SERVER_INSTRUCTIONS_CHARS",
     "MAX_SKILLS_LISTED",
@@ -19,6 +22,7 @@ __all__ = [
 MAX_SERVER_INSTRUCTIONS_CHARS = 2000
 MAX_SKILL_DESCRIPTION_CHARS = 500
 MAX_SKILLS_LISTED = 200
+_HEAD_BYTES = 4096  # .git/HEAD is one line
 
 _BASE = """You are mini-claude, a coding agent working in the user's terminal.
 Use the tools to read, search and change files and to run commands; prefer reading before editing.
@@ -55,10 +59,13 @@ def git_branch(cwd: Path) -> str | None:
     for folder in (resolved, *resolved.parents):
         head = folder / ".git" / "HEAD"
         if head.is_file():
-            try:
-                text = head.read_text(encoding="utf-8", errors="replace").strip()
-            except OSError:
+            try:  # bounded, regular files only: an unpacked archive could ship .git/HEAD as a FIFO
+                read = read_regular_head(head, str(head), max_bytes=_HEAD_BYTES)
+            except ConfigError:
                 return None
+            if read is None:
+                return None
+            text = read[0].decode("utf-8", "replace").strip()
             return text.removeprefix("ref: refs/heads/") if text.startswith("ref: refs/heads/") else None
         if (folder / ".git").exists():
             return None  # a worktree or submodule (.git is a file): not worth a process at start-up

@@ -111,9 +111,10 @@ def build_env(cwd: Path | None = None, base: Mapping[str, str] | None = None) ->
     return dict(os.environ if base is None else base)
 
 
-def read_project_dotenv(cwd: Path, home: Path) -> dict[str, str]:
+def read_project_dotenv(cwd: Path, home: Path, ui: TerminalUI | None = None) -> dict[str, str]:
     """The working directory's `.env`, parsed (python-dotenv); {} when absent. A `.env` in the home directory is
-    not a project's and is not read."""
+    not a project's and is not read. One that cannot be read (too large, not a regular file, not UTF-8) costs a
+    warning line through `ui` and is taken as empty: a repository file never stops the run."""
     from mini_claude.models.factory import load_dotenv
 
     path = cwd / ".env"
@@ -122,7 +123,12 @@ def read_project_dotenv(cwd: Path, home: Path) -> dict[str, str]:
             return {}
     except OSError:
         return {}
-    return load_dotenv(path)
+    try:
+        return load_dotenv(path)
+    except ConfigError as exc:
+        if ui is not None:
+            ui.warn(f"{exc}; the project's .env is ignored")
+        return {}
 
 
 async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: Settings, ui: TerminalUI, *,
@@ -134,7 +140,7 @@ async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: S
 
     home, state = user_home(env), state_dir(env)
     trust = check_trust(opts.cwd, home=home, state=state)
-    dotenv = read_project_dotenv(opts.cwd, home)
+    dotenv = read_project_dotenv(opts.cwd, home, ui)
     restricted, ignored = without_project_widening(settings)
     untrusted_env = model_environment(env, dotenv, trusted=False)
     if untrusted_env.ignored:

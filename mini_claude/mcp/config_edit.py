@@ -17,7 +17,13 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from mini_claude.errors import ConfigError
-from mini_claude.jsonfile import json_type, read_json_object, write_json_atomic
+from mini_claude.jsonfile import (
+    MAX_CLAUDE_JSON_BYTES,
+    MAX_JSON_FILE_BYTES,
+    json_type,
+    read_json_object,
+    write_json_atomic,
+)
 from mini_claude.mcp.config import (
     CLAUDE_JSON_DISPLAY,
     MCP_JSON_DISPLAY,
@@ -100,7 +106,8 @@ def _child_map(parent: dict[str, Any], name: str, create: bool, display: str, ba
 
 def _load_for_edit(path: Path, display: str) -> dict[str, Any]:
     errors: list[ConfigError] = []
-    data = read_json_object(path, display, errors)
+    data = read_json_object(path, display, errors,
+                            max_bytes=MAX_CLAUDE_JSON_BYTES if path.name == ".claude.json" else MAX_JSON_FILE_BYTES)
     if errors:
         # Never overwrite a file we could not read: it may hold much more than MCP servers.
         raise errors[0]

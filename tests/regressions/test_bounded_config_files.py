@@ -187,3 +187,12 @@ def test_dotenv_reader(tmp_path: Path) -> None:
     big.write_bytes(b"A=" + b"x" * MAX_DOTENV_BYTES + b"\n")
     with pytest.raises(ConfigError, match=r"big\.env: larger than 1 MB"):
         load_dotenv(big)
+
+
+def test_an_oversized_dotenv_costs_a_warning_not_the_run(cli: Cli) -> None:
+    (cli.work / ".env").write_text("A=" + "x" * (MAX_DOTENV_BYTES + 10) + "\n")
+    cli.mock([answer("still here")])
+    r = cli.run("-p", "hi")
+    assert r.rc == 0, r.stderr
+    assert r.stdout.strip() == "still here"
+    assert "larger than" in r.stderr and "the project's .env is ignored" in r.stderr, r.stderr

@@ -269,6 +269,9 @@ class Negotiator:
         (the late answer to the other request is dropped; a modern win sends no `notifications/initialized`)."""
         sent = asyncio.Event()
         discover = asyncio.ensure_future(self._probe_discover(version, sent.set))
+        # a cancellation (the startup timeout) can land in the very iteration a probe or racing initialize ends
+        # with an error: that task is then done, not cancelled, and its error must still count as seen
+        discover.add_done_callback(_retrieve)
         racing: asyncio.Future[Any] | None = None
         try:
             if race:
@@ -277,6 +280,7 @@ class Negotiator:
                 log.debug("%s: no answer to server/discover after %gs; sending initialize too", self.name,
                           self.probe_grace_s)
                 racing = asyncio.ensure_future(self._initialize_request(LATEST_PROTOCOL_VERSION, reset=True))
+                racing.add_done_callback(_retrieve)
             why = await self._probe_verdict(discover, racing)
             if why is None:
                 return  # modern
@@ -471,6 +475,12 @@ class _LegacyServer(Exception):
         super().__init__(why)
         self.supported = supported or []
         self.answered = answered
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Mark a finished helper task's error as seen (whoever needed it has read it, or no longer waits for it)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _may_have_turned_modern(exc: JsonRpcError) -> bool:

@@ -27,12 +27,14 @@ from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import json_type, read_json_object
 
 __all__ = [
+    "HOOK_EVENTS",
     "KNOWN_PERMISSION_MODES",
     "LOCAL_SETTINGS_DISPLAY",
     "MODEL_BACKENDS",
     "PROJECT_SETTINGS_DISPLAY",
     "USER_SETTINGS_DISPLAY",
     "Settings",
+    "SettingsHook",
     "SettingsRule",
     "load_settings",
     "without_project_widening",
@@ -68,6 +70,20 @@ class SettingsRule:
     key: str
 
 
+@dataclass(frozen=True)
+class SettingsHook:
+    """One `type: command` hook of the `hooks` section: the event, the matcher as written (empty: every call), the
+    command, its timeout in seconds (None: the default), and the file (display form) and key it came from
+    (`hooks.PreToolUse[0].hooks[1]`). Running it is mini_claude.hooks' business."""
+
+    event: str
+    matcher: str
+    command: str
+    timeout_s: float | None
+    file: str
+    key: str
+
+
 @dataclass
 class Settings:
     """The merged settings. `user`, `project` and `local` are each file's raw JSON object ({} when missing or
@@ -80,6 +96,7 @@ class Settings:
     additional_directories: list[SettingsRule] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     model: str | None = None
+    hooks: list[SettingsHook] = field(default_factory=list)  # every file's hooks, in file order (all run)
     user: dict[str, Any] = field(default_factory=dict)
     project: dict[str, Any] = field(default_factory=dict)
     local: dict[str, Any] = field(default_factory=dict)
@@ -212,6 +229,9 @@ def _merge(settings: Settings, raw: dict[str, Any], display: str, errors: list[C
                 else:
                     bad(f"env.{name}", f"expected a string, got {json_type(value)}")
 
+    if "hooks" in raw:
+        _merge_hooks(settings, raw["hooks"], display, bad)
+
     if "model" in raw:
         model = raw["model"]
         if isinstance(model, str):
@@ -230,3 +250,65 @@ def _merge_directories(settings: Settings, items: Any, display: str, bad: Callab
             settings.additional_directories.append(SettingsRule(item, display, f"{key}[{index}]"))
         else:
             bad(f"{key}[{index}]", f"expected a directory path, got {json_type(item)}")
+
+
+# Claude Code's hook events (mini_claude.hooks runs them); the `hooks` keys a settings file may use.
+HOOK_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "SessionEnd",
+               "PreCompact", "Notification")
+
+
+def _merge_hooks(settings: Settings, section: Any, display: str, bad: Callable[[str, str], None]) -> None:
+    """The `hooks` section in Claude Code's shape: `{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type":
+    "command", "command": "...", "timeout": 30}]}], ...}`. Every well-formed hook is kept; each malformed piece is
+    one error naming its key, and only that piece is dropped."""
+    if not isinstance(section, dict):
+        bad("hooks", f"expected an object of hook events, got {json_type(section)}")
+        return
+    for event, groups in section.items():
+        key = f"hooks.{event}"
+        if event not in HOOK_EVENTS:
+            bad(key, f"unknown hook event {event!r} (expected one of: {', '.join(HOOK_EVENTS)})")
+            continue
+        if not isinstance(groups, list):
+            bad(key, f"expected a list of {{matcher, hooks}} objects, got {json_type(groups)}")
+            continue
+        for index, group in enumerate(groups):
+            where = f"{key}[{index}]"
+            if not isinstance(group, dict):
+                bad(where, f"expected an object with matcher and hooks, got {json_type(group)}")
+                continue
+            matcher = group.get("matcher", "")
+            if matcher is None:
+                matcher = ""
+            if not isinstance(matcher, str):
+                bad(f"{where}.matcher", f"expected a string, got {json_type(matcher)}")
+                continue
+            commands = group.get("hooks")
+            if not isinstance(commands, list):
+                bad(f"{where}.hooks", f"expected a list of hooks, got {json_type(commands)}")
+                continue
+            for number, item in enumerate(commands):
+                hook = _parse_hook(item, f"{where}.hooks[{number}]", bad)
+                if hook is not None:
+                    settings.hooks.append(SettingsHook(event, matcher, hook[0], hook[1], display,
+                                                       f"{where}.hooks[{number}]"))
+
+
+def _parse_hook(item: Any, key: str, bad: Callable[[str, str], None]) -> tuple[str, float | None] | None:
+    """(command, timeout in seconds) of one `{"type": "command", "command": ..., "timeout": ...}`, else None."""
+    if not isinstance(item, dict):
+        bad(key, f"expected a hook object, got {json_type(item)}")
+        return None
+    kind = item.get("type", "command")
+    if kind != "command":
+        bad(f"{key}.type", f"hook type {kind!r} is not supported (only \"command\")")
+        return None
+    command = item.get("command")
+    if not isinstance(command, str) or not command.strip():
+        bad(f"{key}.command", f"expected a command string, got {json_type(command)}")
+        return None
+    timeout = item.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+        bad(f"{key}.timeout", f"expected a number of seconds above 0, got {json_type(timeout)}")
+        return None
+    return command, float(timeout) if timeout is not None else None

@@ -10,7 +10,8 @@ calibrated by the last report) for what was added since. Before each request:
    the files the old part touched.
 
 A request refused as "prompt is too long" compacts (forced) and is retried once; a second refusal is the user's
-error to see, never a loop. `/compact [focus]` compacts on demand.
+error to see, never a loop. `/compact [focus]` compacts on demand. `before_compact(trigger, focus)` is awaited before
+each summary request (the user's PreCompact hooks; trigger `manual` for /compact, else `auto`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +65,7 @@ class ContextWindow:
         self._measure = _Measure()
         self.compactions = 0
         self.on_compact: Callable[[str], None] | None = None  # told one line each time (the UI shows it)
+        self.before_compact: Callable[[str, str], Awaitable[None]] | None = None  # PreCompact hooks
 
     def estimate(self, system: str, history: list[dict[str, Any]], tools: list[Any]) -> int:
         raw = (len(system) + len(json.dumps(history, ensure_ascii=False)) + len(json.dumps(tools, default=str))) \
@@ -79,7 +81,7 @@ class ContextWindow:
             self._measure = _Measure(reported_input_tokens, estimated)
 
     async def fit(self, model: Model, system: str, history: list[dict[str, Any]], tools: list[Any],
-                  *, force: bool = False, focus: str = "") -> bool:
+                  *, force: bool = False, focus: str = "", trigger: str = "auto") -> bool:
         """Make room in `history` (in place) when it is too full, or always when `force`. True if it changed."""
         used = self.estimate(system, history, tools)
         if not force and used < CLEAR_AT * self.tokens:
@@ -89,13 +91,16 @@ class ContextWindow:
         if changed:
             used = self.estimate(system, history, tools)
         if force or used >= COMPACT_AT * self.tokens:
-            return await self.compact(model, history, focus=focus) or changed
+            return await self.compact(model, history, focus=focus, trigger=trigger) or changed
         return changed
 
-    async def compact(self, model: Model, history: list[dict[str, Any]], *, focus: str = "") -> bool:
+    async def compact(self, model: Model, history: list[dict[str, Any]], *, focus: str = "",
+                      trigger: str = "auto") -> bool:
         cut = _cut_point(history)
         if cut <= 0:
             return False
+        if self.before_compact is not None:
+            await self.before_compact(trigger, focus)
         old, recent = history[:cut], history[cut:]
         instruction = "Summarise the conversation above for its continuation."
         if focus:

@@ -7,6 +7,8 @@ Invariants the rest of the product relies on:
 * Consecutive read-only tool calls of one turn run concurrently; any other call runs alone, in order.
 * Interrupting (cancelling the task running `run`) cancels running tools, completes the history with
   "interrupted" results, and re-raises `CancelledError`; the next `run` continues on a valid history.
+* The user's hooks (`hooks`: hook_points.py says where each fires) can block a prompt, refuse or allow a call
+  through the gate, add text beside results, or send the model back to work when it stops.
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mini_claude.agent.calls import Call, batches, prompt_text, storable, tool_name, tool_result_block
 from mini_claude.agent.compaction import ContextWindow, is_prompt_too_long
+from mini_claude.agent.hook_points import HookPoints
 from mini_claude.agent.ui import AgentUI, Shown, SilentUI, showing
 from mini_claude.errors import ModelError
+from mini_claude.hooks.outcomes import HookPermission
 from mini_claude.models.base import AssistantTurn, Model, ToolSpec, Usage
 from mini_claude.tools.base import Tool, ToolContext, ToolResult, input_is_ours
 from mini_claude.tools.input_check import input_problem
@@ -49,8 +54,8 @@ class DeferredLoading(Protocol):
 class Gate(Protocol):
     """The permission gate as the loop sees it (mini_claude.permissions.gate.PermissionGate fits)."""
 
-    async def check(self, tool: Tool, args: dict[str, Any]) -> Any:  # -> Decision(allowed, reason)
-        ...
+    async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None) -> Any:
+        ...  # -> Decision(allowed, reason); `hook` only when a PreToolUse hook decided
 
 
 @dataclass
@@ -63,13 +68,6 @@ class RunOutcome:
     usage: Usage = field(default_factory=Usage)
     # the calls the permission gate refused in this run: {"tool_name", "tool_use_id", "tool_input"}
     denials: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
-class _Call:
-    block: dict[str, Any]
-    tool: Tool | None
-    result: ToolResult | None = None
 
 
 class Agent:
@@ -92,6 +90,8 @@ class Agent:
         context: ContextWindow | None = None,
         resolve_unknown: Callable[[str], Tool | None] | None = None,
         loading: DeferredLoading | None = None,
+        hooks: HookPoints | None = None,
+        subagent: bool = False,
     ) -> None:
         self.model = model
         self._tools = tools
@@ -110,6 +110,11 @@ class Agent:
         # a tool the model named that was not offered but exists (a deferred MCP tool: tools/tool_search.py)
         self._resolve_unknown = resolve_unknown
         self._loading = loading
+        self.hooks = hooks
+        self._subagent = subagent  # its end fires SubagentStop instead of Stop
+        if hooks is not None:
+            self.context.before_compact = hooks.pre_compact
+        self._hook_stop: str | None = None  # a hook's `"continue": false` in this run
         self._compacted = False
         # called with the history after every change to it (SessionLog.sync saves the conversation as it goes)
         # (`rewritten`: not only the end changed — compaction)
@@ -139,6 +144,7 @@ class Agent:
         tail = len(self.history[-1]["content"]) if self.history and self.history[-1]["role"] == "user" else None
         note, results_last = self._unanswered_note, self._results_last
         self._compacted = False
+        self._hook_stop = None
         try:
             return await self._run(user)
         except Exception:
@@ -151,21 +157,35 @@ class Agent:
             raise
 
     async def _run(self, user: str | list[dict[str, Any]]) -> RunOutcome:
-        self._append_user([{"type": "text", "text": user}] if isinstance(user, str) else list(user))
+        blocks = [{"type": "text", "text": user}] if isinstance(user, str) else list(user)
+        if self.hooks is not None:
+            verdict = await self.hooks.user_prompt(prompt_text(blocks))
+            if verdict.blocked is not None:  # nothing reaches the model
+                return RunOutcome(verdict.blocked, "hook_blocked", 0)
+            if verdict.context:
+                blocks.append({"type": "text", "text": verdict.context})
+        self._append_user(blocks)
         usage = Usage()
-        self._denials = []
+        self._denials, stop_active = [], False
         for turn_no in range(1, self.max_turns + 1):
             if self.before_request is not None:
                 await self.before_request()
             turn, tools = await self._request(self.system_prompt())
             usage.add(turn.usage)
             self.usage.add(turn.usage)
-            self.history.append({"role": "assistant", "content": _storable(turn.content)})
+            self.history.append({"role": "assistant", "content": storable(turn.content)})
             self._history_changed()
             self.ui.assistant_done(turn)
             if not turn.tool_uses:
-                return RunOutcome(turn.text, turn.stop_reason or "end_turn", turn_no, usage, self._denials)
-            await self._run_tool_calls([_Call(b, self._find_tool(tools, _tool_name(b))) for b in turn.tool_uses])
+                feedback = await self._stop_feedback(turn.text, stop_active)
+                if feedback is None:
+                    return RunOutcome(turn.text, turn.stop_reason or "end_turn", turn_no, usage, self._denials)
+                self._append_user([{"type": "text", "text": feedback}])  # a Stop hook sends the model back
+                stop_active = True
+                continue
+            await self._run_tool_calls([Call(b, self._find_tool(tools, tool_name(b))) for b in turn.tool_uses])
+            if self._hook_stop is not None:
+                return RunOutcome(self._last_text(), "hook_stopped", turn_no, usage, self._denials)
         self._unanswered_note = MAX_TURNS_NOTE  # not an interruption: say so to the model on the next run
         return RunOutcome(self._last_text(), "max_turns", self.max_turns, usage, self._denials)
 
@@ -200,7 +220,7 @@ class Agent:
 
     async def compact(self, focus: str = "") -> bool:
         """`/compact [focus]`: summarise the older part of the conversation now."""
-        return await self._fit(self.system_prompt(), self._offer()[1], force=True, focus=focus)
+        return await self._fit(self.system_prompt(), self._offer()[1], force=True, focus=focus, trigger="manual")
 
     def clear(self) -> None:
         self.history.clear()
@@ -212,23 +232,24 @@ class Agent:
 
     # ---- tools -------------------------------------------------------------------------------------------------
 
-    async def _run_tool_calls(self, calls: list[_Call]) -> None:
+    async def _run_tool_calls(self, calls: list[Call]) -> None:
         try:
-            for batch in _batches(calls):
+            for batch in batches(calls):
                 await self._run_batch(batch)
         finally:
             # runs on success, error and cancellation alike: every tool_use gets its tool_result
             blocks, asides = [], []
             for call in calls:
                 result = call.result or ToolResult.error(INTERRUPTED_TEXT)
-                blocks.append(_tool_result_block(call.block.get("id", ""), result))
-                if result.aside:
-                    asides.append({"type": "text", "text": result.aside})
+                blocks.append(tool_result_block(call.block.get("id", ""), result))
+                for aside in (result.aside, call.notes):
+                    if aside:
+                        asides.append({"type": "text", "text": aside})
             self._append_user([*blocks, *asides])  # text after every result: the API wants results first
             self._results_last = True
 
-    async def _run_batch(self, batch: list[_Call]) -> None:
-        runnable: list[_Call] = []
+    async def _run_batch(self, batch: list[Call]) -> None:
+        runnable: list[Call] = []
         for call in batch:  # permission prompts one at a time, before anything in the batch runs
             if await self._admit(call):
                 runnable.append(call)
@@ -246,8 +267,8 @@ class Agent:
             await asyncio.wait(tasks, timeout=CANCEL_GRACE_S)
             raise
 
-    async def _admit(self, call: _Call) -> bool:
-        name = _tool_name(call.block)
+    async def _admit(self, call: Call) -> bool:
+        name = tool_name(call.block)
         args = call.block.get("input")
         if call.tool is None:
             call.result = ToolResult.error(self._unknown_text(name))
@@ -262,7 +283,9 @@ class Agent:
             call.result = ToolResult.error(f"invalid input for {name}: {problem}")
             self._show_rejected(name, args, call.result)
             return False
-        decision = await self.gate.check(call.tool, args)
+        permission = await self._before_tool(call, name, args)
+        decision = await (self.gate.check(call.tool, args) if permission is None
+                          else self.gate.check(call.tool, args, hook=permission))
         if not decision.allowed:
             call.result = ToolResult.error(decision.reason)
             self._denials.append({"tool_name": name, "tool_use_id": call.block.get("id"), "tool_input": args})
@@ -294,7 +317,7 @@ class Agent:
         self.ui.tool_started(name, args if isinstance(args, dict) else {"input": args})
         self.ui.tool_finished(name, result)
 
-    async def _run_one(self, call: _Call) -> None:
+    async def _run_one(self, call: Call) -> None:
         assert call.tool is not None
         name, args = call.tool.name, call.block["input"]
         self.ui.tool_started(name, args)
@@ -311,6 +334,27 @@ class Agent:
             result = self._result_cap(result, self.ctx, name)
         call.result = result
         self.ui.tool_finished(name, result)
+        if self.hooks is not None and not result.is_error:
+            after = await self.hooks.post_tool_use(name, args, call.block.get("id", ""), result.content,
+                                                   result.as_text())
+            call.notes = "\n".join(n for n in (call.notes, after.context) if n)
+            self._hook_stop = after.stop if after.stop is not None else self._hook_stop
+
+    async def _before_tool(self, call: Call, name: str, args: dict[str, Any]) -> HookPermission | None:
+        """PreToolUse: the hooks' permission decision for the gate; their notes kept for beside the results."""
+        if self.hooks is None:
+            return None
+        before = await self.hooks.pre_tool_use(name, args, call.block.get("id", ""))
+        call.notes = before.context
+        self._hook_stop = before.stop if before.stop is not None else self._hook_stop
+        return before.permission
+
+    async def _stop_feedback(self, text: str, active: bool) -> str | None:
+        """Stop (SubagentStop for a sub-agent): the text that sends the model back to work, or None to stop."""
+        if self.hooks is None or self._hook_stop is not None:
+            return None
+        verdict = await (self.hooks.subagent_stop(text, active) if self._subagent else self.hooks.stop(text, active))
+        return verdict.block
 
     # ---- history -----------------------------------------------------------------------------------------------
 
@@ -336,13 +380,15 @@ class Agent:
         return tools, [ToolSpec(t.name, t.description, t.input_schema, defer_loading=t.name in late)
                        for t in tools.values()]
 
-    async def _fit(self, system: str, specs: list[ToolSpec], *, force: bool, focus: str = "") -> bool:
+    async def _fit(self, system: str, specs: list[ToolSpec], *, force: bool, focus: str = "",
+                   trigger: str = "auto") -> bool:
         """Fit the history into the window; True if it changed. Only a compaction (a summary replacing turns, not
         old results cleared) resets what the session had loaded (`on_reset`)."""
         before = self.context.compactions
         summarising = Shown(self.model, self.ui, "Compacting conversation",  # the summary request shows too
                              lambda system, messages: self.context.estimate(system, messages, []))
-        if not await self.context.fit(summarising, system, self.history, specs, force=force, focus=focus):
+        if not await self.context.fit(summarising, system, self.history, specs, force=force, focus=focus,
+                                      trigger=trigger):
             return False
         self._compacted = True
         self._history_changed(rewritten=True)
@@ -363,38 +409,3 @@ class Agent:
             if message["role"] == "assistant":
                 return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
         return ""
-
-
-def _tool_name(block: dict[str, Any]) -> str:
-    """The block's tool name; a malformed one (not a string) matches no tool instead of raising."""
-    name = block.get("name", "")
-    return name if isinstance(name, str) else repr(name)
-
-
-def _storable(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The assistant content as kept in the history: the API only accepts object tool inputs, so a malformed one
-    is stored as `{}` (its tool_result tells the model what was wrong)."""
-    if not content:
-        return [{"type": "text", "text": ""}]
-    return [{**b, "input": {}} if b.get("type") == "tool_use" and not isinstance(b.get("input"), dict) else b
-            for b in content]
-
-
-def _batches(calls: list[_Call]) -> list[list[_Call]]:
-    """Consecutive read-only calls form one concurrent batch; every other call is a batch of its own."""
-    batches: list[list[_Call]] = []
-    for call in calls:
-        read_only = call.tool is not None and call.tool.read_only
-        if read_only and batches and batches[-1][0].tool is not None and batches[-1][0].tool.read_only:
-            batches[-1].append(call)
-        else:
-            batches.append([call])
-    return batches
-
-
-def _tool_result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
-    content = result.content or [{"type": "text", "text": "(no output)"}]
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
-    if result.is_error:
-        block["is_error"] = True
-    return block

@@ -89,6 +89,8 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
     writer = ResultWriter(args.output_format, session_id=parts.session_id, model=agent.model.name)
     outcome: RunOutcome | None = None
     try:
+        if parts.hooks is not None:  # what SessionStart hooks print joins the first prompt
+            await parts.hooks.session_start("resume" if args.continue_ or args.resume else "startup")
         await parts.manager.wait_started()
         if parts.skills is not None:
             await parts.skills.settle()  # MCP skills are listed as servers come up; the first prompt lists them
@@ -119,6 +121,8 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
             ui.error("--input-format stream-json: no user message arrived on stdin")
             return EXIT_USAGE
     finally:
+        if parts.hooks is not None:
+            await parts.hooks.session_end("other")
         await parts.manager.aclose()
     if outcome.stop == "max_turns":
         ui.warn(f"stopped after --max-turns {agent.max_turns} turns")

@@ -26,9 +26,10 @@ from mini_claude.agent.loop import Agent, AgentUI
 from mini_claude.agent.memory import Memory, load_memory
 from mini_claude.agent.sessions import SessionLog
 from mini_claude.agent.system_prompt import build_system_prompt, git_branch
-from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.state_sweep import sweep_in_background
 from mini_claude.errors import ConfigError
+from mini_claude.hooks import Hooks, HookSession
 from mini_claude.mcp.approval import ApprovalStore, approval_hint, approval_state
 from mini_claude.mcp.config import LoadedConfig, ServerConfig, disabled_servers, load_mcp_config
 from mini_claude.mcp.host import HostUI, McpHost, NoQuestionsUI
@@ -38,6 +39,7 @@ from mini_claude.mcp.pinning import PinReview, PinStore
 from mini_claude.models.base import LoadsReferencedTools, Model, ToolCounter, ToolSpec
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
+from mini_claude.permissions.rules import CLAUDE_TOOL_NAMES
 from mini_claude.settings import Settings, load_settings, without_project_widening
 from mini_claude.skills.local import discover_local_skills
 from mini_claude.skills.registry import SkillRegistry
@@ -103,6 +105,7 @@ class SessionParts:
     commands: dict[str, CustomCommand] = field(default_factory=dict)  # "/name" -> .claude/commands/name.md
     trusted: bool = False  # the folder is trusted (its project settings apply)
     deferred: DeferredTools | None = None  # which MCP tools wait behind tool_search (`/mcp` shows it per server)
+    hooks: Hooks | None = None  # the user's hooks in force (a repository's only once trusted); `/hooks` lists them
 
 
 def build_env(cwd: Path | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -362,14 +365,37 @@ def build_session(
                 [ToolSpec(t.name, t.description, t.input_schema) for t in tools]))
 
     sweep_in_background(state_dir(env), keep_spill=ctx.spill_dir)  # the daily clean-up, off the start-up path
+    hooks = _session_hooks(settings, opts, env, gate, manager, ui, lambda: parts)
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
                   result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,
-                  context=window, resolve_unknown=deferred.resolve, loading=deferred)
+                  context=window, resolve_unknown=deferred.resolve, loading=deferred, hooks=hooks)
     agent.on_reset = deferred.forget
     if isinstance(ui, TerminalUI):
         agent.context.on_compact = ui.info
-    return SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
-                        skills=skills, host=host, memory=memory, deferred=deferred)
+    parts = SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
+                         skills=skills, host=host, memory=memory, deferred=deferred, hooks=hooks)
+    return parts
+
+
+def _session_hooks(settings: Settings, opts: SessionOptions, env: dict[str, str], gate: PermissionGate,
+                   manager: McpManager, ui: AgentUI, parts: Callable[[], SessionParts]) -> Hooks | None:
+    """The user's hooks (settings already filtered for trust), run in the user's own environment (never a
+    repository's .env) with `CLAUDE_PROJECT_DIR`; a failing hook is one warning line through the terminal's door."""
+    if not settings.hooks:
+        return None
+
+    def report(line: str) -> None:
+        if isinstance(ui, TerminalUI):
+            ui.warn(clean(f"hook: {line}"))
+
+    def transcript() -> str:
+        log = parts().session_log
+        return str(log.path) if log is not None else ""
+
+    session = HookSession(cwd=opts.cwd, home=user_home(env), env=env, session_id=lambda: parts().session_id,
+                          transcript_path=transcript, permission_mode=lambda: gate.mode.value,
+                          tool_names=CLAUDE_TOOL_NAMES, server_of=manager.server_of)
+    return Hooks(settings.hooks, session, report)
 
 
 MAX_RESULT_CHARS = 200_000

@@ -22,6 +22,11 @@ Order (first that applies wins):
 9. otherwise                                -> ask; without an `ask` callback (non-interactive) -> deny, saying
                                                what would allow it
 
+A PreToolUse hook's decision on the call (`check(..., hook=)`, mini_claude.hooks) is weighed here too: `deny`
+refuses before step 1 (a hook may refuse what a rule allows); `ask` asks after steps 1-4 even where a rule or the
+mode would allow (refused where nobody can be asked); `allow` counts as an allow rule for this one call (step 6):
+deny and ask rules, plan mode and the places that need consent (step 5) still win.
+
 `is_denied(path, tool)` answers, for one file a search found, whether a deny rule covers it: grep and glob drop
 such files from their results (`ToolContext.is_denied`); `is_secret(path)` whether grep must skip it inside a
 searched folder (a `.env` holds secrets even when no rule names it).
@@ -38,6 +43,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
+from mini_claude.hooks.outcomes import HookPermission
 from mini_claude.paths import user_home
 from mini_claude.permissions.bash_guard import bypass_refusal
 from mini_claude.permissions.boundaries import Boundary, Place, boundary_of, classify, literal_root
@@ -139,11 +145,15 @@ class PermissionGate:
         """Add allow rules for the rest of this session (raises ConfigError on a malformed rule)."""
         self.rules = self.rules.with_allow(rules, source="session")
 
-    async def check(self, tool: Tool, args: dict[str, Any]) -> Decision:
-        """Decide whether `tool` may run with `args`; may ask the user."""
+    async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None) -> Decision:
+        """Decide whether `tool` may run with `args`; may ask the user. `hook`: a PreToolUse hook's decision on
+        this call (see the module docstring)."""
         problem = input_problem(tool.input_schema, args) if input_is_ours(tool) else None
         if problem:
             return self._deny(tool, f"invalid input: {problem}")
+        if hook is not None and hook.decision == "deny":
+            return Decision(False, hook.reason)
+        hook_asks = hook is not None and hook.decision == "ask"
         call = _call_of(tool, args)
         env = self._env()
         read_only = tool.read_only and not call.sends_to_server  # a server's claim or a uri sent is no grant
@@ -160,11 +170,14 @@ class PermissionGate:
             refusal = bypass_refusal(self.rules, call, env)  # a Bash command a deny/ask rule cannot see through
             if refusal:
                 return self._deny(tool, refusal)
-            return Decision(True, "bypassPermissions mode")
+            if not hook_asks:
+                return Decision(True, "bypassPermissions mode")
 
         rule = self.rules.match_ask(call, env)
         if rule is not None:
             return await self._ask_user(tool, args, call, ask_rule=rule)
+        if hook is not None and hook_asks:
+            return await self._ask_user(tool, args, call, ask_rule=None, hook_asks=hook.reason)
 
         if self._boundaries(call):
             allowed = self._allowing_rules(call, env)
@@ -175,6 +188,8 @@ class PermissionGate:
         allowed = self.rules.match_allow(call, env)
         if allowed:
             return Decision(True, _allowed_by(allowed))
+        if hook is not None and hook.decision == "allow":
+            return Decision(True, f"allowed by a PreToolUse hook: {hook.reason}")
 
         if read_only:
             return Decision(True, "read-only tool in plan mode" if self.mode is PermissionMode.PLAN
@@ -304,8 +319,12 @@ class PermissionGate:
         parts = self.rules.unallowed_command_parts(command, self._env()) or list(split.parts)
         return list(dict.fromkeys(_prefix_rule(p) for p in parts))
 
-    async def _ask_user(self, tool: Tool, args: dict[str, Any], call: ToolCall, *, ask_rule: Rule | None) -> Decision:
+    async def _ask_user(self, tool: Tool, args: dict[str, Any], call: ToolCall, *, ask_rule: Rule | None,
+                        hook_asks: str | None = None) -> Decision:
         if self.ask is None:
+            if hook_asks is not None:
+                return self._deny(tool, f"{hook_asks} (a PreToolUse hook asks the user first, which is not possible "
+                                        "in non-interactive mode)")
             if ask_rule is not None:
                 return self._deny(tool, f"rule {ask_rule.describe()} requires asking first, which is not possible "
                                         "in non-interactive mode; allow with --yolo")
@@ -320,7 +339,7 @@ class PermissionGate:
             return self._deny(tool, f"not allowed in non-interactive mode; allow with --yolo or add {rules} to "
                                     f"permissions.allow in {PROJECT_SETTINGS_DISPLAY}")
         async with self._ask_lock:
-            if ask_rule is None:
+            if ask_rule is None and hook_asks is None:
                 # An "always" given while this call waited for the prompt may already cover it.
                 allowed = self._allowing_rules(call, self._env())
                 if allowed:

@@ -1,0 +1,61 @@
+"""The loop's bookkeeping for tool calls and history blocks: a call on its way to its result, the concurrent
+batches, the tool_result block, and the history's storable forms (moved out of loop.py to keep the loop short)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mini_claude.tools.base import Tool, ToolResult
+
+__all__ = ["Call", "batches", "prompt_text", "storable", "tool_name", "tool_result_block"]
+
+
+@dataclass
+class Call:
+    """One tool_use of a turn on its way to its tool_result."""
+
+    block: dict[str, Any]
+    tool: Tool | None
+    result: ToolResult | None = None
+    notes: str = ""  # what hooks said about this call, for the model beside the results
+
+
+def prompt_text(blocks: list[dict[str, Any]]) -> str:
+    """The prompt as UserPromptSubmit hooks read it: the text blocks of the turn."""
+    return "\n".join(b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str))
+
+
+def tool_name(block: dict[str, Any]) -> str:
+    """The block's tool name; a malformed one (not a string) matches no tool instead of raising."""
+    name = block.get("name", "")
+    return name if isinstance(name, str) else repr(name)
+
+
+def storable(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The assistant content as kept in the history: the API only accepts object tool inputs, so a malformed one
+    is stored as `{}` (its tool_result tells the model what was wrong)."""
+    if not content:
+        return [{"type": "text", "text": ""}]
+    return [{**b, "input": {}} if b.get("type") == "tool_use" and not isinstance(b.get("input"), dict) else b
+            for b in content]
+
+
+def batches(calls: list[Call]) -> list[list[Call]]:
+    """Consecutive read-only calls form one concurrent batch; every other call is a batch of its own."""
+    batches: list[list[Call]] = []
+    for call in calls:
+        read_only = call.tool is not None and call.tool.read_only
+        if read_only and batches and batches[-1][0].tool is not None and batches[-1][0].tool.read_only:
+            batches[-1].append(call)
+        else:
+            batches.append([call])
+    return batches
+
+
+def tool_result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
+    content = result.content or [{"type": "text", "text": "(no output)"}]
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if result.is_error:
+        block["is_error"] = True
+    return block

@@ -41,6 +41,7 @@ from mini_claude.mcp.pinning import PinReview
 from mini_claude.models.pricing import cost_usd, known_price
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionMode
+from mini_claude.permissions.rules import claude_tool_name
 from mini_claude.trust import trust_question
 
 __all__ = ["SLASH_COMMANDS", "Repl"]
@@ -54,6 +55,7 @@ SLASH_COMMANDS = {
             "log|login|logout|accept NAME",
     "/add-dir": "work in another folder too: /add-dir DIR (MCP servers see it as a root)",
     "/compact": "summarise the older part of the conversation now: /compact [what to keep in focus]",
+    "/hooks": "the hooks in force (event, matcher, command) and the settings file each comes from",
     "/plan": "plan mode on or off: /plan [on|off] (Shift+Tab cycles default → acceptEdits → plan)",
     "/resume": "pick up a saved conversation of this folder: /resume [ID]",
     "/init": "have the model write a starter CLAUDE.md for this project",
@@ -119,6 +121,9 @@ class Repl:
                                  pick=self._pick_session)
         except MiniClaudeError as exc:
             self.ui.error(str(exc))
+        hooks = self.parts.hooks
+        if hooks is not None:  # what SessionStart hooks print joins the first prompt
+            await hooks.session_start("resume" if self.args.continue_ or self.args.resume else "startup")
         self.ui.info(f"mini-claude — model {self.parts.agent.model.name}; /help for commands, Ctrl+D to exit")
         try:
             pending = self.args.prompt
@@ -168,6 +173,8 @@ class Repl:
                 await self._run_turn(text)
         finally:
             self._sigint(False)
+            if hooks is not None:
+                await hooks.session_end("prompt_input_exit")
             await self.parts.manager.aclose()
 
     def _sigint(self, on: bool) -> None:
@@ -246,11 +253,18 @@ class Repl:
             print("  @server:uri attaches an MCP resource to your message (Tab completes)")
             print("  Ctrl+C cancels a running turn or login; twice at an empty prompt exits")
         elif command == "/clear":
+            hooks = self.parts.hooks
+            if hooks is not None:
+                await hooks.session_end("clear")
             self.parts.agent.on_history = None  # the old conversation stays saved; a new one starts
             self.parts.agent.clear()
             self.parts.session_id = str(uuid.uuid4())
             record_session(self.parts)
+            if hooks is not None:
+                await hooks.session_start("clear")
             self.ui.info("conversation cleared")
+        elif command == "/hooks":
+            self._show_hooks()
         elif command == "/add-dir":
             await self._add_dir(rest.strip())
         elif command == "/compact":
@@ -292,6 +306,19 @@ class Repl:
                                       "cancelled")
         else:
             self.ui.warn(f"unknown command {command}; /help lists them")
+
+    def _show_hooks(self) -> None:
+        """`/hooks`: each hook in force and the file it comes from; a repository's wait for trust."""
+        hooks = self.parts.hooks
+        lines = hooks.listing() if hooks is not None else []
+        for line in lines:
+            print(clean(f"  {line}"))
+        if not lines:
+            print("  no hooks in force (they go in the \"hooks\" section of ~/.claude/settings.json or the project's "
+                  ".claude/settings.json)")
+        if not self.parts.trusted:
+            print("  this folder is not trusted: its .claude/settings*.json hooks do not run until it is "
+                  "(`mini-claude trust`)")
 
     async def _add_dir(self, text: str) -> None:
         folder = _existing_folder(text)
@@ -404,6 +431,12 @@ class Repl:
         return await self._ask("Start it?", {"y": "approve", "a": "approve-all", "n": "deny"})
 
     async def _ask_permission(self, tool: Any, args: dict[str, Any]) -> str:
+        hooks = self.parts.hooks
+        if hooks is not None:  # Notification hooks, beside the question (a desktop ping must not delay it)
+            task = asyncio.ensure_future(hooks.notification(f"Claude needs your permission to use {claude_tool_name(tool.name)}",
+                                                            "permission_prompt"))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
         async with self._questions:
             return await self._permission_question(tool, args)
 

@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE_OR_JSON",
                         help="extra MCP servers: a file or an inline JSON string (repeatable)")
     parser.add_argument("--strict-mcp-config", action="store_true", help="use only the --mcp-config servers")
+    parser.add_argument("--mcp-trace", metavar="FILE",
+                        help="append every MCP JSON-RPC message, both ways, to FILE (one JSON line each, timestamped, "
+                             "secrets redacted)")
     parser.add_argument("--trust-project-mcp", action="store_true",
                         help="start project-level MCP servers (.mcp.json) without asking")
     parser.add_argument("--add-dir", dest="add_dir", action="append", default=[], metavar="DIR",
@@ -148,12 +151,20 @@ def _dispatch(argv: list[str]) -> int:
     _setup_logging(args.debug)
     from mini_claude.cli.run import run_interactive, run_print
 
+    if args.mcp_trace is not None:
+        from pathlib import Path
+
+        from mini_claude.mcp.trace import tracing
+
+        with tracing(Path(args.mcp_trace)):
+            return run_print(args) if args.print_mode else run_interactive(args)
     if args.print_mode:
         return run_print(args)
     return run_interactive(args)
 
 
-_SHARED_OPTIONS = {"--mcp-config": 1, "--strict-mcp-config": 0, "--debug": 0}  # option -> how many values follow
+# option -> how many values follow
+_SHARED_OPTIONS = {"--mcp-config": 1, "--strict-mcp-config": 0, "--mcp-trace": 1, "--debug": 0}
 
 
 def _subcommand_first(argv: list[str]) -> list[str]:

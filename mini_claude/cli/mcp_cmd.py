@@ -13,7 +13,11 @@
     mcp accept NAME [--yes]                show a server's changed tool definitions (withheld) and pin them
     mcp resources NAME [--json]            the server's resources and resource templates
     mcp read NAME URI [--json]             one resource's contents
-    mcp enable NAME | mcp disable NAME     switch a server on / off for this project (Claude Code's list)
+    mcp enable NAME | mcp disable NAME     switch a server on / off for this project (Claude Code's list); enable
+                                           says what still holds a server back (exit 1) rather than "Enabled"
+    mcp reset-project-choices              forget approvals and rejections of project servers made here
+    mcp doctor [NAME] [--json]             per server: what is wrong and how to fix it (cli/mcp_doctor.py)
+Every connecting command takes --mcp-trace FILE: each JSON-RPC message both ways, one JSON line, secrets redacted.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +53,7 @@ EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
 EXIT_UNREACHABLE = 2
 EXIT_CONFIG = 3
+EXIT_MISSING_CONFIG = 2  # a --mcp-config file that does not exist, as in Claude Code
 
 
 class _UsageError(Exception):
@@ -74,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--strict-mcp-config", action="store_true")
         p.add_argument("--trust-project-mcp", action="store_true",
                        help="start project-level servers (.mcp.json) without approval")
+        p.add_argument("--mcp-trace", metavar="FILE",
+                       help="append every JSON-RPC message, both ways, to FILE (one JSON line each, secrets redacted)")
 
     common(sub.add_parser("list", help="status of every server"))
     p = sub.add_parser("get", help="one server's config, status and tools")
@@ -115,6 +124,15 @@ def build_parser() -> argparse.ArgumentParser:
                           ("disable", "switch a server off for this project")):
         p = sub.add_parser(command, help=what)
         p.add_argument("name")
+    sub.add_parser("reset-project-choices",
+                   help="forget your approvals and rejections of project servers (.mcp.json) in this folder")
+    p = sub.add_parser("doctor", help="per server: what is wrong and how to fix it")
+    p.add_argument("name", nargs="?", help="one server (default: every configured server)")
+    p.add_argument("--call", nargs="+", metavar=("TOOL", "JSON_ARGS"),
+                   help="also call TOOL (with JSON_ARGS) and diagnose how that goes (it runs the tool!)")
+    p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="how long each probe may take (default 10)")
+    common(p)
     p = sub.add_parser("logout", help="forget a server's stored OAuth tokens")
     p.add_argument("name")
     common(p, json_flag=False)
@@ -123,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-s", "--scope", choices=["local", "project", "user"], default="local")
-    p.add_argument("-t", "--transport", choices=["stdio", "http", "sse"], default="stdio")
+    p.add_argument("-t", "--transport", choices=["stdio", "http", "sse"], default=None,
+                   help="default: http when the target is one http(s):// URL, else stdio")
     p.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("-H", "--header", action="append", default=[], metavar="'Key: Value'")
     p.add_argument("name")
@@ -168,6 +187,20 @@ def main(argv: list[str]) -> int:
         return EXIT_CONFIG
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
+    missing = _missing_config_files(args)
+    if missing:
+        _warn(f"mini-claude mcp: --mcp-config {missing}: no such file")
+        return EXIT_MISSING_CONFIG
+    try:
+        code = _dispatch(args)
+        sys.stdout.flush()  # here, where a reader that went away can be told from a real error
+        return code
+    except BrokenPipeError:  # `mcp get fs | head -1`: the reader is gone, which is not our error
+        _quiet_stdout()
+        return EXIT_OK
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         if args.command in ("add", "add-json", "remove"):
             return _edit(args)
@@ -178,8 +211,16 @@ def main(argv: list[str]) -> int:
         if args.command in ("enable", "disable"):
             from mini_claude.cli.mcp_resources_cmd import switch
 
-            return switch(args.name, enabled=args.command == "enable")
-        return asyncio.run(_inspect(args))
+            return asyncio.run(switch(args.name, enabled=args.command == "enable"))
+        if args.command == "reset-project-choices":
+            from mini_claude.cli.mcp_resources_cmd import reset_project_choices
+
+            return reset_project_choices()
+        if args.command == "doctor":
+            from mini_claude.cli.mcp_doctor import doctor_command
+
+            return _traced(args, lambda: doctor_command(args))
+        return _traced(args, lambda: _inspect(args))
     except ConfigError as exc:
         _warn(f"mini-claude mcp: {exc}")
         return EXIT_CONFIG
@@ -189,6 +230,37 @@ def main(argv: list[str]) -> int:
     except MiniClaudeError as exc:
         _warn(f"mini-claude mcp: {exc}")
         return EXIT_CONFIG
+
+
+def _missing_config_files(args: argparse.Namespace) -> str | None:
+    """The first --mcp-config value that names a file that does not exist (inline JSON is not a file)."""
+    for value in getattr(args, "mcp_config", None) or ():
+        if value.lstrip().startswith("{"):
+            continue
+        if not Path(value).expanduser().exists():
+            return str(value)
+    return None
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush at exit cannot raise BrokenPipeError again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def _traced(args: argparse.Namespace, run: Callable[[], Coroutine[Any, Any, int]]) -> int:
+    """Run the command's coroutine, every JSON-RPC message written to `--mcp-trace FILE` when given."""
+    from mini_claude.mcp.trace import tracing
+
+    path = getattr(args, "mcp_trace", None)
+    if path is None:
+        return asyncio.run(run())
+    with tracing(Path(path)):
+        return asyncio.run(run())
 
 
 # ---- editing the config files ----------------------------------------------------------------------------------
@@ -229,6 +301,10 @@ def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any]:
         raise ConfigError("missing the server's command (stdio: NAME -- CMD ARGS…) or URL (http/sse: NAME URL)",
                           file="mcp add")
     entry: dict[str, Any] = {}
+    if args.transport is None:
+        args.transport = "http" if len(target) == 1 and _is_url(target[0]) else "stdio"
+        if args.transport == "http":
+            print("The target is a URL: adding it as an http (Streamable HTTP) server; -t sse for a legacy SSE one")
     if args.transport == "stdio":
         entry = {"type": "stdio", "command": target[0], "args": target[1:]}
     else:
@@ -254,37 +330,19 @@ def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     return entry
 
 
+def _is_url(text: str) -> bool:
+    return text.lower().startswith(("http://", "https://"))
+
+
 # ---- connecting --------------------------------------------------------------------------------------------------
 
 async def _inspect(args: argparse.Namespace) -> int:
-    from mini_claude.cli.session import SessionOptions, build_env, load_servers, resolve_approvals
-    from mini_claude.mcp.manager import McpManager, ServerStatus
-    from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
-    from mini_claude.paths import state_dir
-    from mini_claude.settings import load_settings
+    from mini_claude.cli.mcp_world import open_world
+    from mini_claude.mcp.manager import ServerStatus
 
-    cwd = Path.cwd()
-    env = build_env(cwd)
-    opts = SessionOptions(cwd=cwd, mcp_config=args.mcp_config, strict_mcp_config=args.strict_mcp_config,
-                          trust_project_mcp=args.trust_project_mcp)
-    from mini_claude.paths import user_home
-
-    settings = load_settings(cwd=cwd, home=user_home(env))
-    config = load_servers(opts, env)
-    for err in config.errors:
-        _warn(f"MCP config: {err}")
-    for warning in config.warnings:
-        _warn(f"MCP config: {warning}")
-    servers = config.servers
-    if args.command != "list":
-        if args.name not in servers:
-            known = ", ".join(sorted(servers)) or "none"
-            raise ConfigError(f"no MCP server named {args.name!r} (configured: {known})")
-        servers = {args.name: servers[args.name]}
-    held = await resolve_approvals(config, settings, cwd=cwd, env=env, trust_all=args.trust_project_mcp, ask=None)
-    manager = McpManager(servers.values(), env=env, held={k: v for k, v in held.items() if k in servers},
-                         era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME),
-                         pins=pins_for(args.command, env))
+    world = await open_world(args, only=None if args.command == "list" else args.name,
+                             pins=pins_for(args.command, os.environ, Path.cwd()))
+    manager = world.manager
     withheld = WithheldTools()
     logging.getLogger(protocol.__name__).addFilter(withheld)
     manager.start()
@@ -333,8 +391,10 @@ async def _call(manager: McpManager, state: ServerState, args: argparse.Namespac
         _warn("mini-claude mcp: JSON_ARGS must be a JSON object")
         return EXIT_CONFIG
     if args.tool not in {t.name for t in state.tools}:
-        _warn(f"mini-claude mcp: {state.name} has no tool {args.tool!r} "
-              f"(see `mini-claude mcp tools {state.name}`)")
+        withheld = {change.name for change in state.withheld}
+        why = (f"its definition changed since accepted: withheld (mini-claude mcp accept {state.name})"
+               if args.tool in withheld else f"see `mini-claude mcp tools {state.name}`")
+        _warn(f"mini-claude mcp: {state.name} has no tool {args.tool!r} ({why})")
         return EXIT_CONFIG
     try:
         result = await manager.call_tool(state.name, args.tool, arguments)

@@ -9,6 +9,7 @@ import json
 import logging
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mini_claude.cli.render import clean
@@ -22,14 +23,12 @@ if TYPE_CHECKING:
 __all__ = ["WithheldTools", "pins_for", "print_get", "print_list", "print_tools", "with_pin_changes"]
 
 
-def pins_for(command: str, env: Mapping[str, str]) -> PinStore | None:
-    """`accept` pins; `list`, `get` and `tools` only look, to show what a session would withhold (a changed
-    definition) without pinning what they see first; `call` and the rest run without pins."""
+def pins_for(command: str, env: Mapping[str, str], project: Path) -> PinStore:
+    """The pins of a session in `project`. `accept` pins; every other command only looks, to show and call what a
+    session would (a changed definition withheld) without pinning what it sees first."""
     from mini_claude.mcp.pinning import PinStore
 
-    if command == "accept":
-        return PinStore.default(env)
-    return PinStore.default(env, record=False) if command in ("list", "get", "tools") else None
+    return PinStore.default(env, record=command == "accept", project=project)
 
 
 def with_pin_changes(found: Mapping[str, Mapping[str, WithheldTool]],

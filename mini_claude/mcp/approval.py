@@ -207,6 +207,22 @@ class ApprovalStore:
         }
         self._write(data)
 
+    def reset(self, project: Path, names: list[str] | None = None) -> list[str]:
+        """Forget the decisions made in `project` (all, or those of `names`): those servers are asked about
+        again (Claude Code's `mcp reset-project-choices`). Returns the names forgotten, sorted."""
+        data = self._read()
+        key = _project_key(project)
+        decided = data.get(key, {})
+        gone = sorted(name for name in decided if names is None or name in names)
+        if not gone:
+            return []
+        for name in gone:
+            del decided[name]
+        if not decided:
+            del data[key]
+        self._write(data)
+        return gone
+
     def _write(self, data: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")  # 0600

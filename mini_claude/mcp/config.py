@@ -6,7 +6,8 @@ Sources, in order; a later source replaces an earlier one's server of the same n
     ~/.claude/settings.json   "mcpServers"                          scope "user"
     .claude/settings.json     "mcpServers"                          scope "project"
     .mcp.json                 "mcpServers", or the bare name map    scope "project"
-    ~/.claude.json            "projects"[<abs cwd>]["mcpServers"]   scope "local"
+                              (of every folder from / down to cwd: the nearest file wins, as in Claude Code)
+    ~/.claude.json            "projects"[<root>]["mcpServers"]      scope "local" (root: the git root, else cwd)
     each --mcp-config value   a file path or inline JSON            scope "cli"
 
 Every problem is one `ConfigError` naming the file and the key path (`.mcp.json: mcpServers.db.command:
@@ -57,6 +58,7 @@ __all__ = [
     "load_mcp_config",
     "project_key",
     "project_key_candidates",
+    "project_root",
     "validate_entry",
 ]
 
@@ -128,12 +130,32 @@ def _file_sources(*, cwd: Path, home: Path, env: Mapping[str, str], errors: list
         data = read_json_object(project_settings, PROJECT_SETTINGS_DISPLAY, errors)
         if data is not None:
             found.append(_servers_in(data, PROJECT_SETTINGS_DISPLAY, "project", env, errors, bare_ok=False))
-    data = read_json_object(cwd / ".mcp.json", MCP_JSON_DISPLAY, errors)
-    if data is not None:
-        found.append(_servers_in(data, MCP_JSON_DISPLAY, "project", env, errors, bare_ok=True))
+    for folder, display in _mcp_json_folders(cwd):  # furthest first: the nearest file's server wins
+        data = read_json_object(folder / ".mcp.json", display, errors)
+        if data is not None:
+            found.append(_servers_in(data, display, "project", env, errors, bare_ok=True))
     if claude_json is not None:
         found.append(_local_servers(claude_json, cwd, env, errors))
     return found
+
+
+def _mcp_json_folders(cwd: Path) -> list[tuple[Path, str]]:
+    """The folders whose `.mcp.json` count, furthest first, with each file's display name: `cwd` and every folder
+    above it, as Claude Code reads them (a session started in a subfolder of a project has the root's servers)."""
+    start = Path(cwd).absolute()
+    folders = [start, *start.parents]
+    return [(folder, MCP_JSON_DISPLAY if depth == 0 else "../" * depth + MCP_JSON_DISPLAY)
+            for depth, folder in reversed(list(enumerate(folders)))]
+
+
+def project_root(cwd: Path) -> Path:
+    """The folder a project's local servers and switches are keyed by in ~/.claude.json, as Claude Code keys them:
+    the nearest folder at or above `cwd` holding `.git`, else `cwd` itself."""
+    start = Path(cwd).absolute()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
 
 
 def _cli_sources(extra: Sequence[str], *, cwd: Path, home: Path, env: Mapping[str, str],
@@ -229,7 +251,7 @@ def _local_servers(
 
 
 def project_key(projects: dict[str, Any], cwd: Path) -> str | None:
-    """The key of `cwd` in ~/.claude.json "projects": its absolute path as given, else its resolved path."""
+    """The key of the project of `cwd` in ~/.claude.json "projects" (see `project_key_candidates`)."""
     for candidate in project_key_candidates(cwd):
         if candidate in projects:
             return candidate
@@ -237,10 +259,12 @@ def project_key(projects: dict[str, Any], cwd: Path) -> str | None:
 
 
 def project_key_candidates(cwd: Path) -> list[str]:
-    """The keys `cwd` may have in ~/.claude.json "projects": absolute, then resolved (one when they agree)."""
-    absolute = str(cwd.absolute())
+    """The keys the project of `cwd` (`project_root`: its git root, else `cwd`) may have in ~/.claude.json
+    "projects": absolute, then resolved (one when they agree)."""
+    root = project_root(cwd)
+    absolute = str(root)
     try:
-        resolved = str(cwd.resolve())
+        resolved = str(root.resolve())
     except OSError:
         resolved = absolute
     return list(dict.fromkeys([absolute, resolved]))

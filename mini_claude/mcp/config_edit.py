@@ -34,7 +34,8 @@ from mini_claude.mcp.config import (
 )
 from mini_claude.mcp.config_entry import server_key, validate_entry
 
-__all__ = ["MASK", "WRITABLE_SCOPES", "add_server", "mask_secrets", "remove_server", "set_server_enabled"]
+__all__ = ["MASK", "WRITABLE_SCOPES", "add_server", "mask_secrets", "remove_server", "scopes_holding",
+           "set_server_enabled"]
 
 log = logging.getLogger(__name__)
 
@@ -144,9 +145,15 @@ def add_server(
 
 
 def remove_server(name: str, *, scope: str | None, cwd: Path, home: Path) -> list[Path]:
-    """Remove server `name` from the file of `scope`, or (scope None) from every writable scope that has it.
+    """Remove server `name` from the file of `scope`, or (scope None) from the one writable scope that has it.
     Returns the files changed. Raises ConfigError when it is not found (naming a read-only file that defines
-    it, if any)."""
+    it, if any), and, without `scope`, when several scopes have it (naming them: Claude Code refuses too)."""
+    if scope is None:
+        holding = scopes_holding(name, cwd=cwd, home=home)
+        if len(holding) > 1:
+            options = " or ".join(f"-s {one}" for one in holding)
+            raise ConfigError(f"MCP server {json.dumps(name, ensure_ascii=False)} exists in several scopes "
+                              f"({', '.join(holding)}); say which to remove with {options}")
     scopes = WRITABLE_SCOPES if scope is None else (scope,)
     changed: list[Path] = []
     for one in scopes:
@@ -169,6 +176,21 @@ def remove_server(name: str, *, scope: str | None, cwd: Path, home: Path) -> lis
     if elsewhere:
         message += f" (it is defined in {elsewhere}: edit that file)"
     raise ConfigError(message)
+
+
+def scopes_holding(name: str, *, cwd: Path, home: Path) -> list[str]:
+    """The writable scopes whose file defines server `name` (files that cannot be read count as not holding it)."""
+    found: list[str] = []
+    for one in WRITABLE_SCOPES:
+        target = _target(one, cwd=cwd, home=home)
+        try:
+            servers = target.servers(_load_for_edit(target.path, target.display), False) \
+                if target.path.exists() else None
+        except ConfigError:
+            continue
+        if servers is not None and name in servers:
+            found.append(one)
+    return found
 
 
 def _defined_in_settings(name: str, *, cwd: Path, home: Path) -> str | None:

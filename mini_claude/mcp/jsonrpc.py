@@ -19,6 +19,7 @@ It knows nothing of MCP or pipes. Invariants:
   request with its typed `StreamLostError`; the session goes on.
 * A `RefusedMessage` from the transport (a message nested deeper than the readers accept, see json_depth) fails
   the request it answers with a ProtocolError, or answers the peer's request with an error; the session goes on.
+* With `--mcp-trace` (mini_claude.mcp.trace) every message sent and received is handed to the trace, as is.
 * A peer's `notifications/cancelled` for one of *its* requests we are still serving cancels that handler; no
   response is sent for it (the notification still reaches the notification handlers).
 """
@@ -33,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mini_claude.errors import JsonRpcError, McpError, McpTimeoutError, ProtocolError, TransportError
+from mini_claude.mcp import trace
 from mini_claude.mcp.transports.base import RequestFailed, Transport
 from mini_claude.mcp.transports.json_depth import RefusedMessage
 
@@ -108,6 +110,7 @@ class JsonRpcSession:
         self._closed_notified = False
         self.on_abandoned: AbandonedHook | None = None
         self.on_closed: Callable[[McpError], None] | None = None
+        self._trace = trace.active()  # --mcp-trace: every message both ways (mini_claude.mcp.trace)
 
     # ---- setup -------------------------------------------------------------------------------------------------
 
@@ -162,7 +165,7 @@ class JsonRpcSession:
                 pending.timer = loop.call_at(pending.deadline, self._on_deadline, request_id)
             sender = pending.sender = asyncio.current_task()
             try:
-                await self.transport.send(message)
+                await self.transport.send(self._traced(message))
             except asyncio.CancelledError:
                 # our deadline cut a send that was stuck (peer not reading); anyone else's cancel wins
                 if pending.send_cut and sender is not None and sender.uncancel() == 0:
@@ -218,7 +221,7 @@ class JsonRpcSession:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        await self.transport.send(message)
+        await self.transport.send(self._traced(message))
 
     async def close(self) -> None:
         """Stop reading, close the transport, fail whatever is still pending. Idempotent."""
@@ -287,6 +290,8 @@ class JsonRpcSession:
         try:
             while True:
                 message = await self.transport.receive()
+                if self._trace is not None and not isinstance(message, (RequestFailed, RefusedMessage)):
+                    self._trace.record(self.name, "recv", message)
                 try:
                     if isinstance(message, dict):
                         self._dispatch(message)
@@ -415,7 +420,12 @@ class JsonRpcSession:
 
     async def _send_quietly(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(McpError):  # the connection is gone; nobody to answer
-            await self.transport.send(message)
+            await self.transport.send(self._traced(message))
+
+    def _traced(self, message: dict[str, Any]) -> dict[str, Any]:
+        if self._trace is not None:
+            self._trace.record(self.name, "send", message)
+        return message
 
     def _null_id_claimant(self) -> _Pending | None:
         """The request a null-id error must be answering: the only one in flight, if it asked for that."""
@@ -456,7 +466,7 @@ class JsonRpcSession:
                 log.exception("%s: handler for %s failed", self.name, method)
                 reply["error"] = {"code": INTERNAL_ERROR, "message": f"{type(exc).__name__}: {exc}"}
         try:
-            await self.transport.send(reply)
+            await self.transport.send(self._traced(reply))
         except McpError:
             pass  # the connection is gone; nobody to answer
         except (TypeError, ValueError) as exc:  # the handler's result is not JSON (or has NaN): say so
@@ -464,7 +474,7 @@ class JsonRpcSession:
             reply.pop("result", None)
             reply["error"] = {"code": INTERNAL_ERROR, "message": f"result is not JSON-serializable: {exc}"}
             with contextlib.suppress(McpError):
-                await self.transport.send(reply)
+                await self.transport.send(self._traced(reply))
 
 
 async def _pong(_params: Any) -> dict[str, Any]:

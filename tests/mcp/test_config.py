@@ -569,13 +569,20 @@ def test_add_writes_through_a_symlink(dirs: tuple[Path, Path]) -> None:
     assert json.loads(real.read_text()) == {"keep": True, "mcpServers": {"u": OK}}
 
 
-def test_remove_from_every_scope_that_has_it(dirs: tuple[Path, Path]) -> None:
+def test_remove_without_scope_refuses_a_name_in_several_scopes(dirs: tuple[Path, Path]) -> None:
+    """Issue 19: `mcp remove NAME` no longer deletes the server from every scope; it names them (Claude Code)."""
     cwd, home = dirs
     for scope in ("local", "project", "user"):
         add_server("db", OK, scope=scope, cwd=cwd, home=home)
     add_server("keep", OK, scope="user", cwd=cwd, home=home)
-    removed = remove_server("db", scope=None, cwd=cwd, home=home)
-    assert removed == [home / ".claude.json", cwd / ".mcp.json", home / ".claude.json"]
+    with pytest.raises(ConfigError) as info:
+        remove_server("db", scope=None, cwd=cwd, home=home)
+    assert str(info.value) == ('MCP server "db" exists in several scopes (local, project, user); say which to '
+                               'remove with -s local or -s project or -s user')
+    assert sorted(load(dirs).servers) == ["db", "keep"]
+    for scope, path in (("local", home / ".claude.json"), ("project", cwd / ".mcp.json")):
+        assert remove_server("db", scope=scope, cwd=cwd, home=home) == [path]
+    assert remove_server("db", scope=None, cwd=cwd, home=home) == [home / ".claude.json"]
     assert list(load(dirs).servers) == ["keep"]
 
 

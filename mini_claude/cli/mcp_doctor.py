@@ -1,0 +1,122 @@
+"""`mini-claude mcp doctor [NAME] [--json] [--call TOOL [JSON_ARGS]] [--timeout S]`: try each configured server as a
+session here would (same config discovery, trust, approvals and host capabilities; `mcp_world.project_view`) and
+print, per server, what was found and each problem with its fix (`mini_claude.mcp.doctor` finds them). Exit 0 when
+no server has a problem, 1 otherwise. Every piece of server text goes through `clean`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from mini_claude.cli.mcp_world import host_for, project_view
+from mini_claude.cli.render import clean
+from mini_claude.errors import ConfigError
+from mini_claude.mcp.doctor import Diagnosis, apply_names, diagnose
+from mini_claude.mcp.host.server_log import log_file_name
+from mini_claude.paths import state_dir
+
+__all__ = ["doctor_command", "print_diagnosis"]
+
+STDERR_LINES = 8
+
+
+async def doctor_command(args: argparse.Namespace) -> int:
+    view = await project_view(mcp_config=list(args.mcp_config), strict=args.strict_mcp_config,
+                              trust_project_mcp=args.trust_project_mcp)
+    servers = view.config.servers
+    if args.name is not None:
+        if args.name not in servers:
+            known = ", ".join(sorted(servers)) or "none"
+            raise ConfigError(f"no MCP server named {args.name!r} (configured: {known})")
+        servers = {args.name: servers[args.name]}
+    call = _call_arguments(args.call)
+    host = host_for(view)
+    logs = state_dir(view.env) / "mcp-logs"
+    diagnoses = list(await asyncio.gather(*(
+        diagnose(cfg, view.env, held=view.held[cfg.name][1] if cfg.name in view.held else None, setup=host.setup,
+                 timeout_s=args.timeout, call=call, log_file=logs / log_file_name(cfg.name))
+        for cfg in servers.values())))
+    apply_names(diagnoses)
+    if args.json:
+        print(json.dumps([d.to_json() for d in diagnoses], indent=2))
+    elif not diagnoses:
+        print("No MCP servers configured. Add one with: mini-claude mcp add NAME -- COMMAND [ARGS…]")
+    else:
+        for diag in diagnoses:
+            print_diagnosis(diag)
+    return 0 if all(d.ok for d in diagnoses) else 1
+
+
+def _call_arguments(words: list[str] | None) -> tuple[str, dict[str, Any]] | None:
+    if not words:
+        return None
+    if len(words) > 2:
+        raise ConfigError("--call takes TOOL and at most one JSON object of arguments", key="--call")
+    arguments: Any = {}
+    if len(words) == 2:
+        try:
+            arguments = json.loads(words[1])
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"JSON_ARGS is not valid JSON: {exc.msg} at column {exc.colno}", key="--call") from exc
+    if not isinstance(arguments, dict):
+        raise ConfigError("JSON_ARGS must be a JSON object", key="--call")
+    return words[0], arguments
+
+
+def print_diagnosis(diag: Diagnosis) -> None:
+    verdict = "no problems" if diag.ok else f"{len(diag.problems)} problem{'s' * (len(diag.problems) != 1)}"
+    _line(f"{diag.server}  ({diag.type}, from {diag.source})  {'✔' if diag.ok else '✘'} {verdict}")
+    if diag.command:
+        found = f" (found: {diag.command_path})" if diag.command_path else ""
+        _row("command", f"{diag.command}{found}")
+    if diag.held:
+        _row("held", diag.held)
+    if diag.ready_s is not None or diag.first_reply_s is not None:
+        parts = []
+        if diag.first_reply_s is not None:
+            parts.append(f"first reply {diag.first_reply_s:.2f}s")
+        if diag.ready_s is not None:
+            parts.append(f"ready {diag.ready_s:.2f}s")
+        if diag.protocol_version:
+            parts.append(f"protocol {diag.protocol_version} ({diag.era} era)")
+        _row("started", " · ".join(parts))
+    if diag.server_info or diag.capabilities:
+        who = " ".join(str(diag.server_info.get(k, "")) for k in ("name", "version")).strip() or "?"
+        _row("server", f"{who} · capabilities: {', '.join(diag.capabilities) or 'none'}")
+    if diag.ready_s is not None:
+        ping = f" · ping {diag.ping_ms:.1f} ms" if diag.ping_ms is not None else ""
+        _row("tools", f"{len(diag.tools)} · ~{diag.definition_tokens} tokens of definitions{ping}")
+    if diag.call is not None:
+        outcome = "ok" if diag.call.get("ok") else diag.call.get("error") or "an error result"
+        _row("call", f"{diag.call['tool']}: {outcome} in {diag.call.get('seconds', 0):g}s")
+    for raw, qualified in diag.renamed.items():
+        _row("renamed", f"{raw} → {qualified}")
+    for name, why in diag.withheld.items():
+        _row("withheld", f"{name}: {why}")
+    for line in diag.non_json_stdout[:3]:
+        _row("stdout", f"not JSON: {line}")
+    for note in diag.protocol_notes[:3]:
+        _row("protocol", note)
+    if diag.type != "stdio":
+        _row("auth", diag.auth)
+    if diag.ended:
+        _row("ended", diag.ended)
+    tail = [line for line in diag.stderr_tail.splitlines() if line.strip()][-STDERR_LINES:]
+    for i, line in enumerate(tail):
+        _row("stderr" if i == 0 else "", line[:200])
+    for problem in diag.problems:
+        _row("problem", problem.cause)
+        _row("  fix", problem.fix)
+    _line("")
+
+
+def _row(label: str, text: str) -> None:
+    _line(f"  {label:<9} {text}")
+
+
+def _line(text: str) -> None:
+    sys.stdout.write(clean(text) + "\n")

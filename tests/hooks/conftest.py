@@ -8,7 +8,6 @@ line to a log, then does what it was told: print to stdout, to stderr, exit with
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 from collections.abc import Iterator
@@ -87,18 +86,6 @@ def user_texts(request: dict[str, Any]) -> list[str]:
     if isinstance(content, str):
         return [content]
     return [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
-    except OSError:
-        return True
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from tests.hooks.conftest import Hooked, payloads, pid_alive, records, user_texts
+from tests.helpers import assert_pid_gone
+from tests.hooks.conftest import Hooked, payloads, records, user_texts
 from tests.integration.conftest import Cli, answer, tool_use
 
 pytestmark = pytest.mark.timeout(120)
@@ -156,11 +157,7 @@ def test_a_hook_that_hangs_is_stopped_reported_and_the_agent_goes_on(cli: Cli, h
     lines = [line for line in r.stderr.splitlines() if "timed out" in line]
     assert len(lines) == 1 and "PreToolUse hook" in lines[0], r.stderr
     assert "still-running" in json.dumps(mock.requests[-1]["body"]["messages"][-1])  # the tool ran
-    child = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
-    while pid_alive(child) and time.monotonic() < deadline:  # the whole group was killed, the child too
-        time.sleep(0.05)
-    assert not pid_alive(child)
+    assert_pid_gone(int(pidfile.read_text()), within_s=5)  # the whole group was killed, the child too
 
 
 def test_malformed_hooks_are_reported_with_file_and_key(cli: Cli, hooked: Hooked) -> None:

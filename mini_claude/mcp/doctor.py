@@ -254,7 +254,7 @@ async def _probe(cfg: ServerConfig, env: Mapping[str, str], diag: Diagnosis, *, 
                  timeout_s: float, call: tuple[str, dict[str, Any]] | None, tap: _FirstReply) -> None:
     started = time.monotonic()
     client: McpClient | None = None
-    stage = "initialize"
+    stage = answered = "initialize"
     try:
         transport = build_transport(cfg, env)
         client = McpClient(transport, name=cfg.name, protocol_version=cfg.protocol_version)
@@ -271,16 +271,18 @@ async def _probe(cfg: ServerConfig, env: Mapping[str, str], diag: Diagnosis, *, 
         tools = await asyncio.wait_for(client.list_tools(), timeout_s) if "tools" in client.server_capabilities \
             else []
         _look_at_tools(diag, tools)
+        answered = stage
         if call is not None:
             stage = f"tools/call {call[0]}"
             diag.call = await _call(client, call, timeout_s)
+            answered = stage
         # after a call that got no answer, the ping tells a hanging tool from a stuck server
         stage = "ping after the call" if diag.call is not None and diag.call.get("timed_out") else "ping"
         began = time.monotonic()
         await client.request("ping", {}, timeout_s=timeout_s)
         diag.ping_ms = round((time.monotonic() - began) * 1000, 1)
     except McpError as exc:
-        _failed(diag, cfg, stage, exc, timeout_s)
+        _failed(diag, cfg, stage, exc, timeout_s, answered)
     except (OSError, ValueError) as exc:  # defensive: a foreign error is still a finding, never a traceback
         diag.add("unexpected", f"{stage} failed: {exc!r}", "run with --debug and report it")
     finally:
@@ -347,7 +349,8 @@ def apply_names(diagnoses: list[Diagnosis]) -> None:
                 diag.renamed[tool] = qualified
 
 
-def _failed(diag: Diagnosis, cfg: ServerConfig, stage: str, exc: McpError, timeout_s: float) -> None:
+def _failed(diag: Diagnosis, cfg: ServerConfig, stage: str, exc: McpError, timeout_s: float,
+            answered: str) -> None:
     by_hand = f"run it by hand to see the whole error: {diag.command}" if cfg.type == "stdio" else \
         f"check that {cfg.url} is up and serves MCP"
     if isinstance(exc, ServerExitedError):
@@ -356,6 +359,9 @@ def _failed(diag: Diagnosis, cfg: ServerConfig, stage: str, exc: McpError, timeo
         said = f": {last}" if last else " (nothing on stderr)"
         if stage == "initialize":
             diag.add("exits-at-start", f"{how} before answering initialize{said}", by_hand)
+        elif exc.exit_code == 0:  # no crash: it thinks its work is done
+            diag.add("exits-after-answering", f"{how} on its own after answering {answered}{said}",
+                     "a server must keep running until its stdin closes: report it to its author")
         else:
             diag.add("exits-during-" + stage.split()[0].replace("/", "-"), f"{how} during {stage}{said}",
                      "it crashed on this request: see its stderr (below) and report it to the server's author")
@@ -418,7 +424,7 @@ def _judge(diag: Diagnosis, tap: _FirstReply, log_file: Path | None) -> None:
         diag.add("tools-withheld", f"{len(diag.withheld)} tool(s) not offered to the model, e.g. {name!r}: {why}",
                  "the server's author must fix the tool definition; the other tools work")
     if len(diag.stderr_tail.encode("utf-8", "replace")) >= LOUD_STDERR_BYTES:
-        where = f" (the tail is in {log_file})" if log_file is not None else ""
+        where = f" (its log: {log_file})" if log_file is not None and log_file.exists() else ""
         diag.add("stderr-flood", f"it wrote over {LOUD_STDERR_BYTES // 1024} KB to stderr while probed{where}",
                  "lower its log level (its own option or env variable; \"logLevel\" for MCP logging)")
 

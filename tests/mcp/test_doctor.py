@@ -1,0 +1,145 @@
+"""Issue 19, acceptance 3: `mini-claude mcp doctor` names each hostile-server mode of the fault matrix
+(tests/mcp/servers/faulty_server.py, hostile_server.py) with a one-line cause and a one-line fix. Real CLI
+subprocesses, real misbehaving servers; `--call echo` makes the doctor exercise the tool the modes break."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import assert_pid_gone, read_pidfile
+from tests.integration.conftest import Cli, probe_entry
+
+pytestmark = pytest.mark.timeout(90)
+
+SERVERS = Path(__file__).parent / "servers"
+FAULTY = SERVERS / "faulty_server.py"
+HOSTILE = SERVERS / "hostile_server.py"
+ESC = "\x1b"
+
+# mode -> (the problem's code, words its cause must hold); None: a healthy server, no problem
+MODES: dict[str, tuple[str, list[str]] | None] = {
+    "normal": None,
+    "crash_at_start": ("exits-at-start", ["exited with code 3 before answering initialize",
+                                          "fatal: cannot load config"]),
+    "crash_mid_call": ("exits-during-tools-call", ["exited with code 5 during tools/call echo",
+                                                   "fatal: tool exploded"]),
+    "hang": ("call-hangs", ["tools/call echo got no answer", "still answers ping"]),
+    "deaf": ("stuck", ["no answer", "neither did ping", "stopped reading its input"]),
+    "garbage": ("stdout-noise", ["non-JSON line(s) on stdout", "INFO server: handling tools/call"]),
+    "stderr_flood": ("stderr-flood", ["KB to stderr"]),
+    "half_line_exit": ("exits-during-tools-call", ["exited with code 4 during tools/call echo"]),
+    "no_newline_exit": ("exits-after-answering", ["exited with code 0 on its own after answering tools/call echo"]),
+    "ignore_sigterm": ("ignores-shutdown", ["ignored stdin closing and SIGTERM", "SIGKILL"]),
+    "grandchild": ("exits-after-answering", ["exited with code 0 on its own after answering initialize"]),
+    "escaped_grandchild": ("exits-after-answering", ["after answering initialize"]),
+    "grandchild_daemon": None,  # serves normally; its detached child is no fault of the protocol
+    "invalid_utf8": ("invalid-utf8", ["not valid UTF-8"]),
+    "odd_json": ("protocol-oddities", ["malformed or unexpected message(s)"]),
+    "stdin_closer": ("exits-during-tools-call", ["exited with code 2 during tools/call echo", "closing my pipes"]),
+}
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Iterator[Cli]:
+    c = Cli(tmp_path)
+    yield c
+    c.close()
+
+
+def _doctor(cli: Cli, servers: dict[str, Any], *args: str) -> tuple[int, list[dict[str, Any]], str]:
+    config = cli.config_file(servers)
+    r = cli.run("mcp", "doctor", *args, "--json", "--strict-mcp-config", "--mcp-config", config, "--timeout", "2")
+    return r.rc, json.loads(r.stdout), r.stderr
+
+
+def _one_line(problem: dict[str, Any]) -> None:
+    assert problem["cause"] and problem["fix"]
+    assert "\n" not in problem["cause"] and "\n" not in problem["fix"], problem
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_doctor_diagnoses_each_mode_of_the_fault_matrix(cli: Cli, mode: str) -> None:
+    pidfile = cli.tmp / "pid"
+    entry = {"command": sys.executable, "args": [str(FAULTY), "--mode", mode, "--pidfile", str(pidfile)]}
+    rc, [diag], stderr = _doctor(cli, {mode: entry}, "--call", "echo", '{"text": "hi"}')
+    expected = MODES[mode]
+    if expected is None:
+        assert rc == 0 and diag["ok"] and diag["problems"] == [], diag
+        assert diag["call"]["ok"] and diag["ping_ms"] is not None
+        assert diag["tools"] == ["echo"] and diag["protocol_version"] and diag["capabilities"] == ["tools"]
+    else:
+        code, words = expected
+        assert rc == 1, stderr
+        codes = [p["code"] for p in diag["problems"]]
+        assert code in codes, diag["problems"]
+        problem = diag["problems"][codes.index(code)]
+        _one_line(problem)
+        for word in words:
+            assert word in problem["cause"], problem
+    assert "Traceback" not in stderr, stderr
+    if mode in ("grandchild", "grandchild_daemon"):
+        assert_pid_gone(read_pidfile(pidfile), within_s=5.0)  # the doctor leaves nothing behind in its group
+    if mode == "escaped_grandchild":  # it left our process group on purpose (setsid): nobody can reap it but us
+        os.kill(read_pidfile(pidfile), signal.SIGKILL)
+
+
+def test_doctor_text_names_the_cause_and_the_fix(cli: Cli) -> None:
+    config = cli.config_file({"crashy": {"command": sys.executable,
+                                         "args": [str(FAULTY), "--mode", "crash_at_start"]}})
+    r = cli.run("mcp", "doctor", "crashy", "--mcp-config", config)
+    assert r.rc == 1
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("crashy  (stdio, from ") and lines[0].endswith("✘ 1 problem")
+    problem = next(line for line in lines if line.strip().startswith("problem"))
+    assert "exited with code 3 before answering initialize: fatal: cannot load config" in problem
+    fix = lines[lines.index(problem) + 1]
+    assert fix.strip().startswith("fix") and "run it by hand" in fix and str(FAULTY) in fix
+
+
+def test_hostile_server_deep_schema_deep_message_and_terminal_attacks(cli: Cli) -> None:
+    rc, [diag], _ = _doctor(cli, {"hostile": {"command": sys.executable, "args": [str(HOSTILE)]}})
+    assert rc == 1
+    codes = {p["code"]: p for p in diag["problems"]}
+    assert "deep_tool" in diag["withheld"] and "tools-withheld" in codes
+    assert "protocol-oddities" in codes and "nested deeper" in codes["protocol-oddities"]["cause"]
+    for problem in diag["problems"]:
+        _one_line(problem)
+    config = cli.config_file({"hostile": {"command": sys.executable, "args": [str(HOSTILE), "--crash"]}})
+    r = cli.run("mcp", "doctor", "--mcp-config", config)
+    assert r.rc == 1
+    assert "exited with code 3 before answering initialize" in r.stdout
+    assert ESC not in r.stdout and "\x9b" not in r.stdout and "\u202e" not in r.stdout  # the text is cleaned
+
+
+def test_command_not_found_and_held_servers_are_never_started(cli: Cli) -> None:
+    marker = cli.tmp / "marker"
+    (cli.work / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": probe_entry("--marker", str(marker))}}))
+    (cli.home / ".claude.json").write_text(json.dumps({"mcpServers": {"gone": {"command": "no-such-program-x1"}}}))
+    r = cli.run("mcp", "doctor", "--json")
+    assert r.rc == 1, r.stderr
+    diags = {d["server"]: d for d in json.loads(r.stdout)}
+    [missing] = diags["gone"]["problems"]
+    assert missing["code"] == "command-not-found" and "no-such-program-x1" in missing["cause"]
+    assert "mcpServers.gone.command" in missing["fix"]
+    [held] = diags["proj"]["problems"]
+    assert held["code"] == "held" and "needs approval" in held["cause"]
+    assert not marker.exists()  # a project server waiting for approval does not run for the doctor either
+
+
+def test_renamed_tools_tokens_and_a_healthy_server(cli: Cli) -> None:
+    servers = {"probe": probe_entry("--tool", "do.thing", "--tool", "x" * 70)}
+    rc, [diag], stderr = _doctor(cli, servers)
+    assert rc == 0, (diag, stderr)
+    assert diag["renamed"]["do.thing"].startswith("mcp__probe__do_thing_")  # a "." made "_": hashed, unambiguous
+    hashed = diag["renamed"]["x" * 70]
+    assert len(hashed) <= 64 and hashed.startswith("mcp__probe__")
+    assert diag["definition_tokens"] > 0 and diag["ping_ms"] is not None and diag["first_reply_s"] is not None
+    assert diag["command_path"] == sys.executable

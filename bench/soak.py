@@ -121,12 +121,13 @@ async def settle(label: str, began: float, target: Sample, within_s: float = SET
         await asyncio.sleep(0.05)
 
 
-async def steady(label: str, began: float, polls: int = 3, within_s: float = SETTLE_S) -> Sample:
-    """Wait (bounded) until `polls` samples in a row agree on fds/threads/tasks/children/zombies; the last one."""
+async def steady(label: str, began: float, polls: int = 6, within_s: float = SETTLE_S) -> Sample:
+    """Wait (bounded) until `polls` samples in a row, 0.1 s apart, agree on fds/threads/tasks/children/zombies (no
+    close or reconnect of the warm-up still in flight); the last one."""
     deadline = time.monotonic() + within_s
     last, same = probe(label, began), 1
     while same < polls and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)
         now = probe(label, began)
         same = same + 1 if now.counts() == last.counts() else 1
         last = now

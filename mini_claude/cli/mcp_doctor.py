@@ -38,7 +38,8 @@ async def doctor_command(args: argparse.Namespace) -> int:
     logs = state_dir(view.env) / "mcp-logs"
     diagnoses = list(await asyncio.gather(*(
         diagnose(cfg, view.env, held=view.held[cfg.name][1] if cfg.name in view.held else None, setup=host.setup,
-                 timeout_s=args.timeout, call=call, log_file=logs / log_file_name(cfg.name))
+                 timeout_s=args.timeout, call=call, log_file=logs / log_file_name(cfg.name),
+                 keep_stderr=host.logs.stderr_sink(cfg.name))
         for cfg in servers.values())))
     apply_names(diagnoses)
     if args.json:

@@ -219,9 +219,10 @@ def find_command(cfg: ServerConfig, env: Mapping[str, str]) -> str | None:
 
 async def diagnose(cfg: ServerConfig, env: Mapping[str, str], *, held: str | None, setup: ClientSetup | None,
                    timeout_s: float, call: tuple[str, dict[str, Any]] | None = None,
-                   log_file: Path | None = None) -> Diagnosis:
+                   log_file: Path | None = None, keep_stderr: Callable[[bytes], None] | None = None) -> Diagnosis:
     """Try one server and say what is wrong with it. Bounded: each step by `timeout_s`, the close by the
-    transport's own bounds. Never raises for the server's faults."""
+    transport's own bounds. Never raises for the server's faults. `keep_stderr` receives the stderr the probe
+    saw (the server's log: `ServerLogs.stderr_sink`)."""
     diag = Diagnosis(cfg.name, cfg.type, cfg.source)
     if cfg.type == "stdio":
         diag.command = shlex.join([cfg.command or "", *cfg.args])
@@ -246,6 +247,8 @@ async def diagnose(cfg: ServerConfig, env: Mapping[str, str], *, held: str | Non
     diag.non_json_stdout = watch.noise
     diag.protocol_notes = watch.notes
     diag.withheld.update(watch.withheld)
+    if keep_stderr is not None and diag.stderr_tail:
+        keep_stderr((diag.stderr_tail + "\n").encode("utf-8", "replace"))
     _judge(diag, tap, log_file)
     return diag
 

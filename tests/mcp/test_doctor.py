@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from mini_claude.mcp.host import NoQuestionsUI
+from mini_claude.mcp.host.server_log import MAX_ENTRY_CHARS, ServerLogs
 from tests.helpers import assert_pid_gone, read_pidfile
 from tests.integration.conftest import Cli, probe_entry
 
@@ -102,6 +104,21 @@ def test_doctor_text_names_the_cause_and_the_fix(cli: Cli) -> None:
     assert "exited with code 3 before answering initialize: fatal: cannot load config" in problem
     fix = lines[lines.index(problem) + 1]
     assert fix.strip().startswith("fix") and "run it by hand" in fix and str(FAULTY) in fix
+    log = (cli.state / "mcp-logs" / "crashy.log").read_text()  # what /mcp log shows
+    assert log.endswith(" STDERR: fatal: cannot load config\n")
+
+
+def test_stderr_sink_keeps_every_line_from_the_first_byte(tmp_path: Path) -> None:
+    ui = NoQuestionsUI()
+    logs = ServerLogs(tmp_path / "logs", ui)
+    sink = logs.stderr_sink("srv")
+    for chunk in (b"first li", b"ne\nsecond\r\nthi", b"rd \xff\n", b"x" * (MAX_ENTRY_CHARS + 5), b"tail"):
+        sink(chunk)
+    logs.end_stderr("srv")
+    entries = [line.split(" STDERR: ", 1)[1] for line in logs.path("srv").read_text().splitlines()]
+    assert entries[:3] == ["first line", "second", "third \ufffd"]
+    assert entries[3:] == ["x" * MAX_ENTRY_CHARS, "xxxxxtail"]  # a line that never ends: in pieces, none lost
+    assert ui.notices == []  # stderr is kept, never shown
 
 
 def test_hostile_server_deep_schema_deep_message_and_terminal_attacks(cli: Cli) -> None:

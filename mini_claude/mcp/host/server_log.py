@@ -1,4 +1,6 @@
-"""Server logging: `notifications/message` kept in a per-server log file, the serious ones shown as one line.
+"""Server logging: `notifications/message` kept in a per-server log file, the serious ones shown as one line; a
+server's stderr kept in the same file, line by line from the first byte (`stderr_sink`: a transport that hands its
+stderr over as it reads it; `mcp doctor` hands over what it saw).
 
 Every message goes to `<state>/mcp-logs/<server>.log` (0600 in a 0700 folder, opened without following a
 symlink, rolled over to `.log.1` past `MAX_LOG_BYTES`); `warning` and above also reach the UI as one line, at most
@@ -78,6 +80,7 @@ class ServerLogs:
         self.ui = ui
         self._clock = clock
         self._screens: dict[str, _Screen] = {}
+        self._stderr_pending: dict[str, bytes] = {}
         self._folder_ready = False
 
     def path(self, server: str) -> Path:
@@ -99,6 +102,37 @@ class ServerLogs:
         self._append(server, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {level.upper()} {logger}: {text}\n")
         if LOG_LEVELS.index(level) >= SCREEN_FROM:
             self._show(server, f"[{level}] {logger + ': ' if logger else ''}{text}")
+
+    def stderr_sink(self, server: str) -> Callable[[bytes], None]:
+        """A callable taking the server's stderr as it comes, chunk by chunk from the first byte: each line goes to
+        its log as `<time> STDERR: <line>` (a longer line than `MAX_ENTRY_CHARS` bytes in pieces; a partial last
+        line waits for its end, or for `end_stderr`). Nothing reaches the screen: stderr is the server's own diagnostics."""
+        def take(data: bytes) -> None:
+            self.record_stderr(server, data)
+        return take
+
+    def record_stderr(self, server: str, data: bytes) -> None:
+        pending = self._stderr_pending.get(server, b"") + data
+        *lines, rest = pending.split(b"\n")
+        # a very long line is logged in pieces (nothing is cut, nothing held without bound)
+        pieces = [line[i:i + MAX_ENTRY_CHARS] for line in lines for i in range(0, max(len(line), 1), MAX_ENTRY_CHARS)]
+        while len(rest) > MAX_ENTRY_CHARS:
+            pieces.append(rest[:MAX_ENTRY_CHARS])
+            rest = rest[MAX_ENTRY_CHARS:]
+        self._stderr_pending[server] = rest
+        if pieces:
+            self._append(server, "".join(self._stderr_entry(piece) for piece in pieces))
+
+    def end_stderr(self, server: str) -> None:
+        """The server's stderr ended: its unterminated last line, if any, goes to the log."""
+        rest = self._stderr_pending.pop(server, b"")
+        if rest:
+            self._append(server, self._stderr_entry(rest))
+
+    @staticmethod
+    def _stderr_entry(line: bytes) -> str:
+        text = line.rstrip(b"\r").decode("utf-8", "replace")
+        return f"{time.strftime('%Y-%m-%dT%H:%M:%S')} STDERR: {text}\n"
 
     def _show(self, server: str, line: str) -> None:
         screen = self._screens.setdefault(server, _Screen())

@@ -266,3 +266,13 @@ def test_stop_block_and_session_end(client: str, tmp_path: Path) -> None:
     assert [s["stop_hook_active"] for s in stops] == [False, True]
     [ended] = logged(tmp_path, "end")
     assert ended["hook_event_name"] == "SessionEnd" and ended["reason"] == "other"
+
+
+@CLIENTS
+def test_continue_false_stops_after_the_tool(client: str, tmp_path: Path) -> None:
+    command = recorder(tmp_path, "post", stdout=json.dumps({"continue": False, "stopReason": "enough for today"}))
+    r = run(client, tmp_path, [call(client, "Write", {"file_path": "a.txt", "content": "x"}), answer("never")],
+            {"hooks": hooks("PostToolUse", command, "Write"), "permissions": {"allow": ["Write"]}})
+    assert (r.work / "a.txt").exists() and len(logged(tmp_path, "post")) == 1
+    assert len(r.requests) == 1  # the model is not asked again
+    assert r.result["result"] != "never"

@@ -105,6 +105,12 @@ def test_a_subfolder_finds_the_roots_mcp_json_and_the_projects_local_servers(cli
     assert set(rows) == {"rootsrv", "subsrv", "localroot"}
     assert rows["rootsrv"]["source"] == "../../.mcp.json" and rows["subsrv"]["source"] == "../.mcp.json"
     assert all(row["status"] == "ready" for row in rows.values()), rows
+    mock = cli.mock([answer("done")])  # a session started there has the same servers
+    r = run_cli(["-p", "hi", "--trust-project-mcp"], cwd=deeper, env=cli.env)
+    assert r.returncode == 0, r.stderr
+    offered = {t["name"] for t in mock.requests[0]["body"]["tools"]}
+    assert {"mcp__rootsrv__echo", "mcp__subsrv__echo", "mcp__localroot__echo"} <= offered
+    assert not any(name.startswith("mcp__localdeeper__") for name in offered)
     # `mcp add -s local` from the subfolder writes to the same project entry
     r = run_cli(["mcp", "add", "added", "--", sys.executable, "-c", "pass"], cwd=deeper, env=cli.env)
     assert r.returncode == 0, r.stderr

@@ -31,6 +31,7 @@ _LEAF_WORDS = frozenset({"word", "raw_string", "ansi_c_string", "string_content"
                          "concatenation", "command_name"})
 _PUNCTUATION_RE = re.compile(r"[\s{},;|&()<>'\"`$=]+")
 _DEFAULT_OPS = frozenset({"-", ":-", "=", ":=", "+", ":+"})
+_GLOB_RE = re.compile(r"(?<!\\)[*?]|(?<!\\)\[.*\]")
 
 
 @dataclass
@@ -143,6 +144,25 @@ class ParsedScript:
         return "".join(pieces).replace("\\\n", "")
 
     # ------------------------------------------------------------------------------------------ static values
+
+    def word(self, node: Node) -> str | None:
+        """The exact word bash makes of `node`, or None when it needs an expansion or is an unquoted glob pattern
+        (bash replaces `/bin/r?` with the file names it matches)."""
+        value = self.static(node)
+        if value is None:
+            return None
+        # the unquoted text, quoted parts blanked out: `/bin/r[m]` is a pattern even when the parser splits it
+        unquoted: list[str] = []
+        stack = [node]
+        while stack:
+            cur = stack.pop()
+            if cur.type == "extglob_pattern":
+                return None
+            if cur.type in ("concatenation", "command_name"):
+                stack.extend(reversed(cur.children))
+            else:
+                unquoted.append(self.text_of(cur) if cur.type in ("word", "number") else "_")
+        return None if _GLOB_RE.search("".join(unquoted)) else value
 
     def static(self, node: Node) -> str | None:
         """The exact value bash gives `node` as a word (quotes removed), or None when it needs an expansion."""

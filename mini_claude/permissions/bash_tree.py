@@ -330,7 +330,9 @@ class _Walk:
         if node.type != "command":
             argv: list[str | None] = []
             if node.type in ("declaration_command", "unset_command"):
-                argv = [self.s.static(c) if c.is_named else self.s.text_of(c) for c in node.children
+                # an assignment's value does not matter here (its name does: `export PATH=...`, `a[i]=...`)
+                argv = [self.s.text_of(c.child_by_field_name("name") or c) + "=" if c.type == "variable_assignment"
+                        else self.s.static(c) if c.is_named else self.s.text_of(c) for c in node.children
                         if c.type not in REDIRECT_KINDS]
             self.s.commands.append(CommandRecord(" ".join(self.s.render(node).split()), True, node, self.s,
                                                  argv=argv))
@@ -338,7 +340,7 @@ class _Walk:
         extra = self.extra_args.get(node.id, [])
         dropped = self.dropped_words.get(node.id, [])
         shown: list[tuple[int, str, str | None]] = [
-            (c.start_byte, self.s.render(c), self.s.static(c)) for c in node.children + extra
+            (c.start_byte, self.s.render(c), self.s.word(c)) for c in node.children + extra
             if c.type not in REDIRECT_KINDS]
         pieces = sorted(shown + [(offset, word, word) for offset, word in dropped])
         text = " ".join(piece for _, piece, _ in pieces)

@@ -22,6 +22,7 @@ What this means for rules (docs/SECURITY.md, "Shell commands: what a rule promis
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 
@@ -91,7 +92,12 @@ _WRAPPERS = frozenset({
     "ionice", "chrt", "taskset", "timeout", "stdbuf", "setsid", "coproc", "flock", "chroot", "unshare", "nsenter",
     "strace", "ltrace", "unbuffer", "firejail", "busybox", "caffeinate", "xargs", "su", "script", "watch",
     "parallel", "proxychains", "torsocks", "faketime", "valgrind", "nocache", "catchsegv", "fakeroot",
+    "ssh-agent", "prlimit", "setpriv", "numactl", "sg", "dbus-launch", "dbus-run-session", "xvfb-run", "rlwrap",
+    "bwrap", "proot", "schroot", "runcon", "cgexec", "systemd-inhibit", "chpst", "daemonize", "perf", "mpirun",
+    "srun", "sem", "retry", "direnv", "dotenv", "with-contenv", "s6-setuidgid", "gtimeout", "pv",
 })
+# Wrappers whose options can name a command to run (`strace -o '|cmd'`): any word starting with one of these.
+_WRAPPER_PIPE_PREFIXES = {"strace": ("|", "!"), "ltrace": ("|", "!"), "perf": ("--", )}
 # Wrapper options that run a shell string.
 _WRAPPER_SHELL_OPTIONS = {"su": ("-c", "--command", "-s", "--shell"), "runuser": ("-c", "--command", "-s"),
                           "flock": ("-c", "--command"), "script": ("-c", "--command"),
@@ -99,7 +105,7 @@ _WRAPPER_SHELL_OPTIONS = {"su": ("-c", "--command", "-s", "--shell"), "runuser":
                           "nsenter": (), "unshare": ()}
 
 _NAME_ARG_BUILTINS = frozenset({"read", "unset", "printf", "getopts", "wait", "test", "[", "declare", "typeset",
-                                "local", "readonly", "export"})
+                                "local", "readonly", "export", "mapfile", "readarray"})
 
 
 def is_wrapper(name: str) -> bool:
@@ -118,7 +124,8 @@ def code_risks(argv: Argv) -> list[Risk]:
             continue
         seen.add(start)
         i = start
-        while i < len(argv) and argv[i] is not None and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", argv[i] or ""):
+        # `NAME=value` (after env, any NAME: `env 'BASH_FUNC_git%%=() { ...; }' bash` defines a function)
+        while i < len(argv) and argv[i] is not None and re.match(r"^[^-=/][^=/]*=", argv[i] or ""):
             why = env_risk((argv[i] or "").split("=", 1)[0])
             if why:
                 risks.append(Risk(i, why))
@@ -186,10 +193,17 @@ def _program_risks(name: str, argv: Argv, i: int) -> tuple[list[Risk], list[int]
     if name in ("sed", "gsed"):
         return sed_risks(name, argv, i), []
     if name == "find":
-        return find_risks(argv, i)
+        risks, starts = find_risks(argv, i)
+        for start in starts:
+            # a found file's name replaces `{}`: the command gets a word the gate cannot know
+            end = next((j for j in range(start, len(argv)) if argv[j] in (";", "+")), len(argv))
+            tail = [None if w is None or "{}" in w else w for w in argv[start:end]]
+            risks += [Risk(start + r.index, r.why, r.hidden, r.stdin) for r in code_risks(tail)]
+        return risks, []
     if name in ("tar", "gtar", "bsdtar"):
         return [Risk(at(k), f"tar {opt(a)} runs a command") for k, a in enumerate(args)
-                if a is None or a.startswith(_TAR_CODE) or (k == 0 and not a.startswith("-") and "I" in a)], []
+                if a is None or a.startswith(_TAR_CODE) or (k == 0 and not a.startswith("-") and "I" in a)
+                or (a.startswith("-") and not a.startswith("--") and ("I" in a or "F" in a))], []
     if name in ("ssh", "scp", "sftp", "slogin"):
         return ssh_risks(name, argv, i), []
     if name == "rsync":
@@ -226,6 +240,9 @@ def _interpreter_risks(name: str, argv: Argv, i: int) -> list[Risk]:
         for k, a in enumerate(args):
             if a is None:
                 break
+            if a in ("-i", "-l", "--login", "--rcfile", "--init-file", "--interactive") or (
+                    a.startswith("-") and not a.startswith("--") and ("i" in a[1:] or "l" in a[1:])):
+                return [Risk(i + 1 + k, f"{name} {a} runs its start-up files")]
             if a == "-c" or (a.startswith("-") and not a.startswith("--") and "c" in a[1:]):
                 code = args[k + 1] if k + 1 < len(args) else None
                 return [Risk(i + 1 + k, f"{name} -c runs its argument as shell code", hidden=code is None)]
@@ -293,12 +310,16 @@ def _wrapper_risks(name: str, argv: Argv, i: int) -> tuple[list[Risk], list[int]
         risks += [Risk(i + 1 + k, "env -S splits a string into a command") for k, a in enumerate(args)
                   if a is not None and (a.startswith("--split-string") or re.match(r"^-[a-zA-Z0-9]*S", a))]
     elif name == "command":
-        if any(a is not None and re.match(r"^-[a-zA-Z]*[vV]", a) for a in args[:2]):
+        options = list(itertools.takewhile(lambda a: a is not None and a.startswith("-") and a != "--", args))
+        if any(re.match(r"^-[a-zA-Z]*[vV]", a or "") for a in options):
             return risks, []  # command -v / -V only look the name up
-        risks += [Risk(i + 1 + k, "command -p looks the program up on another PATH") for k, a in enumerate(args)
-                  if a is not None and re.match(r"^-[a-zA-Z]*p", a)]
+        risks += [Risk(i + 1 + k, "command -p looks the program up on another PATH") for k, a in enumerate(options)
+                  if re.match(r"^-[a-zA-Z]*p", a or "")]
     elif name in _WRAPPER_WHY:
         risks.append(Risk(i, _WRAPPER_WHY[name]))
+    elif name in _WRAPPER_PIPE_PREFIXES:
+        risks += [Risk(i + 1 + k, f"{name} {a} runs a command") for k, a in enumerate(args)
+                  if a is None or a.startswith(_WRAPPER_PIPE_PREFIXES[name])]
     start = _wrapped_start(name, argv, i)
     return risks, [start] if start is not None else list(range(i + 1, len(argv)))
 

@@ -99,6 +99,7 @@ def opt(word: str | None) -> str:
 
 
 def find_risks(argv: Argv, i: int) -> tuple[list[Risk], list[int]]:
+    """The risks of `find`'s own options, and where each command it runs (`-exec cmd ... ;`) starts."""
     risks: list[Risk] = []
     tails: list[int] = []
     for k in range(i + 1, len(argv)):
@@ -108,8 +109,9 @@ def find_risks(argv: Argv, i: int) -> tuple[list[Risk], list[int]]:
         elif a in _FIND_EXEC:
             nxt = argv[k + 1] if k + 1 < len(argv) else None
             hidden = nxt is None or "{}" in nxt
-            why = "find -exec runs a command named by a file it found" if hidden and nxt is not None \
-                else f"find {a} runs a command"
+            why = f"find {a} runs a command" if not hidden else \
+                f"find {a} runs a command whose name the gate cannot know" if nxt is None else \
+                f"find {a} runs a command named by a file it found"
             risks.append(Risk(k, why, hidden=hidden))
             tails.append(k + 1)
         elif a in _FIND_WRITES:
@@ -164,8 +166,8 @@ def awk_risks(name: str, argv: Argv, i: int) -> list[Risk]:
         a = args[k]
         if a is None:
             return [Risk(i + 1 + k, f"{name} gets an argument the gate cannot know (it may be the program)")]
-        if a in ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load") or \
-                a.startswith(("-f", "--file=", "-E", "--exec=", "-i", "--include=", "-l", "--load=")):
+        if a in ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load", "-W") or \
+                a.startswith(("-f", "--file=", "-E", "--exec=", "-i", "--include=", "-l", "--load=", "-W")):
             return [Risk(i + 1 + k, f"{name} {opt(a)} runs a program from a file")]
         if a in ("-e", "--source"):
             program = (program or "") + "\n" + (args[k + 1] or "") if k + 1 < len(args) and args[k + 1] else None
@@ -199,28 +201,53 @@ def sed_risks(name: str, argv: Argv, i: int) -> list[Risk]:
     risks: list[Risk] = []
     k = 0
     sandbox = "--sandbox" in args
+    operands_only = False
     while k < len(args):
-        a = args[k]
-        if a is None:
-            return [*risks, Risk(i + 1 + k, f"{name} gets an argument the gate cannot know (it may be a script)")]
-        if a in ("-e", "--expression") and k + 1 < len(args):
-            nxt = args[k + 1]
-            if nxt is None:
-                return [*risks, Risk(i + 2 + k, f"{name} gets a script the gate cannot know")]
-            scripts.append((i + 2 + k, nxt))
-            k += 2
-            continue
-        if a.startswith("--expression="):
-            scripts.append((i + 1 + k, a.split("=", 1)[1]))
-        elif a in ("-f", "--file") or a.startswith(("--file=", "-f")):
-            risks.append(Risk(i + 1 + k, f"{name} {opt(a)} runs a script from a file"))
-        elif a.startswith(("-i", "--in-place")) or (a.startswith("-") and not a.startswith("--") and "i" in a):
-            risks.append(Risk(i + 1 + k, f"{name} {a} edits files in place", hidden=False))
-        elif a == "-l":
-            k += 1
-        elif not a.startswith("-") and not scripts:
-            scripts.append((i + 1 + k, a))
+        a, j = args[k], i + 1 + k
         k += 1
+        if a is None:
+            return [*risks, Risk(j, f"{name} gets an argument the gate cannot know (it may be a script)")]
+        if operands_only or not a.startswith("-") or a == "-":
+            if not scripts and not any(r.why.endswith("from a file") for r in risks):
+                scripts.append((j, a))
+        elif a == "--":
+            operands_only = True
+        elif a.startswith("--"):
+            option, _, value = a.partition("=")
+            if option == "--expression":
+                if not value and k < len(args):
+                    value, k = args[k] or "", k + 1
+                scripts.append((j, value))
+            elif option == "--file":
+                risks.append(Risk(j, f"{name} --file runs a script from a file"))
+            elif option == "--in-place":
+                risks.append(Risk(j, f"{name} {a} edits files in place", hidden=False))
+            elif option == "--line-length" and not value:
+                k += 1
+        else:
+            # a cluster of short options: `-ne script`, `-e'1e cmd'`, `-i.bak`, `-l 80`
+            for c, letter in enumerate(a[1:], start=1):
+                rest = a[c + 1:]
+                if letter in "ef":
+                    script: str | None = rest
+                    if not rest and k < len(args):
+                        script, k = args[k], k + 1
+                    if letter == "f" or script is None:
+                        risks.append(Risk(j, f"{name} -{letter} runs a script from a file" if letter == "f"
+                                          else f"{name} gets a script the gate cannot know"))
+                    else:
+                        scripts.append((j, script))
+                    break
+                if letter == "i":
+                    risks.append(Risk(j, f"{name} {a} edits files in place", hidden=False))
+                    break
+                if letter == "l":
+                    if not rest:
+                        k += 1
+                    break
+                if letter not in "nrEsuz":
+                    risks.append(Risk(j, f"{name} {a}: an option the gate does not know"))
+                    break
     for index, script in scripts:
         effects = sed_effects(script)
         if effects is None or "code" in effects:
@@ -279,39 +306,31 @@ def builtin_risks(name: str, argv: Argv, i: int) -> list[Risk]:
     return risks
 
 
-_NAME_OPTION_VALUES = {"read": "adinNptu", "mapfile": "dnOsuCc", "readarray": "dnOsuCc", "wait": "p",
-                       "printf": "v"}
-
-
 def name_arg_risks(name: str, argv: Argv, i: int) -> list[Risk]:
     """Builtins that take variable names: a name with a subscript (`a[$(cmd)]`) is arithmetic that runs the
-    substitution; so does `declare -i`/`-n` with a value from data, and `test -v`."""
+    substitution; so does `declare -i`/`-n` with a value from data, and `test -v`. Every word of these builtins
+    (but printf's and test's operands) is read as a possible name: bash's option parser takes `-va[…]` too."""
     risks: list[Risk] = []
     args = list(argv[i + 1:])
     names: list[tuple[int, str | None]] = []
     if name in ("test", "["):
         names = [(k + 1, args[k + 1] if k + 1 < len(args) else None) for k, a in enumerate(args) if a == "-v"]
     elif name in ("printf", "wait"):
-        names = [(k + 1, args[k + 1] if k + 1 < len(args) else None) for k, a in enumerate(args)
-                 if a == f"-{_NAME_OPTION_VALUES[name]}"]
-    elif name == "getopts":
-        names = [(k, a) for k, a in enumerate(args) if k == 1]
+        flag = "-v" if name == "printf" else "-p"
+        for k, a in enumerate(args):
+            if a is None:  # an option word the gate cannot know may be `-v<name>`
+                names.append((k, None))
+                break
+            if not a.startswith("-") or a == "--":
+                break
+            if a.startswith(flag) or (name == "wait" and a.startswith("-") and "p" in a):
+                names.append((k, a[2:]) if len(a) > 2 and a.startswith(flag)
+                             else (k + 1, args[k + 1] if k + 1 < len(args) else None))
     else:
-        takes = _NAME_OPTION_VALUES.get(name, "")
-        k = 0
-        while k < len(args):
-            a = args[k]
-            if a is not None and a.startswith(("-", "+")) and len(a) > 1 and a != "--":
-                if name in ("declare", "typeset", "local") and re.search(r"[ni]", a[1:]):
-                    risks.append(Risk(i + 1 + k, f"{name} {a} evaluates values as names or arithmetic"))
-                if a[-1] in takes and len(a) == 2:
-                    if a in ("-a",) and name == "read":
-                        names.append((k + 1, args[k + 1] if k + 1 < len(args) else None))
-                    k += 2
-                    continue
-            elif a != "--":
-                names.append((k, a))
-            k += 1
+        for k, a in enumerate(args):
+            if a is not None and re.match(r"^[-+][a-zA-Z]*[ni]", a) and name in ("declare", "typeset", "local"):
+                risks.append(Risk(i + 1 + k, f"{name} {a} evaluates values as names or arithmetic"))
+            names.append((k, a))
     for k, word in names:
         target = word.split("=", 1)[0] if word is not None else None
         if target is None or "[" in target:

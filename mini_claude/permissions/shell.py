@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from mini_claude.permissions.bash_script import CommandRecord, ParsedScript
 from mini_claude.permissions.bash_tree import parse_script
-from mini_claude.permissions.code_runners import code_risks
+from mini_claude.permissions.code_runners import code_risks, is_wrapper
 
 __all__ = [
     "DenyView",
@@ -128,7 +128,7 @@ def _looked_through(words: list[str]) -> list[list[str]]:
             start += 1
         tails: list[list[str]] = [current[start:]] if start else []
         head = os.path.basename(current[start]) if start < len(current) else ""
-        if head in _EXEC_WRAPPERS:
+        if head in _EXEC_WRAPPERS or is_wrapper(head):
             tails.extend(current[j:] for j in range(start + 1, len(current)))
         elif head == "find":
             tails.extend(current[j + 1:] for j in range(start, len(current)) if current[j] in _FIND_EXEC)
@@ -189,8 +189,8 @@ def _why_hidden(record: CommandRecord) -> str:
         return "bash may read it differently from the gate's parser (" + (script.why_opaque or "a parse error") + ")"
     if record.node.type == "command" and record.argv:
         name = record.node.child_by_field_name("name")
-        if name is not None and script.static(name) is None:
-            return "its command name is computed when it runs"
+        if name is not None and script.word(name) is None:
+            return "its command name is computed when it runs (an expansion or a glob pattern)"
     for risk in code_risks(record.argv):
         if risk.stdin:
             if record.reads_pipe:

@@ -7,29 +7,17 @@ Every server's lifecycle lives here, in one place. What it hands out is plain da
 `McpToolEntry`, in server_state.py); the session wraps tool entries in Tool adapters, so this layer never imports
 mini_claude.tools. Failure texts (a hung stdio server's stderr tail among them) are worded in failures.py.
 
-Losing a connection:
+Losing a connection (a stdio server exits, a remote one's connection drops) and getting it back — the background
+restart of a stdio server, its tools still offered meanwhile, the shared reconnect of a remote one — is healing.py;
+connecting one server within its startup timeout (extended while a slow server still works) is startup.py.
 
-* A stdio server whose process dies, or whose pipe breaks, becomes `failed`; the next call that needs it
-  restarts it (after a backoff of 1 s, 2 s, … 30 s; at most 5 times in a row without a successful call). The call
-  that was in flight fails with the reason and is never replayed.
-* A remote (http / sse) server whose connection is lost (the transport ended, a call could not reach it, its
-  response stream was cut, or the server forgot our session: HTTP 404) stays `ready` with its tools listed and
-  `ServerState.lost` saying why; the call that was lost fails with a message saying so, and the next call
-  reconnects first (new transport, new client, new handshake, tools re-listed), bounded by the startup timeout.
-  Concurrent calls share one reconnect. A call refused with HTTP 404 (the server never ran it) is retried once,
-  transparently, on the new session. A reconnect that cannot reach the server (down, restarting) fails that call
-  and leaves the server lost, so the next call tries again; any other reconnect failure makes it `failed`.
-* A login needed (AuthRequiredError), at startup or mid-session, makes the server `needs-auth`.
+Ordering of `tools/list_changed` against calls, model requests and searches: list_refresh.py.
 
 Pinned tool definitions (pinning.py, when a `PinStore` is given): every listing of a server's tools (startup,
 reconnect, `tools/list_changed`) is compared with the pins; a tool whose definition changed is withheld
 (`ServerState.withheld`: not offered, a call by name is refused) until `accept_changed()`, and so are changed
 instructions (left out of `instructions()`); `pins.on_review` hears of each review worth telling the user about
 (withheld tools or instructions not announced before, new tools).
-
-Why this module is long: it is one state machine — start, lose, reconnect, restart (by hand or self-healing),
-refresh, shut down — whose transitions share the same per-server state and in-flight tasks; what could leave
-(failure wording, the tool catalogue, naming, pinning, the plain state) already lives in its own module.
 """
 
 from __future__ import annotations
@@ -46,29 +34,29 @@ from mini_claude.errors import AuthRequiredError, ConfigError, McpError, McpTime
 from mini_claude.mcp.catalog import ToolCatalog
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config import ServerConfig
-from mini_claude.mcp.connect import build_transport
-from mini_claude.mcp.failures import (
-    failure_reason,
-    is_connection_loss,
-    lost_reason,
-    needs_login_text,
-    session_refused,
-    start_failure,
-)
+from mini_claude.mcp.failures import is_connection_loss, lost_reason, needs_login_text, session_refused
+from mini_claude.mcp.healing import Healer
+from mini_claude.mcp.list_refresh import LIST_SETTLE_S, ListRefresher
 from mini_claude.mcp.naming import ToolNameTable
 from mini_claude.mcp.negotiation import EraMemory
-from mini_claude.mcp.pinning import PinStore, ReviewCallback, ToolChange, ToolPins, server_key
+from mini_claude.mcp.pinning import PinStore, ReviewCallback, ToolChange, ToolPins
 from mini_claude.mcp.protocol import CallToolResult, McpTool, tool_max_timeout_s, tool_timeout_s
 from mini_claude.mcp.server_state import (
-    MAX_RESTARTS_IN_A_ROW,
     McpToolEntry,
     ServerState,
     ServerStatus,
     filter_tools,
-    restart_backoff_s,
     startup_timeout_s,
 )
-from mini_claude.mcp.transports.base import SupportsStderr, Transport
+from mini_claude.mcp.startup import (
+    STARTUP_CEILING_FACTOR,
+    ClientReady,
+    ClientSetup,
+    Connector,
+    StartFailed,
+    TransportFactory,
+    default_transport,
+)
 
 __all__ = [
     "ClientReady",
@@ -83,36 +71,12 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 SHUTDOWN_TIMEOUT_S = 8.0
-LOST_CLOSE_GRACE_S = 5.0  # how long calls in flight on a refused session may take to get their own answers
-REFRESH_DEBOUNCE_S = 0.05
-LIST_SETTLE_S = 2.0  # how long a model request waits for a tools/list_changed refresh in flight
 # the reason a server switched off for a project starts with (set_enabled, disabledMcpServers); only that kind of
 # "disabled" is lifted by set_enabled(True)
 SWITCHED_OFF = "disabled for this project"
 
-TransportFactory = Callable[[ServerConfig, Mapping[str, str]], Transport]
-# called with each new client before it connects (startup and every reconnect): register request handlers
-# (sampling/createMessage, elicitation/create, roots/list) and notification callbacks there
-ClientSetup = Callable[[ServerConfig, McpClient], None]
-# awaited with each client once connected, inside the startup timeout (logging/setLevel and the like)
-ClientReady = Callable[[ServerConfig, McpClient], Awaitable[None]]
 # runs one tools/call on a ready client: (client, tool, arguments, idle timeout s) -> result
 ToolRunner = Callable[[McpClient, str, dict[str, Any], float], Awaitable[CallToolResult]]
-
-
-class _StartFailed(Exception):
-    """Internal: connecting failed; the status the server gets and the reason shown."""
-
-    def __init__(self, status: ServerStatus, reason: str, *, transient: bool = False) -> None:
-        self.status = status
-        self.reason = reason
-        self.transient = transient  # the server could not be reached (down, restarting): worth another try
-        super().__init__(reason)
-
-
-def default_transport(cfg: ServerConfig, env: Mapping[str, str]) -> Transport:
-    """The transport a server's config asks for (no interactive login at startup: see build_transport)."""
-    return build_transport(cfg, env)
 
 
 class McpManager:
@@ -144,11 +108,12 @@ class McpManager:
     ) -> None:
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.startup_timeout = startup_timeout if startup_timeout is not None else startup_timeout_s(self.env)
-        self._transport_factory = transport_factory
         self.on_change = on_change
-        self.client_setup = client_setup
-        self.client_ready = client_ready
-        self.era_memory = era_memory  # where each server's protocol era is remembered (None: not remembered)
+        # era_memory: where each server's protocol era is remembered (None: not remembered)
+        self._connector = Connector(env=self.env, timeout_s=self.startup_timeout, factory=transport_factory,
+                                    on_list_changed=lambda cfg, client: self._lists.changed(cfg.name, client),
+                                    close_later=lambda name, client: self.close_later(self.states[name], client),
+                                    era_memory=era_memory, client_setup=client_setup, client_ready=client_ready)
         self.pins = ToolPins(pins, on_review)  # where tool definitions are pinned (None: all listed are offered)
         self.states: dict[str, ServerState] = {}
         held = held or {}
@@ -160,11 +125,11 @@ class McpManager:
                 state.status, state.error = held[cfg.name]
             self.states[cfg.name] = state
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._refresh_tasks: set[asyncio.Task[None]] = set()
+        self._lists = ListRefresher(self.states, self._apply_listing)
         # close() of clients that failed or were lost: awaited, never cancelled, by aclose() (a cancelled close
         # could leave a live process behind, and state.client is already None so nothing else would stop it)
         self._close_tasks: set[asyncio.Task[None]] = set()
-        self._reconnects: dict[str, asyncio.Task[None]] = {}  # one shared reconnect per server
+        self._healer = Healer(self)
         self._catalog = ToolCatalog(self.states)
         self._closed = False
 
@@ -181,14 +146,23 @@ class McpManager:
         """Wait until every starting server is ready or failed (each is bounded by its own timeout)."""
         tasks = [t for t in self._tasks.values() if not t.done()]
         if tasks:
-            await asyncio.wait(tasks, timeout=timeout if timeout is not None else self.startup_timeout + 5)
+            await asyncio.wait(tasks, timeout=timeout if timeout is not None else self.startup_wait_s + 5)
+
+    @property
+    def startup_wait_s(self) -> float:
+        """The longest one start may take: the startup timeout, extended while a slow server works (startup.py)."""
+        return self.startup_timeout * STARTUP_CEILING_FACTOR
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     async def aclose(self) -> None:
         """Stop every server. Bounded in time; safe to call twice."""
         if self._closed:
             return
         self._closed = True
-        running = [*self._tasks.values(), *self._refresh_tasks, *self._reconnects.values()]
+        running = [*self._tasks.values(), *self._lists.tasks(), *self._healer.tasks.values()]
         for task in running:
             task.cancel()
         pending = [t for t in running if not t.done()]
@@ -222,15 +196,15 @@ class McpManager:
         if starting is not None and not starting.done():
             starting.cancel()
             await asyncio.wait([starting], timeout=SHUTDOWN_TIMEOUT_S)
-        reconnect = self._reconnects.pop(name, None)
-        if reconnect is not None and not reconnect.done():
-            await asyncio.wait([reconnect], timeout=self.startup_timeout + SHUTDOWN_TIMEOUT_S)
+        reconnect = self._healer.cancel(name)  # a background restart stops; a remote reconnect is waited for
+        if reconnect is not None:
+            await asyncio.wait([reconnect], timeout=self.startup_wait_s + SHUTDOWN_TIMEOUT_S)
         old = state.client
         # detach first, so the old client's closed callback sees it is no longer current and ignores it
         state.client, state.tools, state.withheld, state.lost, state.startup_s = None, [], [], None, None
         state.restart_after = None
         state.status, state.error = ServerStatus.STARTING, None
-        self._changed(state)
+        self.changed(state)
         if old is not None:
             # awaited: a stdio server must be gone before its successor starts (one process per server)
             with contextlib.suppress(Exception):
@@ -253,72 +227,54 @@ class McpManager:
             if state.status is ServerStatus.DISABLED:
                 state.status = ServerStatus.FAILED  # restart() starts anything but disabled / unapproved
             return await self.restart(name) if state.status is not ServerStatus.READY else state
-        starting = self._tasks.pop(name, None)
-        if starting is not None and not starting.done():  # a start in flight must not make it ready afterwards
-            starting.cancel()
-            await asyncio.wait([starting], timeout=SHUTDOWN_TIMEOUT_S)
-        self._set_down(state, ServerStatus.DISABLED, SWITCHED_OFF)
+        for starting in (self._tasks.pop(name, None), self._healer.cancel(name)):
+            if starting is not None and not starting.done():  # a start in flight must not make it ready afterwards
+                starting.cancel()
+                await asyncio.wait([starting], timeout=SHUTDOWN_TIMEOUT_S)
+        self.set_down(state, ServerStatus.DISABLED, SWITCHED_OFF)
         state.restart_after = None
         return state
 
     async def _start_one(self, state: ServerState) -> None:
         began = time.monotonic()
         try:
-            client, tools = await self._connect(state)
-        except _StartFailed as failed:
-            self._set_down(state, failed.status, failed.reason)
+            client, tools = await self.connect_state(state)
+        except StartFailed as failed:
+            self.set_down(state, failed.status, failed.reason)
             return
-        self._set_ready(state, client, tools)
-        state.startup_s = time.monotonic() - began
-        self._changed(state)
-        self.pins.announce(state.name)
+        self.bring_up(state, client, tools, startup_s=time.monotonic() - began)
 
-    async def _connect(self, state: ServerState) -> tuple[McpClient, list[McpTool]]:
-        """A new transport and client, connected and listed within the startup timeout; raises _StartFailed."""
-        cfg = state.config
-        transport: Transport | None = None
-        client: McpClient | None = None
-        try:
-            transport = self._transport_factory(cfg, self.env)
-            client = McpClient(transport, name=cfg.name, protocol_version=cfg.protocol_version,
-                               era_memory=self.era_memory, era_key=server_key(cfg))
-            client.on_notification("notifications/tools/list_changed", lambda _m, _p: self._schedule_refresh(state))
-            if self.client_setup is not None:
-                self.client_setup(cfg, client)
-            async with asyncio.timeout(self.startup_timeout):
-                await client.connect(timeout_s=self.startup_timeout)
-                if self.client_ready is not None:
-                    await self.client_ready(cfg, client)
-                tools = await client.list_tools()
-        except asyncio.CancelledError:
-            if client is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(client.close(), SHUTDOWN_TIMEOUT_S)
-            raise
-        except BaseException as exc:
-            if client is not None:
-                self._close_later(state, client)
-            if not isinstance(exc, Exception):
-                raise
-            # what the server said before it hung or died is usually the real cause ("waiting for database…")
-            diagnostics = transport.diagnostics() if transport is not None else ""
-            stderr = transport.stderr_text() if isinstance(transport, SupportsStderr) else ""
-            status, reason = start_failure(exc, cfg, self.startup_timeout, diagnostics, stderr)
-            transient = isinstance(exc, TimeoutError | McpTimeoutError | TransportError)
-            raise _StartFailed(status, reason, transient=transient) from None
-        return client, tools
+    async def connect_state(self, state: ServerState) -> tuple[McpClient, list[McpTool]]:
+        """A new transport and client for `state`, connected and listed (startup.py); raises StartFailed."""
+        return await self._connector.connect(state.config)
+
+    def bring_up(self, state: ServerState, client: McpClient, tools: list[McpTool], *,
+                 startup_s: float | None = None) -> None:
+        """A (re)connected client: the server is ready with its listed tools, and the user hears of it."""
+        self._set_ready(state, client, tools)
+        if startup_s is not None:
+            state.startup_s = startup_s
+        self.changed(state)
+        self.pins.announce(state.name)
 
     def _set_ready(self, state: ServerState, client: McpClient, tools: list[McpTool]) -> None:
         state.client = client
         self._apply_pins(state, filter_tools(tools, state.config))
         state.status, state.error, state.lost = ServerStatus.READY, None, None
-        client.session_closed_callback = lambda err: self._on_server_lost(state, client, err)
+        self._lists.listed(state.name)
+        client.session_closed_callback = lambda err: self._healer.on_lost(state, client, err)
 
     def _apply_pins(self, state: ServerState, listed: list[McpTool]) -> None:
         """Offer the listed tools that match their pins; withhold the changed ones (pinning.py)."""
         instructions = state.client.instructions if state.client is not None else None
         review = self.pins.review(self.pins.key_for(state.config), state.name, listed, instructions)
         state.tools, state.withheld = list(review.allowed), list(review.changed)
+
+    def _apply_listing(self, state: ServerState, tools: list[McpTool]) -> None:
+        """A refreshed listing (list_refresh.py): pinned, offered, announced."""
+        self._apply_pins(state, filter_tools(tools, state.config))
+        self.changed(state)
+        self.pins.announce(state.name)
 
     def accept_changed(self, name: str) -> list[ToolChange]:
         """Pin the current definitions of a ready server's withheld tools and instructions (the user saw the diff
@@ -332,91 +288,27 @@ class McpManager:
             return []
         review = self.pins.accept(self.pins.key_for(state.config), state.name, changes)
         state.tools, state.withheld = list(review.allowed), list(review.changed)
-        self._changed(state)
+        self.changed(state)
         return changes
 
-    def _set_down(self, state: ServerState, status: ServerStatus, reason: str) -> None:
+    def set_down(self, state: ServerState, status: ServerStatus, reason: str) -> None:
         """The server is failed / needs-auth: its tools leave the list, its client (if any) is closed."""
         client = state.client
         state.status, state.error, state.lost = status, reason, None
         state.tools, state.withheld = [], []
         state.client = None
         if client is not None:
-            self._close_later(state, client)
-        self._changed(state)
+            self.close_later(state, client)
+        self.changed(state)
 
-    def _fail(self, state: ServerState, client: McpClient | None, reason: str) -> None:
-        if client is not None and client is not state.client:
-            self._close_later(state, client)
-        self._set_down(state, ServerStatus.FAILED, reason)
-
-    def _close_later(self, state: ServerState, client: McpClient, *, grace_s: float = 0.0) -> None:
+    def close_later(self, state: ServerState, client: McpClient, *, grace_s: float = 0.0) -> None:
+        """Close a client that is no longer current, in the background (awaited by aclose(), never cancelled)."""
         closing = client.close_when_idle(grace_s) if grace_s > 0 else client.close()
         task = asyncio.get_running_loop().create_task(closing, name=f"mcp-close-{state.name}")
         self._close_tasks.add(task)
         task.add_done_callback(self._close_tasks.discard)
 
-    def _on_server_lost(self, state: ServerState, client: McpClient, error: McpError) -> None:
-        if self._closed or state.status is not ServerStatus.READY or state.client is not client:
-            return
-        if isinstance(error, AuthRequiredError):
-            self._set_down(state, ServerStatus.NEEDS_AUTH, needs_login_text(error, state.config))
-        elif state.is_remote:
-            self._mark_lost(state, client, error)
-        else:  # a stdio server that exited: restarted on the next call that needs it (_heal)
-            self._fail(state, client, f"connection lost: {failure_reason(error, state.config)}")
-            if state.crashes_in_a_row < MAX_RESTARTS_IN_A_ROW:
-                state.restart_after = time.monotonic() + restart_backoff_s(state.crashes_in_a_row)
-            else:  # it starts, then dies again every time: stop trying until the user reconnects it
-                state.error = f"{state.error} (gave up after {state.crashes_in_a_row} restarts in a row)"
-
-    def _mark_lost(self, state: ServerState, client: McpClient, error: McpError) -> None:
-        """A remote server's connection is gone: keep its tools, close the client, reconnect on the next call."""
-        if self._closed or state.status is not ServerStatus.READY or state.client is not client:
-            return  # already handled (another call, or the closed callback, got there first)
-        state.lost, state.error = lost_reason(error), None
-        state.client = None
-        # calls still in flight on the old session get their own answers before it is closed: when the server
-        # forgot the session it refuses each of them, so they are known not to have run and are retried
-        self._close_later(state, client, grace_s=LOST_CLOSE_GRACE_S if session_refused(error, client) else 0.0)
-        log.info("%s: connection lost (%s); reconnecting on the next call", state.name, state.lost)
-        self._changed(state)
-
-    async def _ensure_connected(self, state: ServerState) -> None:
-        """Reconnect a lost remote server (one shared attempt for concurrent callers)."""
-        if state.status is not ServerStatus.READY or state.lost is None:
-            return
-        task = self._reconnects.get(state.name)
-        if task is None or task.done():
-            task = asyncio.get_running_loop().create_task(self._reconnect(state), name=f"mcp-reconnect-{state.name}")
-            self._reconnects[state.name] = task
-        # shielded: one caller giving up (cancelled) must not abort the reconnect the others wait for
-        await asyncio.shield(task)
-
-    async def _reconnect(self, state: ServerState) -> None:
-        lost = state.lost
-        log.info("%s: reconnecting (the connection was lost: %s)", state.name, lost)
-        try:
-            client, tools = await self._connect(state)
-        except _StartFailed as failed:
-            if failed.transient and failed.status is ServerStatus.FAILED:
-                # still unreachable (down, restarting): keep the tools and try again on the next call
-                state.error = f"reconnecting failed: {failed.reason}"
-                self._changed(state)
-                return
-            reason = failed.reason
-            if failed.status is ServerStatus.FAILED:
-                reason = f"reconnecting failed: {reason} (the connection was lost: {lost})"
-            self._set_down(state, failed.status, reason)
-            return
-        if self._closed or state.status is not ServerStatus.READY:  # shut down, or switched off meanwhile
-            await client.close()
-            return
-        self._set_ready(state, client, tools)
-        self._changed(state)
-        self.pins.announce(state.name)
-
-    def _changed(self, state: ServerState) -> None:
+    def changed(self, state: ServerState) -> None:
         self._catalog.invalidate()
         if self.on_change is not None:
             try:
@@ -425,27 +317,6 @@ class McpManager:
                 log.exception("on_change callback failed")
 
     # ---- tools -------------------------------------------------------------------------------------------------
-
-    def _schedule_refresh(self, state: ServerState) -> None:
-        if self._closed:
-            return
-        task = asyncio.get_running_loop().create_task(self._refresh(state))
-        self._refresh_tasks.add(task)
-        task.add_done_callback(self._refresh_tasks.discard)
-
-    async def _refresh(self, state: ServerState) -> None:
-        await asyncio.sleep(REFRESH_DEBOUNCE_S)  # list_changed often comes in bursts
-        client = state.client
-        if client is None or state.status is not ServerStatus.READY:
-            return
-        try:
-            tools = await client.list_tools()
-        except McpError as exc:
-            log.warning("%s: refreshing tools failed: %s", state.name, exc)
-            return
-        self._apply_pins(state, filter_tools(tools, state.config))
-        self._changed(state)
-        self.pins.announce(state.name)
 
     def name_table(self) -> ToolNameTable:
         return self._catalog.name_table()
@@ -469,11 +340,22 @@ class McpManager:
         return self._catalog.explain_unavailable(qualified_name)
 
     async def settle_lists(self, timeout_s: float = LIST_SETTLE_S) -> None:
-        """Wait (bounded) for the tool-list refreshes that `list_changed` notifications started, so a model
-        request made now sees the new list. A refresh still running after `timeout_s` goes on in the background."""
-        pending = [t for t in self._refresh_tasks if not t.done()]
-        if pending:
-            await asyncio.wait(pending, timeout=timeout_s)
+        """Wait (bounded) until every `list_changed` read so far has been applied (list_refresh.py), so a model
+        request made now sees the new list."""
+        await self._lists.settle(timeout_s)
+
+    async def settle_for_search(self, timeout_s: float | None = None) -> list[str]:
+        """Before a search of the tools: wait (bounded by the startup wait) for servers still starting or
+        restarting, then make sure every list_changed a called server sent is applied (list_refresh.py). Returns
+        the servers still not ready, each as "name (status)", for the search to name."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (timeout_s if timeout_s is not None else self.startup_wait_s)
+        starting = [t for t in [*self._tasks.values(), *self._healer.tasks.values()] if not t.done()]
+        if starting:
+            await asyncio.wait(starting, timeout=max(0.0, deadline - loop.time()))
+        await self._lists.settle_after_calls(max(0.0, min(LIST_SETTLE_S, deadline - loop.time())))
+        return [f"{s.name} ({'restarting' if s.lost else s.status.label})" for s in self.states.values()
+                if s.status is ServerStatus.STARTING or (s.status is ServerStatus.READY and s.lost)]
 
     async def call_tool(self, server: str, tool: str, arguments: dict[str, Any], *,
                         on_progress: Callable[[float, float | None, str | None], None] | None = None,
@@ -507,17 +389,18 @@ class McpManager:
                 else:
                     result = await client.call_tool(tool, arguments, timeout_s=timeout_s, on_progress=on_progress)
                 state.crashes_in_a_row = 0
+                self._lists.called(server)
                 return result
             except AuthRequiredError as exc:
                 if state.client is client:
-                    self._set_down(state, ServerStatus.NEEDS_AUTH, needs_login_text(exc, state.config))
+                    self.set_down(state, ServerStatus.NEEDS_AUTH, needs_login_text(exc, state.config))
                 raise
             except McpError as exc:
                 # the server forgot our session, so it never ran the call: run it once more on a new session
                 retry = state.is_remote and attempt == 1 and session_refused(exc, client)
                 if not retry and (not state.is_remote or not is_connection_loss(exc)):
                     raise
-                self._mark_lost(state, client, exc)
+                self._healer.mark_lost(state, client, exc)
                 if retry:
                     log.info("%s: session refused (%s); retrying %s on a new session", server, exc.message, tool)
                     continue
@@ -533,29 +416,12 @@ class McpManager:
             raise TransportError("not available: not configured", server=server)
         return await self._ready_client(state)
 
-    async def _heal(self, state: ServerState) -> None:
-        """Restart a stdio server that exited, once its backoff has passed; at most `MAX_RESTARTS_IN_A_ROW`
-        times without a successful call in between (then it stays failed, saying so)."""
-        if state.status is not ServerStatus.FAILED or state.restart_after is None or self._closed:
-            return
-        wait = state.restart_after - time.monotonic()
-        if wait > 0:
-            raise TransportError(f"not available: {state.error}; restarting it in {wait:.0f}s", server=state.name)
-        state.crashes_in_a_row += 1
-        state.restarts += 1
-        log.info("%s: restarting (try %d in a row): %s", state.name, state.crashes_in_a_row, state.error)
-        await self.restart(state.name)
-        if state.status is ServerStatus.FAILED:
-            if state.crashes_in_a_row >= MAX_RESTARTS_IN_A_ROW:
-                state.error = f"{state.error} (gave up after {state.crashes_in_a_row} restarts in a row)"
-            else:
-                state.restart_after = time.monotonic() + restart_backoff_s(state.crashes_in_a_row)
-
     async def _ready_client(self, state: ServerState) -> McpClient:
-        """The connected client of a ready server, reconnecting a lost remote one (or restarting an exited stdio
-        one) first."""
-        await self._heal(state)
-        await self._ensure_connected(state)
+        """The connected client of a ready server, reconnecting a lost remote one (or waiting for an exited stdio
+        one's restart) first."""
+        await self._healer.ensure_connected(state)
+        if state.status is ServerStatus.READY and state.lost is not None and not state.is_remote:
+            raise TransportError(f"not available: {state.lost}; {state.error or 'restarting'}", server=state.name)
         if state.status is ServerStatus.READY and state.lost is not None:
             raise TransportError(f"connection to the server was lost ({state.lost}); "
                                  f"{state.error or 'reconnecting failed'}; it will try again on the next call",

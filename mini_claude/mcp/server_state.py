@@ -62,13 +62,14 @@ class ServerState:
     # seconds from spawning/connecting to the tools being listed, for the last successful start (None before one)
     startup_s: float | None = None
     # a remote server whose connection was lost: why (the next call reconnects first; `error` then says why the
-    # last reconnect failed, if one did); None when connected
+    # last reconnect failed, if one did); a stdio server that exited: why (it restarts in the background, its tools
+    # still offered: healing.py); None when connected
     lost: str | None = None
     # tools whose definition changed since the user accepted it (see pinning.py): listed by the server, never
     # offered to the model nor callable until accepted; `tools` holds only what is offered
     withheld: list[ToolChange] = field(default_factory=list)
     # self-healing (a stdio server that exited after it was ready): restarts so far, restarts in a row without a
-    # successful call since, and when the next may happen (monotonic seconds; None: not to be restarted)
+    # successful call since, and when the next one happens (monotonic seconds; None: no restart pending)
     restarts: int = 0
     crashes_in_a_row: int = 0
     restart_after: float | None = None
@@ -95,7 +96,9 @@ class ServerState:
         if self.status is ServerStatus.READY:
             n = len(self.tools)
             text = f"{n} tool{'s' if n != 1 else ''}"
-            if self.lost:
+            if self.lost and not self.is_remote:
+                text += f"; {self.lost}, restarting"
+            elif self.lost:
                 text += f"; connection lost ({self.lost}), reconnects on the next call"
                 if self.error:
                     text += f" ({self.error})"

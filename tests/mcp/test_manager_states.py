@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import mini_claude.mcp.healing as healing_module
 from mini_claude.agent.loop import Agent
 from mini_claude.cli.status import server_line
 from mini_claude.errors import AuthError, AuthRequiredError
@@ -107,8 +108,15 @@ async def test_needs_auth_and_auth_errors_leave_the_others_working(tmp_path: Pat
         await manager.aclose()
 
 
-async def test_model_calling_a_tool_of_a_failed_server_is_told_why(tmp_path: Path) -> None:
-    manager = McpManager(configs(tmp_path)[-1:], env=ENV, startup_timeout=10)  # just the probe server
+async def test_model_calling_a_tool_of_a_failed_server_is_told_why(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # a probe server that cannot come back once `gone` exists: its restarts fail until self-healing gives up
+    monkeypatch.setattr(healing_module, "restart_backoff_s", lambda _n: 0.0)
+    gone = tmp_path / "gone"
+    script = f'if [ -e "{gone}" ]; then echo "fatal: gone" >&2; exit 3; fi; exec "{sys.executable}" "{PROBE}"'
+    loaded = load_mcp_config(cwd=tmp_path, home=tmp_path, env=ENV, strict=True, extra=[json.dumps(
+        {"mcpServers": {"probe": {"command": "sh", "args": ["-c", script]}}})])
+    manager = McpManager(loaded.servers.values(), env=ENV, startup_timeout=10)
     manager.start()
     server = MockModelServer(parse_scenario({"turns": [
         tool("mcp__probe__crash"),
@@ -119,6 +127,7 @@ async def test_model_calling_a_tool_of_a_failed_server_is_told_why(tmp_path: Pat
     url = server.start()
     try:
         await manager.wait_started()
+        gone.touch()
         assert manager.explain_unavailable("mcp__probe__echo") is None  # callable: not for us to explain
         gate = PermissionGate(PermissionMode.parse("bypassPermissions"), RuleSet.from_strings(), ask=None,
                               cwd=tmp_path, server_of=manager.server_of)
@@ -132,7 +141,10 @@ async def test_model_calling_a_tool_of_a_failed_server_is_told_why(tmp_path: Pat
         crashed, after, unknown = (json.dumps(r["content"]) for r in results)
         assert "exit" in crashed.lower()
         assert manager.states["probe"].status is ServerStatus.FAILED
-        assert "MCP server 'probe' is not available: connection lost" in after
+        # the call waited for the restarts, which failed until it gave up: told why
+        assert "not available" in after and "fatal: gone" in after and "gave up after 5 restarts" in after
+        assert (manager.explain_unavailable("mcp__probe__echo") or "").startswith(
+            "MCP server 'probe' is not available: server exited")
         assert "unknown tool 'mcp__nobody__echo'" in unknown
         assert manager.explain_unavailable("mcp__nobody__echo") is None
     finally:

@@ -43,6 +43,7 @@ from mini_claude.mcp.transports.stdio_child import (
     StderrRing,
     StdioParams,
     exit_error,
+    group_cpu_ticks,
     signal_group,
     spawn_error,
 )
@@ -84,6 +85,7 @@ class _Protocol(asyncio.SubprocessProtocol):
         if fd == 1:
             self._owner._on_stdout(data)
         else:
+            self._owner._bytes_in += len(data)
             self._owner._stderr.append(data)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
@@ -132,6 +134,7 @@ class StdioTransport:
         self._reading_paused = False
         self._waiter: asyncio.Future[None] | None = None  # the pending receive()
         self._stderr = StderrRing(stderr_limit_bytes)
+        self._bytes_in = 0  # stdout and stderr bytes read so far (progress())
         # stdin flow control
         self._write_paused = False
         self._drain_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
@@ -239,6 +242,11 @@ class StdioTransport:
             self._close_task = self._loop.create_task(self._close(), name=f"stdio-close-{self.server}")
         await asyncio.shield(self._close_task)
 
+    def progress(self) -> int:
+        """Grows whenever the server does something: bytes it wrote to stdout or stderr, CPU time its process
+        group used (`SupportsProgress`: a startup timeout is extended while a slow server is still working)."""
+        return self._bytes_in + group_cpu_ticks(self.pid)
+
     def stderr_text(self) -> str:
         """The tail of the server's stderr alone (`SupportsStderr`)."""
         return self._stderr.text().strip()
@@ -268,6 +276,7 @@ class StdioTransport:
                     fcntl(pipe.fileno(), _SET_PIPE_SIZE, STDOUT_PIPE_BYTES)
 
     def _on_stdout(self, data: bytes) -> None:
+        self._bytes_in += len(data)
         if self._stdout_eof or self._close_task is not None:
             return
         overflow = self._out.feed(data)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from mini_claude.errors import ServerExitedError, SpawnError
 
-__all__ = ["StderrRing", "StdioParams", "exit_error", "signal_group", "spawn_error"]
+__all__ = ["StderrRing", "StdioParams", "exit_error", "group_cpu_ticks", "signal_group", "spawn_error"]
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,31 @@ def signal_group(pgid: int | None, sig: int, server: str | None) -> bool:
         log.debug("%s: no permission to signal process group %s", server, pgid)
         return False
     return True
+
+
+def group_cpu_ticks(pgid: int | None) -> int:
+    """The CPU time (clock ticks, user + system) used so far by the processes of group `pgid` (a server's wrapper
+    such as `npx` or `sh -c` and the program it started), from /proc; 0 where there is no /proc. A reading, for
+    telling whether a server is working: it scans /proc, so it is taken rarely (when a startup timeout runs out)."""
+    if pgid is None:
+        return 0
+    total = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()  # after "pid (comm) ": state, ppid, pgrp, ...
+        if len(fields) > 12 and int(fields[2]) == pgid:
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total
 
 
 def spawn_error(exc: BaseException, params: StdioParams, server: str | None) -> SpawnError:

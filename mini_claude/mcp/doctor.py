@@ -17,12 +17,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import os
 import shlex
 import shutil
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -38,18 +37,19 @@ from mini_claude.errors import (
     SpawnError,
     TransportError,
 )
+from mini_claude.logredact import redact_text, redact_url
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.connect import build_transport, server_environment
+from mini_claude.mcp.doctor_watch import FirstReply, watching
 from mini_claude.mcp.naming import ToolNameTable, qualify_tool_name
-from mini_claude.mcp.protocol import WITHHELD_LOG_KEY, McpTool, WithheldTool
+from mini_claude.mcp.protocol import McpTool
 from mini_claude.mcp.trace import tapping
 from mini_claude.mcp.transports.base import SupportsStderr
 
 __all__ = ["Diagnosis", "Problem", "apply_names", "diagnose"]
 
 LOUD_STDERR_BYTES = 32 * 1024  # more than this on stderr during a probe of seconds: a server logging heavily
-MAX_NOTES = 20
 ClientSetup = Callable[[ServerConfig, McpClient], None]
 
 
@@ -99,112 +99,13 @@ class Diagnosis:
         return not self.problems
 
     def add(self, code: str, cause: str, fix: str) -> None:
-        if all(p.code != code for p in self.problems):
-            self.problems.append(Problem(code, cause, fix))
+        if all(p.code != code for p in self.problems):  # a URL's secrets never reach the report
+            self.problems.append(Problem(code, redact_text(cause), redact_text(fix)))
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["ok"] = self.ok
         return data
-
-
-class _Watch(logging.Handler):
-    """The client's log records about one server while it is probed: non-JSON stdout lines, protocol oddities,
-    withheld tools (their records carry a `WithheldTool`)."""
-
-    def __init__(self, server: str) -> None:
-        super().__init__(logging.DEBUG)
-        self.server = server
-        self.noise: list[str] = []
-        self.notes: list[str] = []
-        self.withheld: dict[str, str] = {}
-
-    def emit(self, record: logging.LogRecord) -> None:
-        item = getattr(record, WITHHELD_LOG_KEY, None)
-        if isinstance(item, WithheldTool):
-            if item.server == self.server:
-                self.withheld[item.name] = item.reason
-            return
-        args = record.args if isinstance(record.args, tuple) else ()
-        if not args or args[0] != self.server:
-            return
-        if record.name.endswith("stdio_lines") and record.levelno == logging.DEBUG and len(args) == 2:
-            if len(self.noise) < MAX_NOTES:
-                self.noise.append(str(args[1])[:200])  # the line skipped as not JSON
-            return
-        if record.levelno >= logging.WARNING and len(self.notes) < MAX_NOTES:
-            text = record.getMessage()
-            prefix = f"{self.server}: "
-            self.notes.append((text[len(prefix):] if text.startswith(prefix) else text)[:300])
-
-
-class _FirstReply:
-    """A message tap: when the server's first message arrived, and whether any text in its messages had to be
-    repaired (invalid UTF-8 arrives as U+FFFD)."""
-
-    def __init__(self, server: str) -> None:
-        self.server = server
-        self.at: float | None = None
-        self.replaced = False
-
-    def record(self, server: str | None, direction: str, message: Any) -> None:
-        if server != self.server or direction != "recv":
-            return
-        if self.at is None:
-            self.at = time.monotonic()
-        if not self.replaced and _has_replacement(message):
-            self.replaced = True
-
-
-def _has_replacement(value: Any, depth: int = 0) -> bool:
-    if depth > 64:
-        return False
-    if isinstance(value, str):
-        return "\ufffd" in value
-    if isinstance(value, dict):
-        return any(_has_replacement(v, depth + 1) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_replacement(v, depth + 1) for v in value)
-    return False
-
-
-class _Watchers(logging.Handler):
-    """One handler on the `mini_claude.mcp` logger for every server being probed (they run concurrently): it hands
-    each record to that server's `_Watch`. While any is probed the logger takes debug records (the non-JSON lines
-    are debug records) and, unless the root logger is at debug level (`--debug`), keeps them from the terminal:
-    the doctor reports what matters itself."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.watches: dict[str, _Watch] = {}
-        self.saved: tuple[int, bool] = (logging.NOTSET, True)
-
-    def emit(self, record: logging.LogRecord) -> None:
-        for watch in list(self.watches.values()):
-            watch.emit(record)
-
-
-_WATCHERS = _Watchers()
-
-
-@contextlib.contextmanager
-def _watching(server: str) -> Iterator[_Watch]:
-    logger = logging.getLogger("mini_claude.mcp")
-    watch = _Watch(server)
-    if not _WATCHERS.watches:
-        _WATCHERS.saved = (logger.level, logger.propagate)
-        logger.addHandler(_WATCHERS)
-        logger.setLevel(logging.DEBUG)
-        logger.propagate = logging.getLogger().getEffectiveLevel() <= logging.DEBUG
-    _WATCHERS.watches[f"{server}\0{id(watch)}"] = watch
-    try:
-        yield watch
-    finally:
-        del _WATCHERS.watches[f"{server}\0{id(watch)}"]
-        if not _WATCHERS.watches:
-            logger.removeHandler(_WATCHERS)
-            logger.setLevel(_WATCHERS.saved[0])
-            logger.propagate = _WATCHERS.saved[1]
 
 
 def find_command(cfg: ServerConfig, env: Mapping[str, str]) -> str | None:
@@ -232,7 +133,7 @@ async def diagnose(cfg: ServerConfig, env: Mapping[str, str], *, held: str | Non
                      f"install it, or give its absolute path in {cfg.source} (mcpServers.{cfg.name}.command)")
             return diag
     else:
-        diag.command = cfg.url
+        diag.command = redact_url(cfg.url or "")
         diag.auth = "oauth" if cfg.oauth else "headers" if cfg.headers or cfg.headers_helper else "none configured"
     if cfg.disabled:
         diag.add("disabled", f'"disabled": true in {cfg.source}', f"remove that key to use {cfg.name}")
@@ -241,11 +142,11 @@ async def diagnose(cfg: ServerConfig, env: Mapping[str, str], *, held: str | Non
         diag.held = held
         diag.add("held", held, "approve or enable it as the cause says; the doctor never starts a held server")
         return diag
-    with _watching(cfg.name) as watch, tapping(_FirstReply(cfg.name)) as tap:
-        assert isinstance(tap, _FirstReply)
+    with watching(cfg.name) as watch, tapping(FirstReply(cfg.name)) as tap:
+        assert isinstance(tap, FirstReply)
         await _probe(cfg, env, diag, setup=setup, timeout_s=timeout_s, call=call, tap=tap)
-    diag.non_json_stdout = watch.noise
-    diag.protocol_notes = watch.notes
+    diag.non_json_stdout = [redact_text(line) for line in watch.noise]
+    diag.protocol_notes = [redact_text(note) for note in watch.notes]
     diag.withheld.update(watch.withheld)
     if keep_stderr is not None and diag.stderr_tail:
         keep_stderr((diag.stderr_tail + "\n").encode("utf-8", "replace"))
@@ -254,7 +155,7 @@ async def diagnose(cfg: ServerConfig, env: Mapping[str, str], *, held: str | Non
 
 
 async def _probe(cfg: ServerConfig, env: Mapping[str, str], diag: Diagnosis, *, setup: ClientSetup | None,
-                 timeout_s: float, call: tuple[str, dict[str, Any]] | None, tap: _FirstReply) -> None:
+                 timeout_s: float, call: tuple[str, dict[str, Any]] | None, tap: FirstReply) -> None:
     started = time.monotonic()
     client: McpClient | None = None
     stage = answered = "initialize"
@@ -292,7 +193,7 @@ async def _probe(cfg: ServerConfig, env: Mapping[str, str], diag: Diagnosis, *, 
         if tap.at is not None:
             diag.first_reply_s = round(tap.at - started, 3)
         if client is not None:
-            ended_by_itself = client.closed_error
+            ended_by_itself = client.closed_error if diag.ready_s is not None else None  # not our failed connect
             with contextlib.suppress(McpError):
                 await client.close()
             _ending(diag, client, ended_by_itself)
@@ -355,7 +256,7 @@ def apply_names(diagnoses: list[Diagnosis]) -> None:
 def _failed(diag: Diagnosis, cfg: ServerConfig, stage: str, exc: McpError, timeout_s: float,
             answered: str) -> None:
     by_hand = f"run it by hand to see the whole error: {diag.command}" if cfg.type == "stdio" else \
-        f"check that {cfg.url} is up and serves MCP"
+        f"check that {diag.command} is up and serves MCP"
     if isinstance(exc, ServerExitedError):
         how = _exit_words(exc.exit_code)
         last = _last_line(exc.stderr_tail)
@@ -392,7 +293,7 @@ def _timed_out(diag: Diagnosis, cfg: ServerConfig, stage: str, timeout_s: float)
         diag.add("no-initialize", f"no answer to initialize within {timeout_s:g}s",
                  "make sure it speaks MCP over stdio (JSON-RPC lines on stdout) and starts in time; a slow "
                  "start needs MCP_TIMEOUT (ms) or a longer --timeout" if cfg.type == "stdio" else
-                 f"make sure {cfg.url} serves MCP (Streamable HTTP, or -t sse for a legacy SSE server)")
+                 f"make sure {diag.command} serves MCP (Streamable HTTP, or -t sse for a legacy SSE server)")
     elif stage == "ping after the call":
         diag.add("stuck", f"{diag.call['tool'] if diag.call else 'the tool'} got no answer within {timeout_s:g}s "
                           f"and then neither did ping: the server is stuck or stopped reading its input",
@@ -405,7 +306,7 @@ def _timed_out(diag: Diagnosis, cfg: ServerConfig, stage: str, timeout_s: float)
                  "see its stderr (below)")
 
 
-def _judge(diag: Diagnosis, tap: _FirstReply, log_file: Path | None) -> None:
+def _judge(diag: Diagnosis, tap: FirstReply, log_file: Path | None) -> None:
     """The problems that are not failures: the server works, but something needs fixing."""
     if diag.call is not None and diag.call.get("timed_out") and not any(p.code == "stuck" for p in diag.problems):
         diag.add("call-hangs", f"tools/call {diag.call['tool']} got no answer within {diag.call['seconds']:g}s, "
@@ -435,7 +336,7 @@ def _judge(diag: Diagnosis, tap: _FirstReply, log_file: Path | None) -> None:
 def _ending(diag: Diagnosis, client: McpClient, ended_by_itself: McpError | None) -> None:
     transport = client.transport
     if isinstance(transport, SupportsStderr):
-        diag.stderr_tail = transport.stderr_text()
+        diag.stderr_tail = redact_text(transport.stderr_text())
     code = transport.exit_code if isinstance(transport, _EndsWithExitCode) else None
     if ended_by_itself is not None:
         diag.ended = str(ended_by_itself)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +18,7 @@ import pytest
 
 from mini_claude.mcp.host import NoQuestionsUI
 from mini_claude.mcp.host.server_log import MAX_ENTRY_CHARS, ServerLogs
-from tests.helpers import assert_pid_gone, read_pidfile
+from tests.helpers import assert_pid_gone, free_port, read_pidfile, wait_until
 from tests.integration.conftest import Cli, probe_entry
 
 pytestmark = pytest.mark.timeout(90)
@@ -25,6 +27,7 @@ SERVERS = Path(__file__).parent / "servers"
 FAULTY = SERVERS / "faulty_server.py"
 HOSTILE = SERVERS / "hostile_server.py"
 ESC = "\x1b"
+SECRET = "SECRET123"
 
 # mode -> (the problem's code, words its cause must hold); None: a healthy server, no problem
 MODES: dict[str, tuple[str, list[str]] | None] = {
@@ -160,3 +163,40 @@ def test_renamed_tools_tokens_and_a_healthy_server(cli: Cli) -> None:
     assert len(hashed) <= 64 and hashed.startswith("mcp__probe__")
     assert diag["definition_tokens"] > 0 and diag["ping_ms"] is not None and diag["first_reply_s"] is not None
     assert diag["command_path"] == sys.executable
+
+
+@pytest.fixture
+def tiny_http(tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(SERVERS / "tiny_http_server.py"), "--port", str(port)],
+                            stdin=subprocess.DEVNULL)
+
+    def listening() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        except OSError:
+            return False
+        return True
+
+    try:
+        wait_until(listening, "the tiny HTTP server to listen")
+        yield f"http://127.0.0.1:{port}/mcp?token={SECRET}"
+    finally:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
+def test_http_servers_working_and_refused_never_show_the_urls_secret(cli: Cli, tiny_http: str) -> None:
+    refused = f"http://127.0.0.1:{free_port()}/mcp?token={SECRET}"
+    config = cli.config_file({"up": {"type": "http", "url": tiny_http}, "down": {"type": "http", "url": refused}})
+    r = cli.run("mcp", "doctor", "--json", "--mcp-config", config, "--timeout", "5")
+    assert SECRET not in r.stdout + r.stderr
+    diags = {d["server"]: d for d in json.loads(r.stdout)}
+    up = diags["up"]
+    assert up["command"].endswith("/mcp?token=***") and up["auth"] == "none configured, connected"
+    assert "deep_reply" in up["tools"] and up["ping_ms"] is not None
+    [problem] = diags["down"]["problems"]
+    assert problem["code"] == "unreachable" and "connection refused" in problem["cause"]
+    assert r.rc == 1
+    text = cli.run("mcp", "doctor", "down", "--mcp-config", config, "--timeout", "5")
+    assert SECRET not in text.stdout + text.stderr and "token=***" in text.stdout

@@ -27,6 +27,21 @@ elif [ "$STRICT" = 1 ]; then
   exit 1
 fi
 export MINI_CLAUDE_PEERS_DIR=$PEERS_DIR
+# Claude Code's own binary (npm), for the tests that run the same scenario against it (tests/hooks parity).
+CLAUDE_CODE_VERSION=2.1.197
+CLAUDE_CODE_DIR=$ROOT/.cache/claude-code
+if [ ! -x "$CLAUDE_CODE_DIR/node_modules/@anthropic-ai/claude-code-linux-x64/claude" ]; then
+  mkdir -p "$CLAUDE_CODE_DIR"
+  if ! (cd "$CLAUDE_CODE_DIR" && timeout 300 npm install --no-audit --no-fund --loglevel=error \
+          "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION") >"$CLAUDE_CODE_DIR/install.log" 2>&1; then
+    echo "[test] npm could not install @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION; the end of its log:" >&2
+    tail -n 20 "$CLAUDE_CODE_DIR/install.log" >&2
+    if [ "$STRICT" = 1 ]; then
+      echo "[test] FAILED: MINI_CLAUDE_REQUIRE_PEERS=1 needs Claude Code's binary for the parity tests" >&2
+      exit 1
+    fi
+  fi
+fi
 .venv/bin/ruff check mini_claude tests bench
 .venv/bin/mypy  # strict on mini_claude/mcp and mini_claude/net (pyproject.toml [tool.mypy])
 exec .venv/bin/python -m pytest "$@"

@@ -20,9 +20,10 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from mini_claude.errors import ModelError
+from mini_claude.mcp.manager import McpManager
 from mini_claude.models.base import tool_references
 from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.mcp_tool import McpToolAdapter
@@ -44,6 +45,15 @@ MAX_LIMIT = 20
 _REFUSAL_WORDS = ("defer_loading", "tool_reference", "advanced-tool-use", "anthropic-beta", "tool search")
 MORE_NAMES = 10  # after the loaded matches, the names of the next ten, not loaded
 NAMES_SHARE = 0.05  # the deferred tools' names are listed while they cost at most this share of the window
+
+
+@runtime_checkable
+class ManagedAdapters(Protocol):
+    """Adapters that come from a manager (McpToolAdapters): a search can wait for its servers (`settle`)."""
+
+    manager: McpManager
+
+    def __call__(self) -> list[McpToolAdapter]: ...
 
 
 def definition_tokens(tools: Sequence[McpToolAdapter]) -> int:
@@ -156,6 +166,15 @@ class DeferredTools:
             return adapters
         return [a for a in adapters if a.name in self.loaded or _always_loaded(a)]
 
+    async def settle(self) -> list[str]:
+        """Before a search: wait (bounded by the startup timeout) for servers still starting or restarting and for
+        every tools/list_changed already sent to be applied (McpManager.settle_for_search), so a search never
+        answers from a partial or stale index; returns the servers still not ready ("name (status)")."""
+        if not isinstance(self._adapters, ManagedAdapters):
+            return []
+        manager = self._adapters.manager
+        return await manager.settle_for_search(manager.startup_timeout)
+
     def index(self) -> ToolIndex:
         adapters = self._adapters()
         if adapters is not self._indexed:
@@ -243,9 +262,12 @@ class ToolSearchTool:
         limit = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else DEFAULT_LIMIT
         limit = min(limit, MAX_LIMIT)
         selecting = query.strip().startswith("select:")
+        not_ready = await self.deferred.settle()
+        missing = (f"\nNot searched (not ready yet): {', '.join(not_ready)}; search again later to include "
+                   "their tools.") if not_ready else ""
         ranked = self.deferred.index().search(query, limit if selecting else limit + MORE_NAMES)
         if not ranked:
-            return ToolResult.text(f"No MCP tool matches {query!r}. Try other words, or a server's name.")
+            return ToolResult.text(f"No MCP tool matches {query!r}. Try other words, or a server's name.{missing}")
         found, more = ranked[:limit], ranked[limit:]
         whole = self.deferred.sent_in_full() if self.deferred.native else set()
         lines = []
@@ -258,6 +280,7 @@ class ToolSearchTool:
         if more:  # the next few by rank, names only: the right tool is often just below the cut (bench/README.md)
             text += ("\nLess likely matches, not loaded (`select:` them if one fits better): "
                      + ", ".join(t.qualified_name for t in more))
+        text += missing
         # native: the API puts each definition where its reference is; the result carries nothing else (as Claude
         # Code sends it), the listing goes beside it. A tool already sent whole stays so (the tools sent up front
         # must not change)

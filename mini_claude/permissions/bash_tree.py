@@ -5,9 +5,12 @@ simple command bash would run becomes a `CommandRecord`: in lists, pipelines, `{
 `!`, function bodies, command and process substitutions (nested ones first). Standalone assignments,
 `declare`/`export`, `unset`, `[[ ]]` and `(( ))` are records too: they change what later commands do, so an allow
 rule must cover them. Anything the walk cannot vouch for makes the script *opaque* (`why_opaque`): a parse error,
-a substitution, a write redirection, a for loop (it assigns variables, PATH included), an expansion or arithmetic
-that assigns, a command word that is not a plain word, text the parser skipped. The deny side (shell.py) then
-looks at every static word that could be a command name, which the records expose on demand.
+a node type outside the explicit lists below, a substitution, a write redirection, a for loop (it assigns
+variables, PATH included), an expansion or arithmetic that assigns, a command word that is not a plain word, text
+the parser skipped, a heredoc body bash expands. Where bash would evaluate a value as code (`${x@P}`, arithmetic
+over a variable, indirection: bash_eval.py), a heredoc body runs expansions, or an assignment changes what runs
+(`PATH=`, `PS4=`), the script is also *blind* (`why_blind`): deny rules cannot see what it runs. The deny side
+(shell.py) then looks at every static word that could be a command name, which the records expose on demand.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import re
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
+from mini_claude.permissions.bash_eval import check_arithmetic, check_expansion, check_test
 from mini_claude.permissions.bash_script import (
     REDIRECT_KINDS,
     SUBSTITUTION_KINDS,
@@ -56,13 +60,6 @@ _HEREDOC_PARTS = frozenset({"<<", "<<-", "heredoc_start", "heredoc_body", "hered
                             "herestring_redirect", "heredoc_redirect", "pipeline", "list", "command",
                             "redirected_statement", "subshell", "compound_statement", "negated_command", "&&", "||",
                             "|", "|&", ";", "&"})
-# Arithmetic bash may evaluate without running code: numbers and operators only. A name (`x`, `$x`, `a[i]`) is
-# evaluated as an arithmetic expression in turn, so a value such as `a[$(cmd)]` runs cmd.
-_PURE_ARITH_RE = re.compile(r"^[\s0-9+\-*/%<>=!&|^~?:,()]*$")
-_ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
-_ARITH_TEST_RE = re.compile(r"(?<![^\s(!])-(?:eq|ne|lt|le|gt|ge|v|R)(?![^\s)])")
-_NUMERIC_SPECIALS = frozenset({"#", "?", "$", "!"})
-_PLAIN_VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\[[0-9]+\])?$")
 # In a heredoc body with an unquoted delimiter bash runs these: `$(...)`, backticks, `${...}`, `$((...))`, `$[...]`.
 _BODY_CODE_RE = re.compile(r"`|\$[({\[]")
 _BODY_ESCAPE_RE = re.compile(r"\\[\\$`\n]")
@@ -140,9 +137,9 @@ class _Walk:
             if why:
                 self.s.blind(why)
             if kind == "c_style_for_statement":
-                self._arithmetic(node, "a C-style for loop")
+                check_arithmetic(self.s, node, "a C-style for loop")
         elif _is_arith_command(node):
-            self._arithmetic(node, "an arithmetic command")
+            check_arithmetic(self.s, node, "an arithmetic command")
         elif kind == "redirected_statement":
             self._redirected(node)
         elif kind == "pipeline":
@@ -160,12 +157,12 @@ class _Walk:
         elif kind in ("arithmetic_expansion", "expansion", "subscript"):
             if _has_token(node, _ARITH_ASSIGN):
                 self.s.opaque("an expansion that assigns a variable")
-            self._expansion(node)
+            check_expansion(self.s, node)
         elif kind == "simple_expansion":
             if any(c.type == "special_variable_name" and self.s.text_of(c) == "_" for c in node.children):
                 self.s.opaque("the previous command's last argument ($_) re-read")
         elif kind == "test_command":
-            self._test(node)
+            check_test(self.s, node)
         elif kind == "variable_assignment" and self._statement_assignment(node):
             name = node.child_by_field_name("name")
             why = env_risk(self.s.text_of(name)) if name is not None else None
@@ -174,83 +171,6 @@ class _Walk:
         elif kind not in _STRUCTURE and kind not in _VALUES and kind not in _RECORDED and kind not in REDIRECT_KINDS \
                 and kind not in ("variable_assignment", "variable_assignments") and node.is_named:
             self.s.opaque(f"unsupported syntax ({kind})")
-
-    def _arithmetic(self, node: Node, what: str) -> None:
-        """Arithmetic over anything but numbers evaluates a variable's value as code (`a[$(cmd)]` runs cmd)."""
-        if node.type == "c_style_for_statement":
-            body = node.child_by_field_name("body")
-            end = body.start_byte if body is not None else node.end_byte
-            text = self.s.source[node.start_byte:end].decode("utf-8", "replace")
-            text = text.split("((", 1)[-1].rsplit("))", 1)[0]
-        else:
-            text = self.s.text_of(node)
-            text = text[3:-2] if text.startswith("$((") else text[2:-1] if text.startswith("$[") else text[2:-2]
-        if not _PURE_ARITH_RE.match(text):
-            self.s.blind(f"{what} over a variable (bash evaluates its value as arithmetic, which can run code)")
-
-    def _expansion(self, node: Node) -> None:
-        """`${...}` forms that evaluate a value as code: `${x@P}`, indirection `${!x}`, substring offsets and
-        array subscripts that are not numbers (arithmetic), `$((...))` over variables."""
-        if node.type == "arithmetic_expansion":
-            self._arithmetic(node, "arithmetic")
-            return
-        if node.type == "subscript":
-            index = [c for c in node.children if c.is_named][1:2]
-            if not index or not (index[0].type == "number" or self.s.text_of(index[0]) in ("@", "*")):
-                self.s.blind("an array subscript over a variable (bash evaluates it as arithmetic, which can run "
-                             "code)")
-            return
-        kinds = [c.type for c in node.children]
-        texts = [self.s.text_of(c) for c in node.children]
-        if len(kinds) > 1 and kinds[1] == "!":
-            self.s.blind("an indirect expansion (${!x}: a value used as a name, which can run code)")
-        if "special_variable_name" in kinds and texts[kinds.index("special_variable_name")] == "_":
-            self.s.opaque("the previous command's last argument ($_) re-read")
-        for k, child in enumerate(node.children):
-            if child.is_named or child.type != "@" or k == 1:
-                continue
-            if k + 1 < len(texts) and texts[k + 1] == "P":
-                self.s.blind("prompt expansion (${x@P} runs the command substitutions in a value)")
-            self.s.opaque("a ${x@...} transformation")
-        if ":" in kinds:
-            tail = self.s.source[node.children[kinds.index(":")].end_byte:node.end_byte - 1]
-            if not _PURE_ARITH_RE.match(tail.decode("utf-8", "replace")):
-                self.s.blind("a substring offset over a variable (bash evaluates it as arithmetic, which can run "
-                             "code)")
-
-    def _test(self, node: Node) -> None:
-        """`[[ a -eq b ]]` evaluates both sides as arithmetic; `-v a[i]` evaluates the subscript."""
-        seen = 0
-        stack = list(node.children)
-        while stack:
-            cur = stack.pop()
-            stack.extend(c for c in cur.children if c.type not in SUBSTITUTION_KINDS)
-            if cur.type != "test_operator":
-                continue
-            op = self.s.text_of(cur)
-            parent = cur.parent
-            operands = [c for c in parent.children if c.is_named and c.id != cur.id] if parent is not None else []
-            if op in _ARITH_TEST_OPS:
-                seen += 1
-                if parent is None or parent.type != "binary_expression" or \
-                        not all(self._numeric(c) for c in operands):
-                    self.s.blind(f"a test with {op} over a variable (bash evaluates it as arithmetic, which can "
-                                 "run code)")
-            elif op in ("-v", "-R"):
-                seen += 1
-                value = self.s.static(operands[0]) if len(operands) == 1 else None
-                if value is None or not _PLAIN_VAR_RE.match(value):
-                    self.s.blind(f"a test with {op} over a computed name (a subscript is arithmetic, which can "
-                                 "run code)")
-        if len(_ARITH_TEST_RE.findall(self.s.text_of(node))) != seen:
-            self.s.blind("a test the parser may have misread (arithmetic operators it did not place)")
-
-    def _numeric(self, node: Node) -> bool:
-        if node.type == "simple_expansion":
-            return all(c.type != "variable_name" and self.s.text_of(c) in _NUMERIC_SPECIALS
-                       for c in node.children if c.is_named)
-        value = self.s.static(node)
-        return value is not None and re.fullmatch(r"\s*[-+]?[0-9]+\s*", value) is not None
 
     def _redirected(self, node: Node) -> None:
         body = node.child_by_field_name("body")

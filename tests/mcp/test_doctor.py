@@ -59,9 +59,16 @@ def cli(tmp_path: Path) -> Iterator[Cli]:
     c.close()
 
 
-def _doctor(cli: Cli, servers: dict[str, Any], *args: str) -> tuple[int, list[dict[str, Any]], str]:
+# how long each probe may take: long enough for a healthy server on a loaded machine; the modes that never answer
+# wait it out, so they get a shorter one (a ping still answers well within it)
+PROBE_S = "15"
+NEVER_ANSWERS_PROBE_S = "4"
+
+
+def _doctor(cli: Cli, servers: dict[str, Any], *args: str,
+            timeout: str = PROBE_S) -> tuple[int, list[dict[str, Any]], str]:
     config = cli.config_file(servers)
-    r = cli.run("mcp", "doctor", *args, "--json", "--strict-mcp-config", "--mcp-config", config, "--timeout", "2")
+    r = cli.run("mcp", "doctor", *args, "--json", "--strict-mcp-config", "--mcp-config", config, "--timeout", timeout)
     return r.rc, json.loads(r.stdout), r.stderr
 
 
@@ -74,7 +81,8 @@ def _one_line(problem: dict[str, Any]) -> None:
 def test_doctor_diagnoses_each_mode_of_the_fault_matrix(cli: Cli, mode: str) -> None:
     pidfile = cli.tmp / "pid"
     entry = {"command": sys.executable, "args": [str(FAULTY), "--mode", mode, "--pidfile", str(pidfile)]}
-    rc, [diag], stderr = _doctor(cli, {mode: entry}, "--call", "echo", '{"text": "hi"}')
+    rc, [diag], stderr = _doctor(cli, {mode: entry}, "--call", "echo", '{"text": "hi"}',
+                                 timeout=NEVER_ANSWERS_PROBE_S if mode in ("hang", "deaf") else PROBE_S)
     expected = MODES[mode]
     if expected is None:
         assert rc == 0 and diag["ok"] and diag["problems"] == [], diag

@@ -46,6 +46,7 @@ from mini_claude.mcp.transports.stdio_child import (
     group_cpu_ticks,
     signal_group,
     spawn_error,
+    watch_children_with_pidfds,
 )
 from mini_claude.mcp.transports.stdio_lines import NOTHING, StdoutLines
 
@@ -162,6 +163,7 @@ class StdioTransport:
         if not params.command:
             self._error = SpawnError("no command given (check the server's `command`)", server=self.server)
             raise self._error
+        watch_children_with_pidfds()
         try:
             proc, _ = await loop.subprocess_exec(
                 lambda: _Protocol(self),

@@ -98,6 +98,8 @@ def print_diagnosis(diag: Diagnosis) -> None:
         _row("renamed", f"{raw} → {qualified}")
     for name, why in diag.withheld.items():
         _row("withheld", f"{name}: {why}")
+    for name, why in diag.rejected.items():
+        _row("schema", f"{name}: {why}")
     for line in diag.non_json_stdout[:3]:
         _row("stdout", f"not JSON: {line}")
     for note in diag.protocol_notes[:3]:

@@ -83,6 +83,7 @@ class Diagnosis:
     capabilities: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
     withheld: dict[str, str] = field(default_factory=dict)  # tool -> why it is not offered
+    rejected: dict[str, str] = field(default_factory=dict)  # tool -> why the model API would refuse its schema
     renamed: dict[str, str] = field(default_factory=dict)  # raw tool name -> the name the model sees
     definition_tokens: int = 0  # the tools' definitions in a request, 4 characters a token (tool_search's estimate)
     ping_ms: float | None = None
@@ -222,7 +223,7 @@ def _look_at_tools(diag: Diagnosis, tools: list[McpTool]) -> None:
         chars += len(_definition_json(qualified, tool))
         why = _rejected_schema(tool.input_schema)
         if why is not None:
-            diag.withheld[tool.name] = why
+            diag.rejected[tool.name] = why
     diag.definition_tokens = chars // 4
 
 
@@ -327,6 +328,11 @@ def _judge(diag: Diagnosis, tap: FirstReply, log_file: Path | None) -> None:
         name, why = next(iter(diag.withheld.items()))
         diag.add("tools-withheld", f"{len(diag.withheld)} tool(s) not offered to the model, e.g. {name!r}: {why}",
                  "the server's author must fix the tool definition; the other tools work")
+    if diag.rejected:
+        name, why = next(iter(diag.rejected.items()))
+        diag.add("schema-rejected", f"{len(diag.rejected)} tool(s) the model API would refuse, e.g. {name!r}: {why}",
+                 f"the server's author must fix the schema; until then a request offering it may fail: "
+                 f"mini-claude mcp disable {diag.server}")
     if len(diag.stderr_tail.encode("utf-8", "replace")) >= LOUD_STDERR_BYTES:
         where = f" (its log: {log_file})" if log_file is not None and log_file.exists() else ""
         diag.add("stderr-flood", f"it wrote over {LOUD_STDERR_BYTES // 1024} KB to stderr while probed{where}",

@@ -208,3 +208,33 @@ def test_http_servers_working_and_refused_never_show_the_urls_secret(cli: Cli, t
     assert r.rc == 1
     text = cli.run("mcp", "doctor", "down", "--mcp-config", config, "--timeout", "5")
     assert SECRET not in text.stdout + text.stderr and "token=***" in text.stdout
+
+
+ODD_TOOLS_SERVER = r'''
+import json, sys
+TOOLS = [{"name": "fine", "inputSchema": {"type": "object"}},
+         {"name": "listy", "description": "takes a list", "inputSchema": {"type": "array"}},
+         {"name": "has space", "inputSchema": {"type": "object"}}]
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg or "method" not in msg:
+        continue
+    result = {"initialize": {"protocolVersion": msg.get("params", {}).get("protocolVersion"),
+                             "capabilities": {"tools": {}}, "serverInfo": {"name": "odd", "version": "0"}},
+              "tools/list": {"tools": TOOLS}, "ping": {}}.get(msg["method"])
+    reply = {"jsonrpc": "2.0", "id": msg["id"]}
+    reply.update({"result": result} if result is not None else {"error": {"code": -32601, "message": "no"}})
+    print(json.dumps(reply), flush=True)
+'''
+
+
+def test_schemas_the_model_api_would_refuse_and_renamed_names(cli: Cli) -> None:
+    script = cli.tmp / "odd_tools.py"
+    script.write_text(ODD_TOOLS_SERVER)
+    rc, [diag], _ = _doctor(cli, {"odd": {"command": sys.executable, "args": [str(script)]}})
+    assert rc == 1
+    assert diag["rejected"] == {"listy": "input schema type is 'array', the model API takes only \"object\""}
+    [problem] = diag["problems"]
+    assert problem["code"] == "schema-rejected" and "'listy'" in problem["cause"]
+    assert "mini-claude mcp disable odd" in problem["fix"]
+    assert set(diag["renamed"]) == {"has space"} and diag["renamed"]["has space"].startswith("mcp__odd__has_space")

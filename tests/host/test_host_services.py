@@ -339,7 +339,10 @@ def test_custom_commands_never_read_devices_or_leave_the_project(tmp_path: Path)
     (commands / "out.md").symlink_to(tmp_path / "outside.md")
     (commands / "ok.md").write_text("fine")
     found, warnings = load_commands(tmp_path / "work", tmp_path / "home")
-    assert list(found) == ["/ok"] and len(warnings) == 1 and "leads outside the project" in warnings[0]
+    # both links are refused unopened and each says so (the device link used to be skipped silently)
+    assert list(found) == ["/ok"] and len(warnings) == 2
+    assert all("leads outside the project" in warning for warning in warnings), warnings
+    assert any("zero.md" in w and "/dev/zero" in w for w in warnings) and any("out.md" in w for w in warnings)
 
 
 def test_a_tool_that_needs_tasks_is_offered_only_by_a_server_that_takes_them() -> None:

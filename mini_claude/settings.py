@@ -1,9 +1,11 @@
-"""Claude Code-format settings files: `~/.claude/settings.json` (user), `<cwd>/.claude/settings.json` (project)
-and `<cwd>/.claude/settings.local.json` (local), read in that order and merged.
+"""Claude Code-format settings files: `~/.claude/settings.json` (user), `<cwd>/.claude/settings.json` (project),
+`<cwd>/.claude/settings.local.json` (local) and `--settings FILE_OR_JSON` (flag), read in that order and merged
+(the flag's layer last, so it wins, as in Claude Code).
 
 Lists (permission rules) are concatenated, each rule remembering the file and key it came from; single values
 (`permissions.defaultMode`, `model`) come from the last file that sets them; `env` dicts are merged, later files
-winning. A malformed file or value becomes a `ConfigError` in `Settings.errors` (file + key) and everything else
+winning. `apiKeyHelper` is kept with the file it came from (an error message names it). `session_env` is the
+environment the session's children get: the real one with `env` on top. A malformed file or value becomes a `ConfigError` in `Settings.errors` (file + key) and everything else
 still loads. Missing files are fine. Files are read through `jsonfile`'s bounded door (regular files only, at most
 10 MB, at most 128 levels deep). Nothing is printed; the CLI reports `errors`.
 
@@ -13,30 +15,35 @@ Project files (project and local) come from the repository, so until its folder 
 `statusLine`, a `model` that names a backend (`openai:gpt-4o` chooses where the user's prompts and key go; a bare
 model name does not) and every helper command (`apiKeyHelper`, `*Helper`, `awsAuthRefresh`,
 `awsCredentialExport`). What they *restrict* (deny and ask rules, `disabledMcpjsonServers`, `default`/`plan` modes) always applies, and the
-user's own file is never filtered.
+user's own file, and the command line's `--settings`, are never filtered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mini_claude.errors import ConfigError
-from mini_claude.jsonfile import json_type, read_json_object
+from mini_claude.jsonfile import json_type, parse_json_object, read_json_object
 
 __all__ = [
+    "FLAG_SETTINGS_DISPLAY",
     "HOOK_EVENTS",
+    "KEPT_ENV_VARS",
     "KNOWN_PERMISSION_MODES",
     "LOCAL_SETTINGS_DISPLAY",
     "MODEL_BACKENDS",
     "PROJECT_SETTINGS_DISPLAY",
     "USER_SETTINGS_DISPLAY",
     "Settings",
+    "SettingsHelper",
     "SettingsHook",
     "SettingsRule",
     "load_settings",
+    "read_flag_settings",
+    "session_env",
     "without_project_widening",
 ]
 
@@ -44,6 +51,11 @@ __all__ = [
 USER_SETTINGS_DISPLAY = "~/.claude/settings.json"
 PROJECT_SETTINGS_DISPLAY = ".claude/settings.json"
 LOCAL_SETTINGS_DISPLAY = ".claude/settings.local.json"
+FLAG_SETTINGS_DISPLAY = "--settings"
+
+# What `env` may not set: where mini-claude keeps its own state (trust, approvals, tokens) and whose home it reads
+# are decided by the real environment, before any settings file is trusted.
+KEPT_ENV_VARS = frozenset({"HOME", "MINI_CLAUDE_STATE_DIR", "XDG_STATE_HOME"})
 
 # Claude Code's names for permissions.defaultMode that mini-claude implements. Kept here (not imported from
 # permissions/, a higher layer) so an unknown mode is reported as a settings problem instead of aborting startup.
@@ -68,6 +80,14 @@ class SettingsRule:
     text: str
     file: str
     key: str
+
+
+@dataclass(frozen=True)
+class SettingsHelper:
+    """A helper command (`apiKeyHelper`) as written, with the file (display form) it came from."""
+
+    command: str
+    file: str
 
 
 @dataclass(frozen=True)
@@ -96,16 +116,20 @@ class Settings:
     additional_directories: list[SettingsRule] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     model: str | None = None
+    api_key_helper: SettingsHelper | None = None
     hooks: list[SettingsHook] = field(default_factory=list)  # every file's hooks, in file order (all run)
     user: dict[str, Any] = field(default_factory=dict)
     project: dict[str, Any] = field(default_factory=dict)
     local: dict[str, Any] = field(default_factory=dict)
+    flag: dict[str, Any] = field(default_factory=dict)  # --settings (a file or a JSON string)
+    flag_display: str = FLAG_SETTINGS_DISPLAY
     loaded_files: list[str] = field(default_factory=list)
     errors: list[ConfigError] = field(default_factory=list)
 
 
-def load_settings(*, cwd: Path, home: Path) -> Settings:
-    """Read and merge the user, project and local settings files. Never raises for file content problems."""
+def load_settings(*, cwd: Path, home: Path, flag: tuple[str, dict[str, Any]] | None = None) -> Settings:
+    """Read and merge the user, project and local settings files, then `flag` (`read_flag_settings`: its display
+    name and object). Never raises for file content problems."""
     settings = Settings()
     user_path = home / ".claude" / "settings.json"
     project_path = cwd / ".claude" / "settings.json"
@@ -122,7 +146,41 @@ def load_settings(*, cwd: Path, home: Path) -> Settings:
         settings.loaded_files.append(display)
         setattr(settings, attr, raw)
         _merge(settings, raw, display)
+    if flag is not None:
+        settings.flag_display, settings.flag = flag
+        settings.loaded_files.append(settings.flag_display)
+        _merge(settings, settings.flag, settings.flag_display)
     return settings
+
+
+def read_flag_settings(value: str, cwd: Path) -> tuple[str, dict[str, Any]]:
+    """`--settings VALUE`: a JSON object when VALUE starts with `{`, else a settings file (relative to `cwd`, `~`
+    expanded), read through the same bounded door. Returns (display name, object); raises ConfigError naming the
+    flag when the file is missing or either is not a JSON object: a settings file the user named must not be
+    silently skipped."""
+    errors: list[ConfigError] = []
+    if value.lstrip().startswith("{"):
+        display = f"{FLAG_SETTINGS_DISPLAY} (JSON)"
+        raw = parse_json_object(value, display, errors)
+    else:
+        path = Path(value).expanduser()
+        path = path if path.is_absolute() else cwd / path
+        display = f"{FLAG_SETTINGS_DISPLAY} {value}"
+        if not path.exists():
+            raise ConfigError("no such file", file=display)
+        raw = read_json_object(path, display, errors)
+    if errors:
+        raise errors[0]
+    if raw is None:
+        raise ConfigError("not a settings file", file=display)
+    return display, raw
+
+
+def session_env(base: Mapping[str, str], settings: Settings) -> dict[str, str]:
+    """The environment of what the session runs — shell commands, MCP servers, hooks, the apiKeyHelper: `base`
+    (the real process environment, never a project's `.env`) with the settings' `env` on top, as Claude Code
+    applies it. Pass settings already filtered for trust: a repository's `env` counts only in a trusted folder."""
+    return {**base, **settings.env}
 
 
 def without_project_widening(settings: Settings) -> tuple[Settings, list[str]]:
@@ -130,7 +188,8 @@ def without_project_widening(settings: Settings) -> tuple[Settings, list[str]]:
     (see the module docstring), merged again over the user's file. Also returns what was dropped, one entry per
     file (`.claude/settings.json permissions.allow, env`), for the one warning line. Values are never quoted: a
     mode name is the only value shown, and only a known one."""
-    kept = Settings(user=settings.user, loaded_files=list(settings.loaded_files), errors=settings.errors)
+    kept = Settings(user=settings.user, flag=settings.flag, flag_display=settings.flag_display,
+                    loaded_files=list(settings.loaded_files), errors=settings.errors)
     scratch: list[ConfigError] = []  # the original load reported every malformed value already
     dropped: list[str] = []
     for attr, display in (("user", USER_SETTINGS_DISPLAY), ("project", PROJECT_SETTINGS_DISPLAY),
@@ -142,6 +201,8 @@ def without_project_widening(settings: Settings) -> tuple[Settings, list[str]]:
             if keys:
                 dropped.append(f"{display} {', '.join(keys)}")
         _merge(kept, raw, display, scratch)
+    if settings.flag:
+        _merge(kept, settings.flag, settings.flag_display, scratch)  # the user's own command line
     return kept, dropped
 
 
@@ -224,13 +285,23 @@ def _merge(settings: Settings, raw: dict[str, Any], display: str, errors: list[C
             bad("env", f"expected an object of strings, got {json_type(env)}")
         else:
             for name, value in env.items():
-                if isinstance(value, str):
+                if name in KEPT_ENV_VARS:
+                    bad(f"env.{name}", "not applied: mini-claude reads its home and state folder from the real "
+                                       "environment")
+                elif isinstance(value, str):
                     settings.env[name] = value
                 else:
                     bad(f"env.{name}", f"expected a string, got {json_type(value)}")
 
     if "hooks" in raw:
         _merge_hooks(settings, raw["hooks"], display, bad)
+
+    if "apiKeyHelper" in raw:
+        helper = raw["apiKeyHelper"]
+        if isinstance(helper, str) and helper.strip():
+            settings.api_key_helper = SettingsHelper(helper, display)
+        elif helper not in (None, ""):
+            bad("apiKeyHelper", f"expected a command string, got {json_type(helper)}")
 
     if "model" in raw:
         model = raw["model"]

@@ -7,6 +7,13 @@
     mini-claude mcp ...              list / get / add / remove / tools / call MCP servers
     mini-claude trust [PATH]         trust a folder (its git root): its project settings and .env endpoints apply
 
+List options take words as Claude Code's parser (commander) does: `--allowedTools Edit Read`, `--disallowedTools`,
+`--mcp-config a.json b.json` and `--add-dir A B` take every following word up to the next option (they may also
+repeat), so a prompt after them goes after `--`, as there; but where Claude Code would read a last word that cannot
+be the option's value (`"fix the bug"` after `--mcp-config a.json`) as one and fail, it is the prompt
+(`_take_prompt_back`). A missing `--mcp-config` file or an unusable `--settings` is bad usage (exit 2) before
+anything starts.
+
 Heavy modules are imported only on the paths that need them, so `--version` is instant.
 """
 
@@ -37,29 +44,35 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("prompt", nargs="?", help="a prompt to start with (with -p: answer it and exit)")
     parser.add_argument("-p", "--print", dest="print_mode", action="store_true",
                         help="non-interactive: answer PROMPT (or stdin), print only the final answer, exit")
-    parser.add_argument("--model", help="model name; `anthropic:NAME` or `openai:NAME` also picks the backend "
-                                        "(default: $MINI_CLAUDE_MODEL or the backend's default). OPENAI_BASE_URL "
-                                        "alone selects a keyless OpenAI-compatible server")
+    parser.add_argument("--model", help="model name or alias: `opus`, `sonnet`, `haiku` (Anthropic: the ids Claude "
+                                        "Code sends for them; ANTHROPIC_DEFAULT_OPUS_MODEL etc. override); "
+                                        "`anthropic:NAME` or `openai:NAME` also picks the backend (default: "
+                                        "$ANTHROPIC_MODEL, the settings' model, $MINI_CLAUDE_MODEL, the backend's "
+                                        "default). OPENAI_BASE_URL alone selects a keyless OpenAI-compatible server")
+    parser.add_argument("--settings", metavar="FILE_OR_JSON",
+                        help="more settings: a settings file or a JSON string, over the settings files (as in Claude "
+                             "Code; e.g. env, model, permissions, apiKeyHelper)")
     parser.add_argument("--yolo", "--dangerously-skip-permissions", dest="yolo", action="store_true",
                         help="allow every tool call without asking (deny rules still apply)")
     parser.add_argument("--plan", action="store_true", help="plan mode: read-only tools only")
     parser.add_argument("--permission-mode", choices=["default", "acceptEdits", "plan", "bypassPermissions"],
                         help="permission mode")
-    parser.add_argument("--allowedTools", "--allowed-tools", dest="allowed_tools", action="append", default=[],
-                        metavar="RULE", help='allow rule, e.g. "Bash(git status:*)" (repeatable)')
-    parser.add_argument("--disallowedTools", "--disallowed-tools", dest="disallowed_tools", action="append",
-                        default=[], metavar="RULE", help="deny rule (repeatable)")
+    parser.add_argument("--allowedTools", "--allowed-tools", dest="allowed_tools", nargs="+", action="extend",
+                        default=[], metavar="RULE", help='allow rules, e.g. --allowedTools Edit "Bash(git status:*)" '
+                                                         '(space- or comma-separated; a prompt after them needs --)')
+    parser.add_argument("--disallowedTools", "--disallowed-tools", dest="disallowed_tools", nargs="+",
+                        action="extend", default=[], metavar="RULE", help="deny rules (as --allowedTools)")
     parser.add_argument("--max-turns", type=_positive_int, default=50, help="model turns per prompt (default 50)")
-    parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE_OR_JSON",
-                        help="extra MCP servers: a file or an inline JSON string (repeatable)")
+    parser.add_argument("--mcp-config", nargs="+", action="extend", default=[], metavar="FILE_OR_JSON",
+                        help="extra MCP servers: files or inline JSON strings (a prompt after them needs --)")
     parser.add_argument("--strict-mcp-config", action="store_true", help="use only the --mcp-config servers")
     parser.add_argument("--mcp-trace", metavar="FILE",
                         help="append every MCP JSON-RPC message, both ways, to FILE (one JSON line each, timestamped, "
                              "secrets redacted)")
     parser.add_argument("--trust-project-mcp", action="store_true",
                         help="start project-level MCP servers (.mcp.json) without asking")
-    parser.add_argument("--add-dir", dest="add_dir", action="append", default=[], metavar="DIR",
-                        help="another folder to work in (offered to MCP servers as a root; repeatable)")
+    parser.add_argument("--add-dir", dest="add_dir", nargs="+", action="extend", default=[], metavar="DIR",
+                        help="more folders to work in (offered to MCP servers as roots; a prompt after them needs --)")
     parser.add_argument("--trust", action="store_true",
                         help="trust this folder (its git root) and remember it: its .claude/settings*.json may widen "
                              "permissions and its .env may choose the model endpoint")
@@ -149,6 +162,13 @@ def _dispatch(argv: list[str]) -> int:
         return _trust_main(argv[1:])
     args = build_parser().parse_args(argv)
     _setup_logging(args.debug)
+    problem = _check_flags(args, argv)
+    if problem is not None:
+        from mini_claude.cli.exit_codes import EXIT_USAGE
+        from mini_claude.cli.render import clean
+
+        sys.stderr.write(f"mini-claude: {clean(problem)}\n")
+        return EXIT_USAGE
     from mini_claude.cli.run import run_interactive, run_print
 
     if args.mcp_trace is not None:
@@ -161,6 +181,80 @@ def _dispatch(argv: list[str]) -> int:
     if args.print_mode:
         return run_print(args)
     return run_interactive(args)
+
+
+_LIST_OPTIONS = {"mcp_config": "--mcp-config", "allowed_tools": "--allowedTools",
+                 "disallowed_tools": "--disallowedTools", "add_dir": "--add-dir"}
+_PROMPT_HINT = ("a list option takes the words after it up to the next option: put `--` before the prompt, or the "
+                "prompt first")
+# Claude Code's tool names (and ours) a rule may start with; an MCP rule starts with `mcp__`
+_RULE_TOOLS = frozenset({"Bash", "Read", "Edit", "Write", "MultiEdit", "Glob", "Grep", "LS", "NotebookEdit",
+                         "NotebookRead", "WebFetch", "WebSearch", "Task", "Agent", "TodoWrite", "Skill", "BashOutput",
+                         "KillShell", "KillBash", "SlashCommand", "ExitPlanMode", "ReadMcpResourceTool",
+                         "ListMcpResourcesTool", "read_file", "write_file", "edit_file", "glob", "grep", "bash",
+                         "read_mcp_resource", "list_mcp_resources", "tool_search"})
+
+
+def _take_prompt_back(args: argparse.Namespace, argv: list[str]) -> None:
+    """Where the prompt starts. Like Claude Code, a list option takes every word up to the next option; unlike it,
+    when no prompt was given and the last word cannot be a value of that option (not a rule, not an MCP config or
+    a `.json` name, not a folder), that word is the prompt: `-p --mcp-config a.json b.json "fix the bug"` works
+    (Claude Code reads the prompt as a config file and fails)."""
+    from pathlib import Path
+
+    if args.prompt is not None or not argv or "--" in argv or argv[-1].startswith("-"):
+        return
+    last = argv[-1]
+    for dest in _LIST_OPTIONS:
+        values: list[str] = getattr(args, dest)
+        if not values or values[-1] != last:
+            continue
+        if dest == "mcp_config":
+            value = last.lstrip().startswith("{") or last.endswith(".json") or Path(last).expanduser().is_file()
+        elif dest == "add_dir":
+            value = Path(last).expanduser().is_dir()
+        else:
+            value = all(_looks_like_rule(piece) for piece in _split_rules(last))
+        if not value:
+            values.pop()
+            args.prompt = last
+        return
+
+
+def _split_rules(text: str) -> list[str]:
+    from mini_claude.permissions.rules import split_rule_list
+
+    return split_rule_list([text])
+
+
+def _looks_like_rule(piece: str) -> bool:
+    tool = piece.split("(", 1)[0]
+    return tool in _RULE_TOOLS or tool.startswith("mcp__") or "*" in tool
+
+
+def _check_flags(args: argparse.Namespace, argv: list[str]) -> str | None:
+    """Bad usage found before anything starts: a missing --mcp-config file (with a hint when it may have been
+    meant as the prompt), an unusable --settings. First the prompt is taken back from a list option's last word
+    when that cannot be the option's value."""
+    from pathlib import Path
+
+    _take_prompt_back(args, argv)
+    last = argv[-1] if argv and "--" not in argv else None
+    swallowed = next((flag for dest, flag in _LIST_OPTIONS.items() if last is not None and not last.startswith("-")
+                      and args.prompt is None and getattr(args, dest) and getattr(args, dest)[-1] == last), None)
+    for value in args.mcp_config:
+        if not value.lstrip().startswith("{") and not Path(value).expanduser().exists():
+            hint = f" ({_PROMPT_HINT})" if swallowed == "--mcp-config" and value == last else ""
+            return f"--mcp-config {value}: no such file{hint}"
+    if args.settings is not None:
+        from mini_claude.errors import ConfigError
+        from mini_claude.settings import read_flag_settings
+
+        try:
+            read_flag_settings(args.settings, Path.cwd())
+        except ConfigError as exc:
+            return str(exc)
+    return None
 
 
 # option -> how many values follow

@@ -30,7 +30,7 @@ from mini_claude.mcp.manager import McpManager, ServerStatus
 from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
 from mini_claude.mcp.pinning import PinStore
 from mini_claude.paths import state_dir, user_home
-from mini_claude.settings import Settings, load_settings, without_project_widening
+from mini_claude.settings import Settings, load_settings, session_env, without_project_widening
 from mini_claude.trust import check_trust
 
 __all__ = ["McpWorld", "ProjectView", "host_for", "open_world", "project_view"]
@@ -74,6 +74,7 @@ async def project_view(*, mcp_config: list[str], strict: bool, trust_project_mcp
     trusted = check_trust(cwd, home=home, state=state).trusted
     if not trusted:
         settings, _ignored = without_project_widening(settings)
+    env = session_env(env, settings)  # servers get the settings' env, as in a session
     config = load_servers(opts, env)
     if warn:
         for err in config.errors:

@@ -24,7 +24,7 @@ from typing import IO, Any
 from mini_claude.agent.loop import RunOutcome
 from mini_claude.cli.exit_codes import EXIT_DENIED, EXIT_ERROR, EXIT_MAX_TURNS, EXIT_OK, EXIT_TRUNCATED
 from mini_claude.cli.render import clean, json_text
-from mini_claude.models.pricing import cost_usd
+from mini_claude.models.pricing import ListPriced, cost_usd
 
 __all__ = ["OUTPUT_FORMATS", "ResultWriter", "exit_code", "run_subtype"]
 
@@ -54,10 +54,12 @@ def exit_code(outcome: RunOutcome | None) -> int:
 class ResultWriter:
     """Writes a `-p` run in one output format to `out` (stdout)."""
 
-    def __init__(self, fmt: str, *, session_id: str, model: str, out: IO[str] | None = None) -> None:
+    def __init__(self, fmt: str, *, session_id: str, model: str, out: IO[str] | None = None,
+                 priced: ListPriced | None = None) -> None:
         self.format = fmt
         self.session_id = session_id
         self.model = model
+        self.priced: str | ListPriced = priced or model  # the backend: its price depends on where it is served
         self.out = out or sys.stdout
         self.started = time.monotonic()
         self.api_s = 0.0
@@ -103,7 +105,7 @@ class ResultWriter:
             "result": outcome.text if outcome is not None else (error or ""),
             "stop_reason": outcome.stop if outcome is not None else None,
             "session_id": self.session_id,
-            "total_cost_usd": round(cost_usd(self.model, usage), 6) if usage is not None else 0.0,
+            "total_cost_usd": round(cost_usd(self.priced, usage), 6) if usage is not None else 0.0,
             "usage": {"input_tokens": usage.input_tokens if usage else 0,
                       "output_tokens": usage.output_tokens if usage else 0,
                       "cache_read_input_tokens": usage.cache_read_tokens if usage else 0,

@@ -38,7 +38,7 @@ from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.host.prompts import PROMPT_PREFIX
 from mini_claude.mcp.manager import ServerState, ServerStatus
 from mini_claude.mcp.pinning import PinReview
-from mini_claude.models.pricing import cost_usd, known_price
+from mini_claude.models.pricing import ListPriced, cost_usd, known_price
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionMode
 from mini_claude.permissions.rules import claude_tool_name
@@ -283,9 +283,11 @@ class Repl:
                                  pick=self._pick_session)
         elif command == "/cost":
             usage = self.parts.agent.usage
-            model = self.parts.agent.model.name
-            dollars = (f"about ${cost_usd(model, usage):.4f} at {model}'s list prices" if known_price(model)
-                       else f"no price known for {model}")
+            served = self.parts.agent.model
+            model = served.name
+            priced = served if isinstance(served, ListPriced) else model  # the price depends on where it is served
+            dollars = (f"about ${cost_usd(priced, usage):.4f} at {model}'s list prices" if known_price(priced)
+                       else f"cost unknown: no list price known for {model} where it is served")
             print(clean(f"  input tokens: {usage.input_tokens} (+ {usage.cache_read_tokens} read from the cache, "
                         f"{usage.cache_write_tokens} written to it), output tokens: {usage.output_tokens}; "
                         f"{dollars}"))

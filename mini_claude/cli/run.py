@@ -24,7 +24,7 @@ from mini_claude.cli.session import start_session
 from mini_claude.cli.turn_input import run_user_turn
 from mini_claude.errors import ConfigError, MiniClaudeError
 from mini_claude.mcp.manager import ServerStatus
-from mini_claude.models.pricing import cost_usd
+from mini_claude.models.pricing import ListPriced, cost_usd
 
 __all__ = ["run_interactive", "run_print"]
 
@@ -86,7 +86,8 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
     except MiniClaudeError:
         await parts.manager.aclose()
         raise
-    writer = ResultWriter(args.output_format, session_id=parts.session_id, model=agent.model.name)
+    writer = ResultWriter(args.output_format, session_id=parts.session_id, model=agent.model.name,
+                          priced=agent.model if isinstance(agent.model, ListPriced) else None)
     outcome: RunOutcome | None = None
     try:
         if parts.hooks is not None:  # what SessionStart hooks print joins the first prompt
@@ -174,7 +175,7 @@ def _stream_messages(agent: Agent, writer: ResultWriter, *, budget_usd: float | 
 
     async def before_request() -> None:
         writer.messages(agent.history)
-        spent = cost_usd(agent.model.name, agent.usage)
+        spent = cost_usd(agent.model if isinstance(agent.model, ListPriced) else agent.model.name, agent.usage)
         if budget_usd is not None and spent >= budget_usd:
             raise BudgetReached(f"stopped: the run's estimated cost ${spent:.6f} reached --max-budget-usd "
                                 f"{budget_usd:g}")

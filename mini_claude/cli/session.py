@@ -6,8 +6,10 @@ the background.
 
 Trust (`settle_trust`): until the folder is trusted (`mini_claude.trust`) what its project settings would widen is
 dropped and its `.env` may give the model client only credentials and a model name, with one warning line saying
-what was ignored. The session's environment — what MCP servers, shell commands, `${VAR}` expansion and the state
-directory see — is always the real process environment; `.env` values reach the model client alone.
+what was ignored. The session's environment — what MCP servers, shell commands, hooks, the apiKeyHelper and
+`${VAR}` expansion see — is the real process environment with the settings' `env` on top (`settings.session_env`;
+a repository's `env` only once the folder is trusted); `.env` values reach the model client alone, and the state
+directory is always the real environment's.
 """
 
 from __future__ import annotations
@@ -40,7 +42,13 @@ from mini_claude.models.base import LoadsReferencedTools, Model, ToolCounter, To
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.permissions.rules import CLAUDE_TOOL_NAMES
-from mini_claude.settings import Settings, load_settings, without_project_widening
+from mini_claude.settings import (
+    Settings,
+    load_settings,
+    read_flag_settings,
+    session_env,
+    without_project_widening,
+)
 from mini_claude.skills.local import discover_local_skills
 from mini_claude.skills.registry import SkillRegistry
 from mini_claude.tools.base import Tool, ToolContext
@@ -289,6 +297,7 @@ def build_session(
 ) -> SessionParts:
     from mini_claude.tools.builtins import builtin_tools
     from mini_claude.tools.output import cap_result
+    from mini_claude.tools.shell import BashTool
 
     # loading a lost remote server's skill reconnects it (`manager` is bound below, before anything can load)
     skills = SkillRegistry(discover_local_skills(opts.cwd, user_home(env)),
@@ -323,7 +332,7 @@ def build_session(
     gate = PermissionGate(mode, rules, ask=ask_permission, cwd=opts.cwd, server_of=manager.server_of,
                           additional_dirs=dirs, home=home, state_dir=state_dir(env),
                           own_dirs=[spill_dir, home / ".claude" / "skills"])  # readable: ours, the user's skills
-    builtins = builtin_tools()
+    builtins = [BashTool(env=env) if isinstance(tool, BashTool) else tool for tool in builtin_tools()]
     mcp_tools = McpToolAdapters(manager, host)
 
     window = ContextWindow(context_tokens(env))
@@ -404,8 +413,10 @@ PLAN_MODE_PROMPT = ("Plan mode is on: only read-only tools run (reading, searchi
                     "instead of making changes.")
 
 
-def load_session_settings(cwd: Path, env: Mapping[str, str]) -> Settings:
-    return load_settings(cwd=cwd, home=user_home(env))
+def load_session_settings(cwd: Path, env: Mapping[str, str], flag: str | None = None) -> Settings:
+    """The settings files, and `--settings` (`flag`: a file or a JSON string; ConfigError when unusable)."""
+    layer = read_flag_settings(flag, cwd) if flag else None
+    return load_settings(cwd=cwd, home=user_home(env), flag=layer)
 
 
 def options_from_args(args: argparse.Namespace, cwd: Path) -> SessionOptions:
@@ -459,17 +470,21 @@ async def start_session(
     change; without it (`-p`) it stays untrusted for this run. Project servers not yet approved are asked about
     through `ask_server` (the REPL); without it they are held back and a warning names the setting that approves
     them."""
-    from mini_claude.models.factory import create_model
+    from mini_claude.models.factory import api_key_helper, create_model
 
     cwd = Path.cwd()
     env = build_env(cwd)
     opts = options_from_args(args, cwd)
-    settings = load_session_settings(cwd, env)
+    settings = load_session_settings(cwd, env, getattr(args, "settings", None))
     full_settings = settings
     settings, model_env, trusted = await settle_trust(opts, env, settings, ui, ask=ask_trust)
+    # the settings' env (a repository's only once trusted) for everything the session runs, and the model client
+    env = session_env(env, settings)
+    model_env = {**model_env, **settings.env}
     config = load_servers(opts, env)
     report_config_problems(ui, settings, config)
-    model = create_model(opts.model or settings.model, model_env)
+    helper = api_key_helper(settings.api_key_helper, cwd=cwd, env=env) if settings.api_key_helper else None
+    model = create_model(opts.model, model_env, settings_model=settings.model, key_helper=helper)
     held = await resolve_approvals(config, settings, cwd=cwd, env=env, trust_all=opts.trust_project_mcp,
                                    ask=ask_server, trusted=trusted)
     for status, reason in held.values():

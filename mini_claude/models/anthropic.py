@@ -28,6 +28,7 @@ from mini_claude.models.base import (
     loaded_text,
     tool_references,
 )
+from mini_claude.models.credentials import AnthropicCredentials
 from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_anthropic_error
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "StreamAssembler", "build_params", "is_live",
@@ -45,11 +46,12 @@ class AnthropicModel:
         self,
         model: str,
         *,
-        api_key: str,
+        api_key: str = "",
         base_url: str | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         stream: bool = True,
         retry: RetryPolicy | None = None,
+        credentials: AnthropicCredentials | None = None,
     ) -> None:
         import anthropic
 
@@ -57,11 +59,16 @@ class AnthropicModel:
         self.max_tokens = max_tokens
         self.stream = stream
         self.retry = retry or RetryPolicy.from_env()
+        self.credentials = credentials or AnthropicCredentials(api_key=api_key)
         self._client = anthropic.AsyncAnthropic(
-            api_key=api_key,
+            api_key="unset",
             base_url=base_url,
             max_retries=0,  # run_with_retry is the one retry layer
         )  # the SDK's default timeouts (10 min read, 5 s connect) suit long generations
+        # no key of the SDK's own (nor one it would read from os.environ): each request carries exactly the headers
+        # `credentials` gives (`_auth_headers`)
+        self._client.api_key = None
+        self._client.auth_token = None
         self.base_url = str(self._client.base_url).rstrip("/")
         self.live = is_live(self.base_url)
 
@@ -77,12 +84,23 @@ class AnthropicModel:
         params = build_params(self.name, self.max_tokens, system, messages, tools, options)
         return await complete_with_retry(
             lambda: self._complete_once(params), lambda emit: self._stream_once(params, emit), stream=self.stream,
-            on_text=on_text, policy=self.retry, map_error=partial(map_anthropic_error, base_url=self.base_url))
+            on_text=on_text, policy=self.retry, map_error=partial(map_anthropic_error, base_url=self.base_url),
+            credentials=self.credentials)
+
+    @property
+    def list_priced(self) -> bool:
+        """Claude models are priced at Anthropic's list prices wherever the API is (a gateway included)."""
+        return True
+
+    async def _auth_headers(self, params: dict[str, Any] | None = None) -> dict[str, str]:
+        """The next request's extra headers: the beta header it needs and the credentials' key or token."""
+        return {**(request_headers(params) if params is not None else {}), **await self.credentials.headers()}
 
     async def count_tool_tokens(self, tools: list[ToolSpec]) -> int:
         """What `tools` add to a request, by the count-tokens endpoint (`tools_cost`)."""
         async def count(params: dict[str, Any]) -> int:
-            return (await self._client.messages.count_tokens(**params)).input_tokens
+            return (await self._client.messages.count_tokens(**params, extra_headers=await self._auth_headers())
+                    ).input_tokens
 
         return await tools_cost(count, self.name, tools)
 
@@ -92,12 +110,13 @@ class AnthropicModel:
     # ---- one attempt -------------------------------------------------------------------------------------------
 
     async def _complete_once(self, params: dict[str, Any]) -> AssistantTurn:
-        message = await self._client.messages.create(**params, extra_headers=request_headers(params))
+        message = await self._client.messages.create(**params, extra_headers=await self._auth_headers(params))
         return turn_from_message(message.model_dump(warnings=False))  # the one parser both backends use
 
     async def _stream_once(self, params: dict[str, Any], emit: Callable[[str], None]) -> AssistantTurn:
         assembler = StreamAssembler(emit)
-        stream = await self._client.messages.create(**params, stream=True, extra_headers=request_headers(params))
+        stream = await self._client.messages.create(**params, stream=True,
+                                                    extra_headers=await self._auth_headers(params))
         async with stream:
             async for event in stream:
                 assembler.feed(event.type, event.model_dump(warnings=False))

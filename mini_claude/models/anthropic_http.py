@@ -5,7 +5,8 @@ It is the SDK path (anthropic.py) minus the SDK: the same request (`build_params
 backoff (`complete_with_retry`), the same errors in the same words (`_status_error` and the transport mapping in
 retry.py), streaming over server-sent events (`message_start`, `content_block_*`, `message_delta`,
 `message_stop`, `error`, `ping`). `MINI_CLAUDE_ANTHROPIC_SDK=1` selects the SDK path instead
-(models/factory.py); tests run both against the mock model.
+(models/factory.py); tests run both against the mock model. The key or token of each request comes from
+`AnthropicCredentials` (credentials.py: `x-api-key`, `Authorization: Bearer`, an apiKeyHelper run again after a 401).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from mini_claude.models.anthropic import (
     turn_from_message,
 )
 from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec
+from mini_claude.models.credentials import AnthropicCredentials
 from mini_claude.models.retry import (
     ANTHROPIC_ERROR_TYPE_STATUS,
     RetryPolicy,
@@ -59,9 +61,11 @@ class ApiStatusError(Exception):
 class AnthropicHttpModel:
     """A `Model` over the Anthropic Messages API (or anything that speaks it, such as the mock server)."""
 
-    def __init__(self, model: str, *, api_key: str, base_url: str | None = None,
-                 max_tokens: int = DEFAULT_MAX_TOKENS, stream: bool = True, retry: RetryPolicy | None = None) -> None:
+    def __init__(self, model: str, *, api_key: str = "", base_url: str | None = None,
+                 max_tokens: int = DEFAULT_MAX_TOKENS, stream: bool = True, retry: RetryPolicy | None = None,
+                 credentials: AnthropicCredentials | None = None) -> None:
         self.name = model
+        self.credentials = credentials or AnthropicCredentials(api_key=api_key)
         self.max_tokens = max_tokens
         self.stream = stream
         self.retry = retry or RetryPolicy.from_env()
@@ -69,7 +73,7 @@ class AnthropicHttpModel:
         self.live = is_live(self.base_url)
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
-            headers={"x-api-key": api_key, "anthropic-version": API_VERSION, "content-type": "application/json",
+            headers={"anthropic-version": API_VERSION, "content-type": "application/json",
                      "user-agent": f"mini-claude/{__version__}"})
 
     async def complete(self, *, system: str, messages: list[dict[str, Any]], tools: list[ToolSpec],
@@ -78,14 +82,20 @@ class AnthropicHttpModel:
         params = build_params(self.name, self.max_tokens, system, messages, tools, options)
         return await complete_with_retry(
             lambda: self._complete_once(params), lambda emit: self._stream_once(params, emit), stream=self.stream,
-            on_text=on_text, policy=self.retry, map_error=self._map_error)
+            on_text=on_text, policy=self.retry, map_error=self._map_error, credentials=self.credentials)
+
+    @property
+    def list_priced(self) -> bool:
+        """Claude models are priced at Anthropic's list prices wherever the API is (a gateway included)."""
+        return True
 
     async def count_tool_tokens(self, tools: list[ToolSpec]) -> int:
         """What `tools` add to a request, by the count-tokens endpoint (`tools_cost`)."""
         return await tools_cost(self._count, self.name, tools)
 
     async def _count(self, params: dict[str, Any]) -> int:
-        response = await self._client.post(f"{self.base_url}/v1/messages/count_tokens", json=params)
+        response = await self._client.post(f"{self.base_url}/v1/messages/count_tokens", json=params,
+                                           headers=await self.credentials.headers())
         if response.status_code >= 400:
             raise self._map_error(_status_of(response, response.content)) or ModelError("count_tokens failed")
         tokens = response.json().get("input_tokens")
@@ -100,7 +110,7 @@ class AnthropicHttpModel:
 
     async def _complete_once(self, params: dict[str, Any]) -> AssistantTurn:
         response = await self._client.post(f"{self.base_url}/v1/messages", json=params,
-                                           headers=request_headers(params))
+                                           headers={**request_headers(params), **await self.credentials.headers()})
         if response.status_code >= 400:
             raise _status_of(response, response.content)
         try:
@@ -112,8 +122,9 @@ class AnthropicHttpModel:
 
     async def _stream_once(self, params: dict[str, Any], emit: Callable[[str], None]) -> AssistantTurn:
         assembler = StreamAssembler(emit)
+        headers = {**request_headers(params), **await self.credentials.headers()}
         async with self._client.stream("POST", f"{self.base_url}/v1/messages", json={**params, "stream": True},
-                                       headers=request_headers(params)) as response:
+                                       headers=headers) as response:
             if response.status_code >= 400:
                 raise _status_of(response, await response.aread())
             async for kind, data in _events(response):

@@ -1,10 +1,14 @@
 """Choosing and building the model backend from the environment, and reading `.env` files.
 
 Backend: `--model anthropic:NAME` / `openai:NAME` or `MINI_CLAUDE_BACKEND=anthropic|openai` forces one; otherwise
-`ANTHROPIC_API_KEY` picks Anthropic (`ANTHROPIC_BASE_URL` honoured), `OPENAI_API_KEY` picks OpenAI-compatible
-(`OPENAI_BASE_URL` honoured), and `OPENAI_BASE_URL` alone picks a keyless OpenAI-compatible server (a local one).
-Model name: the `name` argument (`--model`, without its provider), else `MINI_CLAUDE_MODEL`, else the backend's
-default.
+`ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN` or an `apiKeyHelper` picks Anthropic (`ANTHROPIC_BASE_URL` honoured;
+credentials.py says which header carries what), `OPENAI_API_KEY` picks OpenAI-compatible (`OPENAI_BASE_URL`
+honoured), and `OPENAI_BASE_URL` alone picks a keyless OpenAI-compatible server (a local one).
+Model name: the `name` argument (`--model`, without its provider), else (Anthropic) `ANTHROPIC_MODEL`, else the
+settings' `model`, else `MINI_CLAUDE_MODEL`, else the backend's default — Claude Code's order. For Anthropic the
+aliases `opus`, `sonnet` and `haiku` (any case) become the ids Claude Code 2.1.197 sends for them
+(`MODEL_ALIASES`, measured against the mock model), or `ANTHROPIC_DEFAULT_OPUS_MODEL` / `…_SONNET_…` /
+`…_HAIKU_…` when set, as there.
 `MINI_CLAUDE_STREAM=0` turns streaming off; `MINI_CLAUDE_RETRY_BASE_S` sets the retry base delay. Anthropic is
 spoken over httpx directly (anthropic_http.py, no SDK import); `MINI_CLAUDE_ANTHROPIC_SDK=1` uses the SDK.
 Key values are passed to the SDK and never printed or logged.
@@ -30,8 +34,9 @@ from pathlib import Path
 from mini_claude.errors import ModelError
 from mini_claude.jsonfile import read_regular_text
 from mini_claude.models.base import Model
+from mini_claude.models.credentials import AnthropicCredentials, ApiKeyHelper, helper_timeout_s, helper_ttl_s
 from mini_claude.models.retry import RetryPolicy
-from mini_claude.settings import MODEL_BACKENDS
+from mini_claude.settings import MODEL_BACKENDS, SettingsHelper
 
 __all__ = [
     "BACKENDS",
@@ -39,12 +44,15 @@ __all__ = [
     "DEFAULT_OPENAI_MODEL",
     "DOTENV_ALWAYS_VARS",
     "DOTENV_TRUSTED_VARS",
+    "MODEL_ALIASES",
     "NO_KEY_MESSAGE",
     "ModelEnvironment",
+    "api_key_helper",
     "choose_backend",
     "create_model",
     "load_dotenv",
     "model_environment",
+    "resolve_alias",
     "split_provider",
 ]
 
@@ -53,9 +61,12 @@ log = logging.getLogger(__name__)
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 BACKENDS = MODEL_BACKENDS
-NO_KEY_MESSAGE = ("no model API key: set ANTHROPIC_API_KEY, or OPENAI_API_KEY (with OPENAI_BASE_URL for another "
+NO_KEY_MESSAGE = ("no model API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a gateway, or an "
+                  "apiKeyHelper in ~/.claude/settings.json), or OPENAI_API_KEY (with OPENAI_BASE_URL for another "
                   "compatible server), or OPENAI_BASE_URL alone for a local server that needs no key, in the "
                   "environment or .env")
+# Claude Code 2.1.197's aliases: the model id its requests carry for `--model opus` etc. (measured on the mock)
+MODEL_ALIASES = {"opus": "claude-opus-4-8", "sonnet": "claude-sonnet-5", "haiku": "claude-haiku-4-5-20251001"}
 # local OpenAI-compatible servers (llama.cpp, vLLM, Ollama) need no key, but the SDK insists on one
 UNUSED_OPENAI_KEY = "not-needed"
 MAX_DOTENV_BYTES = 1024 * 1024
@@ -65,6 +76,7 @@ _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 # to the endpoint the *user* chose) and which model to ask for (a name, not a place).
 DOTENV_ALWAYS_VARS = frozenset({
     "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "MINI_CLAUDE_API_KEY", "MINI_CLAUDE_MODEL",
+    "ANTHROPIC_MODEL",
 })
 # which backend a `.env` credential would pick (choose_backend)
 _CREDENTIAL_BACKEND = {"ANTHROPIC_API_KEY": "anthropic", "ANTHROPIC_AUTH_TOKEN": "anthropic",
@@ -135,8 +147,8 @@ def split_provider(name: str | None) -> tuple[str | None, str | None]:
     return None, name
 
 
-def choose_backend(env: Mapping[str, str], provider: str | None = None) -> str:
-    """'anthropic' or 'openai', following the rules in the module docstring."""
+def choose_backend(env: Mapping[str, str], provider: str | None = None, *, helper: bool = False) -> str:
+    """'anthropic' or 'openai', following the rules in the module docstring (`helper`: an apiKeyHelper is set)."""
     if provider is not None:
         return provider
     forced = _get(env, "MINI_CLAUDE_BACKEND").lower()
@@ -144,46 +156,69 @@ def choose_backend(env: Mapping[str, str], provider: str | None = None) -> str:
         if forced not in BACKENDS:
             raise ModelError(f"MINI_CLAUDE_BACKEND must be 'anthropic' or 'openai', not {forced!r}")
         return forced
-    if _get(env, "ANTHROPIC_API_KEY"):
+    if _get(env, "ANTHROPIC_API_KEY") or _get(env, "ANTHROPIC_AUTH_TOKEN") or helper:
         return "anthropic"
     if _get(env, "OPENAI_API_KEY") or _get(env, "OPENAI_BASE_URL"):
         return "openai"
     raise ModelError(NO_KEY_MESSAGE)
 
 
-def create_model(name: str | None, env: Mapping[str, str]) -> Model:
-    """Build the model backend the environment asks for. Raises ModelError (one line) when it cannot."""
+def resolve_alias(name: str, env: Mapping[str, str]) -> str:
+    """An Anthropic model name as sent: `opus` / `sonnet` / `haiku` (any case) become a full id (the
+    `ANTHROPIC_DEFAULT_<ALIAS>_MODEL` variable when set, else `MODEL_ALIASES`); any other name is kept."""
+    alias = name.strip().lower()
+    if alias not in MODEL_ALIASES:
+        return name
+    return _get(env, f"ANTHROPIC_DEFAULT_{alias.upper()}_MODEL") or MODEL_ALIASES[alias]
+
+
+def api_key_helper(helper: SettingsHelper, *, cwd: Path, env: Mapping[str, str]) -> ApiKeyHelper:
+    """The settings' `apiKeyHelper`, to run in `cwd` with `env` (the session's environment, never a `.env`)."""
+    return ApiKeyHelper(helper.command, source=helper.file, cwd=cwd, env=env, ttl_s=helper_ttl_s(env),
+                        timeout_s=helper_timeout_s(env))
+
+
+def create_model(name: str | None, env: Mapping[str, str], *, settings_model: str | None = None,
+                 key_helper: ApiKeyHelper | None = None) -> Model:
+    """Build the model backend the environment asks for: `name` is `--model`, `settings_model` the settings'
+    `model` (each may carry a `backend:` prefix; the flag's wins), `key_helper` the settings' apiKeyHelper. Raises
+    ModelError (one line) when it cannot."""
     provider, name = split_provider(name)
-    backend = choose_backend(env, provider)
+    settings_provider, settings_name = split_provider(settings_model)
+    if provider is None and name is None:
+        provider = settings_provider
+    backend = choose_backend(env, provider, helper=key_helper is not None)
     stream = _get(env, "MINI_CLAUDE_STREAM").lower() not in _FALSE_VALUES
     retry = RetryPolicy.from_env(env)
-    model_name = name or split_provider(_get(env, "MINI_CLAUDE_MODEL"))[1]
+    fallback = settings_name or split_provider(_get(env, "MINI_CLAUDE_MODEL"))[1]
     if backend == "anthropic":
-        key = _get(env, "ANTHROPIC_API_KEY")
-        if not key:
-            raise ModelError("no model API key: MINI_CLAUDE_BACKEND=anthropic needs ANTHROPIC_API_KEY "
-                             "in the environment or .env")
+        key, token = _get(env, "ANTHROPIC_API_KEY"), _get(env, "ANTHROPIC_AUTH_TOKEN")
+        if not (key or token or key_helper):
+            raise ModelError("no model API key: MINI_CLAUDE_BACKEND=anthropic needs ANTHROPIC_API_KEY, "
+                             "ANTHROPIC_AUTH_TOKEN or an apiKeyHelper (in the environment, .env or settings)")
+        credentials = AnthropicCredentials(api_key=key, auth_token=token, helper=key_helper)
+        model_name = resolve_alias(name or _get(env, "ANTHROPIC_MODEL") or fallback or DEFAULT_ANTHROPIC_MODEL, env)
         base_url = _get(env, "ANTHROPIC_BASE_URL") or None
         if _get(env, "MINI_CLAUDE_ANTHROPIC_SDK").lower() in ("1", "true", "yes", "on"):
             from mini_claude.models.anthropic import AnthropicModel
 
-            return AnthropicModel(model_name or DEFAULT_ANTHROPIC_MODEL, api_key=key, base_url=base_url,
-                                  stream=stream, retry=retry)
+            return AnthropicModel(model_name, base_url=base_url, stream=stream, retry=retry,
+                                  credentials=credentials)
         from mini_claude.models.anthropic_http import AnthropicHttpModel  # no SDK import: a fast start
 
-        return AnthropicHttpModel(model_name or DEFAULT_ANTHROPIC_MODEL, api_key=key, base_url=base_url,
-                                  stream=stream, retry=retry)
+        return AnthropicHttpModel(model_name, base_url=base_url, stream=stream, retry=retry, credentials=credentials)
     key = _get(env, "OPENAI_API_KEY")
     base_url = _get(env, "OPENAI_BASE_URL") or None
-    if not key:
+    keyless = not key
+    if keyless:
         if base_url is None:
             raise ModelError("no model API key: MINI_CLAUDE_BACKEND=openai needs OPENAI_API_KEY (or "
                              "OPENAI_BASE_URL for a compatible server that needs no key) in the environment or .env")
         key = UNUSED_OPENAI_KEY
     from mini_claude.models.openai_compat import OpenAICompatModel
 
-    return OpenAICompatModel(model_name or DEFAULT_OPENAI_MODEL, api_key=key, base_url=base_url, stream=stream,
-                             retry=retry)
+    return OpenAICompatModel(name or fallback or DEFAULT_OPENAI_MODEL, api_key=key, base_url=base_url, stream=stream,
+                             retry=retry, keyless=keyless)
 
 
 def load_dotenv(path: Path) -> dict[str, str]:

@@ -59,14 +59,16 @@ class MockModelServer:
     """Serve `scenario` on 127.0.0.1:`port` (0: any free port) from a daemon thread.
 
     `start()` returns the base URL (`http://127.0.0.1:PORT`; the OpenAI SDK wants `…/v1`). `requests` lists what
-    arrived as `{"path", "headers", "body"}` (auth header values redacted); with `log_path` each is also appended
-    as one JSON line.
+    arrived as `{"path", "headers", "body"}` (auth header values redacted, unless `record_credentials`: a test that
+    checks which key or token a client sent); with `log_path` each is also appended as one JSON line.
     """
 
-    def __init__(self, scenario: Scenario, *, port: int = 0, log_path: Path | None = None) -> None:
+    def __init__(self, scenario: Scenario, *, port: int = 0, log_path: Path | None = None,
+                 record_credentials: bool = False) -> None:
         self.scenario = scenario
         self.port = port
         self.log_path = log_path
+        self.record_credentials = record_credentials
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
         self._next_turn = 0
@@ -186,7 +188,9 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, OSError) as exc:
             self._send_error(chat, 400, "invalid_request_error", f"mock-model: request body is not JSON: {exc}")
             return
-        headers = {k.lower(): ("<redacted>" if k.lower() in _AUTH_HEADERS else v) for k, v in self.headers.items()}
+        shown = self.mock.record_credentials
+        headers = {k.lower(): ("<redacted>" if k.lower() in _AUTH_HEADERS and not shown else v)
+                   for k, v in self.headers.items()}
         self.mock._record(path, headers, body)
         if not isinstance(body, dict):
             self._send_error(chat, 400, "invalid_request_error", "mock-model: request body must be a JSON object")

@@ -21,8 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 
 from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage, loaded_text
+from mini_claude.models.credentials import OpenAICredentials
 from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_openai_error
 
 __all__ = ["STOP_REASONS", "OpenAICompatModel", "from_openai_message", "to_openai_messages", "to_openai_tools"]
@@ -42,12 +44,14 @@ class OpenAICompatModel:
         base_url: str | None = None,
         stream: bool = True,
         retry: RetryPolicy | None = None,
+        keyless: bool = False,
     ) -> None:
         import openai
 
         self.name = model
         self.stream = stream
         self.retry = retry or RetryPolicy.from_env()
+        self.credentials = OpenAICredentials(api_key, keyless=keyless)  # what a 401/403 names
         self._client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
         self.base_url = str(self._client.base_url).rstrip("/")
 
@@ -72,7 +76,14 @@ class OpenAICompatModel:
             params["tools"] = to_openai_tools(tools)
         return await complete_with_retry(
             lambda: self._complete_once(params), lambda emit: self._stream_once(params, emit), stream=self.stream,
-            on_text=on_text, policy=self.retry, map_error=partial(map_openai_error, base_url=self.base_url))
+            on_text=on_text, policy=self.retry, map_error=partial(map_openai_error, base_url=self.base_url),
+            credentials=self.credentials)
+
+    @property
+    def list_priced(self) -> bool:
+        """OpenAI's list prices apply on api.openai.com only: a local or other compatible server's model has no
+        known price, whatever it is called."""
+        return urlsplit(self.base_url).hostname == "api.openai.com"
 
     async def aclose(self) -> None:
         await self._client.close()

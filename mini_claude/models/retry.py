@@ -1,9 +1,16 @@
 """Retrying model requests, and turning SDK exceptions into `ModelError`.
 
-`run_with_retry` runs one attempt at a time with full-jitter exponential backoff, honouring the server's
-`retry-after` / `retry-after-ms` / `x-should-retry` headers. The SDK clients are built with `max_retries=0`, so
-this is the only retry layer. A streaming attempt that already showed text to the user is never retried (the
-caller's `may_retry` says so): the user would see the answer twice.
+`run_with_retry` runs one attempt at a time. A retryable failure (429, 408, 409, 5xx, Anthropic's 529 and its
+mid-stream `overloaded_error`, a broken connection) waits Claude Code's backoff — 0.5 s doubling to at most 32 s,
+plus up to a quarter more at random, for up to 10 retries (11 attempts, about 3 minutes in all; measured against
+Claude Code 2.1.197 on the mock model) — or longer when the server's `retry-after` / `retry-after-ms` asks for it
+(up to `MAX_RETRY_AFTER_S`; a longer wait ends the retries with a message saying so); `x-should-retry` is obeyed.
+The SDK clients are built with `max_retries=0`, so this is the only retry layer. A streaming attempt that already
+showed text to the user is never retried (the caller's `may_retry` says so): the user would see the answer twice.
+
+A 401 or 403 is not retried, except that a 401 lets `Credentials.refresh` get new ones once (an apiKeyHelper run
+again); the error then names the variable or helper to fix (`Credentials.refusal`), never a key. Waits go through
+`RetryPolicy.sleep`, so tests replace the clock.
 
 Foreign exceptions are translated in exactly one function per SDK: `map_anthropic_error` and
 `map_openai_error`. Both classify by exception type and HTTP status (and by the structured `error.type` of an
@@ -22,15 +29,17 @@ import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 from mini_claude.errors import ModelError
 
 __all__ = [
     "ANTHROPIC_ERROR_TYPE_STATUS",
+    "MAX_RETRY_AFTER_S",
     "NON_RETRYABLE_STATUSES",
     "RETRY_BASE_ENV",
+    "Credentials",
     "RetryPolicy",
     "complete_with_retry",
     "connection_error",
@@ -52,6 +61,8 @@ RETRY_BASE_ENV = "MINI_CLAUDE_RETRY_BASE_S"
 NON_RETRYABLE_STATUSES = frozenset({400, 401, 403, 404, 422})
 RETRYABLE_CLIENT_STATUSES = frozenset({408, 409, 429})
 MAX_MESSAGE_CHARS = 300
+AUTH_STATUSES = frozenset({401, 403})
+MAX_RETRY_AFTER_S = 60.0  # a server asking for a longer wait is told no: the run ends with its message
 
 # Anthropic's mid-stream `error` events arrive on a 200 response; their `error.type` says what the status would
 # have been (https://docs.anthropic.com/en/api/errors).
@@ -67,14 +78,32 @@ _ANTHROPIC_ERROR_TYPE_STATUS = {
 }
 
 
+class Credentials(Protocol):
+    """What the retry layer asks of a backend's credentials when the API refuses them."""
+
+    async def refresh(self) -> bool:
+        """After a 401: True when new credentials may help (the next attempt fetches them)."""
+        ...
+
+    def refusal(self, status: int, refreshed: bool) -> str:
+        """Words to add to a 401/403 message: which variable or helper to fix (never a value)."""
+        ...
+
+    def secrets(self) -> list[str]:
+        """The values to remove from any error text."""
+        ...
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How often and how patiently to retry. Attempt n (1-based) waits up to `base * 2**(n-1)`, capped."""
+    """How often and how patiently to retry: after failed attempt n (1-based) wait `base * 2**(n-1)` capped at
+    `max_delay_s`, plus up to `jitter` of that at random (Claude Code's schedule); `sleep` does the waiting."""
 
-    max_attempts: int = 4
+    max_attempts: int = 11
     base_delay_s: float = 0.5
-    max_delay_s: float = 20.0
-    jitter: bool = True
+    max_delay_s: float = 32.0
+    jitter: float = 0.25
+    sleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep, compare=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RetryPolicy:
@@ -93,11 +122,12 @@ class RetryPolicy:
         return cls()
 
     def delay_s(self, attempt: int, retry_after: float | None = None) -> float:
-        """Seconds to wait after failed attempt `attempt`. A server's retry-after wins, capped at max_delay_s."""
-        if retry_after is not None:
-            return max(0.0, min(retry_after, self.max_delay_s))
-        ceiling = min(self.max_delay_s, self.base_delay_s * (2 ** max(0, attempt - 1)))
-        return random.uniform(0.0, ceiling) if self.jitter else ceiling
+        """Seconds to wait after failed attempt `attempt`: the backoff, or the server's retry-after when that is
+        longer (as Claude Code waits)."""
+        backoff = min(self.max_delay_s, self.base_delay_s * (2 ** max(0, attempt - 1)))
+        if self.jitter > 0:
+            backoff += random.uniform(0.0, self.jitter * backoff)
+        return max(backoff, retry_after) if retry_after is not None else backoff
 
 
 def is_retryable_status(status: int) -> bool:
@@ -143,13 +173,19 @@ async def run_with_retry(
     policy: RetryPolicy,
     map_error: Callable[[BaseException], ModelError | None],
     may_retry: Callable[[], bool] = lambda: True,
+    credentials: Credentials | None = None,
 ) -> T:
     """Await `attempt()` until it succeeds, retrying retryable failures while `may_retry()` is true.
 
-    `map_error` turns a foreign exception into a `ModelError` (None: not ours, re-raise it unchanged).
+    `map_error` turns a foreign exception into a `ModelError` (None: not ours, re-raise it unchanged). A 401 asks
+    `credentials` to refresh once (that retry is not counted and not delayed); a 401/403 that stands names what
+    to fix.
     """
     attempts = max(1, policy.max_attempts)
-    for number in range(1, attempts + 1):
+    number = 0
+    refreshed = False
+    while True:
+        number += 1
         try:
             return await attempt()
         except ModelError as err:
@@ -160,16 +196,35 @@ async def run_with_retry(
             if found is None:
                 raise
             exc, mapped = err, found
+        if credentials is not None and mapped.status in AUTH_STATUSES:
+            if mapped.status == 401 and not refreshed and may_retry() and await credentials.refresh():
+                refreshed = True
+                number -= 1
+                log.info("model request refused (401); fetching new credentials and trying again")
+                continue
+            raise _refused(mapped, credentials, refreshed) from None
         if not mapped.retryable or not may_retry():
             raise mapped from (None if mapped is exc else exc)
-        if number == attempts:
+        if number >= attempts:
             gave_up = ModelError(f"{mapped} (gave up after {attempts} attempts)", status=mapped.status,
                                  retryable=True)
             raise gave_up from exc
-        delay = policy.delay_s(number, retry_after_s(_response_headers(exc)))
+        wanted = retry_after_s(_response_headers(exc))
+        if wanted is not None and wanted > MAX_RETRY_AFTER_S:
+            raise ModelError(f"{mapped} (the server asked to wait {wanted:.0f}s before trying again; "
+                             "try again later)", status=mapped.status, retryable=True) from exc
+        delay = policy.delay_s(number, wanted)
         log.info("model request failed (%s); retry %d/%d in %.2fs", mapped, number, attempts - 1, delay)
-        await asyncio.sleep(delay)
-    raise AssertionError("unreachable")  # pragma: no cover - the loop always returns or raises
+        await policy.sleep(delay)
+
+
+def _refused(error: ModelError, credentials: Credentials, refreshed: bool) -> ModelError:
+    """A 401/403 as the user reads it: the API's words (any secret in them masked) and what to fix."""
+    from mini_claude.models.credentials import scrub
+
+    status = error.status or 401
+    text = scrub(str(error), credentials.secrets()) + credentials.refusal(status, refreshed)
+    return ModelError(text, status=status)
 
 
 async def complete_with_retry(
@@ -180,6 +235,7 @@ async def complete_with_retry(
     on_text: Callable[[str], None] | None,
     policy: RetryPolicy,
     map_error: Callable[[BaseException], ModelError | None],
+    credentials: Credentials | None = None,
 ) -> T:
     """One model turn, JSON or streamed, through `run_with_retry` — the skeleton every backend shares.
 
@@ -187,7 +243,7 @@ async def complete_with_retry(
     repeat it on the screen, so the failure is raised instead.
     """
     if not stream:
-        return await run_with_retry(complete_once, policy=policy, map_error=map_error)
+        return await run_with_retry(complete_once, policy=policy, map_error=map_error, credentials=credentials)
     emitted = False
 
     def emit(text: str) -> None:
@@ -197,7 +253,7 @@ async def complete_with_retry(
             on_text(text)
 
     return await run_with_retry(lambda: stream_once(emit), policy=policy, map_error=map_error,
-                                may_retry=lambda: not emitted)
+                                may_retry=lambda: not emitted, credentials=credentials)
 
 
 # ---- error mapping --------------------------------------------------------------------------------------------

@@ -7,6 +7,9 @@ survives it, not even a background grandchild that still holds the output pipe.
 
 Python 3.11's `Process.wait()` only returns once every pipe is closed, which a background grandchild can delay
 forever; so the direct child's exit is detected by polling `returncode` (set by the child watcher on exit).
+
+A command runs in the environment it is given (`BashTool(env=...)`: the session's, which is the real environment
+with the settings' `env` on top, `settings.session_env`), else in mini-claude's own.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import asyncio
 import os
 import shutil
 import signal
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -217,7 +221,8 @@ class BashTool:
     )
     read_only = False
 
-    def __init__(self, *, max_output_chars: int = MAX_OUTPUT_CHARS) -> None:
+    def __init__(self, *, max_output_chars: int = MAX_OUTPUT_CHARS, env: Mapping[str, str] | None = None) -> None:
+        self.env = dict(env) if env is not None else None
         self.input_schema: dict[str, Any] = {
             "type": "object",
             "additionalProperties": False,
@@ -262,6 +267,7 @@ class BashTool:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
+                env=self.env,
             )
         except OSError as exc:
             return ToolResult.error(f"could not start the shell: {exc.strerror or exc}")

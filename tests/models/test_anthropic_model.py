@@ -124,7 +124,9 @@ async def test_client_errors_are_not_retried(mock_server, status: int) -> None:
         await model_for(mock.url).complete(system="", messages=[user("hi")], tools=[])
     assert info.value.status == status
     assert not info.value.retryable
-    assert str(info.value) == f"model API error {status}: bad things"
+    hint = {401: " — the credentials from ANTHROPIC_API_KEY were refused: check or replace them",
+            403: " — the credentials from ANTHROPIC_API_KEY are not allowed to do this: check their permissions"}
+    assert str(info.value) == f"model API error {status}: bad things{hint.get(status, '')}"
     assert len(mock.requests) == 1
 
 

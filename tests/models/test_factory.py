@@ -16,7 +16,8 @@ from mini_claude.models.openai_compat import OpenAICompatModel
 def test_no_key_message_is_exact() -> None:
     with pytest.raises(ModelError) as info:
         create_model(None, {"PATH": "/bin", "ANTHROPIC_API_KEY": ""})
-    assert str(info.value) == ("no model API key: set ANTHROPIC_API_KEY, or OPENAI_API_KEY (with OPENAI_BASE_URL "
+    assert str(info.value) == ("no model API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a gateway, or "
+                               "an apiKeyHelper in ~/.claude/settings.json), or OPENAI_API_KEY (with OPENAI_BASE_URL "
                                "for another compatible server), or OPENAI_BASE_URL alone for a local server that "
                                "needs no key, in the environment or .env")
     assert str(info.value) == NO_KEY_MESSAGE

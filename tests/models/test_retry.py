@@ -33,17 +33,17 @@ def test_backoff_is_exponential_and_capped() -> None:
     assert [policy.delay_s(n) for n in range(1, 8)] == [0.5, 1, 2, 4, 8, 16, 20]
 
 
-def test_full_jitter_stays_under_the_ceiling() -> None:
+def test_jitter_adds_up_to_a_quarter_as_claude_code_does() -> None:
     policy = RetryPolicy(base_delay_s=1.0, max_delay_s=5)
     for attempt in range(1, 6):
-        ceiling = min(5, 2 ** (attempt - 1))
-        assert all(0 <= policy.delay_s(attempt) <= ceiling for _ in range(50))
+        backoff = min(5, 2 ** (attempt - 1))
+        assert all(backoff <= policy.delay_s(attempt) <= backoff * 1.25 for _ in range(50))
 
 
-def test_retry_after_wins_but_is_capped() -> None:
-    policy = RetryPolicy(max_delay_s=20)
+def test_a_longer_retry_after_wins_over_the_backoff() -> None:
+    policy = RetryPolicy(max_delay_s=20, jitter=0)
     assert policy.delay_s(1, retry_after_s({"retry-after": "3"})) == 3
-    assert policy.delay_s(1, retry_after_s({"retry-after": "3600"})) == 20
+    assert policy.delay_s(5, retry_after_s({"retry-after": "3"})) == 8  # the backoff is longer by then
     assert retry_after_s({"retry-after-ms": "250"}) == 0.25
     assert retry_after_s({"retry-after": "soon"}) is None
     assert retry_after_s({}) is None

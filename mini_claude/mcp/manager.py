@@ -109,7 +109,7 @@ class McpManager:
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.startup_timeout = startup_timeout if startup_timeout is not None else startup_timeout_s(self.env)
         self.on_change = on_change
-        # era_memory: where each server's protocol era is remembered (None: not remembered)
+        self._eras = era_memory  # where each server's protocol era is remembered (None: not remembered)
         self._connector = Connector(env=self.env, timeout_s=self.startup_timeout, factory=transport_factory,
                                     on_list_changed=lambda cfg, client: self._lists.changed(cfg.name, client),
                                     close_later=lambda name, client: self.close_later(self.states[name], client),
@@ -136,11 +136,20 @@ class McpManager:
     # ---- lifecycle ---------------------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start every server that may start, concurrently. Returns at once."""
+        """Start every server that may start, concurrently. Returns at once. The era memory is written once, when
+        the last of them is up or down (EraMemory.hold)."""
+        if self._eras is not None:
+            self._eras.hold()
         for state in self.states.values():
             if state.status is ServerStatus.STARTING and state.name not in self._tasks:
-                self._tasks[state.name] = asyncio.get_running_loop().create_task(
-                    self._start_one(state), name=f"mcp-start-{state.name}")
+                task = asyncio.get_running_loop().create_task(self._start_one(state), name=f"mcp-start-{state.name}")
+                task.add_done_callback(self._started_one)
+                self._tasks[state.name] = task
+        self._started_one(None)
+
+    def _started_one(self, _task: asyncio.Task[None] | None) -> None:
+        if self._eras is not None and all(t.done() for t in self._tasks.values()):
+            self._eras.flush()
 
     async def wait_started(self, timeout: float | None = None) -> None:
         """Wait until every starting server is ready or failed (each is bounded by its own timeout)."""
@@ -174,6 +183,8 @@ class McpManager:
             await asyncio.wait(closing, timeout=SHUTDOWN_TIMEOUT_S)
         for state in self.states.values():
             state.client = None
+        if self._eras is not None:
+            self._eras.flush()
 
     async def restart(self, name: str) -> ServerState:
         """Stop one server (if it runs) and start it again, bounded by the startup timeout like `start()`; return

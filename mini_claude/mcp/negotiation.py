@@ -115,9 +115,33 @@ class EraMemory:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path if path is not None else paths.state_dir() / ERAS_FILE_NAME
+        # between hold() and flush(): the file as read once, and what was remembered since (written by flush())
+        self._held: dict[str, object] | None = None
+        self._pending: dict[str, dict[str, str]] = {}
+
+    def hold(self) -> None:
+        """Many servers start at once: read the file once now, keep what is remembered in memory, and write it
+        all in one go at `flush()` (instead of rewriting the whole file, with an fsync, once per server)."""
+        if self._held is None:
+            self._held = self._load()
+
+    def flush(self) -> None:
+        """Write what was remembered since `hold()` (once, and only when it changes anything); stop holding."""
+        held, pending = self._held, self._pending
+        self._held, self._pending = None, {}
+        if held is None or not pending:
+            return
+        data = self._load()
+        if all(data.get(key) == value for key, value in pending.items()) and all(map(_HASHED_KEY.match, data)):
+            return
+        for key, value in pending.items():
+            data.pop(key, None)  # re-inserted last: the newest entries
+            data[key] = value
+        self._save(data)
 
     def recall(self, key: str) -> EraRecord | None:
-        entry = self._load().get(hashed_key(key))
+        stored = hashed_key(key)
+        entry = self._pending.get(stored) or (self._held if self._held is not None else self._load()).get(stored)
         if not isinstance(entry, dict):
             return None
         era, version = entry.get("era"), entry.get("version")
@@ -126,6 +150,9 @@ class EraMemory:
         return EraRecord(era, version)
 
     def remember(self, key: str, era: Era, version: str) -> None:
+        if self._held is not None:
+            self._pending[hashed_key(key)] = {"era": era, "version": version}
+            return
         data, stored = self._load(), hashed_key(key)
         if data.get(stored) == {"era": era, "version": version} and all(map(_HASHED_KEY.match, data)):
             return
@@ -134,6 +161,7 @@ class EraMemory:
         self._save(data)
 
     def forget(self, key: str) -> None:
+        self.flush()
         data = self._load()
         if data.pop(hashed_key(key), None) is not None:
             self._save(data)

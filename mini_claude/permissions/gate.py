@@ -301,7 +301,18 @@ class PermissionGate:
         split = split_shell_command(command)
         if split.opaque or len(split.parts) != 1:
             return [f"Bash({' '.join(command.split())})"] if command.strip() else ["Bash"]
-        return [_prefix_rule(split.parts[0])]
+        return [self._useful_prefix_rule(split.parts[0])]
+
+    def _useful_prefix_rule(self, part: str) -> str:
+        """`Bash(<prefix>:*)` when that rule would allow `part` itself, else the exact `Bash(<part>)`: a prefix
+        rule is blind to a code-running program's arguments (`Bash(python3:*)` does not allow `python3 main.py`,
+        see code_runners.py), so offering it would save a rule that allows nothing useful — or, worse, read as
+        "any Python code from now on"."""
+        prefix = _prefix_rule(part)
+        probe = RuleSet.from_strings(allow=[prefix])
+        if probe.match_allow(ToolCall("bash", {"command": part}), self._env()) is not None:
+            return prefix
+        return f"Bash({part})"
 
     def suggested_rules(self, tool: Tool, args: dict[str, Any]) -> list[str]:
         """Allow rules that would let this call through (for the non-interactive hint): for a compound command,
@@ -317,7 +328,7 @@ class PermissionGate:
         if split.opaque or not split.parts:
             return [f"Bash({' '.join(command.split())})"] if command.strip() else ["Bash"]
         parts = self.rules.unallowed_command_parts(command, self._env()) or list(split.parts)
-        return list(dict.fromkeys(_prefix_rule(p) for p in parts))
+        return list(dict.fromkeys(self._useful_prefix_rule(p) for p in parts))
 
     async def _ask_user(self, tool: Tool, args: dict[str, Any], call: ToolCall, *, ask_rule: Rule | None,
                         hook_asks: str | None = None) -> Decision:

@@ -331,3 +331,20 @@ async def test_suggested_rules_really_allow_the_call(command: str, tmp_path: Pat
     assert (await gate.check(BASH, args)).allowed is False
     gate.allow_for_session(suggested)
     assert (await gate.check(BASH, args)).allowed
+
+
+@pytest.mark.parametrize(("command", "rule"), [
+    ("python3 main.py", "Bash(python3 main.py)"),  # Bash(python3:*) would read as "any Python code"
+    ("node scripts/x.js --fast", "Bash(node scripts/x.js --fast)"),
+    ("git -c core.pager=cat log", "Bash(git -c core.pager=cat log)"),
+    ("python -m pytest -q", "Bash(python -m pytest:*)"),
+    ("git status -s", "Bash(git status:*)"),
+    ("npm run build", "Bash(npm run:*)"),
+    ("ls -la", "Bash(ls:*)"),
+])
+def test_always_offers_the_narrowest_rule_that_allows_the_command(tmp_path: Path, command: str, rule: str) -> None:
+    gate = make_gate(tmp_path)
+    assert gate.always_rules(BASH, {"command": command}) == [rule]
+    assert gate.suggested_rules(BASH, {"command": command}) == [rule]
+    allowed = make_gate(tmp_path, allow=(rule,))
+    assert asyncio.run(check(allowed, BASH, {"command": command})).allowed

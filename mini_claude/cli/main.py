@@ -44,8 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("prompt", nargs="?", help="a prompt to start with (with -p: answer it and exit)")
     parser.add_argument("-p", "--print", dest="print_mode", action="store_true",
                         help="non-interactive: answer PROMPT (or stdin), print only the final answer, exit")
-    parser.add_argument("--model", help="model name or alias: `opus`, `sonnet`, `haiku` (Anthropic: the ids Claude "
-                                        "Code sends for them; ANTHROPIC_DEFAULT_OPUS_MODEL etc. override); "
+    parser.add_argument("--model", help="model name or alias: `opus`, `sonnet`, `haiku`, `fable` (Anthropic: the ids "
+                                        "Claude Code sends for them; ANTHROPIC_DEFAULT_OPUS_MODEL etc. override); "
                                         "`anthropic:NAME` or `openai:NAME` also picks the backend (default: "
                                         "$ANTHROPIC_MODEL, the settings' model, $MINI_CLAUDE_MODEL, the backend's "
                                         "default). OPENAI_BASE_URL alone selects a keyless OpenAI-compatible server")

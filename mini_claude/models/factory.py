@@ -6,7 +6,7 @@ credentials.py says which header carries what), `OPENAI_API_KEY` picks OpenAI-co
 honoured), and `OPENAI_BASE_URL` alone picks a keyless OpenAI-compatible server (a local one).
 Model name: the `name` argument (`--model`, without its provider), else (Anthropic) `ANTHROPIC_MODEL`, else the
 settings' `model`, else `MINI_CLAUDE_MODEL`, else the backend's default — Claude Code's order. For Anthropic the
-aliases `opus`, `sonnet` and `haiku` (any case) become the ids Claude Code 2.1.197 sends for them
+aliases `opus`, `sonnet`, `haiku` and `fable` (any case) become the ids Claude Code 2.1.197 sends for them
 (`MODEL_ALIASES`, measured against the mock model), or `ANTHROPIC_DEFAULT_OPUS_MODEL` / `…_SONNET_…` /
 `…_HAIKU_…` when set, as there.
 `MINI_CLAUDE_STREAM=0` turns streaming off; `MINI_CLAUDE_RETRY_BASE_S` sets the retry base delay. Anthropic is
@@ -66,7 +66,8 @@ NO_KEY_MESSAGE = ("no model API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TO
                   "compatible server), or OPENAI_BASE_URL alone for a local server that needs no key, in the "
                   "environment or .env")
 # Claude Code 2.1.197's aliases: the model id its requests carry for `--model opus` etc. (measured on the mock)
-MODEL_ALIASES = {"opus": "claude-opus-4-8", "sonnet": "claude-sonnet-5", "haiku": "claude-haiku-4-5-20251001"}
+MODEL_ALIASES = {"opus": "claude-opus-4-8", "sonnet": "claude-sonnet-5", "haiku": "claude-haiku-4-5-20251001",
+                 "fable": "claude-fable-5"}
 # local OpenAI-compatible servers (llama.cpp, vLLM, Ollama) need no key, but the SDK insists on one
 UNUSED_OPENAI_KEY = "not-needed"
 MAX_DOTENV_BYTES = 1024 * 1024

@@ -20,8 +20,9 @@ __all__ = ["PRICES_PER_MTOK", "ListPriced", "cost_usd", "known_price", "price_pe
 
 # (model family as a regex matched at the start of the name or after a `/` or `.` prefix such as `anthropic/`,
 # $ per million input tokens, $ per million output tokens); first match wins. Checked against the costUSD Claude
-# Code 2.1.197 reports for the ids its aliases send (opus $5/$25, sonnet $3/$15, haiku 4.5 $1/$5).
+# Code 2.1.197 reports for the ids its aliases send (fable $10/$50, opus $5/$25, sonnet $3/$15, haiku 4.5 $1/$5).
 PRICES_PER_MTOK: tuple[tuple[str, float, float], ...] = (
+    (r"claude-fable", 10.0, 50.0),
     (r"claude-opus-(?:4-[5-9]|[5-9])", 5.0, 25.0),
     (r"claude-(?:opus-4|3-opus)", 15.0, 75.0),
     (r"claude-(?:sonnet|3-[57]-sonnet|3-sonnet)", 3.0, 15.0),

@@ -18,7 +18,8 @@ from tests.settings.conftest import SettingsCli, models_sent
 pytestmark = pytest.mark.timeout(120)
 
 # what Claude Code 2.1.197 sends for each alias (measured against the mock model)
-CLAUDE_CODE_IDS = {"opus": "claude-opus-4-8", "sonnet": "claude-sonnet-5", "haiku": "claude-haiku-4-5-20251001"}
+CLAUDE_CODE_IDS = {"opus": "claude-opus-4-8", "sonnet": "claude-sonnet-5", "haiku": "claude-haiku-4-5-20251001",
+                   "fable": "claude-fable-5"}
 
 
 def test_aliases_are_claude_codes_ids() -> None:
@@ -49,7 +50,7 @@ def test_help_lists_the_aliases() -> None:
     out = subprocess.run([sys.executable, "-m", "mini_claude", "--help"], capture_output=True, text=True,
                          timeout=60).stdout
     flat = " ".join(out.split())
-    assert "`opus`, `sonnet`, `haiku`" in flat and "--settings FILE_OR_JSON" in flat
+    assert "`opus`, `sonnet`, `haiku`, `fable`" in flat and "--settings FILE_OR_JSON" in flat
 
 
 def test_settings_flag_file_and_json_are_layered_last(cli: SettingsCli) -> None:
@@ -145,3 +146,8 @@ def test_a_local_model_costs_zero_and_unknown(cli: SettingsCli) -> None:
     claude = create_model("opus", {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": url})
     assert cost_usd(claude, Usage(1_000_000, 1_000_000)) == 30.0
     assert not known_price("llama3") and not known_price("my-opus-finetune")
+    # Claude Code's own costUSD for its alias ids (2.1.197 on the mock: 20556 in, 8 out for fable → $0.20596)
+    assert round(cost_usd("claude-fable-5", Usage(20556, 8)), 6) == 0.20596
+    assert round(cost_usd("claude-opus-4-8", Usage(19437, 8)), 6) == 0.097385
+    assert round(cost_usd("claude-sonnet-5", Usage(29239, 8)), 6) == 0.087837
+    assert round(cost_usd("claude-haiku-4-5-20251001", Usage(29267, 8)), 6) == 0.029307

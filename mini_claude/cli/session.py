@@ -10,6 +10,9 @@ what was ignored. The session's environment — what MCP servers, shell commands
 `${VAR}` expansion see — is the real process environment with the settings' `env` on top (`settings.session_env`;
 a repository's `env` only once the folder is trusted); `.env` values reach the model client alone, and the state
 directory is always the real environment's.
+
+Why this module is long: it is the one place where flags, settings, trust, the environment, the model, MCP servers,
+hooks and the gate meet; each piece is built elsewhere, and the wiring reads best in one file.
 """
 
 from __future__ import annotations

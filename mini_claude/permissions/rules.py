@@ -13,6 +13,8 @@ Rule forms (`Tool` or `Tool(specifier)`):
     mcp__server__tool                            one MCP tool
     ReadMcpResourceTool(server)                  reading (listing) that server's resources; without a specifier,
     ListMcpResourcesTool(server)                 any server's
+    WebFetch(domain:example.com)                 fetching a URL on that host; `domain:*.example.com` also its
+                                                 subdomains; a bare `WebFetch` every host
 
 A `Read` rule also covers Glob and Grep (and the files a Skill call reads), an `Edit` rule also covers Write (as
 in Claude Code). Unknown tool names
@@ -32,6 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from mini_claude.errors import ConfigError
 from mini_claude.permissions.paths import MatchEnv, PathPattern
@@ -87,6 +90,8 @@ _RULE_COVERS: Mapping[str, frozenset[str]] = {
 _PATH_TOOLS = frozenset({"Read", "Edit", "Write", "Glob", "Grep"})
 # Built-in tools that reach the MCP server named in their input: a specifier names that server.
 SERVER_TOOLS = frozenset({"ReadMcpResourceTool", "ListMcpResourcesTool"})
+WEB_FETCH = "WebFetch"  # its specifier is `domain:host`
+_DOMAIN_RE = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$")
 # The one key each file tool reads its path from (the tool's schema rejects any other key before the gate runs).
 _PATH_ARG = "path"
 _TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-*]+$")
@@ -125,7 +130,20 @@ class ToolCall:
     def sends_to_server(self) -> bool:
         """An MCP tool, or a resource read (its uri is the model's text, sent to the server): never an automatic
         read-only tool. A resource listing sends nothing of the model's and runs like a read-only built-in."""
-        return self.is_mcp or self.claude_name == "ReadMcpResourceTool"
+        return self.is_mcp or self.claude_name in ("ReadMcpResourceTool", WEB_FETCH)
+
+    @property
+    def host(self) -> str | None:
+        """The lower-cased host of a WebFetch call's http(s) `url`, else None."""
+        value = self.args.get("url")
+        if self.claude_name != WEB_FETCH or not isinstance(value, str):
+            return None
+        try:
+            parts = urlsplit(value.strip())
+            host = parts.hostname
+        except ValueError:
+            return None
+        return host.rstrip(".") if host and parts.scheme.lower() in ("http", "https") else None
 
     @property
     def command(self) -> str | None:
@@ -204,6 +222,16 @@ class Rule:
         hits = [server == self.specifier for server in call.servers]
         return bool(hits) and (all(hits) if every else any(hits))
 
+    def matches_domain(self, call: ToolCall) -> bool:
+        """For `WebFetch(domain:host)`: is the call's URL on that host (`*.host`: or a subdomain of it)?"""
+        host = call.host
+        if self.specifier is None or host is None:
+            return False
+        domain = self.specifier.removeprefix("domain:").lower()
+        if domain.startswith("*."):
+            return host.endswith(domain[1:])
+        return host == domain
+
     def matches_path_call(self, call: ToolCall, env: MatchEnv, *, every: bool) -> bool:
         """For file rules: any (deny/ask) or every (allow) path the call touches matches."""
         if self.path is None:
@@ -261,6 +289,8 @@ def parse_rule(text: str, *, source: str, key: str | None = None) -> Rule:
                 path = PathPattern.parse(spec)
             elif tool in SERVER_TOOLS and ("*" in spec or "(" in spec):
                 raise ValueError("the specifier is one MCP server's name, without wildcards")
+            elif tool == WEB_FETCH and not (spec.startswith("domain:") and _DOMAIN_RE.match(spec[7:].lower())):
+                raise ValueError('write "WebFetch(domain:example.com)" (or "domain:*.example.com")')
         except ValueError as exc:
             raise fail(str(exc)) from None
     return Rule(raw, tool, spec, source, key, command, path)
@@ -359,6 +389,8 @@ class RuleSet:
                 if call.servers and rule.is_mcp and not all(rule.names_server(s) for s in call.servers):
                     continue  # `mcp__a` allows reading a's resources, not a listing that reaches b too
                 return (rule,)
+        if call.claude_name == WEB_FETCH:
+            return next(((rule,) for rule in rules if rule.matches_domain(call)), None)
         if call.claude_name in SERVER_TOOLS:
             for rule in rules:
                 if not rule.is_mcp and rule.matches_servers(call, every=True):
@@ -390,7 +422,9 @@ def _match_any(rules: Iterable[Rule], call: ToolCall, env: MatchEnv) -> Rule | N
                 return rule
             if call.claude_name in SERVER_TOOLS and rule.matches_servers(call, every=False):
                 return rule
-            continue  # a specifier this tool does not understand (e.g. WebFetch(domain:...)) matches nothing
+            if call.claude_name == WEB_FETCH and rule.matches_domain(call):
+                return rule
+            continue  # a specifier this tool does not understand matches nothing
         if rule.command is not None:
             if call.claude_name != "Bash" or call.command is None:
                 continue

@@ -7,10 +7,13 @@ from mini_claude.tools.files import EditFileTool, ReadFileTool, WriteFileTool
 from mini_claude.tools.glob import GlobTool
 from mini_claude.tools.grep import GrepTool
 from mini_claude.tools.shell import BashTool
+from mini_claude.tools.todo import TodoWriteTool
+from mini_claude.tools.web_fetch import WebFetchTool
 
 __all__ = ["builtin_tools"]
 
 
 def builtin_tools() -> list[Tool]:
-    """New instances of read_file, write_file, edit_file, glob, grep and bash (in that order)."""
-    return [ReadFileTool(), WriteFileTool(), EditFileTool(), GlobTool(), GrepTool(), BashTool()]
+    """New instances of read_file, write_file, edit_file, glob, grep, bash, WebFetch and TodoWrite (in that order)."""
+    return [ReadFileTool(), WriteFileTool(), EditFileTool(), GlobTool(), GrepTool(), BashTool(), WebFetchTool(),
+            TodoWriteTool()]

@@ -22,6 +22,7 @@ from typing import IO, Any
 
 from mini_claude.models.base import AssistantTurn
 from mini_claude.tools.base import ToolResult
+from mini_claude.tools.todo import TODO_TOOL_NAME
 
 __all__ = ["TerminalUI", "clean", "format_tool_call", "json_text", "setup_logging"]
 
@@ -202,8 +203,11 @@ class TerminalUI:
         text = clean(result.as_text())
         lines = text.splitlines() or ["(no output)"]
         is_diff = name in ("edit_file", "write_file") and not result.is_error and "\n@@" in text
-        # an edit's diff is shown whole (up to a limit), in the terminal and on -p's stderr alike
-        shown = lines[:MAX_DIFF_LINES] if is_diff else lines[:RESULT_PREVIEW_LINES]
+        # an edit's diff and the todo checklist are shown whole (up to a limit), in the terminal and on -p's stderr
+        whole = is_diff or (name == TODO_TOOL_NAME and not result.is_error)
+        if whole and not is_diff:
+            lines = text.split("\n\n", 1)[0].splitlines()  # the checklist, without the note for the model
+        shown = lines[:MAX_DIFF_LINES] if whole else lines[:RESULT_PREVIEW_LINES]
         # labelled with the call: results of calls that ran together are printed as they finish, in any order
         label = f"{clean(name)}: "
         preview = "\n".join(f"  ⎿ {label}{line[:RESULT_PREVIEW_CHARS]}" if i == 0 else

@@ -66,8 +66,12 @@ class RunOutcome:
     stop: str
     turns: int
     usage: Usage = field(default_factory=Usage)
-    # the calls the permission gate refused in this run: {"tool_name", "tool_use_id", "tool_input"}
+    # the calls the permission gate refused in this run (its sub-agents' too): {"tool_name", "tool_use_id",
+    # "tool_input"}
     denials: list[dict[str, Any]] = field(default_factory=list)
+    # what the sub-agents it started spent (`absorb`): their model requests and usage, beside this run's own
+    subagent_turns: int = 0
+    subagent_usage: Usage = field(default_factory=Usage)
 
 
 class Agent:
@@ -127,12 +131,21 @@ class Agent:
         self._unanswered_note = INTERRUPTED_NOTE
         self._results_last = False  # the history ends with tool results the model has not answered yet
         self._denials: list[dict[str, Any]] = []
+        self._spent = RunOutcome("", "", 0)  # what this run's sub-agents spent (`absorb`)
 
     # ---- public ------------------------------------------------------------------------------------------------
 
     def tools(self) -> Sequence[Tool]:
         """The tools the next model request would offer."""
         return self._tools()
+
+    def absorb(self, child: RunOutcome) -> None:
+        """Count a sub-agent's run (started by a tool of this run) in this run's outcome and the session's usage."""
+        self._spent.subagent_turns += child.turns + child.subagent_turns
+        self._spent.subagent_usage.add(child.usage)
+        self._spent.subagent_usage.add(child.subagent_usage)
+        self._denials.extend(child.denials)
+        self.usage.add(child.usage)
 
     async def run(self, user: str | list[dict[str, Any]]) -> RunOutcome:
         """One user turn: text, or content blocks (a server prompt, attached resources) that start with text.
@@ -158,15 +171,16 @@ class Agent:
 
     async def _run(self, user: str | list[dict[str, Any]]) -> RunOutcome:
         blocks = [{"type": "text", "text": user}] if isinstance(user, str) else list(user)
+        self._denials, self._spent = [], RunOutcome("", "", 0)
         if self.hooks is not None:
             verdict = await self.hooks.user_prompt(prompt_text(blocks))
             if verdict.blocked is not None:  # nothing reaches the model
-                return RunOutcome(verdict.blocked, "hook_blocked", 0)
+                return self._outcome(verdict.blocked, "hook_blocked", 0, Usage())
             if verdict.context:
                 blocks.append({"type": "text", "text": verdict.context})
         self._append_user(blocks)
         usage = Usage()
-        self._denials, stop_active = [], False
+        stop_active = False
         for turn_no in range(1, self.max_turns + 1):
             if self.before_request is not None:
                 await self.before_request()
@@ -179,15 +193,19 @@ class Agent:
             if not turn.tool_uses:
                 feedback = await self._stop_feedback(turn.text, stop_active)
                 if feedback is None:
-                    return RunOutcome(turn.text, turn.stop_reason or "end_turn", turn_no, usage, self._denials)
+                    return self._outcome(turn.text, turn.stop_reason or "end_turn", turn_no, usage)
                 self._append_user([{"type": "text", "text": feedback}])  # a Stop hook sends the model back
                 stop_active = True
                 continue
             await self._run_tool_calls([Call(b, self._find_tool(tools, tool_name(b))) for b in turn.tool_uses])
             if self._hook_stop is not None:
-                return RunOutcome(self._last_text(), "hook_stopped", turn_no, usage, self._denials)
+                return self._outcome(self._last_text(), "hook_stopped", turn_no, usage)
         self._unanswered_note = MAX_TURNS_NOTE  # not an interruption: say so to the model on the next run
-        return RunOutcome(self._last_text(), "max_turns", self.max_turns, usage, self._denials)
+        return self._outcome(self._last_text(), "max_turns", self.max_turns, usage)
+
+    def _outcome(self, text: str, stop: str, turns: int, usage: Usage) -> RunOutcome:
+        return RunOutcome(text, stop, turns, usage, self._denials, self._spent.subagent_turns,
+                          self._spent.subagent_usage)
 
     async def _request(self, system: str) -> tuple[AssistantTurn, dict[str, Tool]]:
         """One model request, the history first fitted into the context window; a "prompt is too long" refusal

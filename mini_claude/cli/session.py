@@ -30,6 +30,7 @@ from mini_claude.agent.compaction import ContextWindow, context_tokens
 from mini_claude.agent.loop import Agent, AgentUI
 from mini_claude.agent.memory import Memory, load_memory
 from mini_claude.agent.sessions import SessionLog
+from mini_claude.agent.subagents import SubagentParts, Subagents, acting_subagent, load_subagent_types
 from mini_claude.agent.system_prompt import build_system_prompt, git_branch
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.state_sweep import sweep_in_background
@@ -117,6 +118,7 @@ class SessionParts:
     trusted: bool = False  # the folder is trusted (its project settings apply)
     deferred: DeferredTools | None = None  # which MCP tools wait behind tool_search (`/mcp` shows it per server)
     hooks: Hooks | None = None  # the user's hooks in force (a repository's only once trusted); `/hooks` lists them
+    subagents: Subagents | None = None  # the types the Agent tool starts (agent/subagents.py)
 
 
 def build_env(cwd: Path | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -332,10 +334,10 @@ def build_session(
         rules = rules.with_cli(allow=opts.allowed_tools, deny=opts.disallowed_tools)
     spill_dir = state_dir(env) / "tool-output" / uuid.uuid4().hex[:12]
     home = user_home(env)  # the gate and the tools read `~` alike
-    gate = PermissionGate(mode, rules, ask=ask_permission, cwd=opts.cwd, server_of=manager.server_of,
+    ask = _naming_subagents(ask_permission, ui) if ask_permission is not None else None
+    gate = PermissionGate(mode, rules, ask=ask, cwd=opts.cwd, server_of=manager.server_of,
                           additional_dirs=dirs, home=home, state_dir=state_dir(env),
                           own_dirs=[spill_dir, home / ".claude" / "skills"])  # readable: ours, the user's skills
-    builtins = [BashTool(env=env) if isinstance(tool, BashTool) else tool for tool in builtin_tools()]
     mcp_tools = McpToolAdapters(manager, host)
 
     window = ContextWindow(context_tokens(env))
@@ -378,6 +380,11 @@ def build_session(
 
     sweep_in_background(state_dir(env), keep_spill=ctx.spill_dir)  # the daily clean-up, off the start-up path
     hooks = _session_hooks(settings, opts, env, gate, manager, ui, lambda: parts)
+    subagents = Subagents(SubagentParts(model=model, tools=tools, gate=gate, ctx=ctx, ui=ui, cwd=opts.cwd,
+                                        max_turns=opts.max_turns, context_tokens=window.tokens, result_cap=cap,
+                                        before_request=before_request, resolve_unknown=deferred.resolve,
+                                        loading=deferred, hooks=hooks, report=lambda run: agent.absorb(run)))
+    builtins = [BashTool(env=env) if isinstance(tool, BashTool) else tool for tool in builtin_tools(subagents)]
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
                   result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,
                   context=window, resolve_unknown=deferred.resolve, loading=deferred, hooks=hooks)
@@ -385,8 +392,19 @@ def build_session(
     if isinstance(ui, TerminalUI):
         agent.context.on_compact = ui.info
     parts = SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
-                         skills=skills, host=host, memory=memory, deferred=deferred, hooks=hooks)
+                         skills=skills, host=host, memory=memory, deferred=deferred, hooks=hooks, subagents=subagents)
     return parts
+
+
+def _naming_subagents(ask: Callable[[Tool, dict[str, Any]], Awaitable[str]],
+                      ui: AgentUI) -> Callable[[Tool, dict[str, Any]], Awaitable[str]]:
+    """The user's permission question, preceded by a line naming the sub-agent that asks (`acting_subagent`)."""
+    async def asking(tool: Tool, args: dict[str, Any]) -> str:
+        who = acting_subagent()
+        if who is not None and isinstance(ui, TerminalUI):
+            ui.warn(f"The {who} sub-agent asks to use {tool.name}:")
+        return await ask(tool, args)
+    return asking
 
 
 def _session_hooks(settings: Settings, opts: SessionOptions, env: dict[str, str], gate: PermissionGate,
@@ -500,6 +518,11 @@ async def start_session(
     for warning in parts.memory.warnings if parts.memory is not None else ():
         ui.warn(f"memory: {warning}")
     parts.trusted = trusted
+    kinds, troubles = load_subagent_types(cwd, user_home(env), trusted=trusted)
+    if parts.subagents is not None:
+        parts.subagents.kinds = kinds
+    for trouble in troubles:
+        ui.warn(f"sub-agent: {trouble}")
     parts.commands, problems = load_commands(cwd, user_home(env))
     for problem in problems:
         ui.warn(f"custom command: {problem}")

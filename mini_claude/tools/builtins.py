@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mini_claude.tools.agent_tool import AgentTool, SubagentRunner
 from mini_claude.tools.base import Tool
 from mini_claude.tools.files import EditFileTool, ReadFileTool, WriteFileTool
 from mini_claude.tools.glob import GlobTool
@@ -13,7 +14,9 @@ from mini_claude.tools.web_fetch import WebFetchTool
 __all__ = ["builtin_tools"]
 
 
-def builtin_tools() -> list[Tool]:
-    """New instances of read_file, write_file, edit_file, glob, grep, bash, WebFetch and TodoWrite (in that order)."""
-    return [ReadFileTool(), WriteFileTool(), EditFileTool(), GlobTool(), GrepTool(), BashTool(), WebFetchTool(),
-            TodoWriteTool()]
+def builtin_tools(subagents: SubagentRunner | None = None) -> list[Tool]:
+    """New instances of read_file, write_file, edit_file, glob, grep, bash, WebFetch and TodoWrite (in that order),
+    then the Agent tool when a sub-agent runner is given (a sub-agent's own tools never include it)."""
+    tools: list[Tool] = [ReadFileTool(), WriteFileTool(), EditFileTool(), GlobTool(), GrepTool(), BashTool(),
+                         WebFetchTool(), TodoWriteTool()]
+    return [*tools, AgentTool(subagents)] if subagents is not None else tools

@@ -1,0 +1,276 @@
+"""Sub-agents: the types a model may start with the `Agent` tool (tools/agent_tool.py), where they come from, and
+how one runs — one more `Agent` loop over the session's own parts.
+
+Types, as Claude Code names them: the built-in `general-purpose` (every tool) and `Explore` (every tool except
+Agent, Edit, Write, NotebookEdit: it searches and reads), then `~/.claude/agents/*.md` (the user's) and
+`.claude/agents/*.md` (the project's; it wins over the user's of the same name, as in Claude Code). Front matter:
+`name`, `description` (both required), `tools` (Claude Code's names, `Read, Grep, mcp__server__tool`; absent: every
+tool), `model`; the body is the child's system prompt. Files are read through jsonfile's bounded door and
+frontmatter's one YAML door; a bad file is a warning, never a stop.
+
+A child is never more than its parent: it gets the parent's tools filtered by its list (the parent's MCP
+connections included: callable, not only listed), never the Agent tool (a sub-agent cannot start another, as in
+Claude Code 2.1.197's listed types for restricted agents), the parent's permission gate itself (same mode, rules
+and "always" answers) behind `SubagentGate`, which names the sub-agent for the user's questions (`acting_subagent`),
+its own context window and history, and its hooks with `SubagentStop` instead of `Stop`. Trust: a project's agent
+files load in an untrusted folder too — their tool list only narrows and their text is a prompt — but their `model`
+counts only once the folder is trusted (`trusted=False` drops it), as a repository must not pick what the user pays.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from mini_claude.agent.compaction import ContextWindow
+from mini_claude.agent.hook_points import HookPoints
+from mini_claude.agent.loop import Agent, DeferredLoading, Gate, RunOutcome
+from mini_claude.agent.ui import AgentUI
+from mini_claude.errors import ConfigError
+from mini_claude.frontmatter import parse_frontmatter, split_frontmatter
+from mini_claude.hooks.outcomes import HookPermission
+from mini_claude.jsonfile import read_regular_text
+from mini_claude.models.base import AssistantTurn, Model
+from mini_claude.permissions.rules import claude_tool_name
+from mini_claude.tools.base import Tool, ToolContext, ToolResult
+
+__all__ = ["AGENT_TOOL_NAME", "BUILTIN_TYPES", "SubagentGate", "SubagentParts", "SubagentType", "Subagents",
+           "acting_subagent", "load_subagent_types"]
+
+AGENT_TOOL_NAME = "Agent"
+MAX_AGENT_FILE_BYTES = 64 * 1024
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_acting: ContextVar[str | None] = ContextVar("mini_claude_subagent", default=None)
+
+
+@dataclass(frozen=True)
+class SubagentType:
+    """One kind of sub-agent. `tools`: Claude Code names it may use (None: all); `excluded`: names it may not."""
+
+    name: str
+    description: str
+    prompt: str
+    tools: tuple[str, ...] | None = None
+    excluded: tuple[str, ...] = ()
+    model: str | None = None  # None or "inherit": the session's model
+    source: str = "built-in"  # "built-in" | "user" | "project"
+    path: Path | None = None
+
+    def allows(self, tool_name: str) -> bool:
+        name = claude_tool_name(tool_name)
+        if name == AGENT_TOOL_NAME or name in self.excluded:
+            return False
+        return self.tools is None or name in self.tools or tool_name in self.tools
+
+    def tools_text(self) -> str:
+        if self.tools is not None:
+            return ", ".join(self.tools)
+        return f"All tools except {', '.join(self.excluded)}" if self.excluded else "*"
+
+
+_REPORT = ("When you are done, answer with a concise report of what you did and found: the agent that started "
+           "you reads your final message as the result, the user does not see it.")
+BUILTIN_TYPES: tuple[SubagentType, ...] = (
+    SubagentType("general-purpose",
+                 "General-purpose agent for researching complex questions, searching for code, and executing "
+                 "multi-step tasks. When you are searching for a keyword or file and are not confident that you "
+                 "will find the right match in the first few tries use this agent to perform the search for you.",
+                 "You are a sub-agent of mini-claude, a coding agent in the terminal. Use the tools available to "
+                 f"complete the task you are given, fully but without gold-plating. {_REPORT}"),
+    SubagentType("Explore",
+                 "Read-only search agent for broad searches: when answering means sweeping many files or naming "
+                 "conventions and you only need the conclusion, not the file dumps.",
+                 "You are a read-only search sub-agent of mini-claude. Locate the code, files and facts the task "
+                 "asks about with the search and read tools; never change files or state. " + _REPORT,
+                 excluded=(AGENT_TOOL_NAME, "Edit", "Write", "NotebookEdit")),
+)
+
+
+def load_subagent_types(cwd: Path, home: Path, *, trusted: bool) -> tuple[dict[str, SubagentType], list[str]]:
+    """The types by name (built-ins, then the user's files, then the project's) and one warning per file that could
+    not be used. `trusted`: whether the folder is trusted (a project file's `model` counts only then)."""
+    found = {t.name: t for t in BUILTIN_TYPES}
+    warnings: list[str] = []
+    for source, folder in (("user", home / ".claude" / "agents"), ("project", cwd / ".claude" / "agents")):
+        if source == "project" and folder.resolve() == (home / ".claude" / "agents").resolve():
+            continue  # started in the home folder: its agents are the user's, read once
+        try:
+            paths = sorted(folder.glob("*.md")) if folder.is_dir() else []
+        except OSError as exc:
+            warnings.append(f"{folder}: {exc}")
+            continue
+        for path in paths:
+            try:
+                kind = _read(path, source, keep_model=source == "user" or trusted)
+            except (OSError, ConfigError) as exc:  # FrontmatterError too
+                warnings.append(f"{path}: {exc}" if not isinstance(exc, ConfigError) or not exc.file else str(exc))
+                continue
+            if kind is not None:
+                found[kind.name] = kind
+    return found, warnings
+
+
+def _read(path: Path, source: str, *, keep_model: bool) -> SubagentType | None:
+    text = read_regular_text(path, str(path), max_bytes=MAX_AGENT_FILE_BYTES)
+    if text is None:
+        return None
+    meta = parse_frontmatter(text)
+    _, body = split_frontmatter(text)
+    name, description = meta.get("name"), meta.get("description")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ConfigError("front matter `name` missing or not a name of letters, digits, '-' and '_'",
+                          file=str(path), key="name")
+    if not isinstance(description, str) or not description.strip():
+        raise ConfigError("front matter `description` missing or empty", file=str(path), key="description")
+    tools = meta.get("tools")
+    listed: tuple[str, ...] | None = None
+    if isinstance(tools, str):
+        listed = tuple(t.strip() for t in tools.split(",") if t.strip())
+    elif isinstance(tools, list):
+        listed = tuple(str(t).strip() for t in tools if str(t).strip())
+    elif tools is not None:
+        raise ConfigError("front matter `tools` must be a comma-separated list", file=str(path), key="tools")
+    if listed is not None and "*" in listed:
+        listed = None
+    model = meta.get("model")
+    model = model.strip() if isinstance(model, str) and model.strip() and keep_model else None
+    return SubagentType(name, description.strip(), body.strip(), listed, model=model, source=source, path=path)
+
+
+def acting_subagent() -> str | None:
+    """The sub-agent whose permission check is running in this task, or None for the main agent."""
+    return _acting.get()
+
+
+@contextmanager
+def _acting_as(label: str) -> Iterator[None]:
+    token = _acting.set(label)
+    try:
+        yield
+    finally:
+        _acting.reset(token)
+
+
+class SubagentGate:
+    """The parent's gate for a sub-agent's calls: the same decisions; while it checks, `acting_subagent()` names
+    the sub-agent, so a question reaching the user says who asks (the session's ask callback reads it)."""
+
+    def __init__(self, gate: Gate, label: str) -> None:
+        self._gate, self.label = gate, label
+
+    async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None) -> Any:
+        with _acting_as(self.label):
+            if hook is None:
+                return await self._gate.check(tool, args)
+            return await self._gate.check(tool, args, hook=hook)
+
+
+class _LabelledUI:
+    """The parent's UI for a child: its tool calls shown under the sub-agent's name; its text is its report,
+    which the parent's model receives (not shown as it streams)."""
+
+    def __init__(self, ui: AgentUI, label: str) -> None:
+        self._ui, self._label = ui, label
+
+    def text_delta(self, text: str) -> None:
+        pass
+
+    def assistant_done(self, turn: AssistantTurn) -> None:
+        pass
+
+    def tool_started(self, name: str, args: dict[str, Any]) -> None:
+        self._ui.tool_started(f"{self._label} › {name}", args)
+
+    def tool_finished(self, name: str, result: ToolResult) -> None:
+        self._ui.tool_finished(f"{self._label} › {name}", result)
+
+
+@dataclass
+class SubagentParts:
+    """What the session shares with its sub-agents (the parent `Agent`'s own parts)."""
+
+    model: Model
+    tools: Callable[[], Sequence[Tool]]
+    gate: Gate
+    ctx: ToolContext
+    ui: AgentUI
+    cwd: Path
+    max_turns: int
+    context_tokens: int
+    result_cap: Callable[[ToolResult, ToolContext, str], ToolResult] | None = None
+    before_request: Callable[[], Awaitable[None]] | None = None
+    resolve_unknown: Callable[[str], Tool | None] | None = None
+    loading: DeferredLoading | None = None
+    hooks: HookPoints | None = None
+    # a type's `model` (not "inherit"): the model to use; None: every child uses the session's model
+    model_for: Callable[[str], Model] | None = None
+    # the parent agent counts a child's run in its own (Agent.absorb); set once the parent exists
+    report: Callable[[RunOutcome], None] | None = None
+    # each child as it starts (observers: tests, a view of running agents)
+    on_child: Callable[[Agent], None] | None = None
+
+
+@dataclass
+class Subagents:
+    """The sub-agent types of a session and the runner the `Agent` tool calls (tools/agent_tool.SubagentRunner)."""
+
+    parts: SubagentParts
+    kinds: Mapping[str, SubagentType] = field(default_factory=lambda: {t.name: t for t in BUILTIN_TYPES})
+
+    def types(self) -> Mapping[str, SubagentType]:
+        return self.kinds
+
+    async def run(self, kind_name: str, description: str, prompt: str) -> ToolResult:
+        """Run a fresh `kind_name` agent on `prompt`; its final text is the result."""
+        kind = self.kinds[kind_name]
+        child = self._child(kind)
+        if self.parts.on_child is not None:
+            self.parts.on_child(child)
+        try:
+            outcome = await child.run(prompt)
+        except BaseException:
+            if self.parts.report is not None:  # what it spent before it failed or was interrupted still counts
+                self.parts.report(RunOutcome("", "interrupted", 0, child.usage))
+            raise
+        if self.parts.report is not None:
+            self.parts.report(outcome)
+        if outcome.stop == "max_turns":
+            return ToolResult.error(f"the {kind.name} agent ({description}) stopped at its turn limit "
+                                    f"({outcome.turns}) before reporting; its last text: {outcome.text}")
+        return ToolResult.text(outcome.text or f"(the {kind.name} agent ended without a report)")
+
+    def _child(self, kind: SubagentType) -> Agent:
+        p = self.parts
+        model = p.model if kind.model in (None, "inherit") or p.model_for is None else p.model_for(kind.model or "")
+
+        def tools() -> list[Tool]:
+            return [t for t in p.tools() if kind.allows(t.name)]
+
+        def resolve(name: str) -> Tool | None:
+            tool = p.resolve_unknown(name) if p.resolve_unknown is not None and kind.allows(name) else None
+            return tool
+
+        def explain(name: str) -> str | None:
+            if any(t.name == name for t in p.tools()) or (p.resolve_unknown is not None and p.resolve_unknown(name)):
+                return (f"No such tool available: {name}. {name} exists but is not enabled for the {kind.name} "
+                        f"agent. Use one of the available tools instead.")
+            return None
+
+        ctx = replace(p.ctx, read_files=dict(p.ctx.read_files))  # its own record of what it has read
+        system = _system_prompt(kind, p.cwd)
+        return Agent(model=model, tools=tools, gate=SubagentGate(p.gate, kind.name), ctx=ctx, system=system,
+                     ui=_LabelledUI(p.ui, kind.name), max_turns=p.max_turns, result_cap=p.result_cap,
+                     explain_unknown=explain, before_request=p.before_request,
+                     context=ContextWindow(p.context_tokens), resolve_unknown=resolve, loading=p.loading,
+                     hooks=p.hooks, subagent=True)
+
+
+def _system_prompt(kind: SubagentType, cwd: Path) -> str:
+    return (f"{kind.prompt}\n\nNotes:\n- Share file paths (absolute) that matter to the task in your final "
+            f"response.\n- Your final message is your report to the agent that started you.\n\n"
+            f"<env>\nWorking directory: {cwd}\n</env>")

@@ -1,0 +1,240 @@
+"""Sub-agents end to end (issue 21, acceptance 1 and 2): each scenario runs `-p --output-format json` against the
+scripted mock model, once with mini-claude and once with Claude Code's own binary, with the same assertions —
+what each model request offered, what the child ran (real files, a real MCP server subprocess, real bash), what
+the parent received, and the json result.
+
+The mock serves one list of turns to every request in arrival order, parent and children alike; where two children
+run at once, their turns are identical, so the order they arrive in does not matter.
+
+Differences found (the assertions branch on `client` only there):
+
+* num_turns: mini-claude counts the sub-agents' model requests in it (the issue asks for that); Claude Code 2.1.197
+  counts the main agent's turns only. Both count the children's usage in `total_cost_usd`, not in `usage`.
+* the tool result: Claude Code adds a second text block (`agentId: …` for its SendMessage tool, and token counts);
+  mini-claude sends the child's report alone.
+* a restricted child's refused tool: the same words ("No such tool available: X. X exists but is not enabled …").
+* nesting: Claude Code 2.1.197 offers `Agent` to a general-purpose child; mini-claude never does (a sub-agent
+  cannot start another), so the general-purpose child's tools are compared without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mini_claude.models.base import Usage
+from mini_claude.models.mock_server import MockModelServer
+from mini_claude.models.pricing import cost_usd
+from mini_claude.models.scenario import parse_scenario
+from tests.hooks.test_claude_code_parity import claude_binary, result_text
+from tests.integration.conftest import PROBE, ROOT
+
+pytestmark = pytest.mark.timeout(180)
+
+RUN_TIMEOUT_S = 120
+CLIENTS = pytest.mark.parametrize("client", ["mini-claude", "claude-code"])
+# Claude Code's tool -> ours, and its input keys -> ours
+OURS = {"Bash": ("bash", {}), "Read": ("read_file", {"file_path": "path"})}
+# a barrier both children must reach: each waits (bounded) until the other has arrived
+BARRIER = ("mkdir -p arrivals && touch arrivals/$$ && for i in $(seq 300); do "
+           "[ $(ls arrivals | wc -l) -ge 2 ] && echo met && exit 0; sleep 0.05; done; echo alone")
+
+
+@dataclass
+class Run:
+    result: dict[str, Any]
+    requests: list[dict[str, Any]]
+    work: Path
+    stderr: str
+
+    def tools_of(self, index: int) -> list[str]:
+        return [t["name"] for t in self.requests[index]["body"].get("tools", [])]
+
+    def tool_results(self) -> list[dict[str, Any]]:
+        seen: dict[str, dict[str, Any]] = {}
+        for request in self.requests:
+            for message in request["body"]["messages"]:
+                for block in message["content"] if isinstance(message["content"], list) else []:
+                    if block.get("type") == "tool_result":
+                        seen.setdefault(block["tool_use_id"], block)
+        return list(seen.values())
+
+    def system_text(self, index: int) -> str:
+        system = self.requests[index]["body"].get("system", "")
+        return system if isinstance(system, str) else "".join(b.get("text", "") for b in system)
+
+
+def call(client: str, *blocks: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    """A scripted turn calling Claude Code's tools, in `client`'s own names."""
+    content = []
+    for tool, args in blocks:
+        if client == "mini-claude" and tool in OURS:
+            name, keys = OURS[tool]
+            tool, args = name, {keys.get(k, k): v for k, v in args.items()}
+        content.append({"type": "tool_use", "name": tool, "input": args})
+    return {"content": content}
+
+
+def answer(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}]}
+
+
+def agent(prompt: str, kind: str | None = None, description: str = "a task") -> tuple[str, dict[str, Any]]:
+    args = {"description": description, "prompt": prompt}
+    return ("Agent", {**args, "subagent_type": kind} if kind else args)
+
+
+def run(client: str, tmp: Path, turns: list[dict[str, Any]], *args: str, agents: dict[str, str] | None = None,
+        servers: dict[str, Any] | None = None, settings: dict[str, Any] | None = None,
+        files: dict[str, str] | None = None) -> Run:
+    home, work = tmp / "home", tmp / "work"
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    for name, text in (files or {}).items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(text)
+    (work / ".claude" / "agents").mkdir(parents=True, exist_ok=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps(settings or {}))
+    for name, text in (agents or {}).items():
+        (work / ".claude" / "agents" / f"{name}.md").write_text(text)
+    extra: list[str] = []
+    if servers:
+        (tmp / "servers.json").write_text(json.dumps({"mcpServers": servers}))
+        extra = ["--mcp-config", str(tmp / "servers.json")]
+    mock = MockModelServer(parse_scenario({"turns": [*turns, answer("(unused)")]}, source="subagents"))
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "ANTHROPIC_API_KEY": "x",
+           "ANTHROPIC_BASE_URL": mock.start(), "MCP_TIMEOUT": "20000"}
+    if client == "claude-code":
+        argv = [claude_binary()]
+        env.update(IS_SANDBOX="1", DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+    else:
+        argv = [sys.executable, "-m", "mini_claude"]
+        env.update(MINI_CLAUDE_STATE_DIR=str(tmp / "state"), PYTHONPATH=str(ROOT))
+    try:
+        proc = subprocess.run([*argv, "-p", "go", "--output-format", "json", *extra, *args], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    finally:
+        mock.stop()
+    assert proc.stdout.strip(), f"{client} printed no result (exit {proc.returncode}): {proc.stderr[-2000:]}"
+    return Run(json.loads(proc.stdout), mock.requests, work, proc.stderr)
+
+
+def child_requests(r: Run) -> list[int]:
+    """The indexes of the requests a sub-agent made (its first message is its prompt, not the user's `go`)."""
+    return [i for i, req in enumerate(r.requests) if _is_child(req)]
+
+
+def _is_child(request: dict[str, Any]) -> bool:
+    first = request["body"]["messages"][0]["content"]
+    texts = [first] if isinstance(first, str) else [b.get("text", "") for b in first if isinstance(b, dict)]
+    return not any(t.strip() == "go" for t in texts)
+
+
+RESTRICTED = ("---\nname: pinger\ndescription: Pings the probe server\ntools: Read, mcp__probe__echo\n---\n"
+              "You are PINGER. Call the echo tool and report what it said.\n")
+
+
+@CLIENTS
+def test_restricted_type_calls_the_parents_mcp_server(client: str, tmp_path: Path) -> None:
+    calls = tmp_path / "calls.log"
+    servers = {"probe": {"command": sys.executable, "args": [str(PROBE), "--calls", str(calls)]}}
+    r = run(client, tmp_path, [
+        call(client, agent("ping the server", "pinger")),
+        call(client, ("mcp__probe__echo", {"text": "from-child"})),
+        call(client, ("Bash", {"command": "touch escaped"})),
+        answer("CHILD SAYS {{last_tool_result}}"),
+        answer("parent done"),
+    ], "--allowedTools", "mcp__probe__echo", agents={"pinger": RESTRICTED}, servers=servers)
+    assert r.result["result"] == "parent done"
+    children = child_requests(r)
+    assert len(children) == 3
+    offered = {t for i in children for t in r.tools_of(i)}
+    ours = {"read_file", "mcp__probe__echo"} if client == "mini-claude" else {"Read", "mcp__probe__echo"}
+    assert offered == ours  # exactly its list: no Bash, no Agent, no other server tool
+    assert "You are PINGER." in r.system_text(children[0])
+    # the MCP tool really ran in the parent's server process
+    assert [json.loads(line) for line in calls.read_text().splitlines()] == [
+        {"name": "echo", "arguments": {"text": "from-child"}}]
+    results = r.tool_results()
+    echo, refused, report = results
+    assert result_text(echo) == "probe-echo:echo:from-child" and not echo.get("is_error")
+    bash = "bash" if client == "mini-claude" else "Bash"
+    assert refused.get("is_error") is True
+    assert f"No such tool available: {bash}. {bash} exists but is not enabled" in result_text(refused)
+    assert not (r.work / "escaped").exists()
+    assert result_text(report).startswith("CHILD SAYS ")
+    assert "exists but is not enabled" in result_text(report)  # the child's last tool result, relayed
+
+
+@CLIENTS
+def test_two_subagents_run_in_parallel(client: str, tmp_path: Path) -> None:
+    r = run(client, tmp_path, [
+        call(client, agent("first half", "general-purpose", "one"), agent("second half", None, "two")),
+        call(client, ("Bash", {"command": BARRIER})),
+        call(client, ("Bash", {"command": BARRIER})),
+        answer("REPORT {{last_tool_result}}"),
+        answer("REPORT {{last_tool_result}}"),
+        answer("parent done"),
+    ], "--allowedTools", "Bash")
+    assert r.result["result"] == "parent done"
+    # both children reached the barrier while the other was there: they ran at the same time
+    barrier = [b for b in r.tool_results() if result_text(b).strip() in ("met", "alone")]
+    assert [result_text(b).strip() for b in barrier] == ["met", "met"]
+    reports = [b for b in r.tool_results() if result_text(b).startswith("REPORT")]
+    assert len(reports) == 2 and all(result_text(b).startswith("REPORT met") for b in reports)
+    assert len(list((r.work / "arrivals").iterdir())) == 2
+    # a general-purpose child: the parent's tools, but for the Agent tool where mini-claude never nests
+    children = child_requests(r)
+    assert len(children) == 4
+    parent_tools = set(r.tools_of(0))
+    for i in children:
+        assert set(r.tools_of(i)) - {"Agent"} <= parent_tools
+        assert ("Agent" in r.tools_of(i)) is (client == "claude-code")
+
+
+@CLIENTS
+def test_denial_inside_a_subagent(client: str, tmp_path: Path) -> None:
+    r = run(client, tmp_path, [
+        call(client, agent("make a file", "general-purpose")),
+        call(client, ("Bash", {"command": "touch made"})),
+        answer("could not: {{last_tool_result}}"),
+        answer("parent done"),
+    ])
+    assert not (r.work / "made").exists()
+    denied, report = r.tool_results()
+    assert denied.get("is_error") is True
+    assert result_text(report).startswith("could not: ")
+    bash = "bash" if client == "mini-claude" else "Bash"
+    [denial] = r.result["permission_denials"]
+    assert denial["tool_name"] == bash and denial["tool_use_id"] == denied["tool_use_id"]
+    assert denial["tool_input"] == {"command": "touch made"}
+    if client == "mini-claude":  # the user sees whose call it was
+        assert "general-purpose › bash" in r.stderr and "permission denied for bash" in r.stderr
+
+
+@CLIENTS
+def test_turns_and_cost_count_the_subagent(client: str, tmp_path: Path) -> None:
+    r = run(client, tmp_path, [
+        call(client, agent("read it", "general-purpose")),
+        call(client, ("Read", {"file_path": str(tmp_path / "work" / "notes.txt")})),
+        answer("the notes say {{last_tool_result}}"),
+        answer("parent done"),
+    ], files={"notes.txt": "forty-two\n"})
+    assert "forty-two" in result_text(r.tool_results()[-1])
+    children = child_requests(r)
+    assert len(children) == 2
+    assert r.result["num_turns"] == (2 + 2 if client == "mini-claude" else 2)
+    model = r.requests[0]["body"]["model"]
+    parent = r.result["usage"]
+    parent_cost = cost_usd(model, Usage(parent["input_tokens"], parent["output_tokens"]))
+    # the mock counts a request's input as its JSON characters / 4 (mock_server.py)
+    child_inputs = sum(max(1, len(json.dumps(r.requests[i]["body"])) // 4) for i in children)
+    low = cost_usd(model, Usage(child_inputs, 2))
+    high = cost_usd(model, Usage(child_inputs, 2000))
+    assert parent_cost + low <= r.result["total_cost_usd"] + 1e-6 <= parent_cost + high + 2e-6

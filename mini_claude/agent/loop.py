@@ -172,7 +172,7 @@ class Agent:
     async def _run(self, user: str | list[dict[str, Any]]) -> RunOutcome:
         blocks = [{"type": "text", "text": user}] if isinstance(user, str) else list(user)
         self._denials, self._spent = [], RunOutcome("", "", 0)
-        if self.hooks is not None:
+        if self.hooks is not None and not self._subagent:  # a sub-agent's prompt is the model's, not the user's
             verdict = await self.hooks.user_prompt(prompt_text(blocks))
             if verdict.blocked is not None:  # nothing reaches the model
                 return self._outcome(verdict.blocked, "hook_blocked", 0, Usage())

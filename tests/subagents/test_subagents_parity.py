@@ -33,7 +33,7 @@ from mini_claude.models.base import Usage
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.pricing import cost_usd
 from mini_claude.models.scenario import parse_scenario
-from tests.hooks.test_claude_code_parity import claude_binary, result_text
+from tests.hooks.test_claude_code_parity import claude_binary, hooks, logged, recorder, result_text
 from tests.integration.conftest import PROBE, ROOT
 
 pytestmark = pytest.mark.timeout(180)
@@ -238,3 +238,19 @@ def test_turns_and_cost_count_the_subagent(client: str, tmp_path: Path) -> None:
     low = cost_usd(model, Usage(child_inputs, 2))
     high = cost_usd(model, Usage(child_inputs, 2000))
     assert parent_cost + low <= r.result["total_cost_usd"] + 1e-6 <= parent_cost + high + 2e-6
+
+
+@CLIENTS
+def test_subagent_stop_fires_and_the_childs_prompt_is_no_user_prompt(client: str, tmp_path: Path) -> None:
+    settings = {"hooks": {**hooks("SubagentStop", recorder(tmp_path, "substop")),
+                          **hooks("Stop", recorder(tmp_path, "stop")),
+                          **hooks("UserPromptSubmit", recorder(tmp_path, "prompt"))}}
+    r = run(client, tmp_path, [call(client, agent("say hi", "general-purpose")), answer("CHILD: hi"),
+                               answer("parent done")], settings=settings)
+    assert r.result["result"] == "parent done"
+    [sub] = logged(tmp_path, "substop")
+    assert sub["hook_event_name"] == "SubagentStop" and sub["stop_hook_active"] is False
+    [stop] = logged(tmp_path, "stop")
+    assert stop["hook_event_name"] == "Stop"
+    [prompt] = logged(tmp_path, "prompt")  # the user's `go` only, not the prompt the model gave the child
+    assert prompt["prompt"] == "go"

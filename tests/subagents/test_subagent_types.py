@@ -1,0 +1,84 @@
+"""Sub-agent types from real files (agent/subagents.py): the built-ins, `~/.claude/agents` and `.claude/agents` with
+the project's winning, front matter read through the bounded doors (a bad file is a warning naming it, a FIFO never
+hangs), Claude Code's tool names mapped to ours, and a repository's `model` counting only in a trusted folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from mini_claude.agent.subagents import MAX_AGENT_FILE_BYTES, load_subagent_types
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.md"
+    path.write_text(text)
+    return path
+
+
+def _agent(name: str, tools: str | None = None, model: str | None = None, body: str = "Be brief.") -> str:
+    lines = ["---", f"name: {name}", f"description: the {name} agent"]
+    lines += [f"tools: {tools}"] if tools is not None else []
+    lines += [f"model: {model}"] if model is not None else []
+    return "\n".join([*lines, "---", body, ""])
+
+
+def test_builtins_user_and_project_types(tmp_path: Path) -> None:
+    home, work = tmp_path / "home", tmp_path / "work"
+    _write(home / ".claude" / "agents", "shared", _agent("shared", body="USER VERSION"))
+    _write(home / ".claude" / "agents", "mine", _agent("mine", "Read, Grep"))
+    _write(work / ".claude" / "agents", "shared", _agent("shared", body="PROJECT VERSION"))
+    kinds, warnings = load_subagent_types(work, home, trusted=False)
+    assert warnings == []
+    assert list(kinds) == ["general-purpose", "Explore", "mine", "shared"]
+    assert kinds["shared"].prompt == "PROJECT VERSION" and kinds["shared"].source == "project"
+    assert kinds["mine"].tools == ("Read", "Grep") and kinds["mine"].source == "user"
+    assert kinds["mine"].tools_text() == "Read, Grep"
+    assert kinds["general-purpose"].tools_text() == "*"
+    assert kinds["Explore"].tools_text() == "All tools except Agent, Edit, Write, NotebookEdit"
+
+
+def test_tool_names_map_to_ours_and_agent_never_nests(tmp_path: Path) -> None:
+    home, work = tmp_path / "home", tmp_path / "work"
+    _write(work / ".claude" / "agents", "r", _agent("r", "Read, mcp__probe__echo, Agent"))
+    _write(work / ".claude" / "agents", "listed", "---\nname: listed\ndescription: d\ntools: [Bash, Glob]\n---\nx\n")
+    _write(work / ".claude" / "agents", "star", _agent("star", "'*'"))
+    kinds, _ = load_subagent_types(work, home, trusted=False)
+    r = kinds["r"]
+    assert [n for n in ("read_file", "grep", "bash", "mcp__probe__echo", "mcp__probe__peek", "Agent")
+            if r.allows(n)] == ["read_file", "mcp__probe__echo"]
+    assert [n for n in ("bash", "glob", "read_file") if kinds["listed"].allows(n)] == ["bash", "glob"]
+    assert kinds["star"].tools is None and kinds["star"].allows("write_file") and not kinds["star"].allows("Agent")
+    explore = kinds["Explore"]
+    assert [n for n in ("read_file", "grep", "glob", "bash", "write_file", "edit_file", "Agent", "mcp__s__t")
+            if explore.allows(n)] == ["read_file", "grep", "glob", "bash", "mcp__s__t"]
+
+
+def test_a_repository_model_counts_only_when_trusted(tmp_path: Path) -> None:
+    home, work = tmp_path / "home", tmp_path / "work"
+    _write(work / ".claude" / "agents", "costly", _agent("costly", model="opus"))
+    _write(home / ".claude" / "agents", "users", _agent("users", model="haiku"))
+    untrusted, _ = load_subagent_types(work, home, trusted=False)
+    trusted, _ = load_subagent_types(work, home, trusted=True)
+    assert untrusted["costly"].model is None and trusted["costly"].model == "opus"
+    assert untrusted["users"].model == "haiku"  # the user's own file
+
+
+def test_bad_files_are_warnings_naming_them(tmp_path: Path) -> None:
+    home, work = tmp_path / "home", tmp_path / "work"
+    folder = work / ".claude" / "agents"
+    nameless = _write(folder, "nameless", "---\ndescription: no name\n---\nbody\n")
+    bad_name = _write(folder, "badname", "---\nname: has space\ndescription: d\n---\nbody\n")
+    no_desc = _write(folder, "nodesc", "---\nname: nodesc\n---\nbody\n")
+    broken = _write(folder, "broken", "---\nname: [unclosed\n---\nbody\n")
+    huge = _write(folder, "huge", _agent("huge", body="x" * MAX_AGENT_FILE_BYTES))
+    fifo = folder / "fifo.md"
+    os.mkfifo(fifo)  # a FIFO is refused at once, never read (it would block)
+    _write(folder, "good", _agent("good"))
+    kinds, warnings = load_subagent_types(work, home, trusted=True)
+    assert "good" in kinds and not {"nameless", "has space", "nodesc", "huge", "fifo"} & set(kinds)
+    assert len(warnings) == 6, warnings
+    for path in (nameless, bad_name, no_desc, broken, huge, fifo):
+        assert any(str(path) in w for w in warnings), (path, warnings)
+    assert any("`description` missing" in w for w in warnings)

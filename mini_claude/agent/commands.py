@@ -9,24 +9,40 @@ Files are read through `jsonfile`'s bounded door: a FIFO or a device is a warnin
 
 Trust: a project's `allowed-tools` would widen permissions, so it counts only for the user's own commands; a
 project command's list is ignored (its text is still only a prompt the user chose to send).
+
+Expansion (`expand_command`), as in Claude Code: after the arguments are put in, each ``!`cmd` `` is replaced by the
+command's output and each `@path` (a word starting with `@`, no `:` — `@server:uri` is a resource mention) attaches
+the file's content, numbered as the Read tool shows it, after the prompt. Every `!` command and every `@` file goes
+through the permission gate first, as a `Bash` / `Read` call under the command's `allowed-tools`, and nothing asks:
+when any of them would need the user's approval (or a rule denies it, or the file is outside the project or secret —
+boundaries.py, symlinks resolved) the whole command stops before anything runs, with a message naming the pattern
+and what would allow it. A `@path` that names no file is left as text, with a warning.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from mini_claude.errors import ConfigError
+from mini_claude.errors import ConfigError, PermissionDeniedError
 from mini_claude.frontmatter import parse_frontmatter, split_frontmatter
 from mini_claude.jsonfile import read_regular_text
+from mini_claude.permissions.gate import PermissionGate
+from mini_claude.tools.base import Tool, ToolContext
+from mini_claude.tools.files import ReadFileTool
 
-__all__ = ["CustomCommand", "expand", "load_commands"]
+__all__ = ["CommandStopped", "CustomCommand", "Expansion", "expand", "expand_command", "load_commands"]
 
 MAX_COMMAND_BYTES = 64 * 1024
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _POSITIONAL = re.compile(r"\$(\d+)")
+_BANG = re.compile(r"!`([^`\n]+)`")  # Claude Code's pattern: !`cmd` on one line
+_MENTION = re.compile(r"(?:^|(?<=\s))@([^\s:`]+)")  # @path; `@server:uri` (resource mentions) left alone
+_TRAILING = ".,;!?)]}'\""  # punctuation after a mention that is not part of the path
 
 
 @dataclass(frozen=True)
@@ -105,3 +121,81 @@ def _read(path: Path, name: str, scope: str, *, shown: Path) -> CustomCommand | 
     return CustomCommand(name, body, scope, path, description=str(meta.get("description") or ""),
                          argument_hint=str(meta.get("argument-hint") or ""),
                          allowed_tools=tuple(t for t in listed if t) if scope == "user" else ())
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """A custom command ready to send: `text` (arguments in, `!` outputs inlined), the `@` files as text blocks
+    (`attachments`), and one warning per `@path` left as text (`problems`)."""
+
+    text: str
+    attachments: tuple[dict[str, Any], ...] = ()
+    problems: tuple[str, ...] = ()
+
+
+class CommandStopped(PermissionDeniedError):
+    """A `!` command or `@` file of a custom command needs approval or is refused: nothing of it ran or was sent."""
+
+
+async def expand_command(command: CustomCommand, arguments: str, *, gate: PermissionGate, shell: Tool,
+                         ctx: ToolContext) -> Expansion:
+    """Expand `command` (see the module docstring): check every `!` command (as a `shell` call) and `@` file, then
+    run and read them. Raises CommandStopped naming the first that may not run unasked."""
+    text = expand(command, arguments)
+    checker = _unasking(gate, command)
+    reader = ReadFileTool()
+    commands = list(dict.fromkeys(m.group(1) for m in _BANG.finditer(text)))
+    for cmd in commands:
+        decision = await checker.check(shell, {"command": cmd})
+        if not decision.allowed:
+            raise CommandStopped(f"{command.command}: stopped, nothing was run or sent: !`{cmd}`: {decision.reason}")
+    files: list[tuple[str, Path]] = []
+    problems: list[str] = []
+    for raw in dict.fromkeys(m.group(1) for m in _MENTION.finditer(_BANG.sub("", text))):
+        mention = _mentioned_file(raw, ctx)
+        if mention is None:
+            problems.append(f"{command.command}: @{raw} names no file; left as text")
+            continue
+        decision = await checker.check(reader, {"path": mention})
+        if not decision.allowed:
+            raise CommandStopped(f"{command.command}: stopped, nothing was run or sent: @{mention}: {decision.reason}")
+        files.append((mention, ctx.resolve(mention)))
+    outputs = {}
+    for cmd in commands:
+        result = await shell.run({"command": cmd}, ctx)
+        outputs[cmd] = result.as_text().strip()
+    text = _BANG.sub(lambda m: outputs[m.group(1)], text)
+    attachments = []
+    for mention, path in files:
+        result = await reader.run({"path": mention}, ctx)
+        if result.is_error:
+            problems.append(f"{command.command}: @{mention}: {result.as_text()}")
+            continue
+        attachments.append({"type": "text", "text": (
+            f"Called the Read tool with the following input: {json.dumps({'file_path': str(path)})}\n"
+            f"Result of calling the Read tool:\n{result.as_text()}")})
+    return Expansion(text, tuple(attachments), tuple(problems))
+
+
+def _unasking(gate: PermissionGate, command: CustomCommand) -> PermissionGate:
+    """The session's gate under the command's `allowed-tools`, that never asks: what would ask is refused, with the
+    rule that would allow it."""
+    rules = gate.rules.with_allow(command.allowed_tools, source=f"{command.command} allowed-tools") \
+        if command.allowed_tools else gate.rules
+    return PermissionGate(gate.mode, rules, ask=None, cwd=gate.cwd, server_of=gate.server_of, home=gate.home,
+                          additional_dirs=gate.additional_dirs, own_dirs=gate.own_dirs, state_dir=gate.state_dir)
+
+
+def _mentioned_file(raw: str, ctx: ToolContext) -> str | None:
+    """The path `@raw` names (trailing punctuation dropped when the path with it is no file), or None when it names
+    no existing file. A path that leads somewhere the session may not read is still returned: the gate refuses it."""
+    for candidate in (raw, raw.rstrip(_TRAILING)):
+        if not candidate:
+            continue
+        try:
+            path = ctx.resolve(candidate)
+            if path.exists() or path.is_symlink():
+                return candidate
+        except (OSError, ValueError):
+            continue
+    return None

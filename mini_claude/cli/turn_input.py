@@ -1,18 +1,20 @@
 """What a line the user typed becomes for the model, the same in `-p` and the REPL: a custom command (`/name args`,
 mini_claude.agent.commands) is expanded, its `allowed-tools` allowed while it runs; a server prompt
-(`/mcp__server__prompt args`) is rendered into the turn; `@server:uri` mentions attach their resources; resources
+(`/mcp__server__prompt args`) is rendered into the turn (a custom command's ``!`cmd` `` and `@path` expanded first,
+raising CommandStopped when one needs approval); `@server:uri` mentions attach their resources; resources
 the session subscribed to that changed since the last turn are attached again, fresh."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mini_claude.agent.commands import expand
+from mini_claude.agent.commands import Expansion, expand_command
 from mini_claude.agent.loop import RunOutcome
 from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.session import SessionParts
 from mini_claude.errors import ConfigError, McpError
 from mini_claude.mcp.host.prompts import PROMPT_PREFIX
+from mini_claude.tools.shell import BashTool
 
 __all__ = ["run_user_turn", "user_turn"]
 
@@ -23,16 +25,28 @@ async def run_user_turn(parts: SessionParts, text: str, ui: TerminalUI) -> RunOu
     command = parts.commands.get(head) if text.startswith("/") else None
     if command is None:
         return await parts.agent.run(await user_turn(parts, text, ui))
-    prompt = expand(command, rest)
+    shell = next((t for t in parts.agent.tools() if isinstance(t, BashTool)), BashTool())  # the session's env
+    expansion = await expand_command(command, rest, gate=parts.gate, shell=shell, ctx=parts.agent.ctx)
+    for problem in expansion.problems:
+        ui.warn(problem)
     if not command.allowed_tools:
-        return await parts.agent.run(await user_turn(parts, prompt, ui))
+        return await parts.agent.run(await _command_turn(parts, expansion, ui))
     gate = parts.gate
     rules = gate.rules
     gate.rules = rules.with_allow(command.allowed_tools, source=f"{command.command} allowed-tools")
     try:
-        return await parts.agent.run(await user_turn(parts, prompt, ui))
+        return await parts.agent.run(await _command_turn(parts, expansion, ui))
     finally:
         gate.rules = rules
+
+
+async def _command_turn(parts: SessionParts, expansion: Expansion, ui: TerminalUI) -> str | list[dict[str, Any]]:
+    """The turn for an expanded custom command: its text as any typed line, then the `@` files it attached."""
+    turn = await user_turn(parts, expansion.text, ui)
+    if not expansion.attachments:
+        return turn
+    blocks = [{"type": "text", "text": turn}] if isinstance(turn, str) else list(turn)
+    return [*blocks, *expansion.attachments]
 
 
 async def user_turn(parts: SessionParts, text: str, ui: TerminalUI) -> str | list[dict[str, Any]]:

@@ -172,7 +172,7 @@ async def expand_command(command: CustomCommand, arguments: str, *, gate: Permis
             problems.append(f"{command.command}: @{mention}: {result.as_text()}")
             continue
         attachments.append({"type": "text", "text": (
-            f"Called the Read tool with the following input: {json.dumps({'file_path': str(path)})}\n"
+            f"Called the Read tool with the following input: {json.dumps({'file_path': str(path)}, separators=(',', ':'))}\n"
             f"Result of calling the Read tool:\n{result.as_text()}")})
     return Expansion(text, tuple(attachments), tuple(problems))
 

@@ -44,7 +44,7 @@ def test_bang_output_inlined_and_at_file_attached(cli: Cli) -> None:
     assert blocks[0]["text"] == "Look: hi-there\nNotes: @notes.txt.\nEnd foo"
     [attached] = [b["text"] for b in blocks[1:]]
     assert attached == ("Called the Read tool with the following input: "
-                        f"{json.dumps({'file_path': str(cli.work / 'notes.txt')})}\n"
+                        f"{json.dumps({'file_path': str(cli.work / 'notes.txt')}, separators=(',', ':'))}\n"
                         "Result of calling the Read tool:\n     1\tnote body\n     2\tsecond line")
 
 

@@ -80,3 +80,11 @@ def test_env_sets_the_model_client_too(cli: SettingsCli) -> None:
     r = cli.run("-p", "hi")
     assert r.rc == 0, r.stderr
     assert [req["body"]["model"] for req in mock.requests] == ["claude-haiku-4-5-20251001"]
+
+
+def test_mcp_subcommands_give_servers_the_settings_env(cli: SettingsCli) -> None:
+    cli.user_settings({"env": {"SETTINGS_VAR": "from-user"}})
+    config = cli.config_file({"p": probe_entry()})
+    r = cli.run("mcp", "call", "p", "get_env", '{"name": "SETTINGS_VAR"}', "--mcp-config", config)
+    assert r.rc == 0, r.stderr
+    assert r.stdout.strip() == "from-user"

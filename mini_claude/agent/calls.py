@@ -1,14 +1,20 @@
 """The loop's bookkeeping for tool calls and history blocks: a call on its way to its result, the concurrent
-batches, the tool_result block, and the history's storable forms (moved out of loop.py to keep the loop short)."""
+batches, the tool_result block, the text for an unknown tool, and the history's storable forms and last text
+(moved out of loop.py to keep the loop short)."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from mini_claude.tools.base import Tool, ToolResult
 
-__all__ = ["Call", "batches", "prompt_text", "storable", "tool_name", "tool_result_block"]
+__all__ = ["Call", "batches", "last_text", "prompt_text", "storable", "tool_name", "tool_result_block",
+           "unknown_text"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -59,3 +65,25 @@ def tool_result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
     if result.is_error:
         block["is_error"] = True
     return block
+
+
+def unknown_text(name: str, explain: Callable[[str], str | None] | None) -> str:
+    """The result for a call of a tool that is not offered: `explain`'s reason (McpManager.explain_unavailable: its
+    server failed; a sub-agent's type leaves it out), else a generic one."""
+    if explain is not None:
+        try:
+            why = explain(name)
+        except Exception:  # an explanation is a nicety; never let it break the turn
+            log.debug("explain_unknown(%r) failed", name, exc_info=True)
+            why = None
+        if why:
+            return why
+    return f"unknown tool {name!r}; available tools are listed in the request"
+
+
+def last_text(history: list[dict[str, Any]]) -> str:
+    """The text of the last assistant message."""
+    for message in reversed(history):
+        if message["role"] == "assistant":
+            return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
+    return ""

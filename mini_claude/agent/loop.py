@@ -19,7 +19,16 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mini_claude.agent.calls import Call, batches, prompt_text, storable, tool_name, tool_result_block
+from mini_claude.agent.calls import (
+    Call,
+    batches,
+    last_text,
+    prompt_text,
+    storable,
+    tool_name,
+    tool_result_block,
+    unknown_text,
+)
 from mini_claude.agent.compaction import ContextWindow, is_prompt_too_long
 from mini_claude.agent.hook_points import HookPoints
 from mini_claude.agent.ui import AgentUI, Shown, SilentUI, showing
@@ -199,9 +208,9 @@ class Agent:
                 continue
             await self._run_tool_calls([Call(b, self._find_tool(tools, tool_name(b))) for b in turn.tool_uses])
             if self._hook_stop is not None:
-                return self._outcome(self._last_text(), "hook_stopped", turn_no, usage)
+                return self._outcome(last_text(self.history), "hook_stopped", turn_no, usage)
         self._unanswered_note = MAX_TURNS_NOTE  # not an interruption: say so to the model on the next run
-        return self._outcome(self._last_text(), "max_turns", self.max_turns, usage)
+        return self._outcome(last_text(self.history), "max_turns", self.max_turns, usage)
 
     def _outcome(self, text: str, stop: str, turns: int, usage: Usage) -> RunOutcome:
         return RunOutcome(text, stop, turns, usage, self._denials, self._spent.subagent_turns,
@@ -289,7 +298,7 @@ class Agent:
         name = tool_name(call.block)
         args = call.block.get("input")
         if call.tool is None:
-            call.result = ToolResult.error(self._unknown_text(name))
+            call.result = ToolResult.error(unknown_text(name, self._explain_unknown))
             self._show_rejected(name, args, call.result)
             return False
         if not isinstance(args, dict):
@@ -317,17 +326,6 @@ class Agent:
         if tool is None and self._resolve_unknown is not None:
             tool = self._resolve_unknown(name)
         return tool
-
-    def _unknown_text(self, name: str) -> str:
-        if self._explain_unknown is not None:
-            try:
-                why = self._explain_unknown(name)
-            except Exception:  # an explanation is a nicety; never let it break the turn
-                log.debug("explain_unknown(%r) failed", name, exc_info=True)
-                why = None
-            if why:
-                return why
-        return f"unknown tool {name!r}; available tools are listed in the request"
 
     def _show_rejected(self, name: str, args: Any, result: ToolResult) -> None:
         """Show a call that never reached its tool (unknown name, bad input), so the user sees what the model
@@ -421,9 +419,3 @@ class Agent:
     def _history_changed(self, rewritten: bool = False) -> None:
         if self.on_history is not None:
             self.on_history(self.history, rewritten)
-
-    def _last_text(self) -> str:
-        for message in reversed(self.history):
-            if message["role"] == "assistant":
-                return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
-        return ""

@@ -221,6 +221,7 @@ class Subagents:
 
     parts: SubagentParts
     kinds: Mapping[str, SubagentType] = field(default_factory=lambda: {t.name: t for t in BUILTIN_TYPES})
+    _models: dict[str, Model] = field(default_factory=dict)  # one client per model a type names
 
     def types(self) -> Mapping[str, SubagentType]:
         return self.kinds
@@ -246,7 +247,9 @@ class Subagents:
 
     def _child(self, kind: SubagentType) -> Agent:
         p = self.parts
-        model = p.model if kind.model in (None, "inherit") or p.model_for is None else p.model_for(kind.model or "")
+        model = p.model
+        if kind.model is not None and kind.model != "inherit" and p.model_for is not None:
+            model = self._models.get(kind.model) or self._models.setdefault(kind.model, p.model_for(kind.model))
 
         def tools() -> list[Tool]:
             return [t for t in p.tools() if kind.allows(t.name)]

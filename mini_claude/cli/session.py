@@ -521,6 +521,7 @@ async def start_session(
     kinds, troubles = load_subagent_types(cwd, user_home(env), trusted=trusted)
     if parts.subagents is not None:
         parts.subagents.kinds = kinds
+        parts.subagents.parts.model_for = lambda name: create_model(name, model_env, key_helper=helper)
     for trouble in troubles:
         ui.warn(f"sub-agent: {trouble}")
     parts.commands, problems = load_commands(cwd, user_home(env))

@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 from mini_claude.models.base import Usage
+from mini_claude.models.factory import resolve_alias
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.pricing import cost_usd
 from mini_claude.models.scenario import parse_scenario
@@ -254,3 +255,23 @@ def test_subagent_stop_fires_and_the_childs_prompt_is_no_user_prompt(client: str
     assert stop["hook_event_name"] == "Stop"
     [prompt] = logged(tmp_path, "prompt")  # the user's `go` only, not the prompt the model gave the child
     assert prompt["prompt"] == "go"
+
+
+@CLIENTS
+def test_a_types_model_is_the_childs(client: str, tmp_path: Path) -> None:
+    (tmp_path / "home" / ".claude" / "agents").mkdir(parents=True)
+    (tmp_path / "home" / ".claude" / "agents" / "quick.md").write_text(
+        "---\nname: quick\ndescription: a quick one\nmodel: haiku\n---\nBe quick.\n")
+    r = run(client, tmp_path, [call(client, agent("be quick", "quick")), answer("quick report"),
+                               answer("parent done")])
+    [child] = child_requests(r)
+    assert r.requests[child]["body"]["model"] == resolve_alias("haiku", {})
+    assert r.requests[0]["body"]["model"] != resolve_alias("haiku", {})
+
+
+def test_an_untrusted_repositorys_model_is_not_used(tmp_path: Path) -> None:
+    costly = "---\nname: costly\ndescription: picks its model\nmodel: opus\n---\nSpend.\n"
+    r = run("mini-claude", tmp_path, [call("mini-claude", agent("spend", "costly")), answer("spent"),
+                                      answer("parent done")], agents={"costly": costly})
+    [child] = child_requests(r)
+    assert r.requests[child]["body"]["model"] == r.requests[0]["body"]["model"] != resolve_alias("opus", {})

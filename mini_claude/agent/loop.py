@@ -78,9 +78,10 @@ class RunOutcome:
     # the calls the permission gate refused in this run (its sub-agents' too): {"tool_name", "tool_use_id",
     # "tool_input"}
     denials: list[dict[str, Any]] = field(default_factory=list)
-    # what the sub-agents it started spent (`absorb`): their model requests and usage, beside this run's own
+    # what the sub-agents it started spent (`absorb`): their model requests, and their usage by the model that
+    # served it (a type may name its own), beside this run's own
     subagent_turns: int = 0
-    subagent_usage: Usage = field(default_factory=Usage)
+    subagent_usage: list[tuple[Model, Usage]] = field(default_factory=list)
 
 
 class Agent:
@@ -148,11 +149,11 @@ class Agent:
         """The tools the next model request would offer."""
         return self._tools()
 
-    def absorb(self, child: RunOutcome) -> None:
-        """Count a sub-agent's run (started by a tool of this run) in this run's outcome and the session's usage."""
+    def absorb(self, child: RunOutcome, model: Model) -> None:
+        """Count a sub-agent's run on `model` (started by a tool of this run) in this run's outcome and the
+        session's usage."""
         self._spent.subagent_turns += child.turns + child.subagent_turns
-        self._spent.subagent_usage.add(child.usage)
-        self._spent.subagent_usage.add(child.subagent_usage)
+        self._spent.subagent_usage += [(model, child.usage), *child.subagent_usage]
         self._denials.extend(child.denials)
         self.usage.add(child.usage)
 

@@ -209,8 +209,8 @@ class SubagentParts:
     hooks: HookPoints | None = None
     # a type's `model` (not "inherit"): the model to use; None: every child uses the session's model
     model_for: Callable[[str], Model] | None = None
-    # the parent agent counts a child's run in its own (Agent.absorb); set once the parent exists
-    report: Callable[[RunOutcome], None] | None = None
+    # the parent agent counts a child's run on a model in its own (Agent.absorb); set once the parent exists
+    report: Callable[[RunOutcome, Model], None] | None = None
     # each child as it starts (observers: tests, a view of running agents)
     on_child: Callable[[Agent], None] | None = None
 
@@ -236,10 +236,10 @@ class Subagents:
             outcome = await child.run(prompt)
         except BaseException:
             if self.parts.report is not None:  # what it spent before it failed or was interrupted still counts
-                self.parts.report(RunOutcome("", "interrupted", 0, child.usage))
+                self.parts.report(RunOutcome("", "interrupted", 0, child.usage), child.model)
             raise
         if self.parts.report is not None:
-            self.parts.report(outcome)
+            self.parts.report(outcome, child.model)
         if outcome.stop == "max_turns":
             return ToolResult.error(f"the {kind.name} agent ({description}) stopped at its turn limit "
                                     f"({outcome.turns}) before reporting; its last text: {outcome.text}")

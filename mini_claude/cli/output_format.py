@@ -24,7 +24,6 @@ from typing import IO, Any
 from mini_claude.agent.loop import RunOutcome
 from mini_claude.cli.exit_codes import EXIT_DENIED, EXIT_ERROR, EXIT_MAX_TURNS, EXIT_OK, EXIT_TRUNCATED
 from mini_claude.cli.render import clean, json_text
-from mini_claude.models.base import Usage
 from mini_claude.models.pricing import ListPriced, cost_usd
 
 __all__ = ["OUTPUT_FORMATS", "ResultWriter", "exit_code", "run_subtype"]
@@ -97,20 +96,16 @@ class ResultWriter:
                 self.out.flush()
             return
         usage = outcome.usage if outcome is not None else None
-        spent = Usage()  # the cost counts the sub-agents' requests too; `usage` is the main agent's, as Claude Code's
-        if outcome is not None:
-            spent.add(outcome.usage)
-            spent.add(outcome.subagent_usage)
         kind = run_subtype(outcome) if error is None else (subtype or "error_during_execution")
         record: dict[str, Any] = {
             "type": "result", "subtype": kind, "is_error": kind != "success",
             "duration_ms": round((time.monotonic() - self.started) * 1000),
             "duration_api_ms": round(self.api_s * 1000),
-            "num_turns": outcome.turns + outcome.subagent_turns if outcome is not None else 0,
+            "num_turns": outcome.turns + outcome.subagent_turns if outcome is not None else 0,  # sub-agents' too
             "result": outcome.text if outcome is not None else (error or ""),
             "stop_reason": outcome.stop if outcome is not None else None,
             "session_id": self.session_id,
-            "total_cost_usd": round(cost_usd(self.priced, spent), 6) if usage is not None else 0.0,
+            "total_cost_usd": round(self._cost(outcome), 6) if outcome is not None else 0.0,
             "usage": {"input_tokens": usage.input_tokens if usage else 0,
                       "output_tokens": usage.output_tokens if usage else 0,
                       "cache_read_input_tokens": usage.cache_read_tokens if usage else 0,
@@ -123,6 +118,13 @@ class ResultWriter:
         else:
             self._line(record)
         self.out.flush()
+
+    def _cost(self, outcome: RunOutcome) -> float:
+        """The run's cost, its sub-agents' requests included, each at its own model's price (`usage` in the result
+        is the main agent's alone, as in Claude Code)."""
+        return cost_usd(self.priced, outcome.usage) + sum(
+            cost_usd(model if isinstance(model, ListPriced) else model.name, usage)
+            for model, usage in outcome.subagent_usage)
 
     def _line(self, record: dict[str, Any]) -> None:
         self.out.write(json_text(record) + "\n")

@@ -265,8 +265,14 @@ def test_a_types_model_is_the_childs(client: str, tmp_path: Path) -> None:
     r = run(client, tmp_path, [call(client, agent("be quick", "quick")), answer("quick report"),
                                answer("parent done")])
     [child] = child_requests(r)
-    assert r.requests[child]["body"]["model"] == resolve_alias("haiku", {})
-    assert r.requests[0]["body"]["model"] != resolve_alias("haiku", {})
+    haiku, main = resolve_alias("haiku", {}), r.requests[0]["body"]["model"]
+    assert r.requests[child]["body"]["model"] == haiku != main
+    # the child's request is priced at its own model's rates
+    parent = r.result["usage"]
+    parent_cost = cost_usd(main, Usage(parent["input_tokens"], parent["output_tokens"]))
+    child_input = max(1, len(json.dumps(r.requests[child]["body"])) // 4)
+    low, high = cost_usd(haiku, Usage(child_input, 2)), cost_usd(haiku, Usage(child_input, 2000))
+    assert parent_cost + low <= r.result["total_cost_usd"] + 1e-6 <= parent_cost + high + 2e-6
 
 
 def test_an_untrusted_repositorys_model_is_not_used(tmp_path: Path) -> None:

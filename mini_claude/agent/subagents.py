@@ -207,6 +207,8 @@ class SubagentParts:
     resolve_unknown: Callable[[str], Tool | None] | None = None
     loading: DeferredLoading | None = None
     hooks: HookPoints | None = None
+    # every MCP tool, deferred behind tool_search or not: a type that lists its tools is offered those in full
+    mcp_tools: Callable[[], Sequence[Tool]] | None = None
     # a type's `model` (not "inherit"): the model to use; None: every child uses the session's model
     model_for: Callable[[str], Model] | None = None
     # the parent agent counts a child's run on a model in its own (Agent.absorb); set once the parent exists
@@ -251,8 +253,14 @@ class Subagents:
         if kind.model is not None and kind.model != "inherit" and p.model_for is not None:
             model = self._models.get(kind.model) or self._models.setdefault(kind.model, p.model_for(kind.model))
 
+        listed = kind.tools is not None  # its own short list: sent in full, never deferred behind tool_search
+
         def tools() -> list[Tool]:
-            return [t for t in p.tools() if kind.allows(t.name)]
+            offered = {t.name: t for t in p.tools() if kind.allows(t.name)}
+            for tool in p.mcp_tools() if listed and p.mcp_tools is not None else ():
+                if kind.allows(tool.name):
+                    offered.setdefault(tool.name, tool)
+            return list(offered.values())
 
         def resolve(name: str) -> Tool | None:
             tool = p.resolve_unknown(name) if p.resolve_unknown is not None and kind.allows(name) else None
@@ -269,7 +277,8 @@ class Subagents:
         return Agent(model=model, tools=tools, gate=SubagentGate(p.gate, kind.name), ctx=ctx, system=system,
                      ui=_LabelledUI(p.ui, kind.name), max_turns=p.max_turns, result_cap=p.result_cap,
                      explain_unknown=explain, before_request=p.before_request,
-                     context=ContextWindow(p.context_tokens), resolve_unknown=resolve, loading=p.loading,
+                     context=ContextWindow(p.context_tokens), resolve_unknown=resolve,
+                     loading=None if listed else p.loading,
                      hooks=p.hooks, subagent=True)
 
 

@@ -383,7 +383,8 @@ def build_session(
     subagents = Subagents(SubagentParts(model=model, tools=tools, gate=gate, ctx=ctx, ui=ui, cwd=opts.cwd,
                                         max_turns=opts.max_turns, context_tokens=window.tokens, result_cap=cap,
                                         before_request=before_request, resolve_unknown=deferred.resolve,
-                                        loading=deferred, hooks=hooks, report=lambda run, on: agent.absorb(run, on)))
+                                        loading=deferred, hooks=hooks, mcp_tools=mcp_tools,
+                                        report=lambda run, on: agent.absorb(run, on)))
     builtins = [BashTool(env=env) if isinstance(tool, BashTool) else tool for tool in builtin_tools(subagents)]
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
                   result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,

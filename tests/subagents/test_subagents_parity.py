@@ -94,7 +94,7 @@ def agent(prompt: str, kind: str | None = None, description: str = "a task") -> 
 
 def run(client: str, tmp: Path, turns: list[dict[str, Any]], *args: str, agents: dict[str, str] | None = None,
         servers: dict[str, Any] | None = None, settings: dict[str, Any] | None = None,
-        files: dict[str, str] | None = None) -> Run:
+        files: dict[str, str] | None = None, env_extra: dict[str, str] | None = None) -> Run:
     home, work = tmp / "home", tmp / "work"
     (home / ".claude").mkdir(parents=True, exist_ok=True)
     for name, text in (files or {}).items():
@@ -110,7 +110,7 @@ def run(client: str, tmp: Path, turns: list[dict[str, Any]], *args: str, agents:
         extra = ["--mcp-config", str(tmp / "servers.json")]
     mock = MockModelServer(parse_scenario({"turns": [*turns, answer("(unused)")]}, source="subagents"))
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "ANTHROPIC_API_KEY": "x",
-           "ANTHROPIC_BASE_URL": mock.start(), "MCP_TIMEOUT": "20000"}
+           "ANTHROPIC_BASE_URL": mock.start(), "MCP_TIMEOUT": "20000", **(env_extra or {})}
     if client == "claude-code":
         argv = [claude_binary()]
         env.update(IS_SANDBOX="1", DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
@@ -281,3 +281,22 @@ def test_an_untrusted_repositorys_model_is_not_used(tmp_path: Path) -> None:
                                       answer("parent done")], agents={"costly": costly})
     [child] = child_requests(r)
     assert r.requests[child]["body"]["model"] == r.requests[0]["body"]["model"] != resolve_alias("opus", {})
+
+
+def test_a_listed_mcp_tool_is_offered_whole_while_the_parent_defers_it(tmp_path: Path) -> None:
+    calls = tmp_path / "calls.log"
+    servers = {"probe": {"command": sys.executable, "args": [str(PROBE), "--calls", str(calls)]}}
+    r = run("mini-claude", tmp_path, [
+        call("mini-claude", agent("ping the server", "pinger")),
+        call("mini-claude", ("mcp__probe__echo", {"text": "deferred"})),
+        answer("CHILD SAYS {{last_tool_result}}"),
+        answer("parent done"),
+    ], "--allowedTools", "mcp__probe__echo", agents={"pinger": RESTRICTED}, servers=servers,
+        env_extra={"MINI_CLAUDE_TOOL_SEARCH": "true"})
+    assert "mcp__probe__echo" not in r.tools_of(0) and "tool_search" in r.tools_of(0)  # the parent defers it
+    [first, _] = child_requests(r)
+    assert sorted(r.tools_of(first)) == ["mcp__probe__echo", "read_file"]
+    specs = {t["name"]: t for t in r.requests[first]["body"]["tools"]}
+    assert "defer_loading" not in specs["mcp__probe__echo"] and specs["mcp__probe__echo"]["input_schema"]
+    assert [json.loads(line)["arguments"] for line in calls.read_text().splitlines()] == [{"text": "deferred"}]
+    assert r.result["result"] == "parent done"

@@ -38,6 +38,8 @@ from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.host.prompts import PROMPT_PREFIX
 from mini_claude.mcp.manager import ServerState, ServerStatus
 from mini_claude.mcp.pinning import PinReview
+from mini_claude.models.base import ToolCounter
+from mini_claude.models.factory import resolve_alias
 from mini_claude.models.pricing import ListPriced, cost_usd, known_price
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionMode
@@ -293,9 +295,12 @@ class Repl:
                         f"{dollars}"))
         elif command == "/model":
             if rest.strip():
-                self.parts.agent.model.name = rest.strip()
+                name = rest.strip()
+                if isinstance(self.parts.agent.model, ToolCounter):  # Anthropic's API: `opus` is a full id
+                    name = resolve_alias(name, self.parts.env)
+                self.parts.agent.model.name = name
                 if hasattr(self.parts.agent.model, "model"):
-                    self.parts.agent.model.model = rest.strip()
+                    self.parts.agent.model.model = name
             print(f"  model: {self.parts.agent.model.name}")
         elif command == "/init":
             await self._run_turn(INIT_PROMPT)

@@ -385,6 +385,8 @@ def _tool_rules(call: ToolCall) -> list[str]:
     """The rule an "always" remembers for a call that is not Bash and not a file at a boundary."""
     if call.servers and not call.is_mcp:
         return [f"{call.claude_name}({server})" for server in call.servers] or [call.claude_name]
+    if call.host is not None:  # WebFetch: that host, never every host
+        return [f"{call.claude_name}(domain:{call.host})"]
     return [call.claude_name]
 
 

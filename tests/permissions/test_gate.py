@@ -348,3 +348,13 @@ def test_always_offers_the_narrowest_rule_that_allows_the_command(tmp_path: Path
     assert gate.suggested_rules(BASH, {"command": command}) == [rule]
     allowed = make_gate(tmp_path, allow=(rule,))
     assert asyncio.run(check(allowed, BASH, {"command": command})).allowed
+
+
+def test_always_for_a_web_fetch_names_its_host(tmp_path: Path) -> None:
+    fetch = FakeTool("WebFetch", read_only=True)
+    args = {"url": "https://Docs.Example.com/a?b=1", "prompt": "summarise"}
+    assert make_gate(tmp_path).always_rules(fetch, args) == ["WebFetch(domain:docs.example.com)"]
+    assert make_gate(tmp_path).suggested_rules(fetch, args) == ["WebFetch(domain:docs.example.com)"]
+    allowed = make_gate(tmp_path, allow=("WebFetch(domain:docs.example.com)",))
+    assert asyncio.run(check(allowed, fetch, args)).allowed
+    assert not asyncio.run(check(allowed, fetch, {"url": "https://evil.example.net/", "prompt": "x"})).allowed

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -151,3 +152,26 @@ def test_a_local_model_costs_zero_and_unknown(cli: SettingsCli) -> None:
     assert round(cost_usd("claude-opus-4-8", Usage(19437, 8)), 6) == 0.097385
     assert round(cost_usd("claude-sonnet-5", Usage(29239, 8)), 6) == 0.087837
     assert round(cost_usd("claude-haiku-4-5-20251001", Usage(29267, 8)), 6) == 0.029307
+
+
+async def test_the_repl_model_command_resolves_an_alias(tmp_path: Path) -> None:
+    import argparse
+    import io
+    from types import SimpleNamespace
+
+    from mini_claude.cli.render import TerminalUI
+    from mini_claude.cli.repl import Repl
+    from mini_claude.models.anthropic_http import AnthropicHttpModel
+    from mini_claude.models.factory import MODEL_ALIASES
+
+    model = AnthropicHttpModel("claude-sonnet-5", api_key="k", base_url="http://127.0.0.1:9")
+    repl = Repl(argparse.Namespace())
+    repl.ui = TerminalUI(out=io.StringIO(), err=io.StringIO())
+    repl.parts = SimpleNamespace(agent=SimpleNamespace(model=model), env={})
+    await repl._slash("/model opus")
+    assert model.name == MODEL_ALIASES["opus"]
+    repl.parts.env = {"ANTHROPIC_DEFAULT_HAIKU_MODEL": "claude-haiku-custom"}
+    await repl._slash("/model haiku")
+    assert model.name == "claude-haiku-custom"
+    await repl._slash("/model my-own-model")
+    assert model.name == "my-own-model"

@@ -13,8 +13,10 @@ Differences found (the assertions branch on `client` only there):
 * the tool result: Claude Code adds a second text block (`agentId: …` for its SendMessage tool, and token counts);
   mini-claude sends the child's report alone.
 * a restricted child's refused tool: the same words ("No such tool available: X. X exists but is not enabled …").
-* nesting: Claude Code 2.1.197 offers `Agent` to a general-purpose child; mini-claude never does (a sub-agent
-  cannot start another), so the general-purpose child's tools are compared without it.
+* nesting: Claude Code 2.1.197 offers `Agent` to a general-purpose child, and a child's call of it runs a grandchild;
+  mini-claude keeps one level (a sub-agent cannot start another: no unbounded recursion of agents), so the general-purpose child's tools are compared without it (`test_a_subagent_cannot_start_another`).
+* trust: Claude Code's `-p` loads a repository's agent files with their `model`; mini-claude loads them in an
+  untrusted folder too but ignores their `model` until the folder is trusted (`test_an_untrusted_repositorys_...`).
 """
 
 from __future__ import annotations
@@ -300,3 +302,22 @@ def test_a_listed_mcp_tool_is_offered_whole_while_the_parent_defers_it(tmp_path:
     assert "defer_loading" not in specs["mcp__probe__echo"] and specs["mcp__probe__echo"]["input_schema"]
     assert [json.loads(line)["arguments"] for line in calls.read_text().splitlines()] == [{"text": "deferred"}]
     assert r.result["result"] == "parent done"
+
+
+def test_a_subagent_cannot_start_another(tmp_path: Path) -> None:
+    """A deliberate difference: Claude Code 2.1.197 offers Agent to a general-purpose child and runs the grandchild
+    (measured on its binary); mini-claude keeps one level, so a child's call of it is refused like any tool outside
+    its set."""
+    r = run("mini-claude", tmp_path, [
+        call("mini-claude", agent("delegate", "general-purpose")),
+        call("mini-claude", agent("deeper", "general-purpose")),
+        answer("CHILD: {{last_tool_result}}"),
+        answer("parent done"),
+    ])
+    children = child_requests(r)
+    assert len(children) == 2 and all("Agent" not in r.tools_of(i) for i in children)
+    refused, report = r.tool_results()
+    assert refused.get("is_error") is True
+    assert result_text(refused).startswith("No such tool available: Agent. Agent exists but is not enabled")
+    assert result_text(report).startswith("CHILD: No such tool available: Agent.")
+    assert len(r.requests) == 4  # the parent's two and the child's two: no grandchild

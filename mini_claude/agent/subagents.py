@@ -9,8 +9,9 @@ tool), `model`; the body is the child's system prompt. Files are read through js
 frontmatter's one YAML door; a bad file is a warning, never a stop.
 
 A child is never more than its parent: it gets the parent's tools filtered by its list (the parent's MCP
-connections included: callable, not only listed), never the Agent tool (a sub-agent cannot start another, as in
-Claude Code 2.1.197's listed types for restricted agents), the parent's permission gate itself (same mode, rules
+connections included: callable, not only listed; a type's own list is sent whole even while the main agent defers
+MCP tools behind tool_search), never the Agent tool (one level: Claude Code 2.1.197 lets a general-purpose child
+start another, mini-claude does not), the parent's permission gate itself (same mode, rules
 and "always" answers) behind `SubagentGate`, which names the sub-agent for the user's questions (`acting_subagent`),
 its own context window and history, and its hooks with `SubagentStop` instead of `Stop`. Trust: a project's agent
 files load in an untrusted folder too — their tool list only narrows and their text is a prompt — but their `model`
@@ -207,6 +208,8 @@ class SubagentParts:
     resolve_unknown: Callable[[str], Tool | None] | None = None
     loading: DeferredLoading | None = None
     hooks: HookPoints | None = None
+    # why a tool name is not callable (McpManager.explain_unavailable), for a name the type does not exclude
+    explain_unknown: Callable[[str], str | None] | None = None
     # every MCP tool, deferred behind tool_search or not: a type that lists its tools is offered those in full
     mcp_tools: Callable[[], Sequence[Tool]] | None = None
     # a type's `model` (not "inherit"): the model to use; None: every child uses the session's model
@@ -267,10 +270,11 @@ class Subagents:
             return tool
 
         def explain(name: str) -> str | None:
-            if any(t.name == name for t in p.tools()) or (p.resolve_unknown is not None and p.resolve_unknown(name)):
+            exists = [*p.tools(), *(p.mcp_tools() if p.mcp_tools is not None else ())]
+            if not kind.allows(name) and any(t.name == name for t in exists):
                 return (f"No such tool available: {name}. {name} exists but is not enabled for the {kind.name} "
                         f"agent. Use one of the available tools instead.")
-            return None
+            return p.explain_unknown(name) if p.explain_unknown is not None else None
 
         ctx = replace(p.ctx, read_files=dict(p.ctx.read_files))  # its own record of what it has read
         system = _system_prompt(kind, p.cwd)

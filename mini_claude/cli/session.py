@@ -384,6 +384,7 @@ def build_session(
                                         max_turns=opts.max_turns, context_tokens=window.tokens, result_cap=cap,
                                         before_request=before_request, resolve_unknown=deferred.resolve,
                                         loading=deferred, hooks=hooks, mcp_tools=mcp_tools,
+                                        explain_unknown=manager.explain_unavailable,
                                         report=lambda run, on: agent.absorb(run, on)))
     builtins = [BashTool(env=env) if isinstance(tool, BashTool) else tool for tool in builtin_tools(subagents)]
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,

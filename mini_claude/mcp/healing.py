@@ -77,6 +77,13 @@ class Healer:
             task.cancel()
         return task
 
+    def restarting_soon(self, states: dict[str, ServerState]) -> list[asyncio.Task[None]]:
+        """The restarts and reconnects in flight that a caller may wait for: those whose backoff ends within
+        `CALL_WAITS_FOR_RESTART_S` (a server backing off for 30 s is not waited for)."""
+        now = time.monotonic()
+        return [task for name, task in self.tasks.items() if not task.done() and name in states
+                and (states[name].restart_after or now) - now <= CALL_WAITS_FOR_RESTART_S]
+
     # ---- losing it ---------------------------------------------------------------------------------------------
 
     def on_lost(self, state: ServerState, client: McpClient, error: McpError) -> None:

@@ -361,7 +361,7 @@ class McpManager:
         the servers still not ready, each as "name (status)", for the search to name."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (timeout_s if timeout_s is not None else self.startup_wait_s)
-        starting = [t for t in [*self._tasks.values(), *self._healer.tasks.values()] if not t.done()]
+        starting = [t for t in self._tasks.values() if not t.done()] + self._healer.restarting_soon(self.states)
         if starting:
             await asyncio.wait(starting, timeout=max(0.0, deadline - loop.time()))
         await self._lists.settle_after_calls(max(0.0, min(LIST_SETTLE_S, deadline - loop.time())))

@@ -101,3 +101,31 @@ async def test_a_search_names_the_servers_not_ready_when_its_wait_ends(tmp_path:
         assert await manager.settle_for_search(timeout_s=0.3) == ["hung (starting)"]
     finally:
         await manager.aclose()
+
+
+async def test_a_search_waits_for_a_restart_due_soon_and_names_one_backing_off(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch
+                                                                               ) -> None:
+    import time
+
+    import mini_claude.mcp.healing as healing_module
+    from mini_claude.errors import TransportError
+
+    manager = McpManager(server_configs(tmp_path, {"probe": {"command": sys.executable, "args": [str(PROBE)]}}),
+                         env=server_env(tmp_path))
+    manager.start()
+    try:
+        await manager.wait_started()
+        state = manager.states["probe"]
+        with pytest.raises(TransportError):
+            await manager.call_tool("probe", "crash", {})
+        assert await manager.settle_for_search() == []  # its 1 s backoff ends soon: waited for, it is back
+        assert state.lost is None and state.client is not None
+        monkeypatch.setattr(healing_module, "restart_backoff_s", lambda _n: 60.0)
+        with pytest.raises(TransportError):
+            await manager.call_tool("probe", "crash", {})
+        began = time.monotonic()
+        assert await manager.settle_for_search() == ["probe (restarting)"]  # a minute away: not waited for
+        assert time.monotonic() - began < 5
+    finally:
+        await manager.aclose()

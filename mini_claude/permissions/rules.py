@@ -23,20 +23,26 @@ are kept and match nothing but a tool of that exact name. Built-in tool names ma
 
 Matching the specifiers lives in patterns.py (commands, MCP names) and paths.py (file paths); finding the commands
 a shell command line runs, which every Bash rule is matched against, lives in shell.py (on a tree-sitter-bash parse:
-bash_tree.py, bash_script.py). This module holds the parsed rule, the rule set and its deny / ask / allow lookups.
+bash_tree.py, bash_script.py); what a call is to the rules (its tool name, path, servers, host) in calls.py. This
+module holds the parsed rule, the rule set and its deny / ask / allow lookups.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
 
 from mini_claude.errors import ConfigError
+from mini_claude.permissions.calls import (
+    CLAUDE_TOOL_NAMES,
+    PATH_TOOLS,
+    SERVER_TOOLS,
+    WEB_FETCH,
+    ToolCall,
+    claude_tool_name,
+)
 from mini_claude.permissions.paths import MatchEnv, PathPattern
 from mini_claude.permissions.patterns import (
     MCP_PREFIX,
@@ -51,7 +57,6 @@ from mini_claude.permissions.shell import (
     split_shell_command,
     strip_harmless_wrappers,
 )
-from mini_claude.tools.search_paths import split_glob
 
 if TYPE_CHECKING:
     from mini_claude.settings import Settings, SettingsRule
@@ -70,108 +75,13 @@ __all__ = [
     "split_shell_command",
 ]
 
-# mini-claude built-in tool name -> Claude Code tool name (the names rules use).
-CLAUDE_TOOL_NAMES: Mapping[str, str] = {
-    "read_file": "Read",
-    "glob": "Glob",
-    "grep": "Grep",
-    "write_file": "Write",
-    "edit_file": "Edit",
-    "bash": "Bash",
-    "read_mcp_resource": "ReadMcpResourceTool",
-    "list_mcp_resources": "ListMcpResourcesTool",
-}
-
 # A rule naming the key covers calls of these tools.
 _RULE_COVERS: Mapping[str, frozenset[str]] = {
     "Read": frozenset({"Read", "Glob", "Grep", "Skill"}),
     "Edit": frozenset({"Edit", "Write"}),
 }
-_PATH_TOOLS = frozenset({"Read", "Edit", "Write", "Glob", "Grep"})
-# Built-in tools that reach the MCP server named in their input: a specifier names that server.
-SERVER_TOOLS = frozenset({"ReadMcpResourceTool", "ListMcpResourcesTool"})
-WEB_FETCH = "WebFetch"  # its specifier is `domain:host`
 _DOMAIN_RE = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$")
-# The one key each file tool reads its path from (the tool's schema rejects any other key before the gate runs).
-_PATH_ARG = "path"
 _TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-*]+$")
-
-
-def claude_tool_name(name: str) -> str:
-    """The Claude Code name for a tool: `bash` -> `Bash`; MCP and unknown names are returned unchanged."""
-    return CLAUDE_TOOL_NAMES.get(name, name)
-
-
-# --------------------------------------------------------------------------------------------------- call facts
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call as the rules see it."""
-
-    name: str
-    args: Mapping[str, Any] = field(default_factory=dict)
-    # the MCP servers a built-in call reaches (resource tools: `ServerTool.servers_reached`); an MCP tool's own
-    # server is found from its name (`MatchEnv.server_of`)
-    servers: tuple[str, ...] = ()
-    # the resolved files a built-in reads beyond a `path` (the Skill tool's: `FileReader.files_read`): Read rules
-    # match them as they would a read_file of each
-    reads: tuple[str, ...] = ()
-
-    @property
-    def claude_name(self) -> str:
-        return claude_tool_name(self.name)
-
-    @property
-    def is_mcp(self) -> bool:
-        return self.name.startswith(MCP_PREFIX)
-
-    @property
-    def sends_to_server(self) -> bool:
-        """An MCP tool, or a resource read (its uri is the model's text, sent to the server): never an automatic
-        read-only tool. A resource listing sends nothing of the model's and runs like a read-only built-in."""
-        return self.is_mcp or self.claude_name in ("ReadMcpResourceTool", WEB_FETCH)
-
-    @property
-    def host(self) -> str | None:
-        """The lower-cased host of a WebFetch call's http(s) `url`, else None."""
-        value = self.args.get("url")
-        if self.claude_name != WEB_FETCH or not isinstance(value, str):
-            return None
-        try:
-            parts = urlsplit(value.strip())
-            host = parts.hostname
-        except ValueError:
-            return None
-        return host.rstrip(".") if host and parts.scheme.lower() in ("http", "https") else None
-
-    @property
-    def command(self) -> str | None:
-        value = self.args.get("command")
-        return value if isinstance(value, str) else None
-
-    def paths(self, cwd: Path) -> list[str]:
-        """The path(s) a file tool touches, as given (read from the one key the tool itself reads). Glob/Grep
-        search cwd when given no path; a Glob pattern's literal leading directories count too (`secrets/*.txt`
-        touches `secrets`, `/etc/*` touches `/etc`)."""
-        if self.reads:
-            return list(self.reads)
-        if self.claude_name not in _PATH_TOOLS:
-            return []
-        found: list[str] = []
-        value = self.args.get(_PATH_ARG)
-        if isinstance(value, str) and value:
-            found.append(value)
-        if self.claude_name in ("Glob", "Grep"):
-            base = found[0] if found else str(cwd)
-            if not found:
-                found.append(base)
-            pattern = self.args.get("pattern")
-            if self.claude_name == "Glob" and isinstance(pattern, str):
-                literal, _ = split_glob(pattern)
-                if literal:
-                    found.append(os.path.join(base, literal))
-        return found
 
 
 # --------------------------------------------------------------------------------------------------------- rules
@@ -285,7 +195,7 @@ def parse_rule(text: str, *, source: str, key: str | None = None) -> Rule:
         try:
             if tool == "Bash":
                 command = CommandPattern.parse(spec)
-            elif tool in _PATH_TOOLS:
+            elif tool in PATH_TOOLS:
                 path = PathPattern.parse(spec)
             elif tool in SERVER_TOOLS and ("*" in spec or "(" in spec):
                 raise ValueError("the specifier is one MCP server's name, without wildcards")

@@ -39,6 +39,7 @@ from mini_claude.jsonfile import read_regular_text
 from mini_claude.models.base import AssistantTurn, Model
 from mini_claude.permissions.rules import claude_tool_name
 from mini_claude.tools.base import Tool, ToolContext, ToolResult
+from mini_claude.trust import TRUST_HINT
 
 __all__ = ["AGENT_TOOL_NAME", "BUILTIN_TYPES", "SubagentGate", "SubagentParts", "SubagentType", "Subagents",
            "acting_subagent", "load_subagent_types"]
@@ -107,16 +108,21 @@ def load_subagent_types(cwd: Path, home: Path, *, trusted: bool) -> tuple[dict[s
             continue
         for path in paths:
             try:
-                kind = _read(path, source, keep_model=source == "user" or trusted)
+                kind = _read(path, source)
             except (OSError, ConfigError) as exc:  # FrontmatterError too
                 warnings.append(f"{path}: {exc}" if not isinstance(exc, ConfigError) or not exc.file else str(exc))
                 continue
-            if kind is not None:
-                found[kind.name] = kind
+            if kind is None:
+                continue
+            if source == "project" and not trusted and kind.model not in (None, "inherit"):
+                warnings.append(f"{path}: `model: {kind.model}` ignored (the session's model is used) until the "
+                                f"folder is trusted — {TRUST_HINT}")
+                kind = replace(kind, model=None)
+            found[kind.name] = kind
     return found, warnings
 
 
-def _read(path: Path, source: str, *, keep_model: bool) -> SubagentType | None:
+def _read(path: Path, source: str) -> SubagentType | None:
     text = read_regular_text(path, str(path), max_bytes=MAX_AGENT_FILE_BYTES)
     if text is None:
         return None
@@ -139,7 +145,7 @@ def _read(path: Path, source: str, *, keep_model: bool) -> SubagentType | None:
     if listed is not None and "*" in listed:
         listed = None
     model = meta.get("model")
-    model = model.strip() if isinstance(model, str) and model.strip() and keep_model else None
+    model = model.strip() if isinstance(model, str) and model.strip() else None
     return SubagentType(name, description.strip(), body.strip(), listed, model=model, source=source, path=path)
 
 

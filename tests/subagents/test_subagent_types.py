@@ -59,9 +59,12 @@ def test_a_repository_model_counts_only_when_trusted(tmp_path: Path) -> None:
     home, work = tmp_path / "home", tmp_path / "work"
     _write(work / ".claude" / "agents", "costly", _agent("costly", model="opus"))
     _write(home / ".claude" / "agents", "users", _agent("users", model="haiku"))
-    untrusted, _ = load_subagent_types(work, home, trusted=False)
-    trusted, _ = load_subagent_types(work, home, trusted=True)
+    untrusted, said = load_subagent_types(work, home, trusted=False)
+    trusted, quiet = load_subagent_types(work, home, trusted=True)
     assert untrusted["costly"].model is None and trusted["costly"].model == "opus"
+    assert said == [f"{work / '.claude' / 'agents' / 'costly.md'}: `model: opus` ignored (the session's model is "
+                    "used) until the folder is trusted — run `mini-claude trust` here or pass --trust to use them"]
+    assert quiet == []
     assert untrusted["users"].model == "haiku"  # the user's own file
 
 

@@ -283,6 +283,7 @@ def test_an_untrusted_repositorys_model_is_not_used(tmp_path: Path) -> None:
                                       answer("parent done")], agents={"costly": costly})
     [child] = child_requests(r)
     assert r.requests[child]["body"]["model"] == r.requests[0]["body"]["model"] != resolve_alias("opus", {})
+    assert "costly.md: `model: opus` ignored (the session's model is used) until the folder is trusted" in r.stderr
 
 
 def test_a_listed_mcp_tool_is_offered_whole_while_the_parent_defers_it(tmp_path: Path) -> None:

@@ -272,8 +272,7 @@ class Subagents:
             return list(offered.values())
 
         def resolve(name: str) -> Tool | None:
-            tool = p.resolve_unknown(name) if p.resolve_unknown is not None and kind.allows(name) else None
-            return tool
+            return p.resolve_unknown(name) if p.resolve_unknown is not None and kind.allows(name) else None
 
         def explain(name: str) -> str | None:
             exists = [*p.tools(), *(p.mcp_tools() if p.mcp_tools is not None else ())]

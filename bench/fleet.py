@@ -1,6 +1,6 @@
 """A fleet of stdio servers: how long until the first model request leaves, against the servers' own floor.
 
-    .venv/bin/python bench/fleet.py [--runs 5] [--hog] [--no-claude] [--out FILE]
+    .venv/bin/python bench/fleet.py [--runs 5] [--hog] [--servers N] [--no-claude] [--out FILE]
 
 Every server of bench/tool_corpus/servers is started as a small stdio process (bench/corpus_server.py). Three
 things are timed, interleaved run by run, and reported as medians and as ratios to the floor of the same run:
@@ -110,14 +110,22 @@ class TimedMock(MockModelServer):
         return None
 
 
-def fleet_config() -> dict[str, Any]:
-    return {"mcpServers": {path.stem: {"command": sys.executable, "args": [str(SERVER), str(path)]}
-                           for path in sorted(CORPUS.glob("*.json"))}}
-
-
-def corpus_size() -> tuple[int, int]:
+def fleet_files(servers: int | None = None) -> list[tuple[str, Path]]:
+    """(name, tool list) for each server: the corpus once, or cycled to `servers` entries (`github-2`, …)."""
     files = sorted(CORPUS.glob("*.json"))
-    return len(files), sum(len(json.loads(p.read_text(encoding="utf-8"))["tools"]) for p in files)
+    count = servers or len(files)
+    return [(files[i % len(files)].stem + (f"-{i // len(files) + 1}" if i >= len(files) else ""),
+             files[i % len(files)]) for i in range(count)]
+
+
+def fleet_config(servers: int | None = None) -> dict[str, Any]:
+    return {"mcpServers": {name: {"command": sys.executable, "args": [str(SERVER), str(path)]}
+                           for name, path in fleet_files(servers)}}
+
+
+def corpus_size(servers: int | None = None) -> tuple[int, int]:
+    files = fleet_files(servers)
+    return len(files), sum(len(json.loads(p.read_text(encoding="utf-8"))["tools"]) for _, p in files)
 
 
 def floor_once(config: Path, *, pidfd: bool = False) -> float:
@@ -191,8 +199,9 @@ def cpu_hog(on: bool) -> Iterator[None]:
             proc.wait()
 
 
-def bench(runs: int, hog: bool, claude: bool, agent_root: Path = ROOT) -> dict[str, Any]:
-    servers, tools = corpus_size()
+def bench(runs: int, hog: bool, claude: bool, agent_root: Path = ROOT, servers_wanted: int | None = None
+          ) -> dict[str, Any]:
+    servers, tools = corpus_size(servers_wanted)
     rows: dict[str, list[float]] = {"floor": [], "floor_pidfd": [], "ours_fresh": [], "ours_warm": [],
                                     "claude_code": []}
     health: list[dict[str, Any]] = []
@@ -202,7 +211,7 @@ def bench(runs: int, hog: bool, claude: bool, agent_root: Path = ROOT) -> dict[s
         with tempfile.TemporaryDirectory() as tmp, cpu_hog(hog):
             base = Path(tmp)
             config = base / "fleet.json"
-            config.write_text(json.dumps(fleet_config()))
+            config.write_text(json.dumps(fleet_config(servers_wanted)))
             warm = base / "warm"
             warm.mkdir()
             ours_once(config, warm, mock, agent_root)  # warms the HOME: pins, approvals, era memory written once
@@ -244,11 +253,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--hog", action="store_true", help="a CPU hog on every core for the whole bench")
     parser.add_argument("--no-claude", action="store_true", help="skip Claude Code even when it is installed")
+    parser.add_argument("--servers", type=int, help="how many servers (the corpus cycled; default: each once)")
     parser.add_argument("--agent-root", type=Path, default=ROOT,
                         help="the checkout whose mini_claude is timed (e.g. an older commit unpacked elsewhere)")
     parser.add_argument("--out", type=Path, help="where to write the JSON (default bench/results/fleet[-hog]-latest)")
     args = parser.parse_args(argv)
-    report = bench(args.runs, args.hog, not args.no_claude, args.agent_root.resolve())
+    report = bench(args.runs, args.hog, not args.no_claude, args.agent_root.resolve(), args.servers)
     out = args.out or RESULTS / f"fleet{'-hog' if args.hog else ''}-latest.json"
     out.write_text(json.dumps(report, indent=2) + "\n")
     floor = report["median_s"]["floor"]

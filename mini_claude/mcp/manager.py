@@ -238,10 +238,13 @@ class McpManager:
             if state.status is ServerStatus.DISABLED:
                 state.status = ServerStatus.FAILED  # restart() starts anything but disabled / unapproved
             return await self.restart(name) if state.status is not ServerStatus.READY else state
-        for starting in (self._tasks.pop(name, None), self._healer.cancel(name)):
-            if starting is not None and not starting.done():  # a start in flight must not make it ready afterwards
-                starting.cancel()
-                await asyncio.wait([starting], timeout=SHUTDOWN_TIMEOUT_S)
+        starting = self._tasks.pop(name, None)
+        if starting is not None and not starting.done():  # a start in flight must not make it ready afterwards
+            starting.cancel()
+            await asyncio.wait([starting], timeout=SHUTDOWN_TIMEOUT_S)
+        healing = self._healer.cancel(name)  # a background restart is cancelled; a remote reconnect waited for
+        if healing is not None:
+            await asyncio.wait([healing], timeout=self.startup_wait_s + SHUTDOWN_TIMEOUT_S)
         self.set_down(state, ServerStatus.DISABLED, SWITCHED_OFF)
         state.restart_after = None
         return state

@@ -1,8 +1,9 @@
 """Sub-agents: the types a model may start with the `Agent` tool (tools/agent_tool.py), where they come from, and
 how one runs — one more `Agent` loop over the session's own parts.
 
-Types, as Claude Code names them: the built-in `general-purpose` (every tool) and `Explore` (every tool except
-Agent, Edit, Write, NotebookEdit: it searches and reads), then `~/.claude/agents/*.md` (the user's) and
+Types, as Claude Code names them: the built-in `general-purpose` (every tool) and `Explore` (read-only: only the
+tools that change nothing — Read, Glob, Grep, WebFetch, MCP tools the server marks read-only —, and its gate refuses
+any other call; Claude Code's Explore keeps Bash and relies on its prompt), then `~/.claude/agents/*.md` (the user's) and
 `.claude/agents/*.md` (the project's; it wins over the user's of the same name, as in Claude Code). Front matter:
 `name`, `description` (both required), `tools` (Claude Code's names, `Read, Grep, mcp__server__tool`; absent: every
 tool), `model`; the body is the child's system prompt. Files are read through jsonfile's bounded door and
@@ -37,6 +38,7 @@ from mini_claude.frontmatter import parse_frontmatter, split_frontmatter
 from mini_claude.hooks.outcomes import HookPermission
 from mini_claude.jsonfile import read_regular_text
 from mini_claude.models.base import AssistantTurn, Model
+from mini_claude.permissions import Decision
 from mini_claude.permissions.rules import claude_tool_name
 from mini_claude.tools.base import Tool, ToolContext, ToolResult
 from mini_claude.trust import TRUST_HINT
@@ -60,6 +62,7 @@ class SubagentType:
     tools: tuple[str, ...] | None = None
     excluded: tuple[str, ...] = ()
     model: str | None = None  # None or "inherit": the session's model
+    read_only: bool = False  # only tools that declare `read_only` (offered, and let through its gate)
     source: str = "built-in"  # "built-in" | "user" | "project"
     path: Path | None = None
 
@@ -69,7 +72,12 @@ class SubagentType:
             return False
         return self.tools is None or name in self.tools or tool_name in self.tools
 
+    def offers(self, tool: Tool) -> bool:
+        return self.allows(tool.name) and (tool.read_only or not self.read_only)
+
     def tools_text(self) -> str:
+        if self.read_only:
+            return "Read-only tools: Read, Glob, Grep, WebFetch, read-only MCP tools"
         if self.tools is not None:
             return ", ".join(self.tools)
         return f"All tools except {', '.join(self.excluded)}" if self.excluded else "*"
@@ -89,7 +97,7 @@ BUILTIN_TYPES: tuple[SubagentType, ...] = (
                  "conventions and you only need the conclusion, not the file dumps.",
                  "You are a read-only search sub-agent of mini-claude. Locate the code, files and facts the task "
                  "asks about with the search and read tools; never change files or state. " + _REPORT,
-                 excluded=(AGENT_TOOL_NAME, "Edit", "Write", "NotebookEdit")),
+                 excluded=(AGENT_TOOL_NAME, "Edit", "Write", "NotebookEdit"), read_only=True),
 )
 
 
@@ -164,13 +172,16 @@ def _acting_as(label: str) -> Iterator[None]:
 
 
 class SubagentGate:
-    """The parent's gate for a sub-agent's calls: the same decisions; while it checks, `acting_subagent()` names
-    the sub-agent, so a question reaching the user says who asks (the session's ask callback reads it)."""
+    """The parent's gate for a sub-agent's calls: the same decisions (`read_only`: a call of a tool that is not
+    read-only is refused first); while it checks, `acting_subagent()` names the sub-agent, so a question reaching the
+    user says who asks (the session's ask callback reads it)."""
 
-    def __init__(self, gate: Gate, label: str) -> None:
-        self._gate, self.label = gate, label
+    def __init__(self, gate: Gate, label: str, *, read_only: bool = False) -> None:
+        self._gate, self.label, self.read_only = gate, label, read_only
 
     async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None) -> Any:
+        if self.read_only and not tool.read_only:
+            return Decision(False, f"permission denied for {tool.name}: the {self.label} agent is read-only")
         with _acting_as(self.label):
             if hook is None:
                 return await self._gate.check(tool, args)
@@ -265,25 +276,27 @@ class Subagents:
         listed = kind.tools is not None  # its own short list: sent in full, never deferred behind tool_search
 
         def tools() -> list[Tool]:
-            offered = {t.name: t for t in p.tools() if kind.allows(t.name)}
+            offered = {t.name: t for t in p.tools() if kind.offers(t)}
             for tool in p.mcp_tools() if listed and p.mcp_tools is not None else ():
-                if kind.allows(tool.name):
+                if kind.offers(tool):
                     offered.setdefault(tool.name, tool)
             return list(offered.values())
 
         def resolve(name: str) -> Tool | None:
-            return p.resolve_unknown(name) if p.resolve_unknown is not None and kind.allows(name) else None
+            tool = p.resolve_unknown(name) if p.resolve_unknown is not None and kind.allows(name) else None
+            return tool if tool is not None and kind.offers(tool) else None
 
         def explain(name: str) -> str | None:
             exists = [*p.tools(), *(p.mcp_tools() if p.mcp_tools is not None else ())]
-            if not kind.allows(name) and any(t.name == name for t in exists):
+            if any(t.name == name and not kind.offers(t) for t in exists):
                 return (f"No such tool available: {name}. {name} exists but is not enabled for the {kind.name} "
                         f"agent. Use one of the available tools instead.")
             return p.explain_unknown(name) if p.explain_unknown is not None else None
 
         ctx = replace(p.ctx, read_files=dict(p.ctx.read_files))  # its own record of what it has read
         system = _system_prompt(kind, p.cwd)
-        return Agent(model=model, tools=tools, gate=SubagentGate(p.gate, kind.name), ctx=ctx, system=system,
+        gate = SubagentGate(p.gate, kind.name, read_only=kind.read_only)
+        return Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system,
                      ui=_LabelledUI(p.ui, kind.name), max_turns=p.max_turns, result_cap=p.result_cap,
                      explain_unknown=explain, before_request=p.before_request,
                      context=ContextWindow(p.context_tokens), resolve_unknown=resolve,

@@ -7,7 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mini_claude.agent.subagents import MAX_AGENT_FILE_BYTES, load_subagent_types
+from mini_claude.agent.subagents import BUILTIN_TYPES, MAX_AGENT_FILE_BYTES, SubagentGate, load_subagent_types
+from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
+from mini_claude.tools.builtins import builtin_tools
 
 
 def _write(folder: Path, name: str, text: str) -> Path:
@@ -36,7 +38,7 @@ def test_builtins_user_and_project_types(tmp_path: Path) -> None:
     assert kinds["mine"].tools == ("Read", "Grep") and kinds["mine"].source == "user"
     assert kinds["mine"].tools_text() == "Read, Grep"
     assert kinds["general-purpose"].tools_text() == "*"
-    assert kinds["Explore"].tools_text() == "All tools except Agent, Edit, Write, NotebookEdit"
+    assert kinds["Explore"].tools_text() == "Read-only tools: Read, Glob, Grep, WebFetch, read-only MCP tools"
 
 
 def test_tool_names_map_to_ours_and_agent_never_nests(tmp_path: Path) -> None:
@@ -85,3 +87,15 @@ def test_bad_files_are_warnings_naming_them(tmp_path: Path) -> None:
     for path in (nameless, bad_name, no_desc, broken, huge, fifo):
         assert any(str(path) in w for w in warnings), (path, warnings)
     assert any("`description` missing" in w for w in warnings)
+
+
+async def test_explore_is_read_only_whatever_the_mode(tmp_path: Path) -> None:
+    explore = next(t for t in BUILTIN_TYPES if t.name == "Explore")
+    tools = builtin_tools()
+    assert [t.name for t in tools if explore.offers(t)] == ["read_file", "glob", "grep", "WebFetch", "TodoWrite"]
+    # its gate refuses a tool that is not read-only first, even where the session's mode would let it run
+    gate = PermissionGate(PermissionMode.BYPASS, RuleSet.from_strings(), ask=None, cwd=tmp_path)
+    bash = next(t for t in tools if t.name == "bash")
+    refused = await SubagentGate(gate, "Explore", read_only=True).check(bash, {"command": "touch x"})
+    assert not refused.allowed and refused.reason == "permission denied for bash: the Explore agent is read-only"
+    assert (await SubagentGate(gate, "general-purpose").check(bash, {"command": "touch x"})).allowed

@@ -15,6 +15,10 @@ Differences found (the assertions branch on `client` only there):
 * a restricted child's refused tool: the same words ("No such tool available: X. X exists but is not enabled …").
 * nesting: Claude Code 2.1.197 offers `Agent` to a general-purpose child, and a child's call of it runs a grandchild;
   mini-claude keeps one level (a sub-agent cannot start another: no unbounded recursion of agents), so the general-purpose child's tools are compared without it (`test_a_subagent_cannot_start_another`).
+* Explore: Claude Code's keeps Bash; mini-claude's is offered read-only tools only and its gate refuses any other
+  (`test_explore_is_offered_read_only_tools_only`).
+* SubagentStop's payload: Claude Code adds `agent_id`, `agent_type` and `agent_transcript_path`; mini-claude sends
+  the Stop keys only (the hooks layer's `subagent_stop` takes no agent yet).
 * trust: Claude Code's `-p` loads a repository's agent files with their `model`; mini-claude loads them in an
   untrusted folder too but ignores their `model` until the folder is trusted (`test_an_untrusted_repositorys_...`).
 """
@@ -322,3 +326,19 @@ def test_a_subagent_cannot_start_another(tmp_path: Path) -> None:
     assert result_text(refused).startswith("No such tool available: Agent. Agent exists but is not enabled")
     assert result_text(report).startswith("CHILD: No such tool available: Agent.")
     assert len(r.requests) == 4  # the parent's two and the child's two: no grandchild
+
+
+def test_explore_is_offered_read_only_tools_only(tmp_path: Path) -> None:
+    """A deliberate difference: Claude Code's Explore keeps Bash (its prompt asks it not to change anything);
+    mini-claude's is offered only read-only tools and its gate refuses any other, even under --yolo."""
+    r = run("mini-claude", tmp_path, [
+        call("mini-claude", agent("look around", "Explore")),
+        call("mini-claude", ("Bash", {"command": "touch made"})),
+        answer("EXPLORED {{last_tool_result}}"),
+        answer("parent done"),
+    ], "--yolo")
+    [first, _] = child_requests(r)
+    assert sorted(r.tools_of(first)) == ["TodoWrite", "WebFetch", "glob", "grep", "read_file"]
+    refused, _report = r.tool_results()
+    assert refused.get("is_error") is True and "not enabled for the Explore agent" in result_text(refused)
+    assert not (r.work / "made").exists()

@@ -77,7 +77,7 @@ class SubagentType:
 
     def tools_text(self) -> str:
         if self.read_only:
-            return "Read-only tools: Read, Glob, Grep, WebFetch, read-only MCP tools"
+            return "read-only ones"
         if self.tools is not None:
             return ", ".join(self.tools)
         return f"All tools except {', '.join(self.excluded)}" if self.excluded else "*"
@@ -87,14 +87,11 @@ _REPORT = ("When you are done, answer with a concise report of what you did and 
            "you reads your final message as the result, the user does not see it.")
 BUILTIN_TYPES: tuple[SubagentType, ...] = (
     SubagentType("general-purpose",
-                 "General-purpose agent for researching complex questions, searching for code, and executing "
-                 "multi-step tasks. When you are searching for a keyword or file and are not confident that you "
-                 "will find the right match in the first few tries use this agent to perform the search for you.",
+                 "Researching questions, searching code, multi-step tasks.",
                  "You are a sub-agent of mini-claude, a coding agent in the terminal. Use the tools available to "
                  f"complete the task you are given, fully but without gold-plating. {_REPORT}"),
     SubagentType("Explore",
-                 "Read-only search agent for broad searches: when answering means sweeping many files or naming "
-                 "conventions and you only need the conclusion, not the file dumps.",
+                 "Read-only search across many files when you need the conclusion, not the file dumps.",
                  "You are a read-only search sub-agent of mini-claude. Locate the code, files and facts the task "
                  "asks about with the search and read tools; never change files or state. " + _REPORT,
                  excluded=(AGENT_TOOL_NAME, "Edit", "Write", "NotebookEdit"), read_only=True),

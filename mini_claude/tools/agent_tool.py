@@ -67,12 +67,9 @@ class AgentTool:
     def description(self) -> str:
         listed = "\n".join(f"- {kind.name}: {kind.description} (Tools: {kind.tools_text()})"
                            for kind in self.runner.types().values())
-        return ("Launch a new agent to handle complex, multi-step tasks on its own, with a fresh context. "
-                "Specify `subagent_type` to select which agent type to use; if omitted, the general-purpose agent "
-                "is used.\n\n- The agent's final message is returned to you as the tool result; it is not shown to "
-                "the user: relay what matters.\n- When you launch several agents for independent work, send them in "
-                "a single message with several tool uses so they run concurrently.\n- A sub-agent cannot start "
-                f"another one.\n\nAvailable agent types and the tools they have access to:\n{listed}")
+        return ("Start an agent with a fresh context on a multi-step task (`subagent_type`, default "
+                "general-purpose). Its final message is your tool result (the user does not see it). Several "
+                f"calls in one message run concurrently.\n\nAgent types:\n{listed}")
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         kind = args.get("subagent_type") or DEFAULT_SUBAGENT_TYPE

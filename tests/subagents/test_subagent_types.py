@@ -38,7 +38,7 @@ def test_builtins_user_and_project_types(tmp_path: Path) -> None:
     assert kinds["mine"].tools == ("Read", "Grep") and kinds["mine"].source == "user"
     assert kinds["mine"].tools_text() == "Read, Grep"
     assert kinds["general-purpose"].tools_text() == "*"
-    assert kinds["Explore"].tools_text() == "Read-only tools: Read, Glob, Grep, WebFetch, read-only MCP tools"
+    assert kinds["Explore"].tools_text() == "read-only ones"
 
 
 def test_tool_names_map_to_ours_and_agent_never_nests(tmp_path: Path) -> None:

@@ -245,10 +245,11 @@ class Subagents:
     def types(self) -> Mapping[str, SubagentType]:
         return self.kinds
 
-    async def run(self, kind_name: str, description: str, prompt: str) -> ToolResult:
-        """Run a fresh `kind_name` agent on `prompt`; its final text is the result."""
+    async def run(self, kind_name: str, description: str, prompt: str, model: str | None = None) -> ToolResult:
+        """Run a fresh `kind_name` agent on `prompt` (on `model`, when the call names one: as in Claude Code it
+        wins over the type's); its final text is the result."""
         kind = self.kinds[kind_name]
-        child = self._child(kind)
+        child = self._child(replace(kind, model=model) if model else kind)
         if self.parts.on_child is not None:
             self.parts.on_child(child)
         try:

@@ -1,5 +1,5 @@
-"""The `Agent` tool: Claude Code's name and input shape (`description`, `prompt`, `subagent_type`), handing a task
-to a fresh sub-agent whose final text comes back as the result.
+"""The `Agent` tool: Claude Code's name and input shape (`description`, `prompt`, `subagent_type`, `model`; not its
+`run_in_background` and `isolation`), handing a task to a fresh sub-agent whose final text comes back as the result.
 
 The tool only checks the input and names the type; running the child belongs to the agent layer
 (mini_claude.agent.subagents.Subagents fits `SubagentRunner`), so this lower layer never imports the loop. It is
@@ -37,7 +37,7 @@ class SubagentRunner(Protocol):
 
     def types(self) -> Mapping[str, SubagentKind]: ...
 
-    async def run(self, kind_name: str, description: str, prompt: str) -> ToolResult: ...
+    async def run(self, kind_name: str, description: str, prompt: str, model: str | None = None) -> ToolResult: ...
 
 
 INPUT_SCHEMA: dict[str, Any] = {
@@ -47,6 +47,8 @@ INPUT_SCHEMA: dict[str, Any] = {
         "prompt": {"type": "string", "description": "The task for the agent to perform"},
         "subagent_type": {"type": "string",
                           "description": "The type of specialized agent to use for this task"},
+        "model": {"type": "string", "enum": ["sonnet", "opus", "haiku"],
+                  "description": "Optional model for this agent, over its type's; else the type's, or the session's"},
     },
     "required": ["description", "prompt"],
     "additionalProperties": False,
@@ -79,4 +81,4 @@ class AgentTool:
         prompt = args["prompt"]
         if not prompt.strip():
             return ToolResult.error("prompt is empty: say what the agent should do")
-        return await self.runner.run(kind, args["description"], prompt)
+        return await self.runner.run(kind, args["description"], prompt, args.get("model"))

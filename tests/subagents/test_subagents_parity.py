@@ -342,3 +342,13 @@ def test_explore_is_offered_read_only_tools_only(tmp_path: Path) -> None:
     refused, _report = r.tool_results()
     assert refused.get("is_error") is True and "not enabled for the Explore agent" in result_text(refused)
     assert not (r.work / "made").exists()
+
+
+@CLIENTS
+def test_the_calls_model_wins(client: str, tmp_path: Path) -> None:
+    r = run(client, tmp_path, [call(client, ("Agent", {"description": "quick", "prompt": "be quick",
+                                                        "subagent_type": "general-purpose", "model": "haiku"})),
+                               answer("quick report"), answer("parent done")])
+    [child] = child_requests(r)
+    assert r.requests[child]["body"]["model"] == resolve_alias("haiku", {}) != r.requests[0]["body"]["model"]
+    assert r.result["result"] == "parent done"

@@ -5,6 +5,7 @@ retries once; old tool results are cleared first."""
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 
 from mini_claude.agent.compaction import CLEARED, clear_old_results
@@ -33,9 +34,15 @@ def test_a_200_turn_session_fits_a_small_window(cli: Cli) -> None:
 
 def test_a_too_long_refusal_compacts_and_retries_once(cli: Cli) -> None:
     (cli.work / "big.txt").write_text(BIG * 4)
+    # the window: what a request without history costs (system prompt and tools, measured as the mock counts) plus
+    # room for one read of big.txt (~580 tokens) but not two, so the second read is refused
+    probe = cli.mock([answer("hi")])
+    assert cli.run("-p", "go").rc == 0
+    base = probe.requests[0]["body"]
+    window = len(json.dumps(base)) // 4 + 1_000
     mock = cli.mock([tool_use("read_file", {"path": "big.txt"}), tool_use("read_file", {"path": "big.txt"}),
                      answer("fine")])
-    mock.scenario = type(mock.scenario)(mock.scenario.turns, "test", 2_500)
+    mock.scenario = type(mock.scenario)(mock.scenario.turns, "test", window)
     # the agent believes the window is large: only the model's refusal tells it otherwise
     result = cli.run("-p", "go", env={"MINI_CLAUDE_CONTEXT_TOKENS": "1000000"})
     assert result.rc == 0 and result.stdout == "fine\n", result.stderr

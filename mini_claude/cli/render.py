@@ -88,9 +88,27 @@ def setup_logging(*, debug: bool = False) -> None:
     text)."""
     from mini_claude.logredact import add_redaction
 
-    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[_CurrentStderr()],
-                        format="%(levelname)s %(name)s: %(message)s")
+    handler = _CurrentStderr()
+    handler.setFormatter(_Formatter("%(levelname)s %(name)s: %(message)s", tracebacks=debug))
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[handler])
     add_redaction(scrub=clean)
+
+
+class _Formatter(logging.Formatter):
+    """One line per record unless `--debug`: an exception's traceback becomes `(ValueError: why)` after the message
+    (a traceback on stderr is for debugging, never the user's answer to a problem)."""
+
+    def __init__(self, fmt: str, *, tracebacks: bool) -> None:
+        super().__init__(fmt)
+        self._tracebacks = tracebacks
+
+    def format(self, record: logging.LogRecord) -> str:
+        if not self._tracebacks and (record.exc_info or record.stack_info):
+            exc = record.exc_info[1] if record.exc_info else None
+            shown = f"{record.getMessage()} ({type(exc).__name__}: {exc})" if exc is not None else record.getMessage()
+            record = logging.makeLogRecord({**record.__dict__, "msg": shown, "args": None, "exc_info": None,
+                                            "exc_text": None, "stack_info": None})
+        return super().format(record)
 
 
 class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]

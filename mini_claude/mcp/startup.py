@@ -6,8 +6,9 @@ server gets and a reason that says what to change (failures.py words it).
 
 Slow is not dead: the startup timeout (`MCP_TIMEOUT`) measures the server, not our own queue. Its clock starts once
 the process is spawned (the transport started), and when it runs out while the server is still making progress —
-its stdout or stderr produced bytes, or its process used CPU time, since the last look (`SupportsProgress`) — it is
-extended by another timeout, up to `STARTUP_CEILING_FACTOR` times the timeout in all. So sixty servers starting
+its stdout or stderr produced bytes, or its process used CPU time, in the last second of the window
+(`SupportsProgress`, `PROGRESS_LOOK_S`) — it is extended by another timeout, up to `STARTUP_CEILING_FACTOR` times
+the timeout in all. So sixty servers starting
 together on a busy machine are not declared failed for waiting in the same run queue, while a server that is
 silent and idle (hung on a lock, waiting for a socket) still fails after one timeout, with its stderr tail.
 """
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 
 SHUTDOWN_TIMEOUT_S = 8.0
 STARTUP_CEILING_FACTOR = 4.0  # a server still making progress may take up to this many startup timeouts
+PROGRESS_LOOK_S = 1.0  # progress counts when seen in this last part of a startup window
 
 T = TypeVar("T")
 TransportFactory = Callable[[ServerConfig, Mapping[str, str]], Transport]
@@ -145,11 +147,17 @@ async def within_startup(work: Awaitable[T], transport: Transport, timeout_s: fl
     is up."""
     task = asyncio.ensure_future(work)
     loop = asyncio.get_running_loop()
+    # progress is judged over the last part of each window: a server that booted (CPU, a banner on stderr) and then
+    # went idle is silent by the deadline, and fails after one timeout, not two
+    look_s = min(PROGRESS_LOOK_S, timeout_s / 4)
     try:
         began = loop.time()
         deadline = began + timeout_s
-        mark = transport.progress() if isinstance(transport, SupportsProgress) else None
         while True:
+            done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - look_s - loop.time()))
+            if done:
+                return task.result()
+            mark = transport.progress() if isinstance(transport, SupportsProgress) else None
             done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
             if done:
                 return task.result()
@@ -157,7 +165,7 @@ async def within_startup(work: Awaitable[T], transport: Transport, timeout_s: fl
             seen = transport.progress() if isinstance(transport, SupportsProgress) else None
             if seen is not None and seen != mark and now - began < ceiling_s:
                 log.debug("startup timeout reached with the server still working: waiting %gs more", timeout_s)
-                mark, deadline = seen, min(now + timeout_s, began + ceiling_s)
+                deadline = min(now + timeout_s, began + ceiling_s)
                 continue
             raise _SilentTimeout(round(now - began))
     finally:

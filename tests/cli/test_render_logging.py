@@ -144,3 +144,17 @@ def test_a_warning_while_the_spinner_is_live(monkeypatch: pytest.MonkeyPatch, te
     on_screen = "WARNING server x: connection lost" in screen.getvalue()
     in_stderr = "WARNING server x: connection lost" in stderr.getvalue()
     assert (on_screen, in_stderr) == ((True, False) if terminal else (False, True))
+
+
+def test_an_exception_record_is_one_line_unless_debug() -> None:
+    import subprocess
+    import sys
+
+    code = ("import logging; from mini_claude.cli.render import setup_logging; setup_logging(debug={debug})\n"
+            "try:\n    raise ValueError('bad thing')\nexcept ValueError:\n"
+            "    logging.getLogger('mini_claude.x').exception('server %s failed', 'a')\n")
+    quiet = subprocess.run([sys.executable, "-c", code.format(debug=False)], capture_output=True, text=True,
+                           timeout=30)
+    assert quiet.stderr == "ERROR mini_claude.x: server a failed (ValueError: bad thing)\n"
+    loud = subprocess.run([sys.executable, "-c", code.format(debug=True)], capture_output=True, text=True, timeout=30)
+    assert "Traceback (most recent call last)" in loud.stderr and "ValueError: bad thing" in loud.stderr

@@ -362,3 +362,30 @@ def test_a_tool_that_needs_tasks_is_offered_only_by_a_server_that_takes_them() -
     states = {name: SimpleNamespace(client=SimpleNamespace(server_capabilities=c)) for name, c in caps.items()}
     manager = SimpleNamespace(tools=lambda: entries, states=states, env={})
     assert [a.name for a in McpToolAdapters(manager)()] == ["mcp__a__fast", "mcp__b__slow"]  # type: ignore[arg-type]
+
+
+async def test_a_servers_stderr_is_kept_in_its_log_from_the_first_byte(tmp_path: Path) -> None:
+    """A session's server that writes to stderr and crashes: its log holds every line, the partial last one too
+    (before, only a doctor run kept stderr; a session's `/mcp log` said it had logged nothing)."""
+    from mini_claude.mcp.host import McpHost
+    from mini_claude.mcp.manager import McpManager
+    from mini_claude.tools.base import ToolContext
+    from mini_claude.tools.mcp_tool import McpToolAdapters
+    from tests.helpers import eventually, server_env
+    from tests.integration.conftest import probe_entry
+
+    entry = probe_entry()
+    host = McpHost(NoQuestionsUI(), roots=[tmp_path], model=lambda: None, log_dir=tmp_path / "logs")
+    manager = McpManager([ServerConfig(name="p", type="stdio", command=entry["command"], args=tuple(entry["args"]))],
+                         env=server_env(tmp_path), client_setup=host.setup, client_ready=host.ready)
+    host.bind(manager)
+    manager.start()
+    try:
+        await manager.wait_started()
+        adapters = {a.name: a for a in McpToolAdapters(manager, host)()}
+        await adapters["mcp__p__crash"].run({}, ToolContext(cwd=tmp_path, spill_dir=tmp_path / "spill"))
+        await eventually(lambda: host.logs.path("p").exists()
+                         and "probe: crashing on purpose" in host.logs.path("p").read_text(), "the stderr line")
+        assert "STDERR" in host.logs.path("p").read_text()
+    finally:
+        await manager.aclose()

@@ -26,6 +26,7 @@ from mini_claude.mcp.host.sampling import SamplingService, sampling_capability
 from mini_claude.mcp.host.server_log import ServerLogs
 from mini_claude.mcp.host.ui import HostUI
 from mini_claude.mcp.manager import McpManager
+from mini_claude.mcp.transports.base import SupportsStderrSink
 from mini_claude.models.base import Model
 
 __all__ = ["McpHost", "sampling_policy"]
@@ -75,6 +76,8 @@ class McpHost:
         client.on_notification("notifications/resources/list_changed",
                                lambda _m, _p: self.resources.refresh(name))  # a coroutine: the client runs it
         self.prompts.forget(name)  # a new connection lists its prompts again
+        if isinstance(client.transport, SupportsStderrSink):  # its stderr kept in its log from the first byte
+            client.transport.on_stderr = self.logs.stderr_sink(name)
         self._clients[name] = client
 
     def bind(self, manager: McpManager) -> None:

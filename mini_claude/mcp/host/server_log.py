@@ -106,9 +106,12 @@ class ServerLogs:
     def stderr_sink(self, server: str) -> Callable[[bytes], None]:
         """A callable taking the server's stderr as it comes, chunk by chunk from the first byte: each line goes to
         its log as `<time> STDERR: <line>` (a longer line than `MAX_ENTRY_CHARS` bytes in pieces; a partial last
-        line waits for its end, or for `end_stderr`). Nothing reaches the screen: stderr is the server's own diagnostics."""
+        line waits for its end, or for `end_stderr`; an empty chunk says the stderr ended). Nothing reaches the screen: stderr is the server's own diagnostics."""
         def take(data: bytes) -> None:
-            self.record_stderr(server, data)
+            if data:
+                self.record_stderr(server, data)
+            else:  # the stderr ended (SupportsStderrSink)
+                self.end_stderr(server)
         return take
 
     def record_stderr(self, server: str, data: bytes) -> None:

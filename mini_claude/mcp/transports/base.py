@@ -43,6 +43,7 @@ __all__ = [
     "SupportsProtocolVersion",
     "SupportsSessionId",
     "SupportsStderr",
+    "SupportsStderrSink",
     "Transport",
 ]
 
@@ -90,6 +91,14 @@ class SupportsStderr(Protocol):
 
     def stderr_text(self) -> str:
         """The tail of the peer's stderr (may be empty)."""
+
+
+@runtime_checkable
+class SupportsStderrSink(Protocol):
+    """A transport that hands its peer's stderr, chunk by chunk as it comes, to `on_stderr` (the server's log keeps
+    it from the first byte); `on_stderr(b"")` says the stderr ended. Set it before `start`."""
+
+    on_stderr: Callable[[bytes], None] | None
 
 
 @runtime_checkable

@@ -35,6 +35,7 @@ import json
 import logging
 import signal
 import subprocess
+from collections.abc import Callable
 from typing import Any
 
 from mini_claude.errors import SpawnError, TransportError
@@ -88,6 +89,7 @@ class _Protocol(asyncio.SubprocessProtocol):
         else:
             self._owner._bytes_in += len(data)
             self._owner._stderr.append(data)
+            self._owner._to_sink(data)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         self._owner._on_pipe_lost(fd, exc)
@@ -136,6 +138,7 @@ class StdioTransport:
         self._waiter: asyncio.Future[None] | None = None  # the pending receive()
         self._stderr = StderrRing(stderr_limit_bytes)
         self._bytes_in = 0  # stdout and stderr bytes read so far (progress())
+        self.on_stderr: Callable[[bytes], None] | None = None  # SupportsStderrSink: the server's log
         # stdin flow control
         self._write_paused = False
         self._drain_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
@@ -306,7 +309,17 @@ class StdioTransport:
             self._update_end()
         elif fd == 2:
             self._stderr_eof = True
+            self._to_sink(b"")  # ended: a partial last line goes to the log too
             self._update_end()
+
+    def _to_sink(self, data: bytes) -> None:
+        sink = self.on_stderr
+        if sink is None:
+            return
+        try:
+            sink(data)
+        except Exception:  # the log is a nicety: a full disk must not break the server's connection
+            log.debug("%s: the stderr sink failed", self.server, exc_info=True)
 
     def _on_exited(self) -> None:
         proc = self._proc

@@ -191,3 +191,13 @@ def test_modules_stay_small_or_say_why() -> None:
             if LONG_REASON not in doc:
                 problems.append(f"{module}: {lines} lines and no {LONG_REASON!r} in its docstring")
     assert not problems, "\n".join(problems)
+
+
+def test_test_files_have_unique_names() -> None:
+    """Test folders are not packages, so pytest imports each test file by its bare name: two files of one name in
+    different folders stop the whole run at collection ("import file mismatch")."""
+    tests = Path(__file__).resolve().parent
+    seen: dict[str, list[str]] = {}
+    for path in tests.rglob("test_*.py"):
+        seen.setdefault(path.name, []).append(str(path.relative_to(tests)))
+    assert not {name: where for name, where in seen.items() if len(where) > 1}

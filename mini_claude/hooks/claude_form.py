@@ -2,7 +2,7 @@
 
 A user's hooks were written for Claude Code: `jq -r .tool_input.file_path` in a formatter, `tool_name == "Bash"` and
 `.tool_input.command` in a guard. So the payload speaks Claude Code's language, not ours (measured against its
-binary: tests/hooks/test_claude_code_parity.py):
+binary: tests/hooks/test_hooks_claude_code_parity.py):
 
     ours                                   a hook reads
     read_file {path, offset, limit}        Read  {file_path (absolute), offset, limit}

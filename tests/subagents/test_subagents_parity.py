@@ -40,7 +40,7 @@ from mini_claude.models.factory import resolve_alias
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.pricing import cost_usd
 from mini_claude.models.scenario import parse_scenario
-from tests.hooks.test_claude_code_parity import claude_binary, hooks, logged, recorder, result_text
+from tests.hooks.test_hooks_claude_code_parity import claude_binary, hooks, logged, recorder, result_text
 from tests.integration.conftest import PROBE, ROOT
 
 pytestmark = pytest.mark.timeout(180)

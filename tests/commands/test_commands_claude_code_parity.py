@@ -2,7 +2,7 @@
 Code's own binary, give the same observable results — what the model received, what ran on disk, and the stop.
 
 Each scenario is one function run once per client. Claude Code runs offline against the same mock model
-(`ANTHROPIC_BASE_URL`, an isolated `HOME`, `IS_SANDBOX=1`); its binary comes as in tests/hooks/test_claude_code_parity.py
+(`ANTHROPIC_BASE_URL`, an isolated `HOME`, `IS_SANDBOX=1`); its binary comes as in tests/hooks/test_hooks_claude_code_parity.py
 (skipped without it, failing under CI). Differences that stay, and why:
 
 * the stop: Claude Code exits 0 with an empty result and reports the refusal only in `stream-json` output (as a
@@ -29,7 +29,7 @@ import pytest
 
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
-from tests.hooks.test_claude_code_parity import RUN_TIMEOUT_S, claude_binary
+from tests.hooks.test_hooks_claude_code_parity import RUN_TIMEOUT_S, claude_binary
 from tests.integration.conftest import ROOT
 
 pytestmark = pytest.mark.timeout(180)

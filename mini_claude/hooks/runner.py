@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from mini_claude.procgroup import signal_group
 
 __all__ = ["MAX_OUTPUT_BYTES", "CommandRun", "run_command"]
 
@@ -126,20 +127,12 @@ async def _wait_for_exit(proc: asyncio.subprocess.Process, timeout_s: float) -> 
     return True
 
 
-def _signal_group(pgid: int, sig: int) -> bool:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
 async def _end_group(proc: asyncio.subprocess.Process) -> None:
     """SIGTERM the group (its id is the shell's pid: `start_new_session`), up to `KILL_GRACE_S` for the shell to
     go, SIGKILL, then wait for the shell to be reaped. SIGKILL is sent even if this is cancelled meanwhile."""
     try:
-        if _signal_group(proc.pid, signal.SIGTERM):
+        if signal_group(proc.pid, signal.SIGTERM):
             await _wait_for_exit(proc, KILL_GRACE_S)
     finally:
-        _signal_group(proc.pid, signal.SIGKILL)
+        signal_group(proc.pid, signal.SIGKILL)
     await _wait_for_exit(proc, REAP_TIMEOUT_S)

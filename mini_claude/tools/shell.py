@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mini_claude.procgroup import signal_group
 from mini_claude.tools.base import ToolContext, ToolResult
 
 __all__ = [
@@ -59,22 +60,13 @@ _POLL_MAX_S = 0.05
 # Process groups
 
 
-def _signal_group(pgid: int, sig: int) -> bool:
-    """Send `sig` to process group `pgid`; False when no process is left in it."""
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
 def group_alive(pgid: int) -> bool:
     """Whether process group `pgid` still has a live (non-zombie) member.
 
     Zombies still count for `killpg(pgid, 0)` until their new parent reaps them, which in some containers is never;
     on Linux /proc tells them apart.
     """
-    if not _signal_group(pgid, 0):
+    if not signal_group(pgid, 0):
         return False
     proc_root = Path("/proc")
     if not proc_root.is_dir():
@@ -121,14 +113,14 @@ async def terminate_group(proc: asyncio.subprocess.Process, *, grace_s: float = 
     pgid = proc.pid
     loop = asyncio.get_running_loop()
     try:
-        if _signal_group(pgid, signal.SIGTERM):
+        if signal_group(pgid, signal.SIGTERM):
             deadline = loop.time() + grace_s
             delay = _POLL_MIN_S
             while loop.time() < deadline and group_alive(pgid):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, _POLL_MAX_S)
     finally:
-        _signal_group(pgid, signal.SIGKILL)
+        signal_group(pgid, signal.SIGKILL)
     # The child watcher reaps the direct child; this only waits for it to have done so.
     await wait_for_exit(proc, REAP_TIMEOUT_S)
 

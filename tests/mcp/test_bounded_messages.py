@@ -255,23 +255,43 @@ async def test_http_oversized_body_fails_its_call_and_the_session_goes_on(web: s
 # ---- end to end: the CLI, its memory, the other servers -----------------------------------------------------------
 
 def _run_wait4(cli: Cli, *args: str, timeout_s: float) -> tuple[int, str, str, int]:
-    """Run the CLI and reap it with wait4: (exit code, stdout, stderr, its own peak RSS in bytes)."""
+    """Run the CLI and reap it: (exit code, stdout, stderr, its own peak RSS in bytes).
+
+    The peak is the CLI's `VmHWM` (/proc/PID/status), read every 20 ms while it runs: that
+    high-water mark belongs to the memory the program itself mapped. `wait4`'s `ru_maxrss` is not: it keeps the
+    peak from before `exec`, when the child was still a copy of this test process — a pytest grown to 250 MB in a
+    full run made every CLI look 250 MB big."""
     out, err = cli.tmp / "stdout.txt", cli.tmp / "stderr.txt"
     with out.open("wb") as stdout, err.open("wb") as stderr:
         proc = subprocess.Popen([sys.executable, "-m", "mini_claude", *args], cwd=cli.work, env=cli.env,
                                 stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + timeout_s
+    peak = 0
     while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        peak = max(peak, _high_water(proc.pid))
+        pid, status, _usage = os.wait4(proc.pid, os.WNOHANG)
         if pid == proc.pid:
             break
         if time.monotonic() > deadline:
             proc.kill()
             os.wait4(proc.pid, 0)
             raise AssertionError(f"the CLI did not finish within {timeout_s}s")
-        time.sleep(0.05)
+        time.sleep(0.02)
     proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: keep Popen from waiting again
-    return proc.returncode, out.read_text(), err.read_text(), usage.ru_maxrss * 1024
+    assert peak > 0, "the CLI's VmHWM was never read"
+    return proc.returncode, out.read_text(), err.read_text(), peak
+
+
+def _high_water(pid: int) -> int:
+    """The process's peak resident set (VmHWM) in bytes, 0 when it cannot be read (gone, or a zombie)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def test_cli_refuses_oversized_messages_with_bounded_memory(tmp_path: Path, web: str) -> None:

@@ -18,7 +18,6 @@ from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_USAGE
 from mini_claude.cli.host_ui import PrintHostUI
 from mini_claude.cli.output_format import ResultWriter, exit_code
 from mini_claude.cli.render import TerminalUI
-from mini_claude.cli.repl import Repl
 from mini_claude.cli.resume import record_session, resume_session
 from mini_claude.cli.session import start_session
 from mini_claude.cli.turn_input import run_user_turn
@@ -201,4 +200,6 @@ def run_interactive(args: argparse.Namespace) -> int:
         sys.stderr.write("mini-claude: the interactive REPL needs a terminal on stdin; "
                          "for scripts use -p \"prompt\" (or pipe the prompt into -p)\n")
         return EXIT_USAGE
+    from mini_claude.cli.repl import Repl  # the REPL's imports (prompt_toolkit…) are not -p's
+
     return asyncio.run(Repl(args).run())

@@ -30,8 +30,6 @@ from typing import Any, ClassVar
 from urllib.parse import urljoin, urlsplit
 
 import httpx
-from bs4 import BeautifulSoup
-from markdownify import MarkdownConverter
 
 from mini_claude.tools.base import ToolContext, ToolResult
 
@@ -61,6 +59,9 @@ def fetch_host(url: str) -> str | None:
 
 def html_to_markdown(html: str) -> str:
     """Markdown for an HTML page: ATX headings, links kept, scripts/styles/frames dropped."""
+    from bs4 import BeautifulSoup  # imported on first use: ~45 ms that `-p` start-up should not pay
+    from markdownify import MarkdownConverter
+
     soup = BeautifulSoup(html, "html.parser")
     for tag in soup.find_all(_REMOVED_TAGS):
         tag.decompose()

@@ -1,5 +1,8 @@
 """MCP config: the sources and their order, both file forms, ${VAR} expansion, one exact error line per
-problem (the rest still loads), the add/remove writers, and secret masking."""
+problem (the rest still loads), the add/remove writers, and secret masking.
+
+Why this module is long: the config's reading and its writing are one contract (what `mcp add` writes, a session
+reads back from the same file and scope), so their exact-string tests stay side by side."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""StdioTransport against real child processes: spawning, framing, stderr, end of stream, shutdown."""
+"""StdioTransport against real child processes: spawning, framing, stderr, end of stream, shutdown.
+
+Why this module is long: each test is one real child process behaviour (a lost pipe, a grandchild, a slow reader,
+an oversized line), and they share the same small spawning helpers."""
 
 from __future__ import annotations
 

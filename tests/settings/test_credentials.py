@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mini_claude.models.credentials import ApiKeyHelper
+from tests.helpers import wait_until
 from tests.integration.conftest import answer
 from tests.settings.conftest import SettingsCli, sent
 
@@ -89,10 +90,7 @@ def test_a_hanging_helper_is_bounded_and_its_group_killed(cli: SettingsCli) -> N
             in r.stderr), r.stderr
     assert mock.requests == []
     grandchild = int(pidfile.read_text())
-    deadline = time.monotonic() + 10
-    while _alive(grandchild) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(grandchild)
+    wait_until(lambda: not _alive(grandchild), "the helper's grandchild to be killed", within_s=10)
 
 
 def _alive(pid: int) -> bool:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.tools.base import Tool, ToolContext
 from mini_claude.tools.builtins import builtin_tools
 from tests.agent.agent_helpers import make_model, say, validate_history
+from tests.helpers import eventually
 
 pytestmark = pytest.mark.timeout(60)
 WAIT_S = 20.0
@@ -73,11 +73,11 @@ async def test_cancel_stops_every_subagent_and_answers_every_tool_use(tmp_path: 
     parent, children, mock = _agents(turns, tmp_path)
     try:
         task = asyncio.ensure_future(parent.run("go"))
-        deadline = time.monotonic() + WAIT_S
-        while len(list(pids.iterdir())) < 2 or any(p.suffix == ".tmp" for p in pids.iterdir()):
+        def both_started() -> bool:
             assert not task.done(), task.result()
-            assert time.monotonic() < deadline, "the two children never both started their command"
-            await asyncio.sleep(0.02)
+            return len(list(pids.iterdir())) >= 2 and not any(p.suffix == ".tmp" for p in pids.iterdir())
+
+        await eventually(both_started, "the two children both started their command", within_s=WAIT_S)
         shells = [int(p.name) for p in pids.iterdir()]
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -90,8 +90,6 @@ async def test_cancel_stops_every_subagent_and_answers_every_tool_use(tmp_path: 
         results = _results(history)
         assert sorted(results) == sorted(_tool_uses(history)) and results
         assert all(text == INTERRUPTED_TEXT for text in results.values())
-    deadline = time.monotonic() + WAIT_S
-    while any(_alive(pid) for pid in shells):
-        assert time.monotonic() < deadline, f"a child's shell outlived the interruption: {shells}"
-        await asyncio.sleep(0.02)
+    await eventually(lambda: not any(_alive(pid) for pid in shells), f"the children's shells {shells} to end",
+                     within_s=WAIT_S)
     assert len(mock.requests) == 3  # the parent's and each child's first: nothing asked after the interruption

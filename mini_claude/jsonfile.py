@@ -43,6 +43,7 @@ __all__ = [
     "read_regular_file",
     "read_regular_head",
     "read_regular_text",
+    "replace_atomically",
     "size_text",
     "write_json_atomic",
 ]
@@ -208,11 +209,16 @@ def write_json_atomic(path: Path, data: Any, *, new_mode: int) -> None:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = new_mode
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    replace_atomically(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode)
+
+
+def replace_atomically(path: Path, data: bytes, mode: int) -> None:
+    """Write `data` to a temp file beside `path` (fsynced, then given `mode`) and rename it over `path`: a crash
+    leaves the old file or the new one, never half of one. The temp file is removed on any failure."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)

@@ -25,10 +25,11 @@ import json
 import logging
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from mini_claude.jsonfile import replace_atomically
 
 __all__ = [
     "ASIDE_SUFFIX",
@@ -165,18 +166,7 @@ def write_state(path: Path, data: Any, *, indent: int | None = None) -> None:
 def write_state_bytes(path: Path, data: bytes) -> None:
     """`write_state` for bytes as they are."""
     private_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # 0600
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    replace_atomically(path, data, FILE_MODE)  # the temp file is 0600 from its creation (mkstemp)
 
 
 @contextlib.contextmanager

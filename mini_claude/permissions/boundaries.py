@@ -32,7 +32,7 @@ from typing import Literal
 
 from mini_claude.permissions.paths import MatchEnv, expand_path, is_within
 
-__all__ = ["Boundary", "BoundaryKind", "Place", "boundary_of", "classify", "literal_root"]
+__all__ = ["Boundary", "BoundaryKind", "Place", "boundary_of", "classify", "literal_root", "may_be_secret"]
 
 BoundaryKind = Literal["outside", "secret", "protected"]
 
@@ -97,6 +97,31 @@ class Boundary:
 
 def _is_secret_name(name: str) -> bool:
     return name.startswith(".env.") or name in _SECRET_NAMES or name.endswith(_SECRET_SUFFIXES)
+
+
+def may_be_secret(path: str, place: Place) -> bool:
+    """A cheap first look for searches, which ask about every file they meet: False only when `path` (absolute)
+    is surely not secret — neither it nor its resolved target has a secret name, and the target lies in none of the
+    secret folders. True means `classify` must decide."""
+    real = os.path.realpath(path)
+    if _is_secret_name(os.path.basename(path)) or _is_secret_name(os.path.basename(real)):
+        return True
+    return any(real == root or real.startswith(root + "/") for root in _secret_roots(place))
+
+
+def _secret_roots(place: Place) -> tuple[str, ...]:
+    """The resolved secret folders and files of `place` (home's credentials, the state folder)."""
+    key = (place.env.home, place.state_dir)
+    roots = _ROOTS_CACHE.get(key)
+    if roots is None:
+        found = [os.path.realpath(place.env.home / rel) for rel in _HOME_SECRETS]
+        if place.state_dir is not None:
+            found.append(os.path.realpath(place.state_dir))
+        roots = _ROOTS_CACHE[key] = tuple(root.rstrip("/") for root in found)
+    return roots
+
+
+_ROOTS_CACHE: dict[tuple[Path, Path | None], tuple[str, ...]] = {}
 
 
 def _under(path: str, base: Path, rels: Iterable[str]) -> bool:

@@ -46,7 +46,14 @@ from typing import Any, Literal
 from mini_claude.hooks.outcomes import HookPermission
 from mini_claude.paths import user_home
 from mini_claude.permissions.bash_guard import bypass_refusal
-from mini_claude.permissions.boundaries import Boundary, Place, boundary_of, classify, literal_root
+from mini_claude.permissions.boundaries import (
+    Boundary,
+    Place,
+    boundary_of,
+    classify,
+    literal_root,
+    may_be_secret,
+)
 from mini_claude.permissions.paths import MatchEnv, expand_path
 from mini_claude.permissions.rules import Rule, RuleSet, ToolCall
 from mini_claude.permissions.shell import split_shell_command
@@ -217,8 +224,8 @@ class PermissionGate:
     def is_secret(self, path: Path) -> bool:
         """Must a search skip `path` inside a searched folder because it holds secrets (`.env`, a private key)?
         Not in bypassPermissions mode, nor when an allow rule names it on purpose (`Read(.env)`)."""
-        if self.mode is PermissionMode.BYPASS:
-            return False
+        if self.mode is PermissionMode.BYPASS or not may_be_secret(expand_path(str(path), self._env()), self._place()):
+            return False  # the cheap look first: a search asks this of every file it meets
         call = ToolCall("Grep", {"path": str(path)})
         return bool(self._boundaries(call, kinds=("secret",))) and self._allowing_rules(call, self._env()) is None
 

@@ -111,3 +111,25 @@ def test_the_file_a_tool_writes_is_the_file_the_gate_judged(tmp_path: Path, segm
     real = os.path.realpath(created[0])
     assert real.startswith(os.path.realpath(work) + "/"), (raw, real, decision.reason)
     assert created[0].name == name == "f.txt", (raw, decision.reason)
+
+
+def test_the_cheap_secret_look_never_clears_what_classify_calls_secret(tmp_path: Path) -> None:
+    """Grep asks `is_secret` of every file it meets: the quick look (may_be_secret) may only ever say "maybe" where
+    classify says secret — names, links into ~/.ssh, the state folder."""
+    from mini_claude.permissions.boundaries import Place, classify, may_be_secret
+
+    work, home, state = tmp_path / "work", tmp_path / "home", tmp_path / "state"
+    for folder in (work / "src", home / ".ssh", home / ".aws", state):
+        folder.mkdir(parents=True)
+    (home / ".ssh" / "config").write_text("x")
+    (state / "approvals.json").write_text("{}")
+    (work / "src" / "ssh").symlink_to(home / ".ssh" / "config")
+    (work / "src" / "st").symlink_to(state / "approvals.json")
+    names = ["a.py", ".env", ".env.local", "prod.env", "id_rsa", "x.pem", ".npmrc", "ssh", "st", "README.md"]
+    place = Place(MatchEnv(cwd=work, home=home), (work,), (), state)
+    for name in names:
+        path = str(work / "src" / name)
+        if classify(path, place, write=False) == "secret":
+            assert may_be_secret(path, place), name
+    assert not may_be_secret(str(work / "src" / "a.py"), place)
+    assert may_be_secret(str(work / "src" / "ssh"), place) and may_be_secret(str(work / "src" / "st"), place)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mini_claude.agent.hook_points import HookPoints
 from mini_claude.errors import ConfigError, PermissionDeniedError
 from mini_claude.frontmatter import parse_frontmatter, split_frontmatter
 from mini_claude.jsonfile import read_regular_text
@@ -126,11 +127,14 @@ def _read(path: Path, name: str, scope: str, *, shown: Path) -> CustomCommand | 
 @dataclass(frozen=True)
 class Expansion:
     """A custom command ready to send: `text` (arguments in, `!` outputs inlined), the `@` files as text blocks
-    (`attachments`), and one warning per `@path` left as text (`problems`)."""
+    (`attachments`), and one warning per `@path` left as text (`problems`). `own_text` is the command's text
+    without what its `!` commands printed: an `@server:uri` mention counts only when the command itself wrote it
+    (a commit message or a file printed by `git log` / `cat` must not make a server read something)."""
 
     text: str
     attachments: tuple[dict[str, Any], ...] = ()
     problems: tuple[str, ...] = ()
+    own_text: str = ""
 
 
 class CommandStopped(PermissionDeniedError):
@@ -138,15 +142,17 @@ class CommandStopped(PermissionDeniedError):
 
 
 async def expand_command(command: CustomCommand, arguments: str, *, gate: PermissionGate, shell: Tool,
-                         ctx: ToolContext) -> Expansion:
-    """Expand `command` (see the module docstring): check every `!` command (as a `shell` call) and `@` file, then
-    run and read them. Raises CommandStopped naming the first that may not run unasked."""
+                         ctx: ToolContext, hooks: HookPoints | None = None) -> Expansion:
+    """Expand `command` (see the module docstring): check every `!` command (as a `shell` call, the user's PreToolUse
+    hooks weighed as for the model's own calls) and `@` file, then run and read them. Raises CommandStopped naming
+    the first that may not run unasked."""
     text = expand(command, arguments)
     checker = _unasking(gate, command)
     reader = ReadFileTool()
     commands = list(dict.fromkeys(m.group(1) for m in _BANG.finditer(text)))
     for cmd in commands:
-        decision = await checker.check(shell, {"command": cmd})
+        before = await hooks.pre_tool_use(shell.name, {"command": cmd}, "") if hooks is not None else None
+        decision = await checker.check(shell, {"command": cmd}, hook=before.permission if before else None)
         if not decision.allowed:
             raise CommandStopped(f"{command.command}: stopped, nothing was run or sent: !`{cmd}`: {decision.reason}")
     files: list[tuple[str, Path]] = []
@@ -164,6 +170,7 @@ async def expand_command(command: CustomCommand, arguments: str, *, gate: Permis
     for cmd in commands:
         result = await shell.run({"command": cmd}, ctx)
         outputs[cmd] = result.as_text().strip()
+    own_text = _BANG.sub("", text)  # what the command itself says, without what its commands printed
     text = _BANG.sub(lambda m: outputs[m.group(1)], text)
     attachments = []
     for mention, path in files:
@@ -174,7 +181,7 @@ async def expand_command(command: CustomCommand, arguments: str, *, gate: Permis
         attachments.append({"type": "text", "text": (
             f"Called the Read tool with the following input: {json.dumps({'file_path': str(path)}, separators=(',', ':'))}\n"
             f"Result of calling the Read tool:\n{result.as_text()}")})
-    return Expansion(text, tuple(attachments), tuple(problems))
+    return Expansion(text, tuple(attachments), tuple(problems), own_text)
 
 
 def _unasking(gate: PermissionGate, command: CustomCommand) -> PermissionGate:

@@ -98,6 +98,9 @@ BUILTIN_TYPES: tuple[SubagentType, ...] = (
 )
 
 
+_BUILTIN_NAMES = frozenset(t.name for t in BUILTIN_TYPES)
+
+
 def load_subagent_types(cwd: Path, home: Path, *, trusted: bool) -> tuple[dict[str, SubagentType], list[str]]:
     """The types by name (built-ins, then the user's files, then the project's) and one warning per file that could
     not be used. `trusted`: whether the folder is trusted (a project file's `model` counts only then)."""
@@ -123,6 +126,11 @@ def load_subagent_types(cwd: Path, home: Path, *, trusted: bool) -> tuple[dict[s
                 warnings.append(f"{path}: `model: {kind.model}` ignored (the session's model is used) until the "
                                 f"folder is trusted — {TRUST_HINT}")
                 kind = replace(kind, model=None)
+            if source == "project" and kind.name in _BUILTIN_NAMES:
+                # a repository must not swap the read-only Explore (or general-purpose) for a type of its own
+                warnings.append(f"{path}: a project agent may not replace the built-in {kind.name!r} type; ignored "
+                                "(name it differently, or put it in ~/.claude/agents)")
+                continue
             found[kind.name] = kind
     return found, warnings
 

@@ -6,6 +6,7 @@ the session subscribed to that changed since the last turn are attached again, f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mini_claude.agent.commands import Expansion, expand_command
@@ -14,6 +15,7 @@ from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.session import SessionParts
 from mini_claude.errors import ConfigError, McpError
 from mini_claude.mcp.host.prompts import PROMPT_PREFIX
+from mini_claude.mcp.host.resources import find_mentions
 from mini_claude.tools.shell import BashTool
 
 __all__ = ["run_user_turn", "user_turn"]
@@ -26,7 +28,8 @@ async def run_user_turn(parts: SessionParts, text: str, ui: TerminalUI) -> RunOu
     if command is None:
         return await parts.agent.run(await user_turn(parts, text, ui))
     shell = next((t for t in parts.agent.tools() if isinstance(t, BashTool)), BashTool())  # the session's env
-    expansion = await expand_command(command, rest, gate=parts.gate, shell=shell, ctx=parts.agent.ctx)
+    expansion = await expand_command(command, rest, gate=parts.gate, shell=shell, ctx=parts.agent.ctx,
+                                     hooks=parts.hooks)
     for problem in expansion.problems:
         ui.warn(problem)
     if not command.allowed_tools:
@@ -41,17 +44,30 @@ async def run_user_turn(parts: SessionParts, text: str, ui: TerminalUI) -> RunOu
 
 
 async def _command_turn(parts: SessionParts, expansion: Expansion, ui: TerminalUI) -> str | list[dict[str, Any]]:
-    """The turn for an expanded custom command: its text as any typed line, then the `@` files it attached."""
-    turn = await user_turn(parts, expansion.text, ui)
+    """The turn for an expanded custom command: its text as any typed line, then the `@` files it attached. An
+    `@server:uri` is read only when the command itself wrote it and the rules allow the read unasked: no one typed
+    it, and a command's `!` output (a commit message, a file) must not choose what a server reads."""
+    host = parts.host
+    own = set(find_mentions(expansion.own_text, set(host.resources.manager.states))) \
+        if host is not None and host.resources.manager is not None else set()
+
+    def refused(server: str, uri: str) -> str | None:
+        if (server, uri) not in own:
+            return "the command's own text does not name it (a command's output did)"
+        return parts.gate.unasked_resource_read(server)
+
+    turn = await user_turn(parts, expansion.text, ui, refused=refused)
     if not expansion.attachments:
         return turn
     blocks = [{"type": "text", "text": turn}] if isinstance(turn, str) else list(turn)
     return [*blocks, *expansion.attachments]
 
 
-async def user_turn(parts: SessionParts, text: str, ui: TerminalUI) -> str | list[dict[str, Any]]:
+async def user_turn(parts: SessionParts, text: str, ui: TerminalUI,
+                    refused: Callable[[str, str], str | None] | None = None) -> str | list[dict[str, Any]]:
     """The turn for `text`. Raises ConfigError for an unknown prompt command or bad arguments, McpError when the
-    server could not render it; a mention that cannot be read is a warning line and is left out."""
+    server could not render it; a mention that cannot be read is a warning line and is left out. `refused(server,
+    uri)` says why a mention is not read; by default only a deny rule for that server stops what the user typed."""
     host = parts.host
     if host is None:
         return text
@@ -64,7 +80,8 @@ async def user_turn(parts: SessionParts, text: str, ui: TerminalUI) -> str | lis
             raise ConfigError(f"no MCP prompt {head} (available: {known})")
         return rendered
     blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
-    attached = await host.resources.attach_mentions(text, spill_dir=spill_dir, refused=parts.gate.server_refused)
+    attached = await host.resources.attach_mentions(
+        text, spill_dir=spill_dir, refused=refused or (lambda server, _uri: parts.gate.server_refused(server)))
     for problem in attached.problems:
         ui.warn(problem)
     blocks.extend(attached.blocks)

@@ -221,6 +221,23 @@ class PermissionGate:
         rule = self.rules.match_deny(ToolCall("read_mcp_resource", {"server": server}, (server,)), self._env())
         return f"denied by rule {rule.describe()}" if rule is not None else None
 
+    def unasked_resource_read(self, server: str) -> str | None:
+        """Why reading `server`'s resources may not happen without a question (None: the rules allow it). For what
+        no one typed and no one can be asked about: a custom command's `@server:uri`."""
+        call, env = ToolCall("read_mcp_resource", {"server": server}, (server,)), self._env()
+        rule = self.rules.match_deny(call, env)
+        if rule is not None:
+            return f"denied by rule {rule.describe()}"
+        if self.mode is PermissionMode.BYPASS:
+            return None
+        rule = self.rules.match_ask(call, env)
+        if rule is not None:
+            return f"rule {rule.describe()} requires asking first"
+        if self.rules.match_allow(call, env):
+            return None
+        return (f'reading its resources needs the user\'s approval; add "ReadMcpResourceTool({server})" to '
+                "permissions.allow or to the command's allowed-tools")
+
     def is_secret(self, path: Path) -> bool:
         """Must a search skip `path` inside a searched folder because it holds secrets (`.env`, a private key)?
         Not in bypassPermissions mode, nor when an allow rule names it on purpose (`Read(.env)`)."""

@@ -126,15 +126,15 @@ class ResourceService:
         return [*converted.blocks, *({"type": "text", "text": f"[note: {w}]"} for w in converted.warnings)]
 
     async def attach_mentions(self, text: str, *, spill_dir: Path,
-                              refused: Callable[[str], str | None] = lambda server: None) -> Attached:
-        """The content of every `@server:uri` in `text` (see the module docstring). `refused(server)` says why a
-        server's resources may not be read (a permission deny rule names it): that mention is not sent."""
+                              refused: Callable[[str, str], str | None] = lambda server, uri: None) -> Attached:
+        """The content of every `@server:uri` in `text` (see the module docstring). `refused(server, uri)` says why
+        it may not be read (a permission deny rule names the server; a command did not write it): not sent."""
         attached = Attached()
         manager = self.manager
         if manager is None:
             return attached
         for server, uri in find_mentions(text, set(manager.states)):
-            why = refused(server)
+            why = refused(server, uri)
             if why:
                 attached.problems.append(f"@{server}:{uri} was not attached: {why}")
                 continue

@@ -11,26 +11,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
-import shlex
 import signal
-import subprocess
 import sys
-import uuid
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
-from mini_claude.agent.memory import append_memory_line, load_memory
+from mini_claude.agent.memory import append_memory_line
 from mini_claude.agent.sessions import SessionInfo
 from mini_claude.cli.approval_prompt import server_approval_prompt
 from mini_claude.cli.host_ui import ReplHostUI
-from mini_claude.cli.mcp_panel import ACTIONS, mcp_command
+from mini_claude.cli.mcp_panel import mcp_command  # noqa: F401  (tests import it from here)
 from mini_claude.cli.permission_prompt import VIEW_KEY, describe_call, save_allow_rules
 from mini_claude.cli.pin_review import ask_review
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.resume import describe, record_session, resume_session
 from mini_claude.cli.session import start_session
+from mini_claude.cli.slash_commands import COMPLETIONS, SLASH_COMMANDS, SlashCommands, reload_memory
 from mini_claude.cli.status import server_line
 from mini_claude.cli.turn_input import run_user_turn
 from mini_claude.errors import MiniClaudeError
@@ -38,40 +35,16 @@ from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.host.prompts import PROMPT_PREFIX
 from mini_claude.mcp.manager import ServerState, ServerStatus
 from mini_claude.mcp.pinning import PinReview
-from mini_claude.models.base import ToolCounter
-from mini_claude.models.factory import resolve_alias
-from mini_claude.models.pricing import ListPriced, cost_usd, known_price
-from mini_claude.paths import state_dir, user_home
+from mini_claude.paths import state_dir
 from mini_claude.permissions import PermissionMode
 from mini_claude.permissions.rules import claude_tool_name
 from mini_claude.trust import trust_question
 
 __all__ = ["SLASH_COMMANDS", "Repl"]
 
-SLASH_COMMANDS = {
-    "/help": "show this help",
-    "/clear": "forget the conversation",
-    "/cost": "tokens used in this session and their estimated price",
-    "/model": "show or set the model: /model NAME",
-    "/mcp": "MCP servers: status, transport, protocol, what each offers; /mcp reconnect|enable|disable|tools|"
-            "log|login|logout|accept NAME",
-    "/add-dir": "work in another folder too: /add-dir DIR (MCP servers see it as a root)",
-    "/compact": "summarise the older part of the conversation now: /compact [what to keep in focus]",
-    "/hooks": "the hooks in force (event, matcher, command) and the settings file each comes from",
-    "/plan": "plan mode on or off: /plan [on|off] (Shift+Tab cycles default → acceptEdits → plan)",
-    "/resume": "pick up a saved conversation of this folder: /resume [ID]",
-    "/init": "have the model write a starter CLAUDE.md for this project",
-    "/memory": "edit the memory files (CLAUDE.md) in $EDITOR",
-    "/exit": "leave (also: exit, quit, Ctrl+D)",
-}
-_COMPLETIONS = [*SLASH_COMMANDS, *(f"/mcp {action}" for action in ACTIONS)]
 _MODE_LABELS = {PermissionMode.PLAN: "plan> ", PermissionMode.ACCEPT_EDITS: "accept-edits> ",
                 PermissionMode.BYPASS: "bypass> "}
 _NEXT_MODE = {PermissionMode.DEFAULT: PermissionMode.ACCEPT_EDITS, PermissionMode.ACCEPT_EDITS: PermissionMode.PLAN}
-INIT_PROMPT = ("Look around this project (its layout, build files, README, tests) and write a CLAUDE.md at its "
-               "root for future sessions: how to build, test and run it, the layout, and the conventions the "
-               "code follows. Keep it short and factual. If a CLAUDE.md exists, improve it instead.")
-
 
 
 class Repl:
@@ -88,6 +61,7 @@ class Repl:
         self._questions = asyncio.Lock()  # one question at a time: permission, sampling, a form
         self._at_prompt = False  # the user is typing at "> ": a server's question cannot be asked now
         self._announced: dict[str, tuple[ServerStatus, int, str]] = {}  # what each server's last line said
+        self._commands = SlashCommands(self)
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession
@@ -104,7 +78,7 @@ class Repl:
         @keys.add("s-tab")
         def _next_mode(event: Any) -> None:  # Shift+Tab: default → acceptEdits → plan → default
             if self.parts is not None:
-                self._set_mode(_NEXT_MODE.get(self.parts.gate.mode, PermissionMode.DEFAULT))
+                self.set_mode(_NEXT_MODE.get(self.parts.gate.mode, PermissionMode.DEFAULT))
                 event.app.invalidate()
 
         self._session = PromptSession(history=FileHistory(str(history_dir / "repl-history")),
@@ -114,13 +88,13 @@ class Repl:
                                          ask_trust=self._ask_trust, on_tools_review=self._tools_review,
                                          host_ui=ReplHostUI(self.ui, ask=self._ask, prompt=self._prompt_text,
                                                             lock=self._questions, can_ask=lambda: not self._at_prompt))
-        self._session.completer = ReplCompleter([*_COMPLETIONS, *self.parts.commands], self.parts.host)
+        self._session.completer = ReplCompleter([*COMPLETIONS, *self.parts.commands], self.parts.host)
         for name in sorted(set(self.parts.commands) & set(SLASH_COMMANDS)):
             self.ui.warn(f"custom command {name} ({self.parts.commands[name].path}) is ignored: {name} is built in")
         record_session(self.parts)
         try:
             await resume_session(self.parts, continue_=self.args.continue_, resume=self.args.resume, ui=self.ui,
-                                 pick=self._pick_session)
+                                 pick=self.pick_session)
         except MiniClaudeError as exc:
             self.ui.error(str(exc))
         hooks = self.parts.hooks
@@ -172,7 +146,7 @@ class Repl:
                 if first:  # the first prompt waits for servers still starting, so their tools are there
                     first = False
                     await self._wait_for_servers()
-                await self._run_turn(text)
+                await self.run_turn(text)
         finally:
             self._sigint(False)
             if hooks is not None:
@@ -207,16 +181,16 @@ class Repl:
             return
         self.ui.info(f"waiting for MCP server{'s' if len(starting) > 1 else ''} {', '.join(starting)} to start "
                      "(Ctrl+C to go on without them)")
-        await self._interruptible(manager.wait_started(timeout=manager.startup_timeout), "going on without them")
+        await self.interruptible(manager.wait_started(timeout=manager.startup_timeout), "going on without them")
 
-    async def _run_turn(self, text: str) -> None:
+    async def run_turn(self, text: str) -> None:
         while self._reviews:
             await ask_review(self.parts.manager, self._reviews.pop(0), self._yes, self.ui, sys.stderr)
-        outcome = await self._interruptible(self._turn_for(text), "interrupted")
+        outcome = await self.interruptible(self._turn_for(text), "interrupted")
         if outcome is not None and outcome.stop == "max_turns":
             self.ui.warn(f"stopped after {self.parts.agent.max_turns} turns (--max-turns)")
 
-    async def _interruptible(self, work: Awaitable[Any], interrupted: str) -> Any:
+    async def interruptible(self, work: Awaitable[Any], interrupted: str) -> Any:
         """Run `work` so that Ctrl+C cancels it (and only it): None, after saying `interrupted`, if it was."""
         self._turn = asyncio.ensure_future(work)
         self._sigint(True)
@@ -242,135 +216,21 @@ class Repl:
             self._turn.cancel()
 
     async def _slash(self, text: str) -> None:
-        command, _, rest = text.partition(" ")
-        if command == "/help":
-            for name, help_text in SLASH_COMMANDS.items():
-                print(f"  {name:<8} {help_text}")
-            for custom in self.parts.commands.values():
-                hint = f" {custom.argument_hint}" if custom.argument_hint else ""
-                print(clean(f"  {custom.command}{hint}  {custom.description or '(' + custom.scope + ' command)'}")[:200])
-            host = self.parts.host
-            for command in host.prompts.cached() if host is not None else ():
-                print(clean(f"  {command.usage()}  {command.description}")[:200])
-            print("  @server:uri attaches an MCP resource to your message (Tab completes)")
-            print("  Ctrl+C cancels a running turn or login; twice at an empty prompt exits")
-        elif command == "/clear":
-            hooks = self.parts.hooks
-            if hooks is not None:
-                await hooks.session_end("clear")
-            self.parts.agent.on_history = None  # the old conversation stays saved; a new one starts
-            self.parts.agent.clear()
-            self.parts.session_id = str(uuid.uuid4())
-            record_session(self.parts)
-            if hooks is not None:
-                await hooks.session_start("clear")
-            self.ui.info("conversation cleared")
-        elif command == "/hooks":
-            self._show_hooks()
-        elif command == "/add-dir":
-            await self._add_dir(rest.strip())
-        elif command == "/compact":
-            done = await self._interruptible(self.parts.agent.compact(rest.strip()), "cancelled")
-            if done is False:
-                self.ui.info("nothing to compact yet")
-        elif command == "/plan":
-            wanted = rest.strip().lower()
-            if wanted in ("", "on", "off"):
-                on = wanted == "on" or (wanted == "" and self.parts.gate.mode is not PermissionMode.PLAN)
-                self._set_mode(PermissionMode.PLAN if on else PermissionMode.DEFAULT)
-            else:
-                self.ui.warn("usage: /plan [on|off]")
-        elif command == "/resume":
-            await resume_session(self.parts, continue_=False, resume=rest.strip(), ui=self.ui,
-                                 pick=self._pick_session)
-        elif command == "/cost":
-            usage = self.parts.agent.usage
-            served = self.parts.agent.model
-            model = served.name
-            priced = served if isinstance(served, ListPriced) else model  # the price depends on where it is served
-            dollars = (f"about ${cost_usd(priced, usage):.4f} at {model}'s list prices" if known_price(priced)
-                       else f"cost unknown: no list price known for {model} where it is served")
-            print(clean(f"  input tokens: {usage.input_tokens} (+ {usage.cache_read_tokens} read from the cache, "
-                        f"{usage.cache_write_tokens} written to it), output tokens: {usage.output_tokens}; "
-                        f"{dollars}"))
-        elif command == "/model":
-            if rest.strip():
-                name = rest.strip()
-                if isinstance(self.parts.agent.model, ToolCounter):  # Anthropic's API: `opus` is a full id
-                    name = resolve_alias(name, self.parts.env)
-                self.parts.agent.model.name = name
-                if hasattr(self.parts.agent.model, "model"):
-                    self.parts.agent.model.model = name
-            print(f"  model: {self.parts.agent.model.name}")
-        elif command == "/init":
-            await self._run_turn(INIT_PROMPT)
-            self._reload_memory()  # what it wrote is in the next request's system prompt
-        elif command == "/memory":
-            self._edit_memory()
-        elif command == "/mcp":
-            await self._interruptible(mcp_command(self.parts.manager, rest, self.ui, host=self.parts.host,
-                                                        deferred=self.parts.deferred),
-                                      "cancelled")
-        else:
-            self.ui.warn(f"unknown command {command}; /help lists them")
-
-    def _show_hooks(self) -> None:
-        """`/hooks`: each hook in force and the file it comes from; a repository's wait for trust."""
-        hooks = self.parts.hooks
-        lines = hooks.listing() if hooks is not None else []
-        for line in lines:
-            print(clean(f"  {line}"))
-        if not lines:
-            print("  no hooks in force (they go in the \"hooks\" section of ~/.claude/settings.json or the project's "
-                  ".claude/settings.json)")
-        if not self.parts.trusted:
-            print("  this folder is not trusted: its .claude/settings*.json hooks do not run until it is "
-                  "(`mini-claude trust`)")
-
-    async def _add_dir(self, text: str) -> None:
-        folder = _existing_folder(text)
-        if folder is None:
-            self.ui.warn("usage: /add-dir DIR (an existing folder)")
-            return
-        gate = self.parts.gate
-        gate.additional_dirs = (*gate.additional_dirs, folder)
-        if self.parts.host is not None and await self.parts.host.add_root(folder):
-            self.ui.info(f"added {folder}: writes there no longer ask, and MCP servers see it as a root")
-        else:
-            self.ui.info(f"{folder} was already a working folder")
+        await self._commands.run(text)
 
     def _prompt_label(self) -> str:
         mode = self.parts.gate.mode if self.parts is not None else PermissionMode.DEFAULT
         return _MODE_LABELS.get(mode, "> ")
 
-    def _set_mode(self, mode: PermissionMode) -> None:
+    def set_mode(self, mode: PermissionMode) -> None:
         self.parts.gate.mode = mode
         self.ui.info(f"permission mode: {mode.value}" + (" (read-only tools only; /plan off or Shift+Tab leaves it)"
                                                            if mode is PermissionMode.PLAN else ""))
 
     def _remember(self, line: str) -> None:
         path = append_memory_line(Path.cwd(), line)
-        self._reload_memory()
+        reload_memory(self.parts, self.ui)
         self.ui.info(f"noted in {path}")
-
-    def _edit_memory(self) -> None:
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        memory = self.parts.memory
-        paths = [f.path for f in memory.files if f.kind != "user"] if memory is not None else []
-        paths = paths or [Path.cwd() / "CLAUDE.md"]
-        user = Path.home() / ".claude" / "CLAUDE.md"
-        try:
-            subprocess.run([*shlex.split(editor), *map(str, dict.fromkeys([*paths, user]))], check=False)
-        except OSError as exc:
-            self.ui.warn(f"cannot run the editor {editor!r}: {exc}")
-        self._reload_memory()
-
-    def _reload_memory(self) -> None:
-        if self.parts.memory is not None:
-            fresh = load_memory(Path.cwd(), user_home())
-            self.parts.memory.files[:] = fresh.files
-            for warning in fresh.warnings:
-                self.ui.warn(f"memory: {warning}")
 
     def _server_changed(self, state: ServerState) -> None:
         """A server's status line, once per change: "ready" once, later tool-count changes as "13 → 14 tools"."""
@@ -408,7 +268,7 @@ class Repl:
             if answer[:1] in choices:
                 return choices[answer[:1]]
 
-    async def _pick_session(self, saved: list[SessionInfo]) -> SessionInfo | None:
+    async def pick_session(self, saved: list[SessionInfo]) -> SessionInfo | None:
         for number, info in enumerate(saved, 1):
             print(clean(f"  {number:>2}. {describe(info)}"))
         typed = await self._prompt_text("Resume which (number, Enter for none)? ")
@@ -484,10 +344,3 @@ class Repl:
                 return f"no: {instead.strip()}"
         return answer
 
-
-def _existing_folder(text: str) -> Path | None:
-    """`text` as an absolute folder (relative to the working directory, `~` expanded), None if not a folder."""
-    if not text:
-        return None
-    folder = (Path.cwd() / Path(text).expanduser()).resolve()
-    return folder if folder.is_dir() else None

@@ -396,8 +396,8 @@ async def test_the_repl_asks_before_the_next_turn_once_per_server(tmp_path: Path
         repl._tools_review(review)
         repl._tools_review(review)  # told twice (a reconnect): asked once
         assert repl.ui.err.getvalue().count("you will be asked before the next turn") == 1
-        await repl._run_turn("hello")
-        await repl._run_turn("again")
+        await repl.run_turn("hello")
+        await repl.run_turn("again")
         assert prompts == ["Accept the new definitions of pin's tools? [y/n] "]
         assert offered_at_turn == [["mcp__pin__echo", "mcp__pin__announce"]] * 2
     finally:

@@ -218,7 +218,7 @@ async def test_the_repl_asks_about_changed_instructions_before_the_next_turn(tmp
         repl._tools_review(review)  # told twice (a reconnect): asked once
         assert repl.ui.err.getvalue().count("its instructions changed since accepted") == 1
         assert repl.ui.err.getvalue().count("you will be asked before the next turn") == 1
-        await repl._run_turn("hello")
+        await repl.run_turn("hello")
         assert prompts == ["Accept the new definitions of ins's instructions? [y/n] "]
         assert seen_at_turn == [{"ins": EVIL}]
     finally:

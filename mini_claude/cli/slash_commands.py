@@ -1,0 +1,214 @@
+"""The REPL's built-in slash commands: their table (name → help line) and one handler each.
+
+A command is one entry in `SLASH_COMMANDS` (its help line) and one in `SlashCommands.handlers` (its method);
+`run` dispatches. What a command needs of the REPL (its session parts, terminal, questions, the
+Ctrl+C-cancellable runner) comes through the `ReplContext` Protocol, so a command module never imports the REPL.
+Built-ins come first: a repository's `.claude/commands/plan.md` never stands in for `/plan` (the REPL checks).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from mini_claude.agent.memory import load_memory
+from mini_claude.agent.sessions import SessionInfo
+from mini_claude.cli.mcp_panel import ACTIONS, mcp_command
+from mini_claude.cli.render import TerminalUI, clean
+from mini_claude.cli.resume import record_session, resume_session
+from mini_claude.models.base import ToolCounter
+from mini_claude.models.factory import resolve_alias
+from mini_claude.models.pricing import ListPriced, cost_usd, known_price
+from mini_claude.paths import user_home
+from mini_claude.permissions import PermissionMode
+
+__all__ = ["COMPLETIONS", "INIT_PROMPT", "SLASH_COMMANDS", "ReplContext", "SlashCommands", "reload_memory"]
+
+SLASH_COMMANDS = {
+    "/help": "show this help",
+    "/clear": "forget the conversation",
+    "/cost": "tokens used in this session and their estimated price",
+    "/model": "show or set the model: /model NAME",
+    "/mcp": "MCP servers: status, transport, protocol, what each offers; /mcp reconnect|enable|disable|tools|"
+            "log|login|logout|accept NAME",
+    "/add-dir": "work in another folder too: /add-dir DIR (MCP servers see it as a root)",
+    "/compact": "summarise the older part of the conversation now: /compact [what to keep in focus]",
+    "/hooks": "the hooks in force (event, matcher, command) and the settings file each comes from",
+    "/plan": "plan mode on or off: /plan [on|off] (Shift+Tab cycles default → acceptEdits → plan)",
+    "/resume": "pick up a saved conversation of this folder: /resume [ID]",
+    "/init": "have the model write a starter CLAUDE.md for this project",
+    "/memory": "edit the memory files (CLAUDE.md) in $EDITOR",
+    "/exit": "leave (also: exit, quit, Ctrl+D)",
+}
+COMPLETIONS = [*SLASH_COMMANDS, *(f"/mcp {action}" for action in ACTIONS)]
+INIT_PROMPT = ("Look around this project (its layout, build files, README, tests) and write a CLAUDE.md at its "
+               "root for future sessions: how to build, test and run it, the layout, and the conventions the "
+               "code follows. Keep it short and factual. If a CLAUDE.md exists, improve it instead.")
+
+
+class ReplContext(Protocol):
+    """What a slash command may use of the running REPL."""
+
+    parts: Any  # SessionParts
+    ui: TerminalUI
+
+    async def interruptible(self, work: Awaitable[Any], interrupted: str) -> Any: ...
+    async def run_turn(self, text: str) -> None: ...
+    def set_mode(self, mode: PermissionMode) -> None: ...
+    async def pick_session(self, saved: list[SessionInfo]) -> SessionInfo | None: ...
+
+
+class SlashCommands:
+    """The built-in commands of one REPL."""
+
+    def __init__(self, repl: ReplContext) -> None:
+        self.repl = repl
+        self.handlers: dict[str, Callable[[str], Awaitable[None]]] = {
+            "/help": self._help, "/clear": self._clear, "/cost": self._cost, "/model": self._model,
+            "/mcp": self._mcp, "/add-dir": self._add_dir, "/compact": self._compact, "/hooks": self._hooks,
+            "/plan": self._plan, "/resume": self._resume, "/init": self._init, "/memory": self._memory,
+        }
+
+    async def run(self, text: str) -> None:
+        command, _, rest = text.partition(" ")
+        handler = self.handlers.get(command)
+        if handler is None:
+            self.repl.ui.warn(f"unknown command {command}; /help lists them")
+            return
+        await handler(rest.strip())
+
+    async def _help(self, _: str) -> None:
+        parts = self.repl.parts
+        for name, help_text in SLASH_COMMANDS.items():
+            print(f"  {name:<8} {help_text}")
+        for custom in parts.commands.values():
+            hint = f" {custom.argument_hint}" if custom.argument_hint else ""
+            print(clean(f"  {custom.command}{hint}  {custom.description or '(' + custom.scope + ' command)'}")[:200])
+        host = parts.host
+        for command in host.prompts.cached() if host is not None else ():
+            print(clean(f"  {command.usage()}  {command.description}")[:200])
+        print("  @server:uri attaches an MCP resource to your message (Tab completes)")
+        print("  Ctrl+C cancels a running turn or login; twice at an empty prompt exits")
+
+    async def _clear(self, _: str) -> None:
+        parts = self.repl.parts
+        hooks = parts.hooks
+        if hooks is not None:
+            await hooks.session_end("clear")
+        parts.agent.on_history = None  # the old conversation stays saved; a new one starts
+        parts.agent.clear()
+        parts.session_id = str(uuid.uuid4())
+        record_session(parts)
+        if hooks is not None:
+            await hooks.session_start("clear")
+        self.repl.ui.info("conversation cleared")
+
+    async def _hooks(self, _: str) -> None:
+        """Each hook in force and the file it comes from; a repository's wait for trust."""
+        parts = self.repl.parts
+        lines = parts.hooks.listing() if parts.hooks is not None else []
+        for line in lines:
+            print(clean(f"  {line}"))
+        if not lines:
+            print("  no hooks in force (they go in the \"hooks\" section of ~/.claude/settings.json or the project's "
+                  ".claude/settings.json)")
+        if not parts.trusted:
+            print("  this folder is not trusted: its .claude/settings*.json hooks do not run until it is "
+                  "(`mini-claude trust`)")
+
+    async def _add_dir(self, text: str) -> None:
+        folder = _existing_folder(text)
+        if folder is None:
+            self.repl.ui.warn("usage: /add-dir DIR (an existing folder)")
+            return
+        parts = self.repl.parts
+        gate = parts.gate
+        gate.additional_dirs = (*gate.additional_dirs, folder)
+        if parts.host is not None and await parts.host.add_root(folder):
+            self.repl.ui.info(f"added {folder}: writes there no longer ask, and MCP servers see it as a root")
+        else:
+            self.repl.ui.info(f"{folder} was already a working folder")
+
+    async def _compact(self, focus: str) -> None:
+        done = await self.repl.interruptible(self.repl.parts.agent.compact(focus), "cancelled")
+        if done is False:
+            self.repl.ui.info("nothing to compact yet")
+
+    async def _plan(self, wanted: str) -> None:
+        wanted = wanted.lower()
+        if wanted in ("", "on", "off"):
+            on = wanted == "on" or (wanted == "" and self.repl.parts.gate.mode is not PermissionMode.PLAN)
+            self.repl.set_mode(PermissionMode.PLAN if on else PermissionMode.DEFAULT)
+        else:
+            self.repl.ui.warn("usage: /plan [on|off]")
+
+    async def _resume(self, which: str) -> None:
+        await resume_session(self.repl.parts, continue_=False, resume=which, ui=self.repl.ui,
+                             pick=self.repl.pick_session)
+
+    async def _cost(self, _: str) -> None:
+        usage = self.repl.parts.agent.usage
+        served = self.repl.parts.agent.model
+        model = served.name
+        priced = served if isinstance(served, ListPriced) else model  # the price depends on where it is served
+        dollars = (f"about ${cost_usd(priced, usage):.4f} at {model}'s list prices" if known_price(priced)
+                   else f"cost unknown: no list price known for {model} where it is served")
+        print(clean(f"  input tokens: {usage.input_tokens} (+ {usage.cache_read_tokens} read from the cache, "
+                    f"{usage.cache_write_tokens} written to it), output tokens: {usage.output_tokens}; "
+                    f"{dollars}"))
+
+    async def _model(self, name: str) -> None:
+        parts = self.repl.parts
+        if name:
+            if isinstance(parts.agent.model, ToolCounter):  # Anthropic's API: `opus` is a full id
+                name = resolve_alias(name, parts.env)
+            parts.agent.model.name = name
+            if hasattr(parts.agent.model, "model"):
+                parts.agent.model.model = name
+        print(f"  model: {parts.agent.model.name}")
+
+    async def _init(self, _: str) -> None:
+        await self.repl.run_turn(INIT_PROMPT)
+        reload_memory(self.repl.parts, self.repl.ui)  # what it wrote is in the next request's system prompt
+
+    async def _memory(self, _: str) -> None:
+        memory = self.repl.parts.memory
+        paths = [f.path for f in memory.files if f.kind != "user"] if memory is not None else []
+        paths = paths or [Path.cwd() / "CLAUDE.md"]
+        _edit([*paths, Path.home() / ".claude" / "CLAUDE.md"], self.repl.ui)  # the editor has the terminal
+        reload_memory(self.repl.parts, self.repl.ui)
+
+    async def _mcp(self, rest: str) -> None:
+        parts = self.repl.parts
+        await self.repl.interruptible(mcp_command(parts.manager, rest, self.repl.ui, host=parts.host,
+                                                  deferred=parts.deferred), "cancelled")
+
+
+def reload_memory(parts: Any, ui: TerminalUI) -> None:
+    """Read the memory files again, so the next request's system prompt has what was written."""
+    if parts.memory is not None:
+        fresh = load_memory(Path.cwd(), user_home())
+        parts.memory.files[:] = fresh.files
+        for warning in fresh.warnings:
+            ui.warn(f"memory: {warning}")
+
+
+def _edit(paths: list[Path], ui: TerminalUI) -> None:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    try:
+        subprocess.run([*shlex.split(editor), *map(str, dict.fromkeys(paths))], check=False)
+    except OSError as exc:
+        ui.warn(f"cannot run the editor {editor!r}: {exc}")
+
+
+def _existing_folder(text: str) -> Path | None:
+    """`text` as an absolute folder (relative to the working directory, `~` expanded), None if not a folder."""
+    if not text:
+        return None
+    folder = (Path.cwd() / Path(text).expanduser()).resolve()
+    return folder if folder.is_dir() else None

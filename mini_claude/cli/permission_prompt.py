@@ -11,15 +11,18 @@ shown, and `describe_call(…, whole=True)` (the question's "v" answer) shows al
 from __future__ import annotations
 
 import difflib
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mini_claude.cli.render import clean, json_text
-from mini_claude.errors import ConfigError
+from mini_claude.cli.render import TerminalUI, clean, json_text
+from mini_claude.errors import ConfigError, MiniClaudeError
 from mini_claude.jsonfile import read_json_object, write_json_atomic
 from mini_claude.paths import resolve_tool_path, user_home
 
-__all__ = ["LOCAL_SETTINGS", "VIEW_KEY", "describe_call", "save_allow_rules"]
+__all__ = ["LOCAL_SETTINGS", "VIEW_KEY", "PromptAnswers", "describe_call", "permission_question", "save_allow_rules"]
 
 LOCAL_SETTINGS = Path(".claude") / "settings.local.json"
 VIEW_KEY = "v"  # the answer that shows the whole call when the question had to cut it
@@ -28,6 +31,53 @@ MAX_SHOWN_CHARS = 2000  # a command or argument list longer than this (or than M
 MAX_SHOWN_LINES = 40
 _HEAD_CHARS, _HEAD_LINES = 1200, 24  # …to its head and its tail (where a payload would hide), around a marker
 _TAIL_CHARS, _TAIL_LINES = 600, 12
+
+
+@dataclass
+class PromptAnswers:
+    """How the question reaches the user: a choice among keys, a free line, the terminal, and whether the last
+    answer was Ctrl+C (`interrupted` also ends the turn)."""
+
+    ask: Callable[[str, dict[str, str]], Awaitable[str]]
+    prompt_text: Callable[[str], Awaitable[str | None]]
+    ui: TerminalUI
+    trusted: bool
+    interrupted: Callable[[], bool]
+
+
+async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answers: PromptAnswers) -> str:
+    """What the call does (a diff for edits), then yes / always for the rule shown (saved to
+    .claude/settings.local.json) / no, optionally saying what to do instead. Ctrl+C denies."""
+    rules = gate.always_rules(tool, args)
+    why = [f"  {clean(note, visible=True)}" for note in gate.why_asking(tool, args)]  # the real target, why
+    described = [*describe_call(tool.name, args, gate.cwd, home=gate.home), *why]
+    whole = [*describe_call(tool.name, args, gate.cwd, whole=True, home=gate.home), *why]
+    print("\n".join(described), file=sys.stderr)
+    shown = ", ".join(rules)
+    question = f"Allow it? y = yes, a = yes and don't ask again for {clean(shown, visible=True)}, n = no"
+    choices = {"y": "yes", "a": "always", "n": "no"}
+    if whole != described:  # something was cut: one more answer shows it all, then asks again
+        answer = await answers.ask(f"{question}, {VIEW_KEY} = view the whole call", {**choices, VIEW_KEY: "view"})
+        if answer == "view":
+            print("\n".join(whole), file=sys.stderr)
+            answer = await answers.ask(question, choices)
+    else:
+        answer = await answers.ask(question, choices)
+    if answers.interrupted():
+        return "no"
+    if answer == "always":
+        try:
+            path = save_allow_rules(gate.cwd, rules)
+        except MiniClaudeError as exc:
+            answers.ui.warn(f"allowed for this session only: {exc}")
+        else:
+            later = "" if answers.trusted else " (later sessions use it once you trust this folder)"
+            answers.ui.info(f"saved {shown} to {path}{later}")
+    elif answer == "no":
+        instead = await answers.prompt_text("What should the model do instead? (Enter to just decline) ")
+        if instead and instead.strip():
+            return f"no: {instead.strip()}"
+    return answer
 
 
 def describe_call(name: str, args: dict[str, Any], cwd: Path, *, whole: bool = False,

@@ -22,7 +22,7 @@ from mini_claude.agent.sessions import SessionInfo
 from mini_claude.cli.approval_prompt import server_approval_prompt
 from mini_claude.cli.host_ui import ReplHostUI
 from mini_claude.cli.mcp_panel import mcp_command  # noqa: F401  (tests import it from here)
-from mini_claude.cli.permission_prompt import VIEW_KEY, describe_call, save_allow_rules
+from mini_claude.cli.permission_prompt import PromptAnswers, permission_question
 from mini_claude.cli.pin_review import ask_review
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.resume import describe, record_session, resume_session
@@ -308,39 +308,13 @@ class Repl:
             return await self._permission_question(tool, args)
 
     async def _permission_question(self, tool: Any, args: dict[str, Any]) -> str:
-        """What the call does (a diff for edits), then yes / always for the rule shown (saved to
-        .claude/settings.local.json) / no, optionally saying what to do instead. Ctrl+C denies and ends the turn."""
-        gate = self.parts.gate
-        rules = gate.always_rules(tool, args)
-        why = [f"  {clean(note, visible=True)}" for note in gate.why_asking(tool, args)]  # the real target, why
-        described = [*describe_call(tool.name, args, gate.cwd, home=gate.home), *why]
-        whole = [*describe_call(tool.name, args, gate.cwd, whole=True, home=gate.home), *why]
-        print("\n".join(described), file=sys.stderr)
-        shown = ", ".join(rules)
         self._interrupted_at_prompt = False
-        question = f"Allow it? y = yes, a = yes and don't ask again for {clean(shown, visible=True)}, n = no"
-        choices = {"y": "yes", "a": "always", "n": "no"}
-        if whole != described:  # something was cut: one more answer shows it all, then asks again
-            answer = await self._ask(f"{question}, {VIEW_KEY} = view the whole call", {**choices, VIEW_KEY: "view"})
-            if answer == "view":
-                print("\n".join(whole), file=sys.stderr)
-                answer = await self._ask(question, choices)
-        else:
-            answer = await self._ask(question, choices)
-        if self._interrupted_at_prompt:
-            self._interrupt()  # Ctrl+C at a permission prompt: deny this call and end the turn
-            return "no"
-        if answer == "always":
-            try:
-                path = save_allow_rules(gate.cwd, rules)
-            except MiniClaudeError as exc:
-                self.ui.warn(f"allowed for this session only: {exc}")
-            else:
-                later = "" if self.parts.trusted else " (later sessions use it once you trust this folder)"
-                self.ui.info(f"saved {shown} to {path}{later}")
-        elif answer == "no":
-            instead = await self._prompt_text("What should the model do instead? (Enter to just decline) ")
-            if instead and instead.strip():
-                return f"no: {instead.strip()}"
-        return answer
+        return await permission_question(self.parts.gate, tool, args, PromptAnswers(
+            ask=self._ask, prompt_text=self._prompt_text, ui=self.ui, trusted=self.parts.trusted,
+            interrupted=self._interrupted_then_end_turn))
 
+    def _interrupted_then_end_turn(self) -> bool:
+        """Ctrl+C at a permission prompt: deny this call and end the turn."""
+        if self._interrupted_at_prompt:
+            self._interrupt()
+        return self._interrupted_at_prompt

@@ -6,6 +6,7 @@
     mini-claude mock-model ...       serve the offline mock model over HTTP
     mini-claude mcp ...              list / get / add / remove / tools / call MCP servers
     mini-claude trust [PATH]         trust a folder (its git root): its project settings and .env endpoints apply
+    mini-claude doctor [--json]      check the install, keys, settings, memory and MCP files, servers (exit 1: a problem)
 
 List options take words as Claude Code's parser (commander) does: `--allowedTools Edit Read`, `--disallowedTools`,
 `--mcp-config a.json b.json` and `--add-dir A B` take every following word up to the next option (they may also
@@ -36,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A terminal coding agent with a first-class MCP client.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Subcommands: `mini-claude demo`, `mini-claude mock-model --help`, `mini-claude mcp --help`, "
-               "`mini-claude trust [PATH]`.\n\n"
+               "`mini-claude trust [PATH]`, `mini-claude doctor --help`.\n\n"
                "Exit codes of -p: 0 answered; 1 an error (the model API, a config problem); 2 bad usage; "
                "3 stopped at --max-turns;\n4 the answer was cut at the output token limit; 5 answered, but a tool "
                "call was denied on the way; 130 interrupted.",
@@ -160,6 +161,10 @@ def _dispatch(argv: list[str]) -> int:
         return demo_main(argv[1:])
     if argv and argv[0] == "trust":
         return _trust_main(argv[1:])
+    if argv and argv[0] == "doctor":
+        from mini_claude.cli.doctor import main as doctor_main
+
+        return doctor_main(argv[1:])
     args = build_parser().parse_args(argv)
     _setup_logging(args.debug)
     problem = _check_flags(args, argv)

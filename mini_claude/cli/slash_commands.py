@@ -21,11 +21,24 @@ from mini_claude.agent.sessions import SessionInfo
 from mini_claude.cli.mcp_panel import ACTIONS, mcp_command
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.resume import record_session, resume_session
+from mini_claude.cli.slash_context import context_lines, measure_context
+from mini_claude.cli.slash_permissions import (
+    SESSION_SCOPE,
+    USAGE,
+    add_permission,
+    permission_listing,
+    remove_permission,
+    split_scope,
+)
+from mini_claude.cli.slash_status import status_lines
+from mini_claude.errors import ConfigError
 from mini_claude.models.base import ToolCounter
 from mini_claude.models.factory import resolve_alias
 from mini_claude.models.pricing import ListPriced, cost_usd, known_price
 from mini_claude.paths import user_home
 from mini_claude.permissions import PermissionMode
+from mini_claude.settings import Settings, load_settings
+from mini_claude.settings_rules import RULE_KINDS, SCOPES
 
 __all__ = ["COMPLETIONS", "INIT_PROMPT", "SLASH_COMMANDS", "ReplContext", "SlashCommands", "reload_memory"]
 
@@ -39,6 +52,10 @@ SLASH_COMMANDS = {
     "/add-dir": "work in another folder too: /add-dir DIR (MCP servers see it as a root)",
     "/compact": "summarise the older part of the conversation now: /compact [what to keep in focus]",
     "/hooks": "the hooks in force (event, matcher, command) and the settings file each comes from",
+    "/permissions": "the allow / ask / deny rules in force and the file of each; /permissions add allow|ask|deny "
+                    "RULE [user|project|local], /permissions remove RULE [scope]",
+    "/status": "version, model and where it is served, folders, trust, mode, settings and memory files, servers",
+    "/context": "what fills the context window, part by part, with token estimates",
     "/plan": "plan mode on or off: /plan [on|off] (Shift+Tab cycles default → acceptEdits → plan)",
     "/resume": "pick up a saved conversation of this folder: /resume [ID]",
     "/init": "have the model write a starter CLAUDE.md for this project",
@@ -72,6 +89,7 @@ class SlashCommands:
             "/help": self._help, "/clear": self._clear, "/cost": self._cost, "/model": self._model,
             "/mcp": self._mcp, "/add-dir": self._add_dir, "/compact": self._compact, "/hooks": self._hooks,
             "/plan": self._plan, "/resume": self._resume, "/init": self._init, "/memory": self._memory,
+            "/permissions": self._permissions, "/status": self._status, "/context": self._context,
         }
 
     async def run(self, text: str) -> None:
@@ -85,7 +103,7 @@ class SlashCommands:
     async def _help(self, _: str) -> None:
         parts = self.repl.parts
         for name, help_text in SLASH_COMMANDS.items():
-            print(f"  {name:<8} {help_text}")
+            print(f"  {name:<12} {help_text}")
         for custom in parts.commands.values():
             hint = f" {custom.argument_hint}" if custom.argument_hint else ""
             print(clean(f"  {custom.command}{hint}  {custom.description or '(' + custom.scope + ' command)'}")[:200])
@@ -182,6 +200,46 @@ class SlashCommands:
         paths = paths or [Path.cwd() / "CLAUDE.md"]
         _edit([*paths, Path.home() / ".claude" / "CLAUDE.md"], self.repl.ui)  # the editor has the terminal
         reload_memory(self.repl.parts, self.repl.ui)
+
+    async def _permissions(self, rest: str) -> None:
+        """List the rules in force with their files; `add KIND RULE [scope]`, `remove RULE [scope]`."""
+        parts = self.repl.parts
+        gate, home = parts.gate, user_home(parts.env)
+        action, _, rest = rest.partition(" ")
+        try:
+            if action in ("", "list"):
+                lines = permission_listing(gate, trusted=parts.trusted, on_disk=self._files_now())
+                print("\n".join(clean(f"  {line}", visible=True) for line in lines))
+            elif action == "add":
+                kind, _, rest = rest.strip().partition(" ")
+                rule, scope = split_scope(rest, SCOPES)
+                if kind not in RULE_KINDS or not rule:
+                    self.repl.ui.warn(f"usage: {USAGE}")
+                    return
+                self.repl.ui.info(clean(add_permission(gate, trusted=parts.trusted, kind=kind, rule=rule,
+                                                       scope=scope or "local", home=home), visible=True))
+            elif action in ("remove", "rm"):
+                rule, scope = split_scope(rest, (*SCOPES, SESSION_SCOPE))
+                self.repl.ui.info(clean(remove_permission(gate, rule=rule, scope=scope, home=home), visible=True))
+            else:
+                self.repl.ui.warn(f"usage: {USAGE}")
+        except ConfigError as exc:
+            self.repl.ui.error(clean(str(exc), visible=True))
+
+    async def _status(self, _: str) -> None:
+        print("\n".join(clean(f"  {line}", visible=True) for line in status_lines(self.repl.parts, self._files_now())))
+
+    async def _context(self, _: str) -> None:
+        report = await self.repl.interruptible(measure_context(self.repl.parts), "cancelled")
+        if report is not None:
+            print("\n".join(clean(f"  {line}", visible=True) for line in context_lines(report)))
+
+    def _files_now(self) -> Settings:
+        """The settings files as they are on disk now, unfiltered, with the session's `--settings` layer."""
+        parts = self.repl.parts
+        settings = parts.settings
+        flag = (settings.flag_display, settings.flag) if settings.flag else None
+        return load_settings(cwd=parts.gate.cwd, home=user_home(parts.env), flag=flag)
 
     async def _mcp(self, rest: str) -> None:
         parts = self.repl.parts

@@ -1,0 +1,121 @@
+"""Editing the permission rules of one settings file: `/permissions add` and `/permissions remove`.
+
+A scope names a file: `user` (`~/.claude/settings.json`), `project` (`.claude/settings.json`, shared through the
+repository) and `local` (`.claude/settings.local.json`, the user's own for this project). A file is read through
+`jsonfile`'s bounded door and rewritten atomically with everything else in it kept; a file that cannot be read as
+a settings object is never overwritten (ConfigError naming the file and key, fix it by hand). Rules are compared
+as written, surrounding blanks ignored.
+
+Whether a rule is well formed is the permission layer's question (`permissions.rules.parse_rule`): the caller
+checks before adding. This module knows files and lists only, so it sits beside settings.py, below permissions/.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mini_claude.errors import ConfigError
+from mini_claude.jsonfile import json_type, read_json_object, write_json_atomic
+from mini_claude.settings import LOCAL_SETTINGS_DISPLAY, PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
+
+__all__ = ["RULE_KINDS", "SCOPES", "SettingsFile", "add_rule", "kinds_holding", "remove_rule", "settings_file"]
+
+RULE_KINDS = ("allow", "ask", "deny")
+SCOPES = ("user", "project", "local")
+# a file shared through the repository is readable by all; the user's own files stay theirs
+_NEW_MODES = {"user": 0o600, "project": 0o644, "local": 0o600}
+
+
+@dataclass(frozen=True)
+class SettingsFile:
+    """One settings file of a scope: where it is and how messages name it."""
+
+    scope: str
+    path: Path
+    display: str
+
+
+def settings_file(scope: str, *, cwd: Path, home: Path) -> SettingsFile:
+    """The file of `scope` (one of `SCOPES`; ValueError otherwise)."""
+    if scope == "user":
+        return SettingsFile(scope, home / ".claude" / "settings.json", USER_SETTINGS_DISPLAY)
+    if scope == "project":
+        return SettingsFile(scope, cwd / ".claude" / "settings.json", PROJECT_SETTINGS_DISPLAY)
+    if scope == "local":
+        return SettingsFile(scope, cwd / ".claude" / "settings.local.json", LOCAL_SETTINGS_DISPLAY)
+    raise ValueError(f"unknown settings scope {scope!r} (expected one of: {', '.join(SCOPES)})")
+
+
+def add_rule(file: SettingsFile, kind: str, rule: str) -> tuple[int, bool]:
+    """Append `rule` to `permissions.<kind>` of `file` (created when missing). Returns (its index in that list,
+    whether it was added: False when the list held it already, and the file is then left untouched)."""
+    _check_kind(kind)
+    data = _read(file)
+    permissions = _section(data, file)
+    rules = permissions.setdefault(kind, [])
+    if not isinstance(rules, list):
+        raise ConfigError(f"expected a list of rule strings, got {json_type(rules)}; fix the file by hand",
+                          file=file.display, key=f"permissions.{kind}")
+    text = rule.strip()
+    for index, item in enumerate(rules):
+        if isinstance(item, str) and item.strip() == text:
+            return index, False
+    rules.append(text)
+    write_json_atomic(file.path, data, new_mode=_NEW_MODES[file.scope])
+    return len(rules) - 1, True
+
+
+def kinds_holding(file: SettingsFile, rule: str) -> list[str]:
+    """The rule lists (`allow`, `ask`, `deny`) of `file` that hold `rule`; [] for a missing file. Raises
+    ConfigError when the file cannot be read."""
+    permissions = _read(file).get("permissions")
+    if not isinstance(permissions, dict):
+        return []
+    text = rule.strip()
+    return [kind for kind in RULE_KINDS if isinstance(permissions.get(kind), list)
+            and any(isinstance(item, str) and item.strip() == text for item in permissions[kind])]
+
+
+def remove_rule(file: SettingsFile, rule: str) -> list[str]:
+    """Remove every copy of `rule` from the rule lists of `file`; returns the kinds it was removed from ([] when
+    none held it: the file is then left untouched)."""
+    data = _read(file)
+    permissions = data.get("permissions")
+    if not isinstance(permissions, dict):
+        return []
+    text = rule.strip()
+    removed: list[str] = []
+    for kind in RULE_KINDS:
+        items = permissions.get(kind)
+        if not isinstance(items, list):
+            continue
+        kept = [item for item in items if not (isinstance(item, str) and item.strip() == text)]
+        if len(kept) != len(items):
+            permissions[kind] = kept
+            removed.append(kind)
+    if removed:
+        write_json_atomic(file.path, data, new_mode=_NEW_MODES[file.scope])
+    return removed
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in RULE_KINDS:
+        raise ValueError(f"unknown rule list {kind!r} (expected one of: {', '.join(RULE_KINDS)})")
+
+
+def _read(file: SettingsFile) -> dict[str, Any]:
+    errors: list[ConfigError] = []
+    data = read_json_object(file.path, file.display, errors)
+    if errors:
+        raise errors[0]
+    return data if data is not None else {}
+
+
+def _section(data: dict[str, Any], file: SettingsFile) -> dict[str, Any]:
+    permissions = data.setdefault("permissions", {})
+    if not isinstance(permissions, dict):
+        raise ConfigError(f"expected an object, got {json_type(permissions)}; fix the file by hand",
+                          file=file.display, key="permissions")
+    return permissions

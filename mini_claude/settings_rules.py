@@ -6,12 +6,18 @@ repository) and `local` (`.claude/settings.local.json`, the user's own for this 
 a settings object is never overwritten (ConfigError naming the file and key, fix it by hand). Rules are compared
 as written, surrounding blanks ignored.
 
+A repository's files (`project`, `local`) are read and written only as real files: a cloned repository can commit
+`.claude/settings.local.json` (or `.claude`) as a symlink to the user's own `~/.claude/settings.json`, which is in
+force whether the folder is trusted or not, so a rule meant for this project would widen every session. Such a link
+is refused (ConfigError), never followed. The user's own file may be a link (dotfile managers make them).
+
 Whether a rule is well formed is the permission layer's question (`permissions.rules.parse_rule`): the caller
 checks before adding. This module knows files and lists only, so it sits beside settings.py, below permissions/.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +58,7 @@ def add_rule(file: SettingsFile, kind: str, rule: str) -> tuple[int, bool]:
     """Append `rule` to `permissions.<kind>` of `file` (created when missing). Returns (its index in that list,
     whether it was added: False when the list held it already, and the file is then left untouched)."""
     _check_kind(kind)
+    _refuse_links(file)
     data = _read(file)
     permissions = _section(data, file)
     rules = permissions.setdefault(kind, [])
@@ -70,6 +77,7 @@ def add_rule(file: SettingsFile, kind: str, rule: str) -> tuple[int, bool]:
 def kinds_holding(file: SettingsFile, rule: str) -> list[str]:
     """The rule lists (`allow`, `ask`, `deny`) of `file` that hold `rule`; [] for a missing file. Raises
     ConfigError when the file cannot be read."""
+    _refuse_links(file)
     permissions = _read(file).get("permissions")
     if not isinstance(permissions, dict):
         return []
@@ -81,6 +89,7 @@ def kinds_holding(file: SettingsFile, rule: str) -> list[str]:
 def remove_rule(file: SettingsFile, rule: str) -> list[str]:
     """Remove every copy of `rule` from the rule lists of `file`; returns the kinds it was removed from ([] when
     none held it: the file is then left untouched)."""
+    _refuse_links(file)
     data = _read(file)
     permissions = data.get("permissions")
     if not isinstance(permissions, dict):
@@ -98,6 +107,17 @@ def remove_rule(file: SettingsFile, rule: str) -> list[str]:
     if removed:
         write_json_atomic(file.path, data, new_mode=_NEW_MODES[file.scope])
     return removed
+
+
+def _refuse_links(file: SettingsFile) -> None:
+    """A repository's settings file, or its `.claude` folder, that is a symlink: ConfigError (see the docstring)."""
+    if file.scope == "user":
+        return
+    for path in (file.path.parent, file.path):
+        if path.is_symlink():
+            raise ConfigError(f"not written: {'its folder' if path != file.path else 'it'} is a symbolic link (to "
+                              f"{os.readlink(path)}); a project's settings are edited only as a real file",
+                              file=file.display)
 
 
 def _check_kind(kind: str) -> None:

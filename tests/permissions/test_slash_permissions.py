@@ -202,3 +202,23 @@ def test_the_rule_editor_keeps_the_rest_of_the_file(work: Path, home: Path) -> N
     with pytest.raises(ConfigError, match=r"\.claude/settings\.json: permissions\.allow: expected a list"):
         add_rule(file, "allow", "Edit")
     assert read(file.path) == {"permissions": {"allow": "Read"}}
+
+
+@pytest.mark.parametrize("linked", ["file", "folder"])
+async def test_a_repository_settings_symlink_is_never_written_through(work: Path, home: Path, linked: str) -> None:
+    """A cloned repository commits `.claude/settings.local.json` (or `.claude`) as a link to the user's own settings
+    file, which is in force even in an untrusted folder: adding "to local" must not widen every session."""
+    user = home / ".claude" / "settings.json"
+    write(user, {"theme": "dark"})
+    if linked == "file":
+        (work / ".claude").mkdir()
+        (work / ".claude" / "settings.local.json").symlink_to(user)
+    else:
+        (work / ".claude").symlink_to(home / ".claude")
+    gate = session_gate(work, home, trusted=False)
+    with pytest.raises(ConfigError, match=r"\.claude/settings\.local\.json: not written: .* is a symbolic link"):
+        add_permission(gate, trusted=False, kind="allow", rule="Bash", scope="local", home=home)
+    with pytest.raises(ConfigError, match="is a symbolic link"):
+        remove_permission(gate, rule="Bash", scope="local", home=home)
+    assert read(user) == {"theme": "dark"}
+    assert not await runs(gate, "echo hi")

@@ -67,7 +67,8 @@ async def servers_from_session(manager: McpManager, *, env: Mapping[str, str], s
     for state in manager.states.values():
         record: dict[str, Any] = {"server": state.name, "type": state.config.type, "source": state.config.source,
                                   "status": state.status.value}
-        row = section.add(state.name, f"{server_line(state)} ({state.config.source})", status=state.status.value,
+        line = server_line(state).removeprefix(f"{state.name}: ")
+        row = section.add(state.name, f"{line} ({state.config.source})", status=state.status.value,
                           source=state.config.source)
         status = state.status
         if status is ServerStatus.FAILED:

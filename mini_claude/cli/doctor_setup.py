@@ -163,7 +163,7 @@ def keys_section(scene: Scene) -> Section:
 
     for name in (*CREDENTIAL_VARS, "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
         if name in env and not env[name].strip():
-            section.add(name, f"set but empty ({origin(name)}): it counts as not set", variable=name)
+            section.add("variable", f"{name} is set but empty ({origin(name)}): it counts as not set", variable=name)
     helper = settings.api_key_helper
     provider = split_provider(settings.model)[0]
     try:
@@ -177,9 +177,12 @@ def keys_section(scene: Scene) -> Section:
     text = f"{source} ({origin(source)})" if source in env else source
     row = section.add("credential", f"{text} → {backend}", source=source, backend=backend, also_set=also)
     for other in also:
-        row.note(f"{other} is set too ({origin(other)})")
-    if helper is not None:
+        if other in env:  # a helper not run gets its own note below
+            row.note(f"{other} is set too ({origin(other)})")
+    if helper is not None and backend == "anthropic" and source != "ANTHROPIC_AUTH_TOKEN":  # the helper would run
         _check_helper(row, helper.command, helper.file, scene.session_env)
+    elif helper is not None:
+        row.note(f"the apiKeyHelper of {helper.file} is not run: {source} is used instead")
     _endpoint_row(section, backend, env, origin)
     try:
         key_helper = api_key_helper(helper, cwd=scene.cwd, env=scene.session_env) if helper else None

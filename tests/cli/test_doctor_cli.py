@@ -116,11 +116,13 @@ def test_a_missing_key_says_which_variable_to_set(tmp_path: Path) -> None:
 
 
 def test_a_broken_server_gets_its_cause_and_a_project_server_not_approved_is_not_started(tmp_path: Path) -> None:
-    pidfile = tmp_path / "project-server.pid"
+    started = tmp_path / "project-server-started"
     _, work = _setup(tmp_path, {"mcpServers": {"broken": _server("crash_at_start")}})
-    (work / ".mcp.json").write_text(json.dumps({"mcpServers": {
-        "proj": _server("normal", args=[str(FAULTY), "--mode", "normal", "--pidfile", str(pidfile)])}}))
-    rc, report, _ = _doctor(work, clean_env(tmp_path, ANTHROPIC_API_KEY="k"))
+    (work / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {
+        "command": "/bin/sh", "args": ["-c", 'touch "$1" && exec "$2" "$3" --mode normal', "sh", str(started),
+                                       sys.executable, str(FAULTY)]}}}))
+    env = clean_env(tmp_path, ANTHROPIC_API_KEY="k")
+    rc, report, _ = _doctor(work, env)
     assert rc == 1
     [crash] = _row(report, "servers", "broken")["problems"]
     assert crash["code"] == "exits-at-start"
@@ -131,7 +133,10 @@ def test_a_broken_server_gets_its_cause_and_a_project_server_not_approved_is_not
     assert [p["code"] for p in proj["problems"]] == ["held"]
     assert "enabledMcpjsonServers" in proj["problems"][0]["cause"]
     assert _row(report, "mcp-config", ".mcp.json")["data"]["awaiting_approval"] == ["proj"]
-    assert not pidfile.exists()  # never started
+    assert not started.exists()  # never started
+
+    rc, report, _ = _doctor(work, env, "--trust-project-mcp")  # as a session with that flag: it is tried
+    assert _row(report, "servers", "proj")["ok"] and started.exists()
 
 
 def test_no_secret_value_appears_in_the_output(tmp_path: Path) -> None:

@@ -62,7 +62,8 @@ SLASH_COMMANDS = {
     "/memory": "edit the memory files (CLAUDE.md) in $EDITOR",
     "/exit": "leave (also: exit, quit, Ctrl+D)",
 }
-COMPLETIONS = [*SLASH_COMMANDS, *(f"/mcp {action}" for action in ACTIONS)]
+COMPLETIONS = [*SLASH_COMMANDS, *(f"/mcp {action}" for action in ACTIONS),
+               *(f"/permissions {action}" for action in ("add allow", "add ask", "add deny", "remove"))]
 INIT_PROMPT = ("Look around this project (its layout, build files, README, tests) and write a CLAUDE.md at its "
                "root for future sessions: how to build, test and run it, the layout, and the conventions the "
                "code follows. Keep it short and factual. If a CLAUDE.md exists, improve it instead.")

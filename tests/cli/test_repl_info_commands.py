@@ -165,3 +165,26 @@ async def test_slash_context_names_deferred_tools_apart(session: Session, capsys
     assert any(re.fullmatch(r"    N deferred MCP tool names\s+\d+\s+\d+\.\d%  for tool_search", line) for line in lines)
     assert any(re.fullmatch(r"    deferred, not sent: ok: 1 tool of 1 \(~\S+ tokens for all of them\) wait behind "
                             r"tool_search", line) for line in lines), lines
+
+
+def test_the_key_is_named_by_its_source_never_shown(tmp_path: Path) -> None:
+    from mini_claude.cli.slash_status import key_source
+    from mini_claude.models.credentials import AnthropicCredentials, ApiKeyHelper, OpenAICredentials
+    from mini_claude.settings import Settings
+
+    helper = ApiKeyHelper("echo sk-from-helper", source="~/.claude/settings.json", cwd=tmp_path, env={}, ttl_s=60,
+                          timeout_s=5)
+    settings_env = Settings(env={"ANTHROPIC_API_KEY": SECRET})
+    assert key_source(AnthropicCredentials(api_key=SECRET), {"ANTHROPIC_API_KEY": SECRET}, Settings()) == \
+        "ANTHROPIC_API_KEY (environment)"
+    assert key_source(AnthropicCredentials(api_key=SECRET), {"ANTHROPIC_API_KEY": SECRET}, settings_env) == \
+        "ANTHROPIC_API_KEY (the env section of the settings)"
+    assert key_source(AnthropicCredentials(api_key=SECRET), {}, Settings()) == "ANTHROPIC_API_KEY (the project's .env)"
+    assert key_source(AnthropicCredentials(helper=helper), {}, Settings()) == \
+        "the apiKeyHelper in ~/.claude/settings.json"
+    assert key_source(AnthropicCredentials(auth_token=SECRET, api_key=SECRET), {}, Settings()) == \
+        "ANTHROPIC_AUTH_TOKEN and ANTHROPIC_API_KEY"
+    assert key_source(OpenAICredentials("unused", keyless=True), {}, Settings()) == \
+        "none (OPENAI_BASE_URL's server needs no key)"
+    assert key_source(OpenAICredentials(SECRET), {"OPENAI_API_KEY": SECRET}, Settings()) == \
+        "OPENAI_API_KEY (environment)"

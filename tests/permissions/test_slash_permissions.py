@@ -52,7 +52,7 @@ def read(path: Path) -> dict[str, Any]:
     return data
 
 
-def session_gate(work: Path, home: Path, *, trusted: bool, allowed: list[str] = ()) -> PermissionGate:  # type: ignore[assignment]
+def session_gate(work: Path, home: Path, *, trusted: bool, allowed: tuple[str, ...] = ()) -> PermissionGate:
     """The gate a session would build from the files (filtered as an untrusted folder's), non-interactive."""
     settings = load_settings(cwd=work, home=home)
     if not trusted:
@@ -135,7 +135,7 @@ async def test_remove_needs_a_scope_when_the_rule_is_in_two_files(work: Path, ho
 
 
 async def test_remove_a_session_answer_and_refuse_a_flag_rule(work: Path, home: Path) -> None:
-    gate = session_gate(work, home, trusted=True, allowed=["Bash(git log:*)"])
+    gate = session_gate(work, home, trusted=True, allowed=("Bash(git log:*)",))
     gate.allow_for_session(["Bash(ls:*)"])
     assert await runs(gate, "ls -la")
     assert remove_permission(gate, rule="Bash(ls:*)", scope=None, home=home) == \
@@ -155,7 +155,7 @@ def test_the_listing_names_each_rules_file_and_what_is_not_applied(work: Path, h
     write(home / ".claude" / "settings.json", {"permissions": {"deny": ["Bash(rm:*)"]}})
     write(work / ".claude" / "settings.json",
           {"permissions": {"allow": ["Bash(npm test:*)"], "ask": ["Bash(git push:*)"], "deny": ["Bash(("]}})
-    gate = session_gate(work, home, trusted=False, allowed=["Read"])
+    gate = session_gate(work, home, trusted=False, allowed=("Read",))
     gate.allow_for_session(["Bash(ls:*)"])
     write(work / ".claude" / "settings.local.json", {"permissions": {"allow": ["Bash(ls:*)"], "ask": ["WebFetch"]}})
     lines = permission_listing(gate, trusted=False, on_disk=load_settings(cwd=work, home=home))

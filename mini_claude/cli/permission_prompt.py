@@ -6,6 +6,10 @@ Everything shown goes through `clean(…, visible=True)`: a control or bidi char
 escape, never obeyed or dropped, so the text approved is the text that runs. Nothing is cut silently: a command,
 an argument list or a diff too long for the screen is shown head and tail around a marker saying how much is not
 shown, and `describe_call(…, whole=True)` (the question's "v" answer) shows all of it.
+
+ExitPlanMode gets its own question (`plan_question`): the plan, whole, every line behind a bar so none of it can
+pass for our question, then yes / yes and auto-accept edits / no, keep planning (with what should change). No
+"always": the gate acts on the answer (it alone leaves plan mode) and saves no rule.
 """
 
 from __future__ import annotations
@@ -21,8 +25,11 @@ from mini_claude.cli.render import TerminalUI, clean, json_text
 from mini_claude.errors import ConfigError, MiniClaudeError
 from mini_claude.jsonfile import read_json_object, write_json_atomic
 from mini_claude.paths import resolve_tool_path, user_home
+from mini_claude.permissions.gate import PLAN_ACCEPT_EDITS
+from mini_claude.tools.exit_plan_mode import EXIT_PLAN_MODE_TOOL_NAME
 
-__all__ = ["LOCAL_SETTINGS", "VIEW_KEY", "PromptAnswers", "describe_call", "permission_question", "save_allow_rules"]
+__all__ = ["LOCAL_SETTINGS", "VIEW_KEY", "PromptAnswers", "describe_call", "permission_question", "plan_lines",
+           "plan_question", "save_allow_rules"]
 
 LOCAL_SETTINGS = Path(".claude") / "settings.local.json"
 VIEW_KEY = "v"  # the answer that shows the whole call when the question had to cut it
@@ -47,7 +54,10 @@ class PromptAnswers:
 
 async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answers: PromptAnswers) -> str:
     """What the call does (a diff for edits), then yes / always for the rule shown (saved to
-    .claude/settings.local.json) / no, optionally saying what to do instead. Ctrl+C denies."""
+    .claude/settings.local.json) / no, optionally saying what to do instead. Ctrl+C denies. ExitPlanMode: the plan
+    and its own choices (`plan_question`)."""
+    if tool.name == EXIT_PLAN_MODE_TOOL_NAME:
+        return await plan_question(args, answers)
     rules = gate.always_rules(tool, args)
     why = [f"  {clean(note, visible=True)}" for note in gate.why_asking(tool, args)]  # the real target, why
     described = [*describe_call(tool.name, args, gate.cwd, home=gate.home), *why]
@@ -77,6 +87,33 @@ async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answer
         instead = await answers.prompt_text("What should the model do instead? (Enter to just decline) ")
         if instead and instead.strip():
             return f"no: {instead.strip()}"
+    return answer
+
+
+PLAN_QUESTION = "Proceed with this plan? y = yes, a = yes and auto-accept edits, n = no, keep planning"
+PLAN_FEEDBACK = "What should change in the plan? (Enter to just keep planning) "
+_PLAN_BAR = "  │ "
+
+
+def plan_lines(plan: str) -> list[str]:
+    """The plan as the question shows it: a header, then every line of it, whole, behind a bar, control and bidi
+    characters shown as escapes (a `\r` or a cursor move cannot rewrite the bar or the question)."""
+    return ["The model's plan:", *(f"{_PLAN_BAR}{clean(line, visible=True)}" for line in plan.split("\n"))]
+
+
+async def plan_question(args: dict[str, Any], answers: PromptAnswers) -> str:
+    """ExitPlanMode's question: the plan, then "yes" (plan mode ends, edits ask first) / `PLAN_ACCEPT_EDITS` (ends
+    for acceptEdits) / "no: what should change" or "no" (plan mode stays on). Ctrl+C answers no."""
+    plan = args.get("plan")
+    print("\n".join(plan_lines(plan if isinstance(plan, str) else json_text(plan))), file=sys.stderr)
+    answer = await answers.ask(PLAN_QUESTION, {"y": "yes", "a": PLAN_ACCEPT_EDITS, "n": "no"})
+    if answers.interrupted():
+        return "no"
+    if answer == "no":
+        change = await answers.prompt_text(PLAN_FEEDBACK)
+        return f"no: {change.strip()}" if change and change.strip() else "no"
+    mode = "acceptEdits: edits run without asking" if answer == PLAN_ACCEPT_EDITS else "default: edits ask first"
+    answers.ui.info(f"plan approved; leaving plan mode for {mode}")
     return answer
 
 

@@ -22,6 +22,12 @@ Order (first that applies wins):
 9. otherwise                                -> ask; without an `ask` callback (non-interactive) -> deny, saying
                                                what would allow it
 
+ExitPlanMode (tools/exit_plan_mode.py) is the one exception, after step 1: outside plan mode it is refused; in plan
+mode the user is always asked (the plan, then yes / yes and auto-accept edits / no, keep planning), whatever allow
+rules, a hook's `allow` or the mode say, and plan mode ends only on that yes (to default or acceptEdits), never on
+anything the model, a hook or a server sends; without an `ask` callback (non-interactive) it is refused and plan
+mode stays on. There is no "always" for it: no rule is saved.
+
 A PreToolUse hook's decision on the call (`check(..., hook=)`, mini_claude.hooks) is weighed here too: `deny`
 refuses before step 1 (a hook may refuse what a rule allows); `ask` asks after steps 1-4 even where a rule or the
 mode would allow (refused where nobody can be asked); `allow` counts as an allow rule for this one call (step 6):
@@ -59,11 +65,13 @@ from mini_claude.permissions.rules import Rule, RuleSet, ToolCall
 from mini_claude.permissions.shell import split_shell_command
 from mini_claude.settings import PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
 from mini_claude.tools.base import FileReader, ServerTool, Tool, input_is_ours
+from mini_claude.tools.exit_plan_mode import EXIT_PLAN_MODE_TOOL_NAME, NOT_IN_PLAN_MODE_TEXT
 from mini_claude.tools.input_check import input_problem
 
-__all__ = ["AskAnswer", "AskFn", "Decision", "PermissionGate", "PermissionMode"]
+__all__ = ["PLAN_ACCEPT_EDITS", "AskAnswer", "AskFn", "Decision", "PermissionGate", "PermissionMode"]
 
 AskAnswer = Literal["yes", "always", "no"]
+PLAN_ACCEPT_EDITS = "yes-accept-edits"  # ExitPlanMode's other yes: leave plan mode for acceptEdits
 AskFn = Callable[[Tool, dict[str, Any]], Awaitable[str]]
 
 # Commands whose first argument names a subcommand: "always" remembers `git status`, not all of `git`.
@@ -168,6 +176,8 @@ class PermissionGate:
         rule = self.rules.match_deny(call, env)
         if rule is not None:
             return self._deny(tool, f"denied by rule {rule.describe()}")
+        if call.claude_name == EXIT_PLAN_MODE_TOOL_NAME and not call.is_mcp:
+            return await self._leave_plan_mode(tool, args)
 
         if self.mode is PermissionMode.PLAN:
             if not read_only and not (tool.read_only and call.sends_to_server):
@@ -391,6 +401,31 @@ class PermissionGate:
         if instead.strip():  # "no: use the test runner instead"
             return self._deny(tool, f"the user declined this tool call and said: {instead.strip()}")
         return self._deny(tool, "the user declined this tool call")
+
+    async def _leave_plan_mode(self, tool: Tool, args: dict[str, Any]) -> Decision:
+        """ExitPlanMode: the user's answer to the plan is the only way out of plan mode (see the module docstring)."""
+        if not self._planning():
+            return self._deny(tool, NOT_IN_PLAN_MODE_TEXT)
+        if self.ask is None:
+            return self._deny(tool, "leaving plan mode needs the user's approval of the plan, which is not possible in "
+                                    "non-interactive mode; plan mode stays on: give the plan as your answer instead")
+        async with self._ask_lock:
+            if not self._planning():  # a plan approved (or the mode changed) while this call waited
+                return self._deny(tool, NOT_IN_PLAN_MODE_TEXT)
+            answer = await self.ask(tool, args)
+            if not self._planning():  # the user changed the mode meanwhile: that mode stands
+                return self._deny(tool, NOT_IN_PLAN_MODE_TEXT)
+            if answer in ("yes", "always", PLAN_ACCEPT_EDITS):
+                # "always" from a question that does not know this tool: a yes for this plan, no rule saved
+                self.mode = PermissionMode.ACCEPT_EDITS if answer == PLAN_ACCEPT_EDITS else PermissionMode.DEFAULT
+                return Decision(True, f"plan approved by the user; permission mode: {self.mode.value}")
+        _, _, instead = answer.partition(":")
+        said = f" and said: {instead.strip()}" if answer.startswith("no") and instead.strip() else ""
+        return self._deny(tool, f"the user did not approve the plan{said}; plan mode stays on: keep planning, and "
+                                "call ExitPlanMode again with the revised plan")
+
+    def _planning(self) -> bool:
+        return self.mode is PermissionMode.PLAN  # read anew after each await: the mode may change meanwhile
 
     @staticmethod
     def _deny(tool: Tool, why: str) -> Decision:

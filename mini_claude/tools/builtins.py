@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mini_claude.tools.agent_tool import AgentTool, SubagentRunner
 from mini_claude.tools.base import Tool
+from mini_claude.tools.exit_plan_mode import ExitPlanModeTool
 from mini_claude.tools.files import EditFileTool, ReadFileTool, WriteFileTool
 from mini_claude.tools.glob import GlobTool
 from mini_claude.tools.grep import GrepTool
@@ -15,8 +16,9 @@ __all__ = ["builtin_tools"]
 
 
 def builtin_tools(subagents: SubagentRunner | None = None) -> list[Tool]:
-    """New instances of read_file, write_file, edit_file, glob, grep, bash, WebFetch and TodoWrite (in that order),
-    then the Agent tool when a sub-agent runner is given (a sub-agent's own tools never include it)."""
+    """New instances of read_file, write_file, edit_file, glob, grep, bash, WebFetch, TodoWrite and ExitPlanMode (in
+    that order), then the Agent tool when a sub-agent runner is given (a sub-agent's own tools never include it).
+    ExitPlanMode is offered in every mode, as in Claude Code: the gate refuses it outside plan mode."""
     tools: list[Tool] = [ReadFileTool(), WriteFileTool(), EditFileTool(), GlobTool(), GrepTool(), BashTool(),
-                         WebFetchTool(), TodoWriteTool()]
+                         WebFetchTool(), TodoWriteTool(), ExitPlanModeTool()]
     return [*tools, AgentTool(subagents)] if subagents is not None else tools

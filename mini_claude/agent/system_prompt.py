@@ -15,6 +15,7 @@ __all__ = [
     "MAX_SERVER_INSTRUCTIONS_CHARS",
     "MAX_SKILLS_LISTED",
     "MAX_SKILL_DESCRIPTION_CHARS",
+    "PLAN_MODE_PROMPT",
     "build_system_prompt",
     "git_branch",
 ]
@@ -27,6 +28,11 @@ _HEAD_BYTES = 4096  # .git/HEAD is one line
 _BASE = """You are mini-claude, a coding agent working in the user's terminal.
 Use the tools to read, search and change files and to run commands; prefer reading before editing.
 Be concise. When a tool fails, read its error and adapt instead of repeating the same call."""
+
+# appended while the permission mode is plan (the session adds it: the mode can change between requests)
+PLAN_MODE_PROMPT = ("Plan mode is on: only read-only tools run (reading, searching); anything that would change "
+                    "files or run commands is refused. Investigate, then present your plan with the ExitPlanMode "
+                    "tool: the user approves it (plan mode ends and you make the changes) or says what to change.")
 
 
 def build_system_prompt(cwd: Path, server_instructions: Mapping[str, str] | None = None,

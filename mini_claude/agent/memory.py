@@ -12,6 +12,10 @@ or `/etc/...` into what is sent to the model; such an import is skipped with a w
 `jsonfile`'s bounded door (regular files only: a FIFO or a device is a warning, never a hang), sizes capped
 (`MAX_FILE_CHARS` a file, cut beyond; `MAX_TOTAL_CHARS` in all). The REPL's `# note` writes only a regular
 CLAUDE.md, never through a symlink (`append_memory_line`).
+
+Where a `# note` may go (`NOTE_TARGETS`, Claude Code's three): the project's `./CLAUDE.md` (shared, committed), the
+project-local `./CLAUDE.local.md` (personal, kept out of git; loaded as kind "local") and the user's
+`~/.claude/CLAUDE.md`. Each is written by the same door (`append_memory_note`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from pathlib import Path
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import read_regular_head
 
-__all__ = ["MAX_IMPORT_DEPTH", "Memory", "MemoryFile", "append_memory_line", "load_memory", "project_root"]
+__all__ = ["MAX_IMPORT_DEPTH", "NOTE_TARGETS", "Memory", "MemoryFile", "NoteTarget", "append_memory_line",
+           "append_memory_note", "load_memory", "note_refusal", "project_root"]
 
 MAX_IMPORT_DEPTH = 5
 MAX_FILE_CHARS = 40_000
@@ -38,6 +43,27 @@ _CODE_SPAN = re.compile(r"`[^`]*`")
 _APPEND_FLAGS = (os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
                  | getattr(os, "O_CLOEXEC", 0))
 _NEW_MEMORY_MODE = 0o644
+
+
+@dataclass(frozen=True)
+class NoteTarget:
+    """A memory file a `# note` may be added to: the key that picks it, its name, what it is for, where it is."""
+
+    key: str
+    label: str
+    purpose: str
+    user: bool  # under the home folder (`~/.claude/…`), else in the working directory
+    name: str
+
+    def path(self, cwd: Path, home: Path) -> Path:
+        return home / ".claude" / self.name if self.user else cwd / self.name
+
+
+NOTE_TARGETS = (
+    NoteTarget("p", "project memory", "./CLAUDE.md, shared with the team through git", False, "CLAUDE.md"),
+    NoteTarget("l", "project-local memory", "./CLAUDE.local.md, yours, keep it out of git", False, "CLAUDE.local.md"),
+    NoteTarget("u", "user memory", "~/.claude/CLAUDE.md, yours, in every project", True, "CLAUDE.md"),
+)
 
 
 @dataclass(frozen=True)
@@ -96,18 +122,38 @@ def load_memory(cwd: Path, home: Path) -> Memory:
 
 
 def append_memory_line(cwd: Path, line: str) -> Path:
-    """`# text` in the REPL: append `- text` to the working directory's CLAUDE.md (created when missing).
+    """`# text` in the REPL, for the project: append `- text` to the working directory's CLAUDE.md."""
+    return append_memory_note(cwd / "CLAUDE.md", line)
+
+
+def note_refusal(path: Path) -> ConfigError | None:
+    """Why `append_memory_note` would refuse `path` (a symlink, a FIFO, a folder…), None when it may be written
+    (or created). A look before asking which file: the write itself checks again on its open descriptor."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return ConfigError(f"not written: {exc.strerror or exc}", file=str(path))
+    if stat.S_ISLNK(info.st_mode):
+        return _link_refusal(path)
+    if not stat.S_ISREG(info.st_mode):
+        return ConfigError("not written: not a regular file", file=str(path))
+    return None
+
+
+def append_memory_note(path: Path, line: str) -> Path:
+    """Append `- line` to the memory file `path` (created when missing, its folder too).
 
     Only a regular file is written, never through a symlink (a repository may commit `CLAUDE.md` as a link to a
     file of the user's, which the loader would not read either) nor into a FIFO or a device: ConfigError saying
     so. The checks are on the open descriptor (`O_NOFOLLOW`, `O_NONBLOCK`, then `fstat`)."""
-    path = cwd / "CLAUDE.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(path, _APPEND_FLAGS, _NEW_MEMORY_MODE)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise ConfigError("not written: it is a symbolic link (notes go only into a real CLAUDE.md file)",
-                              file=str(path)) from None
+            raise _link_refusal(path) from None
         raise
     with os.fdopen(fd, "ab") as handle:  # read-write only for the last byte; O_NONBLOCK: a FIFO opens at once
         info = os.fstat(fd)
@@ -116,6 +162,11 @@ def append_memory_line(cwd: Path, line: str) -> Path:
         ends_open = info.st_size > 0 and os.pread(fd, 1, info.st_size - 1) != b"\n"
         handle.write(f"{chr(10) if ends_open else ''}- {line.strip()}\n".encode())
     return path
+
+
+def _link_refusal(path: Path) -> ConfigError:
+    return ConfigError(f"not written: it is a symbolic link (notes go only into a real {path.name} file)",
+                       file=str(path))
 
 
 class _Loader:

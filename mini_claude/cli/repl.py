@@ -1,9 +1,11 @@
 """The interactive REPL: prompt_toolkit input, slash commands, Ctrl+C handling, permission and approval prompts.
 
-Ctrl+C during a turn (or a `/mcp login`) cancels it (tools are cancelled, the history stays valid) and returns to
-the prompt; Ctrl+C at an empty prompt twice in a row exits. MCP servers start in the background: the prompt is
-usable at once and servers announce themselves as they become ready or fail. `/mcp login NAME` runs the OAuth
-login of an http/sse server and restarts it in the running session, so its tools appear at once.
+Ctrl+C or Esc during a turn (or a `!` command, a `/mcp login`) cancels it (tools are cancelled, the history stays
+valid) and returns to the prompt; Ctrl+C at an empty prompt twice in a row exits. A backslash then Enter continues
+the line. `!cmd` runs a shell command through the gate and hands its output to the model (cli/shell_escape.py);
+`# note` asks which memory file takes the note (cli/memory_note.py). MCP servers start in the background: the
+prompt is usable at once and servers announce themselves as they become ready or fail. `/mcp login NAME` runs the
+OAuth login of an http/sse server and restarts it in the running session, so its tools appear at once.
 """
 
 from __future__ import annotations
@@ -17,27 +19,30 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
-from mini_claude.agent.memory import append_memory_line
 from mini_claude.agent.sessions import SessionInfo
 from mini_claude.cli.approval_prompt import server_approval_prompt
 from mini_claude.cli.host_ui import ReplHostUI
+from mini_claude.cli.keys import EscapeWatcher
 from mini_claude.cli.mcp_panel import mcp_command  # noqa: F401  (tests import it from here)
+from mini_claude.cli.memory_note import add_memory_note
 from mini_claude.cli.permission_prompt import PromptAnswers, permission_question
 from mini_claude.cli.pin_review import ask_review
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.resume import describe, record_session, resume_session
 from mini_claude.cli.session import start_session
+from mini_claude.cli.shell_escape import admit, bash_blocks, interrupted_blocks, run_command
 from mini_claude.cli.slash_commands import COMPLETIONS, SLASH_COMMANDS, SlashCommands, reload_memory
 from mini_claude.cli.status import server_line
-from mini_claude.cli.turn_input import run_user_turn
+from mini_claude.cli.turn_input import run_user_turn, user_turn
 from mini_claude.errors import MiniClaudeError
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.host.prompts import PROMPT_PREFIX
 from mini_claude.mcp.manager import ServerState, ServerStatus
 from mini_claude.mcp.pinning import PinReview
-from mini_claude.paths import state_dir
+from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionMode
 from mini_claude.permissions.rules import claude_tool_name
+from mini_claude.tools.shell import BashTool
 from mini_claude.trust import trust_question
 
 __all__ = ["SLASH_COMMANDS", "Repl"]
@@ -62,9 +67,12 @@ class Repl:
         self._at_prompt = False  # the user is typing at "> ": a server's question cannot be asked now
         self._announced: dict[str, tuple[ServerStatus, int, str]] = {}  # what each server's last line said
         self._commands = SlashCommands(self)
+        self._keys = EscapeWatcher(self._interrupt)  # Esc while a turn runs (a terminal's stdin only)
+        self._unsent: list[dict[str, Any]] = []  # an interrupted `!` command's record, for the next prompt
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession
+        from prompt_toolkit.filters import Condition
         from prompt_toolkit.history import FileHistory
         from prompt_toolkit.key_binding import KeyBindings
         from prompt_toolkit.patch_stdout import patch_stdout
@@ -74,6 +82,12 @@ class Repl:
         history_dir = state_dir()
         history_dir.mkdir(parents=True, exist_ok=True)
         keys = KeyBindings()
+
+        @keys.add("enter", filter=Condition(lambda: self._session.default_buffer.document.text_before_cursor
+                                            .endswith("\\")))
+        def _continue_line(event: Any) -> None:  # `\` then Enter: a line break instead of sending (Claude Code's)
+            event.current_buffer.delete_before_cursor(1)
+            event.current_buffer.insert_text("\n")
 
         @keys.add("s-tab")
         def _next_mode(event: Any) -> None:  # Shift+Tab: default → acceptEdits → plan → default
@@ -111,7 +125,8 @@ class Repl:
                         self._at_prompt = True
                         try:
                             with patch_stdout(raw=True):  # lines printed meanwhile go above the prompt
-                                pending = await self._session.prompt_async(self._prompt_label)
+                                pending = await self._session.prompt_async(self._prompt_label,
+                                                                           default=self._keys.take_typeahead())
                         finally:
                             self._at_prompt = False
                     except KeyboardInterrupt:
@@ -128,11 +143,14 @@ class Repl:
                     continue
                 if text in ("exit", "quit", "/exit", "/quit"):
                     return 0
-                if text.startswith("#") and len(text) > 1:  # "# use tabs": a line for the project memory
-                    try:
-                        self._remember(text[1:])
-                    except (OSError, MiniClaudeError) as exc:  # a CLAUDE.md symlink or FIFO: ConfigError
-                        self.ui.error(f"cannot add to CLAUDE.md: {exc}")
+                if text.startswith("#") and len(text) > 1:  # "# use tabs": a line for a memory file
+                    await self._remember(text[1:])
+                    continue
+                if text.startswith("!"):  # "!ls": the shell, not the model
+                    if text[1:].strip():
+                        await self.interruptible(self._shell_escape(text[1:].strip()), "interrupted")
+                    else:
+                        self.ui.info("! runs a shell command: !git status")
                     continue
                 command = text.split(maxsplit=1)[0]
                 # built-in commands first: a repository's .claude/commands/plan.md never stands in for /plan
@@ -194,6 +212,7 @@ class Repl:
         """Run `work` so that Ctrl+C cancels it (and only it): None, after saying `interrupted`, if it was."""
         self._turn = asyncio.ensure_future(work)
         self._sigint(True)
+        self._keys.start()
         try:
             return await self._turn
         except asyncio.CancelledError:
@@ -204,12 +223,49 @@ class Repl:
         except MiniClaudeError as exc:
             self.ui.error(str(exc))
         finally:
+            self._keys.stop()
             self._turn = None
             self._sigint(False)
         return None
 
     async def _turn_for(self, text: str) -> Any:
-        return await run_user_turn(self.parts, text, self.ui)
+        if not self._unsent or text.split(maxsplit=1)[0] in self.parts.commands:  # (a command's turn: kept for later)
+            return await run_user_turn(self.parts, text, self.ui)
+        turn = await user_turn(self.parts, text, self.ui)
+        return await self._run_with_unsent([{"type": "text", "text": turn}] if isinstance(turn, str) else turn)
+
+    async def _run_with_unsent(self, blocks: list[dict[str, Any]], *, keep: bool = False) -> Any:
+        """A turn of `blocks` after what waits in `_unsent`. When the request fails the history is put back: what
+        waited waits again (with `blocks` too when `keep`: a `!` command's output is not lost)."""
+        unsent, self._unsent = self._unsent, []
+        try:
+            return await self.parts.agent.run([*unsent, *blocks])
+        except MiniClaudeError:
+            self._unsent = [*unsent, *blocks] if keep else unsent
+            raise
+
+    async def _shell_escape(self, command: str) -> Any:
+        """`!cmd` (cli/shell_escape.py): the gate first, then the command; its output shown, then the model's
+        answer to it. Interrupted while running: recorded for the next prompt, no request."""
+        parts = self.parts
+        shell = next((t for t in parts.agent.tools() if isinstance(t, BashTool)), BashTool())  # the session's env
+        decision = await admit(command, gate=parts.gate, shell=shell, hooks=parts.hooks)
+        if not decision.allowed:
+            self.ui.error(f"! {command}: not run: {decision.reason}")
+            return None
+        try:
+            output = await run_command(command, cwd=parts.agent.ctx.cwd, env=shell.env)
+        except asyncio.CancelledError:
+            self._unsent.extend(interrupted_blocks(command))
+            raise
+        except OSError as exc:
+            self.ui.error(f"! {command}: could not start the shell: {exc.strerror or exc}")
+            return None
+        if output.stdout:
+            print(clean(output.stdout), flush=True)
+        if output.stderr:
+            print(clean(output.stderr), file=sys.stderr, flush=True)
+        return await self._run_with_unsent(bash_blocks(command, output), keep=True)
 
     def _interrupt(self) -> None:
         if self._turn is not None and not self._turn.done():
@@ -227,10 +283,9 @@ class Repl:
         self.ui.info(f"permission mode: {mode.value}" + (" (read-only tools only; /plan off or Shift+Tab leaves it)"
                                                            if mode is PermissionMode.PLAN else ""))
 
-    def _remember(self, line: str) -> None:
-        path = append_memory_line(Path.cwd(), line)
-        reload_memory(self.parts, self.ui)
-        self.ui.info(f"noted in {path}")
+    async def _remember(self, line: str) -> None:
+        if await add_memory_note(line, ask=self._ask, ui=self.ui, cwd=Path.cwd(), home=user_home()) is not None:
+            reload_memory(self.parts, self.ui)  # the next request's system prompt has it
 
     def _server_changed(self, state: ServerState) -> None:
         """A server's status line, once per change: "ready" once, later tool-count changes as "13 → 14 tools"."""
@@ -258,7 +313,8 @@ class Repl:
         keys = "/".join(choices)
         while True:
             try:
-                answer = (await self._session.prompt_async(f"{question} [{keys}] ")).strip().lower()
+                with self._keys.paused():  # the answer keys go to the question, not to the Esc watcher
+                    answer = (await self._session.prompt_async(f"{question} [{keys}] ")).strip().lower()
             except (KeyboardInterrupt, EOFError):
                 self._interrupted_at_prompt = True
                 return choices["n"]
@@ -279,7 +335,8 @@ class Repl:
     async def _prompt_text(self, label: str) -> str | None:
         """A line typed by the user (an elicitation field); None when dismissed with Ctrl+C / Ctrl+D."""
         try:
-            return str(await self._session.prompt_async(label))
+            with self._keys.paused():
+                return str(await self._session.prompt_async(label))
         except (KeyboardInterrupt, EOFError):
             return None
         finally:

@@ -1,0 +1,88 @@
+"""`# note` (cli/memory_note.py) with real files: the question offers the project, project-local and user memory
+files, each answer writes to its own file (which the loader then reads), none is chosen silently, and a target
+that is a symlink or a FIFO is named with the reason and not offered — the symlink/FIFO refusal holds for every
+target, not only ./CLAUDE.md."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from mini_claude.agent.memory import append_memory_note, load_memory
+from mini_claude.cli.memory_note import NOTE_QUESTION, add_memory_note
+from mini_claude.cli.render import TerminalUI
+from mini_claude.errors import ConfigError
+
+
+class _Answers:
+    """The REPL's `_ask`, answering from a script and keeping what was offered."""
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        self.offered: list[list[str]] = []
+
+    async def __call__(self, question: str, choices: dict[str, str]) -> str:
+        assert question == NOTE_QUESTION
+        self.offered.append(list(choices))
+        return choices[self.answers.pop(0)]
+
+
+def _ui() -> TerminalUI:
+    return TerminalUI(out=io.StringIO(), err=io.StringIO())
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> tuple[Path, Path]:
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    (work / ".git").mkdir()
+    return work, home
+
+
+@pytest.mark.parametrize(("key", "where", "kind"), [("p", "work/CLAUDE.md", "project"),
+                                                    ("l", "work/CLAUDE.local.md", "local"),
+                                                    ("u", "home/.claude/CLAUDE.md", "user")])
+async def test_each_answer_writes_its_own_file(box: tuple[Path, Path], key: str, where: str, kind: str) -> None:
+    work, home = box
+    ask = _Answers(key)
+    path = await add_memory_note(" use tabs ", ask=ask, ui=_ui(), cwd=work, home=home)
+    assert path == work.parent / where and path.read_text() == "- use tabs\n"
+    assert ask.offered == [["p", "l", "u", "n"]]
+    assert [(f.kind, f.text) for f in load_memory(work, home).files] == [(kind, "- use tabs\n")]
+
+
+async def test_declining_writes_nothing(box: tuple[Path, Path]) -> None:
+    work, home = box
+    ui = _ui()
+    assert await add_memory_note("x", ask=_Answers("n"), ui=ui, cwd=work, home=home) is None
+    assert "not noted" in ui.err.getvalue()  # type: ignore[attr-defined]
+    assert sorted(p.name for p in work.iterdir()) == [".git"] and not (home / ".claude").exists()
+
+
+async def test_a_link_or_fifo_target_is_named_and_not_offered(box: tuple[Path, Path]) -> None:
+    work, home = box
+    victim = home / "victim.md"
+    victim.write_text("mine\n")
+    (work / "CLAUDE.md").symlink_to(victim)
+    os.mkfifo(work / "CLAUDE.local.md")
+    ui, ask = _ui(), _Answers("u")
+    await add_memory_note("note", ask=ask, ui=ui, cwd=work, home=home)
+    shown = ui.err.getvalue()  # type: ignore[attr-defined]
+    assert "cannot add to CLAUDE.md: " in shown and "it is a symbolic link" in shown
+    assert "cannot add to CLAUDE.local.md: " in shown and "not a regular file" in shown
+    assert ask.offered == [["u", "n"]] and victim.read_text() == "mine\n"
+    (home / ".claude" / "CLAUDE.md").unlink()
+    (home / ".claude" / "CLAUDE.md").symlink_to(victim)
+    nothing = _Answers()
+    assert await add_memory_note("note", ask=nothing, ui=ui, cwd=work, home=home) is None
+    assert nothing.offered == []  # no file can take it: nothing asked
+    for path in (work / "CLAUDE.md", home / ".claude" / "CLAUDE.md"):  # the writer itself refuses too
+        with pytest.raises(ConfigError, match="it is a symbolic link"):
+            append_memory_note(path, "note")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        append_memory_note(work / "CLAUDE.local.md", "note")
+    assert victim.read_text() == "mine\n"

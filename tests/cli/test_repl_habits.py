@@ -1,0 +1,122 @@
+"""Issue 21, REPL habits, in a real terminal (tmux) against the mock model: `!cmd` runs through the gate (a deny rule
+refuses it with its reason, what the gate asks about is asked) and its output is shown and reaches the model in
+Claude Code's `<bash-input>` / `<bash-stdout>` / `<bash-stderr>` shape; a backslash then Enter makes one two-line
+message; `# note` asks which memory file; Esc interrupts a slow turn (the history stays valid, what was typed
+meanwhile waits at the prompt); Ctrl+C stops a long `!` command, its process group gone, and its record joins the
+next prompt."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import Terminal, start_repl
+
+from mini_claude.models.mock_server import MockModelServer
+from mini_claude.models.scenario import parse_scenario
+from mini_claude.tools.shell import group_alive
+from tests.helpers import wait_until
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def _user_texts(request: dict[str, Any]) -> list[str]:
+    """The text blocks of the request's last (user) message."""
+    return [b["text"] for b in request["body"]["messages"][-1]["content"] if b.get("type") == "text"]
+
+
+def _start(tmp_path: Path, turns: list[dict[str, Any]], name: str) -> tuple[Terminal, MockModelServer, Path]:
+    (tmp_path / ".claude").mkdir()  # HOME is tmp_path: the user's settings
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}))
+    work = tmp_path / "work"
+    work.mkdir()
+    mock = MockModelServer(parse_scenario({"turns": turns}, source="test"))
+    term = start_repl(tmp_path, work, mock.start(), name)
+    term.wait_for(lambda s: "/help for commands" in s, "the prompt")
+    return term, mock, work
+
+
+def test_bang_runs_through_the_gate_and_the_model_gets_its_output(tmp_path: Path) -> None:
+    term, mock, work = _start(tmp_path, [{"content": [{"type": "text", "text": "SAW-THE-OUTPUT"}]},
+                                         {"content": [{"type": "text", "text": "TWO-LINES-OK"}]}], "bang")
+    try:
+        (work / "keep.txt").write_text("kept")
+        term.enter("!rm -f keep.txt")
+        term.wait_for(lambda s: "not run:" in s, "the refusal")
+        assert 'denied by rule "Bash(rm:*)" in ~/.claude/settings.json' in term.screen()
+        assert (work / "keep.txt").exists() and mock.requests == []
+
+        term.enter("!echo hello-bash; echo 'oops <&>' >&2; exit 3")
+        term.wait_for(lambda s: "Run a shell command: echo hello-bash" in s and s.rstrip().endswith("[y/a/n]"),
+                      "the permission question")
+        term.keys("y", "Enter")
+        term.wait_for(lambda s: "SAW-THE-OUTPUT" in s, "the model's answer to the output")
+        screen = term.screen()
+        assert "\nhello-bash\n" in screen and "oops <&>" in screen and "Exit code 3" in screen
+        [request] = mock.requests
+        assert _user_texts(request) == ["<bash-input>echo hello-bash; echo 'oops <&>' >&2; exit 3</bash-input>",
+                                        "<bash-stdout>hello-bash</bash-stdout>"
+                                        "<bash-stderr>oops &lt;&amp;&gt;\nExit code 3</bash-stderr>"]
+
+        term.enter("!")  # `!` alone runs nothing and sends nothing
+        term.wait_for(lambda s: "! runs a shell command" in s, "the hint")
+
+        term.enter("first line\\")  # a backslash then Enter: the line goes on
+        term.enter("second line")
+        term.wait_for(lambda s: "TWO-LINES-OK" in s, "the answer to the two-line message")
+        assert len(mock.requests) == 2
+        assert _user_texts(mock.requests[1]) == ["first line\nsecond line"]
+
+        term.enter("# prefer tabs")
+        term.wait_for(lambda s: s.rstrip().endswith("[p/l/u/n]"), "which memory file")
+        assert "l = project-local memory (./CLAUDE.local.md" in term.screen()
+        term.keys("Enter")  # no silent default: asked again
+        term.wait_for(lambda s: s.count("Add the note to which memory file?") == 2, "the question again")
+        term.keys("u", "Enter")
+        term.wait_for(lambda s: "(user memory)" in s, "the note saved")
+        assert (tmp_path / ".claude" / "CLAUDE.md").read_text() == "- prefer tabs\n"
+        assert not (work / "CLAUDE.md").exists() and not (work / "CLAUDE.local.md").exists()
+        term.keys("C-d")
+    finally:
+        term.close()
+        mock.stop()
+
+
+def test_esc_interrupts_a_turn_and_ctrl_c_a_long_bang_command(tmp_path: Path) -> None:
+    term, mock, work = _start(tmp_path, [{"content": [{"type": "text", "text": "NEVER-SHOWN"}], "delay_ms": 30000},
+                                         {"content": [{"type": "text", "text": "AFTER-ESC"}]},
+                                         {"content": [{"type": "text", "text": "AFTER-CTRL-C"}]}], "esc")
+    try:
+        term.enter("a slow question")
+        wait_until(lambda: len(mock.requests) == 1, "the slow request", within_s=20)
+        term.keys("-l", "typed meanwhile")
+        term.keys("Escape")
+        term.wait_for(lambda s: "interrupted" in s and s.rstrip().endswith("> typed meanwhile"),
+                      "the interruption, and the typed text waiting at the prompt")
+        term.keys("Enter")
+        term.wait_for(lambda s: "AFTER-ESC" in s, "the next answer")
+        assert "NEVER-SHOWN" not in term.screen()
+        assert _user_texts(mock.requests[1]) == ["a slow question", "typed meanwhile"]  # a valid history
+
+        term.enter("!echo $$ > group.txt; sleep 60")
+        term.wait_for(lambda s: s.rstrip().endswith("[y/a/n]"), "the permission question")
+        term.keys("y", "Enter")
+        wait_until(lambda: (work / "group.txt").is_file() and (work / "group.txt").read_text().strip(),
+                   "the command to start", within_s=20)
+        group = int((work / "group.txt").read_text())
+        term.keys("C-c")
+        term.wait_for(lambda s: s.count("interrupted") == 2, "the command stopped")
+        wait_until(lambda: not group_alive(group), "its process group to be gone", within_s=10)
+        assert len(mock.requests) == 2  # an interrupted `!` asks the model nothing...
+        term.enter("and now")
+        term.wait_for(lambda s: "AFTER-CTRL-C" in s, "the answer")
+        texts = _user_texts(mock.requests[2])  # ...its record joins the next prompt, as in Claude Code
+        assert texts[-4:] == [texts[-4], "<bash-input>echo $$ > group.txt; sleep 60</bash-input>",
+                              "[Request interrupted by user]", "and now"]
+        assert texts[-4].startswith("<local-command-caveat>Caveat: The messages below were generated by the user")
+        term.keys("C-d")
+    finally:
+        term.close()
+        mock.stop()

@@ -30,7 +30,7 @@ from mini_claude.cli.pin_review import ask_review
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.resume import describe, record_session, resume_session
 from mini_claude.cli.session import start_session
-from mini_claude.cli.shell_escape import admit, bash_blocks, interrupted_blocks, run_command
+from mini_claude.cli.shell_escape import admit, bash_blocks, run_command
 from mini_claude.cli.slash_commands import COMPLETIONS, SLASH_COMMANDS, SlashCommands, reload_memory
 from mini_claude.cli.status import server_line
 from mini_claude.cli.turn_input import run_user_turn, user_turn
@@ -68,7 +68,8 @@ class Repl:
         self._announced: dict[str, tuple[ServerStatus, int, str]] = {}  # what each server's last line said
         self._commands = SlashCommands(self)
         self._keys = EscapeWatcher(self._interrupt)  # Esc while a turn runs (a terminal's stdin only)
-        self._unsent: list[dict[str, Any]] = []  # an interrupted `!` command's record, for the next prompt
+        self._unsent: list[dict[str, Any]] = []  # a `!` command's output whose model request failed
+        self._retype = ""  # an interrupted `!` command, back at the next prompt (as in Claude Code)
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession
@@ -126,7 +127,7 @@ class Repl:
                         try:
                             with patch_stdout(raw=True):  # lines printed meanwhile go above the prompt
                                 pending = await self._session.prompt_async(self._prompt_label,
-                                                                           default=self._keys.take_typeahead())
+                                                                           default=self._retyped())
                         finally:
                             self._at_prompt = False
                     except KeyboardInterrupt:
@@ -242,11 +243,13 @@ class Repl:
             return await self.parts.agent.run([*unsent, *blocks])
         except MiniClaudeError:
             self._unsent = [*unsent, *blocks] if keep else unsent
+            if self._unsent:
+                self.ui.info("(the shell command's output goes to the model with your next message)")
             raise
 
     async def _shell_escape(self, command: str) -> Any:
         """`!cmd` (cli/shell_escape.py): the gate first, then the command; its output shown, then the model's
-        answer to it. Interrupted while running: recorded for the next prompt, no request."""
+        answer to it. Interrupted while running: nothing reaches the model; the line is back at the prompt."""
         parts = self.parts
         shell = next((t for t in parts.agent.tools() if isinstance(t, BashTool)), BashTool())  # the session's env
         decision = await admit(command, gate=parts.gate, shell=shell, hooks=parts.hooks)
@@ -256,7 +259,7 @@ class Repl:
         try:
             output = await run_command(command, cwd=parts.agent.ctx.cwd, env=shell.env)
         except asyncio.CancelledError:
-            self._unsent.extend(interrupted_blocks(command))
+            self._retype = f"!{command}"
             raise
         except OSError as exc:
             self.ui.error(f"! {command}: could not start the shell: {exc.strerror or exc}")
@@ -266,6 +269,11 @@ class Repl:
         if output.stderr:
             print(clean(output.stderr), file=sys.stderr, flush=True)
         return await self._run_with_unsent(bash_blocks(command, output), keep=True)
+
+    def _retyped(self) -> str:
+        """The next prompt's starting text: an interrupted `!` command, then what was typed during the turn."""
+        text, self._retype = self._retype + self._keys.take_typeahead(), ""
+        return text
 
     def _interrupt(self) -> None:
         if self._turn is not None and not self._turn.done():

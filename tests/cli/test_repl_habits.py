@@ -1,13 +1,14 @@
 """Issue 21, REPL habits, in a real terminal (tmux) against the mock model: `!cmd` runs through the gate (a deny rule
 refuses it with its reason, what the gate asks about is asked) and its output is shown and reaches the model in
 Claude Code's `<bash-input>` / `<bash-stdout>` / `<bash-stderr>` shape; a backslash then Enter makes one two-line
-message; `# note` asks which memory file; Esc interrupts a slow turn (the history stays valid, what was typed
-meanwhile waits at the prompt); Ctrl+C stops a long `!` command, its process group gone, and its record joins the
-next prompt."""
+message, and so does a multi-line paste; `# note` asks which memory file; Esc interrupts a slow turn (the history
+stays valid, what was typed meanwhile waits at the prompt); Ctrl+C stops a long `!` command, its process group gone, nothing sent and its
+line back at the prompt; a `!` command's output whose model request failed goes with the next prompt."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,8 @@ def _start(tmp_path: Path, turns: list[dict[str, Any]], name: str) -> tuple[Term
 
 def test_bang_runs_through_the_gate_and_the_model_gets_its_output(tmp_path: Path) -> None:
     term, mock, work = _start(tmp_path, [{"content": [{"type": "text", "text": "SAW-THE-OUTPUT"}]},
-                                         {"content": [{"type": "text", "text": "TWO-LINES-OK"}]}], "bang")
+                                         {"content": [{"type": "text", "text": "TWO-LINES-OK"}]},
+                                         {"content": [{"type": "text", "text": "PASTE-OK"}]}], "bang")
     try:
         (work / "keep.txt").write_text("kept")
         term.enter("!rm -f keep.txt")
@@ -69,6 +71,14 @@ def test_bang_runs_through_the_gate_and_the_model_gets_its_output(tmp_path: Path
         assert len(mock.requests) == 2
         assert _user_texts(mock.requests[1]) == ["first line\nsecond line"]
 
+        buffer = f"paste-{tmp_path.name}"  # a multi-line paste (bracketed) still makes one message
+        subprocess.run([term.tmux, "set-buffer", "-b", buffer, "pasted one\npasted two"], check=True, timeout=10)
+        subprocess.run([term.tmux, "paste-buffer", "-d", "-p", "-r", "-b", buffer, "-t", term.session], check=True,
+                       timeout=10)
+        term.keys("Enter")
+        term.wait_for(lambda s: "PASTE-OK" in s, "the answer to the pasted message")
+        assert _user_texts(mock.requests[2]) == ["pasted one\npasted two"]
+
         term.enter("# prefer tabs")
         term.wait_for(lambda s: s.rstrip().endswith("[p/l/u/n]"), "which memory file")
         assert "l = project-local memory (./CLAUDE.local.md" in term.screen()
@@ -87,7 +97,8 @@ def test_bang_runs_through_the_gate_and_the_model_gets_its_output(tmp_path: Path
 def test_esc_interrupts_a_turn_and_ctrl_c_a_long_bang_command(tmp_path: Path) -> None:
     term, mock, work = _start(tmp_path, [{"content": [{"type": "text", "text": "NEVER-SHOWN"}], "delay_ms": 30000},
                                          {"content": [{"type": "text", "text": "AFTER-ESC"}]},
-                                         {"content": [{"type": "text", "text": "AFTER-CTRL-C"}]}], "esc")
+                                         {"error": {"status": 400, "message": "MOCK-REFUSED"}},
+                                         {"content": [{"type": "text", "text": "AFTER-FAILURE"}]}], "esc")
     try:
         term.enter("a slow question")
         wait_until(lambda: len(mock.requests) == 1, "the slow request", within_s=20)
@@ -107,15 +118,21 @@ def test_esc_interrupts_a_turn_and_ctrl_c_a_long_bang_command(tmp_path: Path) ->
                    "the command to start", within_s=20)
         group = int((work / "group.txt").read_text())
         term.keys("C-c")
-        term.wait_for(lambda s: s.count("interrupted") == 2, "the command stopped")
+        term.wait_for(lambda s: s.count("interrupted") == 2 and s.rstrip().endswith("> !echo $$ > group.txt; sleep 60"),
+                      "the command stopped, its line back at the prompt (as in Claude Code)")
         wait_until(lambda: not group_alive(group), "its process group to be gone", within_s=10)
-        assert len(mock.requests) == 2  # an interrupted `!` asks the model nothing...
+        assert len(mock.requests) == 2  # an interrupted `!` sends nothing
+
+        term.keys("C-u")
+        term.enter("!echo kept-output")
+        term.wait_for(lambda s: s.rstrip().endswith("[y/a/n]"), "the permission question")
+        term.keys("y", "Enter")
+        term.wait_for(lambda s: "MOCK-REFUSED" in s, "the failed request")
         term.enter("and now")
-        term.wait_for(lambda s: "AFTER-CTRL-C" in s, "the answer")
-        texts = _user_texts(mock.requests[2])  # ...its record joins the next prompt, as in Claude Code
-        assert texts[-4:] == [texts[-4], "<bash-input>echo $$ > group.txt; sleep 60</bash-input>",
-                              "[Request interrupted by user]", "and now"]
-        assert texts[-4].startswith("<local-command-caveat>Caveat: The messages below were generated by the user")
+        term.wait_for(lambda s: "AFTER-FAILURE" in s, "the answer")
+        assert _user_texts(mock.requests[3])[-3:] == [  # the output was not lost with the failed request
+            "<bash-input>echo kept-output</bash-input>",
+            "<bash-stdout>kept-output</bash-stdout><bash-stderr></bash-stderr>", "and now"]
         term.keys("C-d")
     finally:
         term.close()

@@ -8,14 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from mini_claude.cli.shell_escape import (
-    CAVEAT,
-    ShellOutput,
-    admit,
-    bash_blocks,
-    interrupted_blocks,
-    run_command,
-)
+from mini_claude.cli.shell_escape import ShellOutput, admit, bash_blocks, run_command
 from mini_claude.hooks.outcomes import BeforeTool, HookPermission
 from mini_claude.permissions import PermissionMode
 from mini_claude.permissions.gate import PermissionGate
@@ -57,8 +50,6 @@ def test_blocks_in_claude_codes_shape() -> None:
     assert bash_blocks("cat <a", ShellOutput("1 < 2 & 3", "", 0)) == [
         {"type": "text", "text": "<bash-input>cat <a</bash-input>"},
         {"type": "text", "text": "<bash-stdout>1 &lt; 2 &amp; 3</bash-stdout><bash-stderr></bash-stderr>"}]
-    assert [b["text"] for b in interrupted_blocks("sleep 9")] == [
-        CAVEAT, "<bash-input>sleep 9</bash-input>", "[Request interrupted by user]"]
 
 
 class _Hooks:

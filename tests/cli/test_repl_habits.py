@@ -50,16 +50,18 @@ def test_bang_runs_through_the_gate_and_the_model_gets_its_output(tmp_path: Path
         assert 'denied by rule "Bash(rm:*)" in ~/.claude/settings.json' in term.screen()
         assert (work / "keep.txt").exists() and mock.requests == []
 
-        term.enter("!echo hello-bash; echo 'oops <&>' >&2; exit 3")
+        line = "echo hello-bash; printf 'A\\033[2JB\\n'; echo 'oops <&>' >&2; exit 3"
+        term.enter(f"!{line}")
         term.wait_for(lambda s: "Run a shell command: echo hello-bash" in s and s.rstrip().endswith("[y/a/n]"),
                       "the permission question")
         term.keys("y", "Enter")
         term.wait_for(lambda s: "SAW-THE-OUTPUT" in s, "the model's answer to the output")
         screen = term.screen()
-        assert "\nhello-bash\n" in screen and "oops <&>" in screen and "Exit code 3" in screen
+        assert "\nhello-bash\nAB\n" in screen  # shown through `clean`: the clear-screen was not obeyed
+        assert "oops <&>" in screen and "Exit code 3" in screen
         [request] = mock.requests
-        assert _user_texts(request) == ["<bash-input>echo hello-bash; echo 'oops <&>' >&2; exit 3</bash-input>",
-                                        "<bash-stdout>hello-bash</bash-stdout>"
+        assert _user_texts(request) == [f"<bash-input>{line}</bash-input>",
+                                        "<bash-stdout>hello-bash\nA\x1b[2JB</bash-stdout>"
                                         "<bash-stderr>oops &lt;&amp;&gt;\nExit code 3</bash-stderr>"]
 
         term.enter("!")  # `!` alone runs nothing and sends nothing

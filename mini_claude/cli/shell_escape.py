@@ -2,9 +2,10 @@
 
 The command meets the same door as the model's own Bash call (`admit`): the user's PreToolUse hooks, then the
 permission gate, so a deny rule refuses it with its reason and what the gate would ask about is asked with the
-usual question. It runs with `bash -c` in the session's folder and environment, stdin /dev/null, in its own process
-group, stdout and stderr read apart and bounded (`run_command`); whatever way it ends (done, timed out, Ctrl+C or
-Esc cancelling it) the whole group is killed and the child reaped.
+usual question (Claude Code's bash mode runs it unasked; the gate is this project's choice). It runs with
+`bash -c` in the session's folder and environment, stdin /dev/null, in its own process group, stdout and stderr
+read apart and bounded (`run_command`); whatever way it ends (done, timed out, Ctrl+C or Esc cancelling it) the
+whole group is killed and the child reaped.
 
 What the model sees is Claude Code's bash-mode shape (its 2.1.197 binary, `processBashCommand`, and its requests to
 the mock model): a user message holding `<bash-input>cmd</bash-input>` and

@@ -30,6 +30,11 @@ from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
 
 __all__ = ["build_parser", "main"]
 
+# httpx imports its own command-line client (`httpx._main`: click, rich, pygments; ~35 ms of every start) whenever
+# click happens to be installed; this program never runs it, so that import is made to fail fast (httpx then
+# defines a stub `httpx.main`). Only where nothing imported httpx yet.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[assignment]
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
@@ -174,6 +179,9 @@ def _dispatch(argv: list[str]) -> int:
 
         sys.stderr.write(f"mini-claude: {clean(problem)}\n")
         return EXIT_USAGE
+    from mini_claude.net.tls import warm_tls_context
+
+    warm_tls_context()  # the CA bundle loads (holding no GIL) while the session's modules are imported
     from mini_claude.cli.run import run_interactive, run_print
 
     if args.mcp_trace is not None:

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mini_claude.agent.commands import CustomCommand, load_commands
 from mini_claude.agent.compaction import ContextWindow, context_tokens
@@ -31,17 +31,17 @@ from mini_claude.agent.loop import Agent, AgentUI
 from mini_claude.agent.memory import Memory, load_memory
 from mini_claude.agent.sessions import SessionLog
 from mini_claude.agent.subagents import SubagentParts, Subagents, acting_subagent, load_subagent_types
-from mini_claude.agent.system_prompt import build_system_prompt, git_branch
+from mini_claude.agent.system_prompt import PLAN_MODE_PROMPT, build_system_prompt, git_branch
 from mini_claude.cli.render import TerminalUI, clean
+from mini_claude.cli.session_mcp import McpParts, additional_dirs, build_mcp
 from mini_claude.cli.state_sweep import sweep_in_background
 from mini_claude.errors import ConfigError
 from mini_claude.hooks import Hooks, HookSession
 from mini_claude.mcp.approval import ApprovalStore, approval_hint, approval_state
 from mini_claude.mcp.config import LoadedConfig, ServerConfig, disabled_servers, load_mcp_config
-from mini_claude.mcp.host import HostUI, McpHost, NoQuestionsUI
+from mini_claude.mcp.host import HostUI, McpHost
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
-from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
-from mini_claude.mcp.pinning import PinReview, PinStore
+from mini_claude.mcp.pinning import PinReview
 from mini_claude.models.base import LoadsReferencedTools, Model, ToolCounter, ToolSpec
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
@@ -53,7 +53,6 @@ from mini_claude.settings import (
     session_env,
     without_project_widening,
 )
-from mini_claude.skills.local import discover_local_skills
 from mini_claude.skills.registry import SkillRegistry
 from mini_claude.tools.base import Tool, ToolContext
 from mini_claude.tools.mcp_resources import resource_tools
@@ -61,6 +60,9 @@ from mini_claude.tools.mcp_tool import McpToolAdapters
 from mini_claude.tools.skill import SkillTool
 from mini_claude.tools.tool_search import DeferredTools, ToolSearchTool
 from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
+
+if TYPE_CHECKING:
+    from mini_claude.models.credentials import ApiKeyHelper
 
 __all__ = [
     "AskTrustFn",
@@ -176,20 +178,6 @@ async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: S
     return settings, model_environment(env, dotenv, trusted=True).env, True
 
 
-def additional_dirs(settings: Settings, cwd: Path, home: Path) -> list[Path]:
-    """`permissions.additionalDirectories` as absolute paths (`~` is the home directory, relative means under
-    `cwd`). Pass settings already filtered for trust: a project's list counts only in a trusted folder."""
-    dirs: list[Path] = []
-    for item in settings.additional_directories:
-        text = item.text.strip()
-        if text == "~" or text.startswith("~/"):
-            path = home / text[2:]
-        else:
-            path = Path(text) if Path(text).is_absolute() else cwd / text
-        dirs.append(path)
-    return dirs
-
-
 def load_servers(opts: SessionOptions, env: Mapping[str, str]) -> LoadedConfig:
     return load_mcp_config(cwd=opts.cwd, home=user_home(env), env=env, extra=opts.mcp_config,
                            strict=opts.strict_mcp_config)
@@ -299,31 +287,20 @@ def build_session(
     ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None,
     on_server_change: Callable[[ServerState], None] | None = None,
     host_ui: HostUI | None = None,
+    mcp: McpParts | None = None,
 ) -> SessionParts:
+    """The agent and its parts over `mcp` (built here, not started, when not given: `start_session` builds and
+    starts it first so servers boot meanwhile; `held`, `on_server_change` and `host_ui` are for that case)."""
     from mini_claude.tools.builtins import builtin_tools
     from mini_claude.tools.output import cap_result
     from mini_claude.tools.shell import BashTool
 
-    # loading a lost remote server's skill reconnects it (`manager` is bound below, before anything can load)
-    skills = SkillRegistry(discover_local_skills(opts.cwd, user_home(env)),
-                           client_for=lambda server: manager.connected_client(server))
+    if mcp is None:
+        mcp = build_mcp(opts.cwd, env=env, settings=settings, config=config, held=held, add_dirs=opts.add_dirs,
+                        on_server_change=on_server_change, host_ui=host_ui)
+    manager, host, skills, dirs = mcp.manager, mcp.host, mcp.skills, mcp.dirs
+    mcp.agent_model = lambda: agent.model
     skill_tool = SkillTool(skills)
-
-    def server_changed(state: ServerState) -> None:
-        if state.status is ServerStatus.READY and state.lost is not None:
-            skills.server_lost(state.name)  # still ready, client gone until the next use: keep its skills
-        else:
-            skills.server_changed(state.name, state.client if state.status is ServerStatus.READY else None)
-        if on_server_change is not None:
-            on_server_change(state)
-
-    dirs = [*additional_dirs(settings, opts.cwd, user_home(env)), *(opts.cwd / d for d in opts.add_dirs)]
-    host = McpHost(host_ui or NoQuestionsUI(), roots=[opts.cwd, *dirs], model=lambda: agent.model,
-                   log_dir=state_dir(env) / "mcp-logs")
-    manager = McpManager(config.servers.values(), env=env, held=held, on_change=server_changed,
-                         era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME),
-                         pins=PinStore.default(env, project=opts.cwd), client_setup=host.setup, client_ready=host.ready)
-    host.bind(manager)
     mode_name = opts.mode or settings.default_mode or "default"
     try:
         mode = PermissionMode.parse(mode_name)
@@ -339,6 +316,8 @@ def build_session(
                           additional_dirs=dirs, home=home, state_dir=state_dir(env),
                           own_dirs=[spill_dir, home / ".claude" / "skills"])  # readable: ours, the user's skills
     mcp_tools = McpToolAdapters(manager, host)
+    mcp.listeners.append(lambda state: mcp_tools.server_ready(state.name) if state.status is ServerStatus.READY
+                         else None)  # each server's schemas prepared as it comes up, not all before the request
 
     window = ContextWindow(context_tokens(env))
     deferred = DeferredTools(mcp_tools, setting=env.get("MINI_CLAUDE_TOOL_SEARCH", "auto"),
@@ -431,10 +410,6 @@ def _session_hooks(settings: Settings, opts: SessionOptions, env: dict[str, str]
 
 
 MAX_RESULT_CHARS = 200_000
-PLAN_MODE_PROMPT = ("Plan mode is on: only read-only tools run (reading, searching); anything that would change "
-                    "files or run commands is refused. Investigate, then present a plan for the user to approve "
-                    "instead of making changes.")
-
 
 def load_session_settings(cwd: Path, env: Mapping[str, str], flag: str | None = None) -> Settings:
     """The settings files, and `--settings` (`flag`: a file or a JSON string; ConfigError when unusable)."""
@@ -494,7 +469,6 @@ async def start_session(
     through `ask_server` (the REPL); without it they are held back and a warning names the setting that approves
     them."""
     from mini_claude.models.factory import api_key_helper, create_model
-
     cwd = Path.cwd()
     env = build_env(cwd)
     opts = options_from_args(args, cwd)
@@ -513,8 +487,30 @@ async def start_session(
     for status, reason in held.values():
         if status is ServerStatus.NEEDS_APPROVAL:
             ui.warn(reason)
+    mcp = build_mcp(cwd, env=env, settings=settings, config=config, held=held, add_dirs=opts.add_dirs,
+                    on_server_change=on_server_change, host_ui=host_ui)
+    parts = _rest_of_session(opts, ui, mcp, model, env=env, model_env=model_env, settings=settings,
+                             full_settings=full_settings, config=config, trusted=trusted, held=held, helper=helper,
+                             ask_permission=ask_permission)
+    # a tool whose definition changed since it was accepted is withheld (mcp/pinning.py): the REPL asks about it
+    # (`on_tools_review`); -p says so in one warning line per server
+    from mini_claude.cli.pin_review import report_review
+
+    parts.manager.pins.on_review = on_tools_review or (lambda review: report_review(ui, review))
+    parts.manager.start()
+    return parts
+
+
+def _rest_of_session(opts: SessionOptions, ui: TerminalUI, mcp: McpParts, model: Model, *, env: dict[str, str],
+                     model_env: dict[str, str], settings: Settings, full_settings: Settings, config: LoadedConfig,
+                     trusted: bool, held: dict[str, tuple[ServerStatus, str]], helper: ApiKeyHelper | None,
+                     ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None) -> SessionParts:
+    """The gate, tools, sub-agent types and commands of a session whose servers are starting."""
+    from mini_claude.models.factory import create_model
+
+    cwd = opts.cwd
     parts = build_session(opts, model=model, env=env, ui=ui, held=held, config=config, settings=settings,
-                          ask_permission=ask_permission, on_server_change=on_server_change, host_ui=host_ui)
+                          ask_permission=ask_permission, mcp=mcp)
     # the gate's rule set (whose `errors` are the malformed rules, dropped) exists only from here
     report_rule_problems(ui, parts.gate.rules)
     for warning in parts.memory.warnings if parts.memory is not None else ():
@@ -534,10 +530,4 @@ async def start_session(
         for err in RuleSet.from_settings(full_settings).errors:
             if str(err) not in shown:
                 ui.warn(f"permissions: {err} (rule ignored)")
-    # a tool whose definition changed since it was accepted is withheld (mcp/pinning.py): the REPL asks about it
-    # (`on_tools_review`); -p says so in one warning line per server
-    from mini_claude.cli.pin_review import report_review
-
-    parts.manager.pins.on_review = on_tools_review or (lambda review: report_review(ui, review))
-    parts.manager.start()
     return parts

@@ -1,20 +1,63 @@
-"""One TLS context per process for every HTTP client of the MCP stack (transports and OAuth).
+"""One TLS context per process for every HTTP client: the model's, the MCP transports' and OAuth's.
 
-Building a context loads the CA bundle (~30 ms); an `httpx.AsyncClient()` without one builds a fresh context each
-time, which was most of an HTTP server's connect time. The context honours SSL_CERT_FILE / SSL_CERT_DIR as httpx's
-default does.
+Building a context loads the CA bundle (~30 ms of CPU); an `httpx.AsyncClient()` without one builds a fresh context
+each time, which was most of an HTTP server's connect time. The context honours SSL_CERT_FILE / SSL_CERT_DIR as
+httpx's default does. `warm_tls_context()` starts the build in a thread at session start: loading certificates holds
+no GIL, so it costs the starting session nothing but a spare core's time.
 """
 
 from __future__ import annotations
 
-import functools
 import ssl
+import threading
+from concurrent.futures import Future
 
-__all__ = ["tls_context"]
+__all__ = ["tls_context", "warm_tls_context"]
+
+_lock = threading.Lock()
+_context: Future[ssl.SSLContext] | None = None
+WARM_WAIT_S = 30.0  # a build in flight is waited for this long, then built again here (it cannot hang a request)
 
 
-@functools.cache
+def warm_tls_context() -> None:
+    """Start building the shared context in a daemon thread (once per process); `tls_context()` then waits for
+    it instead of building it again."""
+    future = _claim()
+    if future is not None:
+        threading.Thread(target=_build_into, args=(future,), name="tls-context", daemon=True).start()
+
+
 def tls_context() -> ssl.SSLContext:
+    """The shared context: built here on first use, or the one a `warm_tls_context()` build delivers."""
+    future = _claim()
+    if future is not None:
+        _build_into(future)
+        return future.result()
+    assert _context is not None
+    try:
+        return _context.result(timeout=WARM_WAIT_S)
+    except TimeoutError:
+        return _build()
+
+
+def _claim() -> Future[ssl.SSLContext] | None:
+    """A new future for the caller to fill, or None when a build is done or under way."""
+    global _context
+    with _lock:
+        if _context is not None:
+            return None
+        _context = Future()
+        return _context
+
+
+def _build_into(future: Future[ssl.SSLContext]) -> None:
+    try:
+        future.set_result(_build())
+    except BaseException as exc:  # an unreadable SSL_CERT_FILE: every user of the context hears of it
+        future.set_exception(exc)
+
+
+def _build() -> ssl.SSLContext:
     import httpx
 
     return httpx.create_ssl_context(trust_env=True)

@@ -7,7 +7,8 @@ error shows the user the URL and tells the model what the user did."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mini_claude.errors import JsonRpcError, McpError
@@ -16,13 +17,14 @@ from mini_claude.mcp.host import McpHost
 from mini_claude.mcp.host.elicit import URL_ELICITATION_REQUIRED
 from mini_claude.mcp.host.tasks import TaskRunner
 from mini_claude.mcp.manager import McpManager, McpToolEntry, ToolRunner
-from mini_claude.mcp.protocol import tool_max_timeout_s
+from mini_claude.mcp.protocol import McpTool, tool_max_timeout_s
 from mini_claude.mcp.schema import sanitize_input_schema
 from mini_claude.tools.base import ToolContext, ToolResult
 
-__all__ = ["MAX_DESCRIPTION_CHARS", "McpToolAdapter", "McpToolAdapters", "cut_description"]
+__all__ = ["MAX_DESCRIPTION_CHARS", "McpToolAdapter", "McpToolAdapters", "PreparedSchemas", "cut_description"]
 
 MAX_DESCRIPTION_CHARS = 2048
+_DEFINITION_FRAME_CHARS = len(json.dumps({"name": "", "description": "", "input_schema": 0})) - 5  # keys, '""' x2, 0
 
 
 def cut_description(text: str) -> str:
@@ -33,10 +35,36 @@ def cut_description(text: str) -> str:
     return f"{text[:MAX_DESCRIPTION_CHARS]} […] (description cut at {MAX_DESCRIPTION_CHARS:,} of {len(text):,} characters)"
 
 
+class PreparedSchemas:
+    """Each listed tool's input schema as the model gets it, and that schema's JSON length, made once per tool
+    definition (keyed by the listed `McpTool` object, which a server's new listing replaces). A fleet's tools are
+    prepared server by server as each becomes ready, not all at once before the first request."""
+
+    def __init__(self) -> None:
+        self._by_tool: dict[int, tuple[McpTool, dict[str, Any], int]] = {}
+
+    def get(self, tool: McpTool) -> tuple[dict[str, Any], int]:
+        found = self._by_tool.get(id(tool))
+        if found is None or found[0] is not tool:
+            schema = sanitize_input_schema(tool.input_schema)
+            found = self._by_tool[id(tool)] = (tool, schema, len(json.dumps(schema, ensure_ascii=False)))
+        return found[1], found[2]
+
+    def prepare(self, tools: Iterable[McpTool]) -> None:
+        for tool in tools:
+            self.get(tool)
+
+    def keep_only(self, tools: Iterable[McpTool]) -> None:
+        """Forget the definitions no longer listed (the cache holds each listed tool, so ids stay unique)."""
+        live = {id(tool) for tool in tools}
+        self._by_tool = {key: value for key, value in self._by_tool.items() if key in live}
+
+
 class McpToolAdapter:
     """Routes a call on the entry's qualified name back to (server, raw tool name) through the manager."""
 
-    def __init__(self, manager: McpManager, entry: McpToolEntry, host: McpHost | None = None) -> None:
+    def __init__(self, manager: McpManager, entry: McpToolEntry, host: McpHost | None = None,
+                 schemas: PreparedSchemas | None = None) -> None:
         tool = entry.tool
         self.manager = manager
         self.host = host
@@ -46,7 +74,11 @@ class McpToolAdapter:
         self.name = entry.qualified_name
         description = tool.description or tool.title or f"Tool {tool.name} of MCP server {entry.server}."
         self.description = cut_description(description)
-        self.input_schema = sanitize_input_schema(tool.input_schema)
+        self.input_schema, schema_chars = (schemas or PreparedSchemas()).get(tool)
+        # the definition's JSON length as a request carries it: {"name": …, "description": …, "input_schema": …}
+        self.definition_chars = (len(json.dumps(self.name, ensure_ascii=False))
+                                 + len(json.dumps(self.description, ensure_ascii=False)) + schema_chars
+                                 + _DEFINITION_FRAME_CHARS)
         self.read_only = tool.read_only_hint
 
     input_is_servers = True  # ServerTool: the server checks its own input
@@ -99,6 +131,13 @@ class McpToolAdapters:
         self.host = host
         self._entries: list[McpToolEntry] | None = None
         self._adapters: list[McpToolAdapter] = []
+        self.schemas = PreparedSchemas()
+
+    def server_ready(self, server: str) -> None:
+        """Prepare a server's schemas as it becomes ready (the manager's change callback), while others start."""
+        state = self.manager.states.get(server)
+        if state is not None:
+            self.schemas.prepare(state.tools)
 
     def _tasks_supported(self, server: str) -> bool:
         state = self.manager.states.get(server)
@@ -110,9 +149,10 @@ class McpToolAdapters:
         if entries is not self._entries:
             # a tool that must be called as a task is offered only by a server that takes task-augmented
             # tools/call (the spec forbids sending `task` otherwise): the host could not serve it
-            self._adapters = [McpToolAdapter(self.manager, entry, self.host) for entry in entries
+            self._adapters = [McpToolAdapter(self.manager, entry, self.host, self.schemas) for entry in entries
                               if entry.tool.task_support != "required" or self._tasks_supported(entry.server)]
             self._entries = entries
+            self.schemas.keep_only(entry.tool for entry in entries)
         return self._adapters
 
 

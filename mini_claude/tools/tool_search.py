@@ -58,8 +58,7 @@ class ManagedAdapters(Protocol):
 
 def definition_tokens(tools: Sequence[McpToolAdapter]) -> int:
     """A close local estimate of what the definitions cost in a request: their JSON, 4 characters a token."""
-    return sum(len(json.dumps({"name": t.name, "description": t.description, "input_schema": t.input_schema},
-                              ensure_ascii=False)) for t in tools) // 4
+    return sum(t.definition_chars for t in tools) // 4  # each adapter measured its JSON once
 
 
 def names_fit(chars: int, context_tokens: int) -> bool:

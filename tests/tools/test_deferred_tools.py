@@ -4,6 +4,7 @@ compaction, those the kept history no longer calls."""
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -104,6 +105,11 @@ class _Adapter:
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     manager: Any = field(default_factory=lambda: SimpleNamespace(states={}))
     mcp_tool: Any = None
+
+    @property
+    def definition_chars(self) -> int:  # as McpToolAdapter measures it: the definition's JSON
+        return len(json.dumps({"name": self.name, "description": self.description,
+                               "input_schema": self.input_schema}, ensure_ascii=False))
 
 
 def _tools_of(tokens: int) -> list[Any]:
@@ -264,3 +270,20 @@ def test_clearing_old_results_keeps_the_ones_that_load_tools() -> None:
                {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
     assert clear_old_results(history, keep=1)
     assert history[0]["content"][0]["content"] == loads and history[0]["content"][1]["content"] == CLEARED
+
+
+def test_an_adapter_measures_its_definition_as_the_request_carries_it() -> None:
+    from mini_claude.mcp.protocol import McpTool
+    from mini_claude.mcp.server_state import McpToolEntry
+    from mini_claude.tools.mcp_tool import McpToolAdapter, PreparedSchemas
+
+    tool = McpTool.from_wire({"name": "find", "description": "Find « things »",
+                               "inputSchema": {"anyOf": [{"type": "object", "properties": {"q": {"type": "string"}}}]}})
+    assert tool is not None
+    schemas = PreparedSchemas()
+    adapter = McpToolAdapter(SimpleNamespace(), McpToolEntry("s", tool, "mcp__s__find"), schemas=schemas)  # type: ignore[arg-type]
+    whole = json.dumps({"name": adapter.name, "description": adapter.description,
+                        "input_schema": adapter.input_schema}, ensure_ascii=False)
+    assert adapter.definition_chars == len(whole)
+    again = McpToolAdapter(SimpleNamespace(), McpToolEntry("s", tool, "mcp__s__find"), schemas=schemas)  # type: ignore[arg-type]
+    assert again.input_schema is adapter.input_schema  # prepared once per listed definition

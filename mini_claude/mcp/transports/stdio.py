@@ -47,6 +47,7 @@ from mini_claude.mcp.transports.stdio_child import (
     group_cpu_ticks,
     signal_group,
     spawn_error,
+    spawn_turn,
     watch_children_with_pidfds,
 )
 from mini_claude.mcp.transports.stdio_lines import NOTHING, StdoutLines
@@ -168,17 +169,18 @@ class StdioTransport:
             raise self._error
         watch_children_with_pidfds()
         try:
-            proc, _ = await loop.subprocess_exec(
-                lambda: _Protocol(self),
-                params.command,
-                *params.args,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=dict(params.env) if params.env is not None else None,
-                cwd=params.cwd,
-                start_new_session=True,
-            )
+            async with spawn_turn(loop):
+                proc, _ = await loop.subprocess_exec(
+                    lambda: _Protocol(self),
+                    params.command,
+                    *params.args,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=dict(params.env) if params.env is not None else None,
+                    cwd=params.cwd,
+                    start_new_session=True,
+                )
         except (OSError, ValueError, TypeError) as exc:
             self._error = spawn_error(exc, params, self.server)
             raise self._error from exc

@@ -13,13 +13,14 @@ import os
 import signal
 import sys
 import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mini_claude.errors import ServerExitedError, SpawnError
 
 __all__ = ["StderrRing", "StdioParams", "exit_error", "group_cpu_ticks", "signal_group", "spawn_error",
-           "watch_children_with_pidfds"]
+           "spawn_turn", "watch_children_with_pidfds"]
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +169,20 @@ class _PidfdWatcher(asyncio.AbstractChildWatcher):
 
 
 _installed = False
+_spawn_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+def spawn_turn(loop: asyncio.AbstractEventLoop) -> asyncio.Lock:
+    """The lock a spawn holds on `loop`: one spawn at a time, each in its own loop turn.
+
+    A spawn blocks the loop until the child has exec'd (~10 ms for a Python server on a busy machine). Sixty
+    servers started at once would otherwise spawn back to back in one turn, and none of their handshakes could
+    begin until the last had spawned; taking turns lets the loop read the first servers' answers between spawns,
+    so the fleet is ready soon after its last spawn (bench/fleet.py)."""
+    lock = _spawn_turns.get(loop)
+    if lock is None:
+        lock = _spawn_turns[loop] = asyncio.Lock()
+    return lock
 
 
 def watch_children_with_pidfds() -> None:

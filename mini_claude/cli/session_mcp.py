@@ -1,0 +1,81 @@
+"""The MCP half of a session: the host (roots, sampling, elicitation, logs), the server manager and the skill
+registry (MCP servers serve skills too).
+
+`start_session` builds and starts this half first, before the model client, the gate and the tools: a fleet of
+stdio servers then boots while the agent finishes its own start (bench/fleet.py measures the difference). The
+host asks for the agent's model only when a server samples, through `McpParts.agent_model`, bound once the agent
+exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mini_claude.mcp.config import LoadedConfig
+from mini_claude.mcp.host import HostUI, McpHost, NoQuestionsUI
+from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
+from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
+from mini_claude.mcp.pinning import PinStore
+from mini_claude.models.base import Model
+from mini_claude.paths import state_dir, user_home
+from mini_claude.settings import Settings
+from mini_claude.skills.local import discover_local_skills
+from mini_claude.skills.registry import SkillRegistry
+
+__all__ = ["McpParts", "additional_dirs", "build_mcp"]
+
+
+@dataclass
+class McpParts:
+    manager: McpManager
+    host: McpHost
+    skills: SkillRegistry  # local and MCP-served skills
+    dirs: list[Path]  # the added working folders (settings, --add-dir): roots for servers, writable for the gate
+    agent_model: Callable[[], Model | None] = field(default=lambda: None)  # bound once the agent exists
+    listeners: list[Callable[[ServerState], None]] = field(default_factory=list)  # more of the session's, later
+
+
+def additional_dirs(settings: Settings, cwd: Path, home: Path) -> list[Path]:
+    """`permissions.additionalDirectories` as absolute paths (`~` is the home directory, relative means under
+    `cwd`). Pass settings already filtered for trust: a project's list counts only in a trusted folder."""
+    dirs: list[Path] = []
+    for item in settings.additional_directories:
+        text = item.text.strip()
+        if text == "~" or text.startswith("~/"):
+            path = home / text[2:]
+        else:
+            path = Path(text) if Path(text).is_absolute() else cwd / text
+        dirs.append(path)
+    return dirs
+
+
+def build_mcp(cwd: Path, *, env: dict[str, str], settings: Settings, config: LoadedConfig,
+              held: dict[str, tuple[ServerStatus, str]], add_dirs: list[Path],
+              on_server_change: Callable[[ServerState], None] | None = None,
+              host_ui: HostUI | None = None) -> McpParts:
+    """The host, manager and skill registry of a session in `cwd` (servers not started: `manager.start()`)."""
+    # loading a lost remote server's skill reconnects it (`manager` is bound below, before anything can load)
+    skills = SkillRegistry(discover_local_skills(cwd, user_home(env)),
+                           client_for=lambda server: manager.connected_client(server))
+
+    def server_changed(state: ServerState) -> None:
+        if state.status is ServerStatus.READY and state.lost is not None:
+            skills.server_lost(state.name)  # still ready, client gone until the next use: keep its skills
+        else:
+            skills.server_changed(state.name, state.client if state.status is ServerStatus.READY else None)
+        for listener in parts.listeners:
+            listener(state)
+        if on_server_change is not None:
+            on_server_change(state)
+
+    dirs = [*additional_dirs(settings, cwd, user_home(env)), *(cwd / d for d in add_dirs)]
+    host = McpHost(host_ui or NoQuestionsUI(), roots=[cwd, *dirs], model=lambda: parts.agent_model(),
+                   log_dir=state_dir(env) / "mcp-logs")
+    manager = McpManager(config.servers.values(), env=env, held=held, on_change=server_changed,
+                         era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME),
+                         pins=PinStore.default(env, project=cwd), client_setup=host.setup, client_ready=host.ready)
+    host.bind(manager)
+    parts = McpParts(manager=manager, host=host, skills=skills, dirs=dirs)
+    return parts

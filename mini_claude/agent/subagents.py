@@ -41,6 +41,7 @@ from mini_claude.models.base import AssistantTurn, Model
 from mini_claude.permissions import Decision
 from mini_claude.permissions.rules import claude_tool_name
 from mini_claude.tools.base import Tool, ToolContext, ToolResult
+from mini_claude.tools.exit_plan_mode import EXIT_PLAN_MODE_TOOL_NAME
 from mini_claude.trust import TRUST_HINT
 
 __all__ = ["AGENT_TOOL_NAME", "BUILTIN_TYPES", "SubagentGate", "SubagentParts", "SubagentType", "Subagents",
@@ -68,8 +69,8 @@ class SubagentType:
 
     def allows(self, tool_name: str) -> bool:
         name = claude_tool_name(tool_name)
-        if name == AGENT_TOOL_NAME or name in self.excluded:
-            return False
+        if name in (AGENT_TOOL_NAME, EXIT_PLAN_MODE_TOOL_NAME) or name in self.excluded:
+            return False  # no sub-agent starts another, nor ends the session's plan mode
         return self.tools is None or name in self.tools or tool_name in self.tools
 
     def offers(self, tool: Tool) -> bool:

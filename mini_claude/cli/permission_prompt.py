@@ -22,16 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from mini_claude.cli.render import TerminalUI, clean, json_text
-from mini_claude.errors import ConfigError, MiniClaudeError
-from mini_claude.jsonfile import read_json_object, write_json_atomic
+from mini_claude.errors import MiniClaudeError
 from mini_claude.paths import resolve_tool_path, user_home
 from mini_claude.permissions.gate import PLAN_ACCEPT_EDITS
+from mini_claude.settings_rules import add_rule, settings_file
 from mini_claude.tools.exit_plan_mode import EXIT_PLAN_MODE_TOOL_NAME
 
-__all__ = ["LOCAL_SETTINGS", "VIEW_KEY", "PromptAnswers", "describe_call", "permission_question", "plan_lines",
+__all__ = ["VIEW_KEY", "PromptAnswers", "describe_call", "permission_question", "plan_lines",
            "plan_question", "save_allow_rules"]
 
-LOCAL_SETTINGS = Path(".claude") / "settings.local.json"
 VIEW_KEY = "v"  # the answer that shows the whole call when the question had to cut it
 MAX_DIFF_LINES = 40
 MAX_SHOWN_CHARS = 2000  # a command or argument list longer than this (or than MAX_SHOWN_LINES lines) is cut…
@@ -191,20 +190,10 @@ def _diff(before: str, after: str, path: str, whole: bool = False) -> list[str]:
 
 def save_allow_rules(cwd: Path, rules: list[str]) -> Path:
     """Add `rules` to `permissions.allow` in the project's `.claude/settings.local.json` (created when missing;
-    everything else in it kept). Raises ConfigError when the file cannot be read as JSON (it is not overwritten)."""
-    path = cwd / LOCAL_SETTINGS
-    errors: list[ConfigError] = []
-    data = read_json_object(path, str(LOCAL_SETTINGS), errors)
-    if errors:
-        raise errors[0]
-    data = data if data is not None else {}
-    permissions = data.setdefault("permissions", {})
-    if not isinstance(permissions, dict):
-        raise ConfigError("permissions must be an object; fix the file by hand", file=str(LOCAL_SETTINGS))
-    allow = permissions.setdefault("allow", [])
-    if not isinstance(allow, list):
-        raise ConfigError("permissions.allow must be a list; fix the file by hand", file=str(LOCAL_SETTINGS))
-    allow.extend(rule for rule in rules if rule not in allow)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(path, data, new_mode=0o600)
-    return path
+    everything else in it kept). Raises ConfigError when the file cannot be read as JSON (it is not overwritten) or
+    when it, or its `.claude` folder, is a symbolic link: a repository may commit one pointing at the user's own
+    settings, which apply to every project (settings_rules.py refuses to write through it)."""
+    file = settings_file("local", cwd=cwd, home=user_home())
+    for rule in rules:
+        add_rule(file, "allow", rule)
+    return file.path

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -56,6 +57,7 @@ SLASH_COMMANDS = {
                     "RULE [user|project|local], /permissions remove RULE [scope]",
     "/status": "version, model and where it is served, folders, trust, mode, settings and memory files, servers",
     "/context": "what fills the context window, part by part, with token estimates",
+    "/doctor": "check the install, keys, settings and memory files, MCP config and servers: each problem with its fix",
     "/plan": "plan mode on or off: /plan [on|off] (Shift+Tab cycles default → acceptEdits → plan)",
     "/resume": "pick up a saved conversation of this folder: /resume [ID]",
     "/init": "have the model write a starter CLAUDE.md for this project",
@@ -91,6 +93,7 @@ class SlashCommands:
             "/mcp": self._mcp, "/add-dir": self._add_dir, "/compact": self._compact, "/hooks": self._hooks,
             "/plan": self._plan, "/resume": self._resume, "/init": self._init, "/memory": self._memory,
             "/permissions": self._permissions, "/status": self._status, "/context": self._context,
+            "/doctor": self._doctor,
         }
 
     async def run(self, text: str) -> None:
@@ -112,7 +115,15 @@ class SlashCommands:
         for command in host.prompts.cached() if host is not None else ():
             print(clean(f"  {command.usage()}  {command.description}")[:200])
         print("  @server:uri attaches an MCP resource to your message (Tab completes)")
-        print("  Ctrl+C cancels a running turn or login; twice at an empty prompt exits")
+        print("  !command runs a shell command (through the permission rules); the model sees its output")
+        print("  # note adds a line to a memory file (it asks which: project, project-local or user)")
+        print("  \\ then Enter continues the line; Enter sends it")
+        print("  Esc or Ctrl+C interrupts a running turn, command or login; Ctrl+C twice at an empty prompt exits")
+
+    async def _doctor(self, _: str) -> None:
+        from mini_claude.cli.doctor import doctor_report
+
+        await self.repl.interruptible(doctor_report(self.repl.parts, out=sys.stdout), "cancelled")
 
     async def _clear(self, _: str) -> None:
         parts = self.repl.parts

@@ -188,3 +188,16 @@ def test_the_key_is_named_by_its_source_never_shown(tmp_path: Path) -> None:
         "none (OPENAI_BASE_URL's server needs no key)"
     assert key_source(OpenAICredentials(SECRET), {"OPENAI_API_KEY": SECRET}, Settings()) == \
         "OPENAI_API_KEY (environment)"
+
+
+async def test_slash_doctor_reports_the_running_session(session: Session,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    await session.repl._slash("/doctor")
+    out = capsys.readouterr().out
+    lines = [line.strip() for line in out.splitlines()]
+    assert "✔ credential   ANTHROPIC_API_KEY (environment) → anthropic" in lines
+    assert f"✔ project      {session.work / '.claude' / 'settings.json'}: 1 allow rule" in lines
+    assert re.search(r"^✔ ok +ready \(1 tool\)", "\n".join(lines), re.MULTILINE)  # the session's live server
+    assert lines[-1] == "No problems found."
+    assert SECRET not in out and SECRET[:8] not in out
+    assert session.repl.parts.manager.states["ok"].status.value == "ready"  # a working server is not touched

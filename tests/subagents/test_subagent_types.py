@@ -52,6 +52,8 @@ def test_tool_names_map_to_ours_and_agent_never_nests(tmp_path: Path) -> None:
             if r.allows(n)] == ["read_file", "mcp__probe__echo"]
     assert [n for n in ("bash", "glob", "read_file") if kinds["listed"].allows(n)] == ["bash", "glob"]
     assert kinds["star"].tools is None and kinds["star"].allows("write_file") and not kinds["star"].allows("Agent")
+    # no sub-agent ends the session's plan mode, whatever its tools list says
+    assert not kinds["star"].allows("ExitPlanMode") and not kinds["general-purpose"].allows("ExitPlanMode")
     explore = kinds["Explore"]
     assert [n for n in ("read_file", "grep", "glob", "bash", "write_file", "edit_file", "Agent", "mcp__s__t")
             if explore.allows(n)] == ["read_file", "grep", "glob", "bash", "mcp__s__t"]

@@ -5,8 +5,8 @@ session passes one, or none), and the loop's side of each point.
     PreToolUse         before the permission gate; its decision is weighed by the gate (`check(..., hook=)`)
     PostToolUse        after a tool call that succeeded; what the hooks say goes beside the results
     Stop               when the model answers without tool calls; a block sends the reason and asks again
-    SubagentStop       the same, for an agent built as a sub-agent (`Agent(subagent=True)`). mini-claude has no
-                       sub-agents yet: a sub-agent's Agent is where this point fires when one exists
+    SubagentStop       the same, for a sub-agent (`Agent(subagent=True, agent=(type, id))`, agent/subagents.py):
+                       its matcher is the agent type, its payload names the type and the run's id
     PreCompact         ContextWindow.compact, before the summary request (trigger `manual` for /compact, else `auto`)
 
 SessionStart, SessionEnd and Notification belong to the session, not the loop: the CLI fires them.
@@ -34,6 +34,7 @@ class HookPoints(Protocol):
 
     async def stop(self, last_text: str, active: bool) -> StopVerdict: ...
 
-    async def subagent_stop(self, last_text: str, active: bool) -> StopVerdict: ...
+    async def subagent_stop(self, last_text: str, active: bool, agent_type: str = "",
+                            agent_id: str = "") -> StopVerdict: ...
 
     async def pre_compact(self, trigger: str, custom_instructions: str) -> None: ...

@@ -106,6 +106,7 @@ class Agent:
         loading: DeferredLoading | None = None,
         hooks: HookPoints | None = None,
         subagent: bool = False,
+        agent: tuple[str, str] = ("", ""),
     ) -> None:
         self.model = model
         self._tools = tools
@@ -126,6 +127,7 @@ class Agent:
         self._loading = loading
         self.hooks = hooks
         self._subagent = subagent  # its end fires SubagentStop instead of Stop
+        self._agent = agent  # a sub-agent's (type, id), for its SubagentStop hooks
         if hooks is not None:
             self.context.before_compact = hooks.pre_compact
         self._hook_stop: str | None = None  # a hook's `"continue": false` in this run
@@ -370,7 +372,7 @@ class Agent:
         """Stop (SubagentStop for a sub-agent): the text that sends the model back to work, or None to stop."""
         if self.hooks is None or self._hook_stop is not None:
             return None
-        verdict = await (self.hooks.subagent_stop(text, active) if self._subagent else self.hooks.stop(text, active))
+        verdict = await (self.hooks.subagent_stop(text, active, *self._agent) if self._subagent else self.hooks.stop(text, active))
         return verdict.block
 
     # ---- history -----------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ counts only once the folder is trusted (`trusted=False` drops it), as a reposito
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -308,7 +309,7 @@ class Subagents:
                      explain_unknown=explain, before_request=p.before_request,
                      context=ContextWindow(p.context_tokens), resolve_unknown=resolve,
                      loading=None if listed else p.loading,
-                     hooks=p.hooks, subagent=True)
+                     hooks=p.hooks, subagent=True, agent=(kind.name, uuid.uuid4().hex))
 
 
 def _system_prompt(kind: SubagentType, cwd: Path) -> str:

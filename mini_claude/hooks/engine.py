@@ -4,7 +4,7 @@ one event in parallel, and folding their replies into what the agent, the gate o
 Payload (stdin), as Claude Code sends it: `session_id, transcript_path, cwd, permission_mode, hook_event_name`
 always; PreToolUse adds `tool_name, tool_input, tool_use_id` (and `mcp_server` for an MCP tool), PostToolUse also
 `tool_response`; UserPromptSubmit `prompt`; SessionStart `source`; Stop / SubagentStop `stop_hook_active` and
-`last_assistant_message`; SessionEnd `reason`; PreCompact `trigger, custom_instructions`; Notification `message,
+`last_assistant_message` (SubagentStop also `agent_id, agent_type`); SessionEnd `reason`; PreCompact `trigger, custom_instructions`; Notification `message,
 notification_type`. Tool names and inputs are Claude Code's (claude_form.py).
 
 Texts fed back follow Claude Code's wording, so a hook written for it reads the same to the model: a PreToolUse
@@ -134,8 +134,12 @@ class Hooks:
     async def stop(self, last_text: str, active: bool) -> StopVerdict:
         return await self._stopping("Stop", last_text, active)
 
-    async def subagent_stop(self, last_text: str, active: bool) -> StopVerdict:
-        return await self._stopping("SubagentStop", last_text, active)
+    async def subagent_stop(self, last_text: str, active: bool, agent_type: str = "",
+                            agent_id: str = "") -> StopVerdict:
+        """SubagentStop, matched (as in Claude Code) against the sub-agent's type, which the payload names with
+        the run's id."""
+        return await self._stopping("SubagentStop", last_text, active, value=agent_type or None,
+                                    more={"agent_id": agent_id, "agent_type": agent_type} if agent_type else {})
 
     async def pre_compact(self, trigger: str, custom_instructions: str) -> None:
         await self._fire("PreCompact", trigger, {"trigger": trigger, "custom_instructions": custom_instructions})
@@ -222,8 +226,10 @@ class Hooks:
             fields["mcp_server"] = server
         return claude, fields
 
-    async def _stopping(self, event: str, last_text: str, active: bool) -> StopVerdict:
-        replies = await self._fire(event, None, {"stop_hook_active": active, "last_assistant_message": last_text})
+    async def _stopping(self, event: str, last_text: str, active: bool, *, value: str | None = None,
+                        more: dict[str, Any] | None = None) -> StopVerdict:
+        replies = await self._fire(event, value, {"stop_hook_active": active, "last_assistant_message": last_text,
+                                                  **(more or {})})
         if _stop(replies) is not None:  # `continue: false` wins over a block: the agent stops
             return StopVerdict()
         reasons = [f"[{r.hook.command}]: {r.block}" if r.block_from_exit else r.block for r in replies

@@ -26,7 +26,7 @@ __all__ = ["MATCHED_EVENTS", "matcher_matches"]
 
 # the events whose matcher means something, and what it is matched against
 MATCHED_EVENTS = {"PreToolUse": "tool name", "PostToolUse": "tool name", "SessionStart": "source",
-                  "PreCompact": "trigger", "Notification": "notification type"}
+                  "PreCompact": "trigger", "Notification": "notification type", "SubagentStop": "agent type"}
 _PLAIN = re.compile(r"[A-Za-z0-9_| ]+")
 _INLINE_FLAGS = re.compile(r"\(\?[aiLmsux-]+[):]")
 _JS_NAMED_GROUP = re.compile(r"\(\?<(?=[A-Za-z_])")

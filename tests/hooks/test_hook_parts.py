@@ -184,6 +184,27 @@ async def test_a_subagent_fires_subagent_stop_not_stop(tmp_path: Path) -> None:
     assert await hooks.subagent_stop("x", True) == StopVerdict()
 
 
+async def test_subagent_stop_is_matched_by_the_agent_type_and_names_it(tmp_path: Path) -> None:
+    log = tmp_path / "events.log"
+    hooks = _hooks(tmp_path, [SettingsHook("SubagentStop", matcher, f"cat >> {log}; echo ' {tag}' >> {log}", None,
+                                           "~/.claude/settings.json", "k")
+                              for matcher, tag in (("Explore", "explore-only"), ("", "every"), ("^rev.*", "rev"))])
+
+    class Gate:
+        async def check(self, tool: Any, args: Any, *, hook: HookPermission | None = None) -> Any:
+            raise AssertionError("no tools here")
+
+    ctx = ToolContext(cwd=tmp_path, spill_dir=tmp_path / "spill")
+    sub = Agent(model=_Scripted("done"), tools=list, gate=Gate(), ctx=ctx, system="s", hooks=hooks, subagent=True,
+                agent=("reviewer", "a1b2"))
+    assert (await sub.run("task")).text == "done"
+    fired = [line.rsplit(" ", 1) for line in log.read_text().splitlines() if line.strip()]
+    assert sorted(tag for _, tag in fired) == ["every", "rev"]
+    for payload, _ in fired:
+        data = json.loads(payload)
+        assert (data["agent_type"], data["agent_id"]) == ("reviewer", "a1b2")
+
+
 async def test_pre_compact_fires_before_the_summary(tmp_path: Path) -> None:
     seen: list[tuple[str, str]] = []
 

@@ -184,6 +184,8 @@ def test_a_hash_line_goes_to_the_project_memory_and_the_next_request(
     term, mock = repl([{"content": [{"type": "text", "text": "ANSWERED-OK"}]}], {})
     term.wait_for(lambda s: "/help for commands" in s, "the prompt")
     term.enter("# always run the linter")
+    term.wait_for(lambda s: "Add the note to which memory file?" in s, "the question (issue 21: # asks which file)")
+    term.enter("p")
     term.wait_for(lambda s: "noted in" in s, "the note")
     assert (tmp_path / "work" / "CLAUDE.md").read_text() == "- always run the linter\n"
     term.enter("hello")

@@ -17,8 +17,8 @@ Differences found (the assertions branch on `client` only there):
   mini-claude keeps one level (a sub-agent cannot start another: no unbounded recursion of agents), so the general-purpose child's tools are compared without it (`test_a_subagent_cannot_start_another`).
 * Explore: Claude Code's keeps Bash; mini-claude's is offered read-only tools only and its gate refuses any other
   (`test_explore_is_offered_read_only_tools_only`).
-* SubagentStop's payload: Claude Code adds `agent_id`, `agent_type` and `agent_transcript_path`; mini-claude sends
-  the Stop keys only (the hooks layer's `subagent_stop` takes no agent yet).
+* SubagentStop's payload: both add `agent_id` and `agent_type` (the matcher is the agent type); Claude Code also
+  sends `agent_transcript_path`, a child transcript mini-claude does not keep.
 * trust: Claude Code's `-p` loads a repository's agent files with their `model`; mini-claude loads them in an
   untrusted folder too but ignores their `model` until the folder is trusted (`test_an_untrusted_repositorys_...`).
 """
@@ -257,6 +257,7 @@ def test_subagent_stop_fires_and_the_childs_prompt_is_no_user_prompt(client: str
     assert r.result["result"] == "parent done"
     [sub] = logged(tmp_path, "substop")
     assert sub["hook_event_name"] == "SubagentStop" and sub["stop_hook_active"] is False
+    assert sub["agent_type"] == "general-purpose" and isinstance(sub["agent_id"], str) and sub["agent_id"]
     [stop] = logged(tmp_path, "stop")
     assert stop["hook_event_name"] == "Stop"
     [prompt] = logged(tmp_path, "prompt")  # the user's `go` only, not the prompt the model gave the child

@@ -168,11 +168,18 @@ def _scope_file(scope: str, gate: PermissionGate, home: Path) -> SettingsFile:
 
 
 def _distinct_scopes(gate: PermissionGate, home: Path) -> list[str]:
-    """The scopes, without `project` when it is the user's own file (a session run from the home folder)."""
-    user = settings_file("user", cwd=gate.cwd, home=home).path
-    project = settings_file("project", cwd=gate.cwd, home=home).path
-    same = user.resolve() == project.resolve()
+    """The scopes, without `project` when the session runs from the home folder (its project file is the user's
+    own). The folders are compared, never the settings files they hold: a repository's `.claude` (or its
+    `settings.json`) linked to `~/.claude` is no home folder, and settings_rules refuses to write through it."""
+    same = _same_folder(gate.cwd, home)
     return [scope for scope in SCOPES if not (same and scope == "project")]
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def _display(scope: str, gate: PermissionGate, home: Path) -> str:

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from mini_claude.cli.arg_types import seconds
 from mini_claude.cli.doctor_files import mcp_config_section, memory_section, settings_section
 from mini_claude.cli.doctor_rows import Report, Scene, Section
 from mini_claude.cli.doctor_servers import servers_from_config, servers_from_session
@@ -115,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "a project server not approved is reported, not started). Every problem comes with its fix.",
         epilog="Exit codes: 0 no problem found; 1 a problem was found; 2 bad usage.")
     parser.add_argument("--json", action="store_true", help="one JSON object for scripts")
-    parser.add_argument("--timeout", type=_seconds, default=PROBE_TIMEOUT_S, metavar="SECONDS",
+    parser.add_argument("--timeout", type=seconds, default=PROBE_TIMEOUT_S, metavar="SECONDS",
                         help=f"how long each server's probe may take (default {PROBE_TIMEOUT_S:g})")
     parser.add_argument("--mcp-config", nargs="+", action="extend", default=[], metavar="FILE_OR_JSON",
                         help="extra MCP servers, as for a session")
@@ -124,16 +125,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help="try the project's servers (.mcp.json) even when not approved")
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs on stderr")
     return parser
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 3600, not {text}")
-    return value
 
 
 def main(argv: Sequence[str]) -> int:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mini_claude.mcp.protocol as protocol
+from mini_claude.cli.arg_types import seconds
 from mini_claude.cli.mcp_show import (
     WithheldTools,
     pins_for,
@@ -130,23 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", nargs="?", help="one server (default: every configured server)")
     p.add_argument("--call", nargs="+", metavar=("TOOL", "JSON_ARGS"),
                    help="also call TOOL (with JSON_ARGS) and diagnose how that goes (it runs the tool!)")
-    p.add_argument("--timeout", type=_seconds, default=10.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
                    help="how long each probe may take (default 10)")
     common(p)
     p = sub.add_parser("logout", help="forget a server's stored OAuth tokens")
     p.add_argument("name")
     common(p, json_flag=False)
     return parser
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 3600, not {text}")
-    return value
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:

@@ -4,16 +4,20 @@ knowing, not a fault). Rendered as text (every line through `render.clean`) or a
 
 Nothing here looks at the machine: the checks (cli/doctor_setup.py, cli/doctor_files.py, cli/doctor_servers.py)
 build the rows, cli/doctor.py assembles and prints them.
+
+Much of what a row holds comes from strangers: a repository's model name, env names and MCP server names, a
+server's error or stderr. In the text report each piece is one line, controls and bidi characters shown as escapes
+and a line break as `\\n` (`_shown`), so no value can start a line of its own and pass for a problem or a fix of the
+doctor's; `--json` escapes them as `\\uXXXX` (`render.json_text`).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from mini_claude.cli.render import clean
+from mini_claude.cli.render import clean, json_text
 from mini_claude.logredact import redact_text
 from mini_claude.mcp.doctor import Problem
 from mini_claude.settings import Settings
@@ -113,7 +117,7 @@ class Report:
 
     def write(self, out: TextIO, *, as_json: bool) -> None:
         if as_json:
-            out.write(json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
+            out.write(json_text(self.to_json(), indent=2) + "\n")
             return
         for section in self.sections:
             _line(out, section.title)
@@ -121,16 +125,21 @@ class Report:
                 _line(out, f"  {NOTE_MARK} nothing found")
             for row in section.rows:
                 mark = OK_MARK if row.ok else BAD_MARK
-                _line(out, f"  {mark} {row.label:<{LABEL_WIDTH}} {row.text}")
+                _line(out, f"  {mark} {_shown(row.label):<{LABEL_WIDTH}} {_shown(row.text)}")
                 for problem in row.problems:
-                    _detail(out, "problem", problem.cause)
-                    _detail(out, "fix", problem.fix)
+                    _detail(out, "problem", _shown(problem.cause))
+                    _detail(out, "fix", _shown(problem.fix))
                 for text in row.notes:
-                    _detail(out, "note", text)
+                    _detail(out, "note", _shown(text))
             _line(out, "")
         count = len(self.problems)
         _line(out, "No problems found." if not count else
               f"{count} problem{'s' * (count != 1)} found: each is marked {BAD_MARK} above, with its fix.")
+
+
+def _shown(text: str) -> str:
+    """One piece of a report line (see the module docstring): visible escapes, a line break as `\\n`."""
+    return clean(text, visible=True).replace("\n", "\\n")
 
 
 def _detail(out: TextIO, label: str, text: str) -> None:

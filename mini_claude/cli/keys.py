@@ -6,7 +6,9 @@ and watches stdin on the event loop; a lone Esc calls `on_escape`. A key sequenc
 a function key) is not an Esc. Anything else typed meanwhile is kept, not lost: `take_typeahead()` hands it to the
 next prompt as its starting text (Backspace edits it; Enter becomes a line break in it, so nothing is sent
 unseen). `paused()` gives the terminal back (its saved mode, no reader) while a question asked mid-turn reads its
-answer with prompt_toolkit, so the answer keys reach the question. `stop()` restores the saved mode.
+answer with prompt_toolkit, so the answer keys reach the question. `stop()` restores the saved mode. Both first read
+what the terminal already holds (`_drain`): keys typed before the question was shown, while the event loop was busy
+(preparing a long diff takes a second), are typeahead, never the question's answer.
 
 When stdin is not a terminal (a pipe, a file, /dev/null) nothing is read and nothing changes: Ctrl+C (SIGINT) is
 then the only interrupt.
@@ -18,6 +20,7 @@ import asyncio
 import codecs
 import contextlib
 import os
+import select
 import sys
 import termios
 import tty
@@ -28,6 +31,7 @@ __all__ = ["ESC", "EscapeWatcher", "split_keys"]
 
 ESC = "\x1b"
 READ_BYTES = 1024
+MAX_DRAIN_READS = 64  # a terminal that never stops sending is not read forever
 _BACKSPACES = ("\x7f", "\x08")
 
 
@@ -90,6 +94,8 @@ class EscapeWatcher:
     def stop(self) -> None:
         if self._saved is None:
             return
+        if self._paused == 0:
+            self._drain()
         self._release()
         self._saved = None
         self._paused = 0
@@ -102,6 +108,7 @@ class EscapeWatcher:
             return
         self._paused += 1
         if self._paused == 1:
+            self._drain()  # what was typed before the question is not its answer
             self._release()
         try:
             yield
@@ -131,20 +138,32 @@ class EscapeWatcher:
             with contextlib.suppress(termios.error, OSError):
                 termios.tcsetattr(self._fd, termios.TCSANOW, self._saved)
 
-    def _readable(self) -> None:
+    def _drain(self) -> None:
+        """Take in every key the terminal holds now, without waiting (see the module docstring)."""
+        for _ in range(MAX_DRAIN_READS):
+            try:
+                ready, _, _ = select.select([self._fd], [], [], 0)
+            except (OSError, ValueError):
+                return
+            if not ready or not self._readable():
+                return
+
+    def _readable(self) -> bool:
+        """Read once and apply the keys; False when nothing could be read."""
         try:
             data = os.read(self._fd, READ_BYTES)
         except BlockingIOError:
-            return
+            return False
         except OSError:
             data = b""
         if not data:  # the terminal went away: stop reading it
             with contextlib.suppress(RuntimeError, ValueError, OSError):
                 asyncio.get_running_loop().remove_reader(self._fd)
-            return
+            return False
         escapes, self._typeahead = split_keys(self._decoder.decode(data), self._typeahead)
         for _ in range(escapes):
             self._on_escape()
+        return True
 
 
 def _stdin_fd() -> int:

@@ -121,7 +121,7 @@ def context_lines(report: ContextReport) -> list[str]:
     lines.append(f"  {how} estimated (JSON characters / {CHARS_PER_TOKEN}, calibrated by the last request); old "
                  f"tool results are cleared at {CLEAR_AT:.0%} of the window and the conversation is compacted at "
                  f"{COMPACT_AT:.0%} (/compact does it now)")
-    return lines
+    return [line.replace("\n", "\\n") for line in lines]  # a repository's name cannot start a line of its own
 
 
 async def _counted(model: Any, specs: list[ToolSpec]) -> int | None:

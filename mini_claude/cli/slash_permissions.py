@@ -77,7 +77,7 @@ def permission_listing(gate: PermissionGate, *, trusted: bool, on_disk: Settings
         lines.append(f"this folder is not trusted: allow rules of {PROJECT_SETTINGS_DISPLAY} and "
                      f"{LOCAL_SETTINGS_DISPLAY} are ignored; their ask and deny rules apply")
     lines.append(USAGE)
-    return lines
+    return [line.replace("\n", "\\n") for line in lines]  # a repository's rule cannot start a line of its own
 
 
 def split_scope(text: str, scopes: Iterable[str]) -> tuple[str, str | None]:

@@ -3,7 +3,8 @@ comes from (its name, never its value), the working folders, trust, permission m
 MCP servers by state, the session id.
 
 A key is named by the variable or helper that supplies it (`AnthropicCredentials.names`); a base URL is shown as
-its origin only (`scheme://host:port`): no userinfo, path or query, where a secret could sit.
+its origin only (`scheme://host:port`): no userinfo, path or query, where a secret could sit. Each item is one
+line: a line break in what a repository names (its settings' `model`, a rules file) is shown as `\\n`.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def status_lines(parts: Any, on_disk: Settings) -> list[str]:
     lines.append(f"memory files: {len(memory) if memory else 'none'}")
     lines += [f"  {file.path} ({file.kind})" for file in memory]
     lines.append(f"MCP servers: {_server_counts(parts.manager.states.values())}")
-    return lines
+    return [line.replace("\n", "\\n") for line in lines]  # a repository's name cannot start a line of its own
 
 
 def key_source(credentials: object, env: Mapping[str, str], settings: Settings) -> str:

@@ -15,11 +15,12 @@ pass for our question, then yes / yes and auto-accept edits / no, keep planning 
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from mini_claude.cli.render import TerminalUI, clean, json_text
 from mini_claude.errors import MiniClaudeError
@@ -92,19 +93,51 @@ async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answer
 PLAN_QUESTION = "Proceed with this plan? y = yes, a = yes and auto-accept edits, n = no, keep planning"
 PLAN_FEEDBACK = "What should change in the plan? (Enter to just keep planning) "
 _PLAN_BAR = "  │ "
+_MIN_PLAN_COLUMNS = 20
 
 
-def plan_lines(plan: str) -> list[str]:
+def plan_lines(plan: str, width: int | None = None) -> list[str]:
     """The plan as the question shows it: a header, then every line of it, whole, behind a bar, control and bidi
-    characters shown as escapes (a `\r` or a cursor move cannot rewrite the bar or the question)."""
-    return ["The model's plan:", *(f"{_PLAN_BAR}{clean(line, visible=True)}" for line in plan.split("\n"))]
+    characters shown as escapes (a `\r` or a cursor move cannot rewrite the bar or the question). On a terminal
+    `width` columns wide, a wider line is broken here, each piece behind the bar: left to the terminal, its wrapped
+    rest would start at column 0 and could pass for our lines. `width` None (not a terminal): lines stay whole."""
+    if width is None:
+        return ["The model's plan:", *(f"{_PLAN_BAR}{clean(line, visible=True)}" for line in plan.split("\n"))]
+    room = max(_MIN_PLAN_COLUMNS, width - len(_PLAN_BAR) - 1)  # (one spare column: a full row wraps early)
+    return ["The model's plan:", *(f"{_PLAN_BAR}{piece}" for line in plan.split("\n")
+                                   for piece in _pieces(clean(line, visible=True).expandtabs(4), room))]
+
+
+def _columns(stream: TextIO) -> int | None:
+    """The width of the terminal `stream` writes to; None when it is not a terminal."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+    except (AttributeError, ValueError, OSError):  # no descriptor (a StringIO), closed, not a terminal
+        return None
+
+
+def _pieces(text: str, room: int) -> list[str]:
+    """`text` cut into pieces of at most `room` terminal columns (a wide character counts two)."""
+    from prompt_toolkit.utils import get_cwidth  # the REPL's own dependency: its idea of a character's width
+
+    pieces, current, used = [], [], 0
+    for char in text:
+        cells = get_cwidth(char)
+        if used + cells > room and current:
+            pieces.append("".join(current))
+            current, used = [], 0
+        current.append(char)
+        used += cells
+    pieces.append("".join(current))
+    return pieces
 
 
 async def plan_question(args: dict[str, Any], answers: PromptAnswers) -> str:
     """ExitPlanMode's question: the plan, then "yes" (plan mode ends, edits ask first) / `PLAN_ACCEPT_EDITS` (ends
     for acceptEdits) / "no: what should change" or "no" (plan mode stays on). Ctrl+C answers no."""
     plan = args.get("plan")
-    print("\n".join(plan_lines(plan if isinstance(plan, str) else json_text(plan))), file=sys.stderr)
+    print("\n".join(plan_lines(plan if isinstance(plan, str) else json_text(plan), _columns(sys.stderr))),
+          file=sys.stderr)
     answer = await answers.ask(PLAN_QUESTION, {"y": "yes", "a": PLAN_ACCEPT_EDITS, "n": "no"})
     if answers.interrupted():
         return "no"

@@ -32,10 +32,6 @@ from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
 
 __all__ = ["build_parser", "main"]
 
-# httpx imports its own command-line client (`httpx._main`: click, rich, pygments; ~35 ms of every start) whenever
-# click happens to be installed; this program never runs it, so that import is made to fail fast (httpx then
-# defines a stub `httpx.main`). Only where nothing imported httpx yet.
-sys.modules.setdefault("httpx._main", None)  # type: ignore[assignment]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -171,8 +167,9 @@ def _dispatch(argv: list[str]) -> int:
 
         sys.stderr.write(f"mini-claude: {clean(problem)}\n")
         return EXIT_USAGE
-    from mini_claude.net.tls import warm_tls_context
+    from mini_claude.net.tls import skip_httpx_cli, warm_tls_context
 
+    skip_httpx_cli()
     warm_tls_context()  # the CA bundle loads (holding no GIL) while the session's modules are imported
     # The session's imports allocate some 100k objects and free almost none, so a collection meanwhile finds
     # nothing; afterwards they live as long as the process, so none needs walking again (frozen). Both were

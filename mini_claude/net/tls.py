@@ -8,23 +8,44 @@ no GIL, so it costs the starting session nothing but a spare core's time.
 
 from __future__ import annotations
 
+import atexit
+import concurrent.futures
 import ssl
+import sys
 import threading
 from concurrent.futures import Future
 
-__all__ = ["tls_context", "warm_tls_context"]
+__all__ = ["skip_httpx_cli", "tls_context", "warm_tls_context"]
 
 _lock = threading.Lock()
 _context: Future[ssl.SSLContext] | None = None
 WARM_WAIT_S = 30.0  # a build in flight is waited for this long, then built again here (it cannot hang a request)
+EXIT_WAIT_S = 5.0  # at exit, how long a warm-up still loading certificates is waited for
+
+
+def skip_httpx_cli() -> None:
+    """Have `import httpx` skip its command-line client (`httpx._main`: click, rich, pygments; ~35 ms), which it
+    imports whenever click happens to be installed and which this program never runs (httpx then defines a stub
+    `httpx.main`). For the CLI's session paths, before anything imports httpx; a no-op once httpx is imported."""
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
 def warm_tls_context() -> None:
-    """Start building the shared context in a daemon thread (once per process); `tls_context()` then waits for
-    it instead of building it again."""
+    """Start building the shared context in a thread (once per process); `tls_context()` then waits for it instead
+    of building it again. A process that ends first waits (bounded) for the build at exit: a thread still inside
+    OpenSSL while the interpreter finalizes can crash it."""
     future = _claim()
     if future is not None:
         threading.Thread(target=_build_into, args=(future,), name="tls-context", daemon=True).start()
+        atexit.register(_settle, future)
+
+
+def _settle(future: Future[ssl.SSLContext]) -> None:
+    try:
+        future.exception(timeout=EXIT_WAIT_S)
+    except concurrent.futures.TimeoutError:
+        pass
 
 
 def tls_context() -> ssl.SSLContext:

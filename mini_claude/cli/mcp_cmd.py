@@ -42,7 +42,7 @@ from mini_claude.cli.mcp_show import (
     print_tools,
     with_pin_changes,
 )
-from mini_claude.cli.render import clean, setup_logging
+from mini_claude.cli.render import clean, json_text, setup_logging
 from mini_claude.errors import ConfigError, JsonRpcError, McpError, MiniClaudeError, ProtocolError
 
 if TYPE_CHECKING:
@@ -403,7 +403,7 @@ async def _call(manager: McpManager, state: ServerState, args: argparse.Namespac
         _warn(f"mini-claude mcp: {exc}")
         return EXIT_TOOL_ERROR
     if args.json:
-        print(json.dumps(result.raw, indent=2))
+        print(json_text(result.raw, indent=2))
     else:
         converted = convert_result(result, spill_dir=session_spill_dir(state_dir(), "cli"), stem=args.tool)
         for block in converted.blocks:

@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from mini_claude.cli.mcp_world import host_for, project_view
-from mini_claude.cli.render import clean
+from mini_claude.cli.render import clean, json_text
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.doctor import Diagnosis, apply_names, diagnose
 from mini_claude.mcp.host.server_log import log_file_name
@@ -43,7 +43,7 @@ async def doctor_command(args: argparse.Namespace) -> int:
         for cfg in servers.values())))
     apply_names(diagnoses)
     if args.json:
-        print(json.dumps([d.to_json() for d in diagnoses], indent=2))
+        print(json_text([d.to_json() for d in diagnoses], indent=2))
     elif not diagnoses:
         print("No MCP servers configured. Add one with: mini-claude mcp add NAME -- COMMAND [ARGS…]")
     else:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from mini_claude.cli.pin_review import accept_in_session
-from mini_claude.cli.render import TerminalUI, clean
+from mini_claude.cli.render import TerminalUI, clean, one_line
 from mini_claude.cli.status import server_line
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.host import McpHost
@@ -86,7 +86,7 @@ async def mcp_command(manager: McpManager, args: str, ui: TerminalUI, *,
     # nobody listens, so a caller without on_change still learns the outcome
     new = await manager.restart(name)
     if manager.on_change is None:
-        print("  " + clean(server_line(new)), file=stream)
+        print("  " + one_line(server_line(new)), file=stream)
 
 
 def _print_servers(manager: McpManager, out: TextIO, host: McpHost | None = None,
@@ -98,7 +98,7 @@ def _print_servers(manager: McpManager, out: TextIO, host: McpHost | None = None
         line = server_line(state)
         if state.status is ServerStatus.NEEDS_AUTH:
             line += f" — log in: /mcp login {state.name}"
-        print("  " + clean(line), file=out)
+        print("  " + one_line(line), file=out)
         print("    " + clean(_details(state, host, (budgets or {}).get(state.name))), file=out)
     print("  actions: " + MCP_USAGE.removeprefix("usage: "), file=out)
 

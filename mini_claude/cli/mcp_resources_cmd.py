@@ -4,11 +4,10 @@ Server text is printed through `clean`; `--json` prints the server's objects as 
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
-from mini_claude.cli.render import clean
+from mini_claude.cli.render import clean, json_text
 from mini_claude.mcp.manager import McpManager
 
 __all__ = ["print_resource", "print_resources", "reset_project_choices", "switch"]
@@ -22,7 +21,7 @@ async def print_resources(manager: McpManager, server: str, as_json: bool) -> in
     resources = await client.list_resources()
     templates = await client.list_resource_templates()
     if as_json:
-        print(json.dumps({"resources": resources, "resourceTemplates": templates}, indent=2))
+        print(json_text({"resources": resources, "resourceTemplates": templates}, indent=2))
         return 0
     for resource in resources:
         name = resource.get("name") or ""
@@ -39,7 +38,7 @@ async def print_resource(manager: McpManager, server: str, uri: str, as_json: bo
     client = await manager.connected_client(server)
     contents = await client.read_resource(uri)
     if as_json:
-        print(json.dumps(contents, indent=2))
+        print(json_text(contents, indent=2))
         return 0
     for item in contents:
         if isinstance(item.get("text"), str):

@@ -5,14 +5,13 @@ Server text goes through `clean`."""
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mini_claude.cli.render import clean
+from mini_claude.cli.render import clean, json_text
 from mini_claude.cli.status import list_row, startup_note, state_record, withheld_note
 from mini_claude.mcp.protocol import WITHHELD_LOG_KEY, WithheldTool
 
@@ -73,7 +72,7 @@ def print_list(manager: McpManager, as_json: bool, found: Mapping[str, Mapping[s
                             context_tokens=context_tokens(manager.env)).budget()
     if as_json:
         withheld = with_pin_changes(found, manager)
-        print(json.dumps([{**state_record(s, list(withheld.get(s.name, {}).values()), budgets.get(s.name)),
+        print(json_text([{**state_record(s, list(withheld.get(s.name, {}).values()), budgets.get(s.name)),
                            **_instructions_record(manager, s.name)} for s in states], indent=2))
         return
     if not states:
@@ -106,12 +105,12 @@ def print_get(state: ServerState, as_json: bool, withheld: Mapping[str, Withheld
     info["config"] = mask_secrets(dict(state.config.raw))
     info["tool_names"] = [t.name for t in state.tools]
     if as_json:
-        print(json.dumps(info, indent=2))
+        print(json_text(info, indent=2))
         return
     print(clean(f"{state.name}  ({state.config.type}, from {state.config.source})"))
     detail = " · ".join(part for part in (state.summary(), startup_note(state)) if part)
     print(clean(f"  status: {state.status.label}" + (f" — {detail}" if detail else "")))
-    for line in json.dumps(info["config"], indent=2).splitlines():
+    for line in json_text(info["config"], indent=2).splitlines():
         print("  " + clean(line))
     if state.tools:
         print("  tools: " + clean(", ".join(info["tool_names"])))
@@ -127,7 +126,7 @@ def print_tools(manager: McpManager, state: ServerState, as_json: bool,
          "input_schema": t.input_schema, "read_only": t.read_only_hint} for t in state.tools]
     note = withheld_note(list(withheld.values()))
     if as_json:
-        print(json.dumps(rows, indent=2))
+        print(json_text(rows, indent=2))
         if note:
             sys.stderr.write(clean(f"mini-claude mcp: {state.name}: {note}") + "\n")
         return

@@ -2,10 +2,11 @@
 choices — yes / yes and don't ask again for *this rule* (saved to `.claude/settings.local.json`, and shown) /
 no, optionally telling the model what to do instead.
 
-Everything shown goes through `clean(…, visible=True)`: a control or bidi character in a command is shown as an
-escape, never obeyed or dropped, so the text approved is the text that runs. Nothing is cut silently: a command,
-an argument list or a diff too long for the screen is shown head and tail around a marker saying how much is not
-shown, and `describe_call(…, whole=True)` (the question's "v" answer) shows all of it.
+Everything shown goes through `clean(…, visible=True, exact=True)`: a control, bidi or invisible character (a
+zero-width joiner, a variation selector) in a command is shown as an escape, never obeyed or dropped, so the text
+approved is the text that runs. Nothing is cut silently: a command, an argument list or a diff too long for the
+screen is shown head and tail around a marker saying how much is not shown, and `describe_call(…, whole=True)` (the
+question's "v" answer) shows all of it.
 
 ExitPlanMode gets its own question (`plan_question`): the plan, whole, every line behind a bar so none of it can
 pass for our question, then yes / yes and auto-accept edits / no, keep planning (with what should change). No
@@ -59,12 +60,12 @@ async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answer
     if tool.name == EXIT_PLAN_MODE_TOOL_NAME:
         return await plan_question(args, answers)
     rules = gate.always_rules(tool, args)
-    why = [f"  {clean(note, visible=True)}" for note in gate.why_asking(tool, args)]  # the real target, why
+    why = [f"  {clean(note, visible=True, exact=True)}" for note in gate.why_asking(tool, args)]  # the real target, why
     described = [*describe_call(tool.name, args, gate.cwd, home=gate.home), *why]
     whole = [*describe_call(tool.name, args, gate.cwd, whole=True, home=gate.home), *why]
     print("\n".join(described), file=sys.stderr)
     shown = ", ".join(rules)
-    question = f"Allow it? y = yes, a = yes and don't ask again for {clean(shown, visible=True)}, n = no"
+    question = f"Allow it? y = yes, a = yes and don't ask again for {clean(shown, visible=True, exact=True)}, n = no"
     choices = {"y": "yes", "a": "always", "n": "no"}
     if whole != described:  # something was cut: one more answer shows it all, then asks again
         answer = await answers.ask(f"{question}, {VIEW_KEY} = view the whole call", {**choices, VIEW_KEY: "view"})
@@ -102,10 +103,10 @@ def plan_lines(plan: str, width: int | None = None) -> list[str]:
     `width` columns wide, a wider line is broken here, each piece behind the bar: left to the terminal, its wrapped
     rest would start at column 0 and could pass for our lines. `width` None (not a terminal): lines stay whole."""
     if width is None:
-        return ["The model's plan:", *(f"{_PLAN_BAR}{clean(line, visible=True)}" for line in plan.split("\n"))]
+        return ["The model's plan:", *(f"{_PLAN_BAR}{clean(line, visible=True, exact=True)}" for line in plan.split("\n"))]
     room = max(_MIN_PLAN_COLUMNS, width - len(_PLAN_BAR) - 1)  # (one spare column: a full row wraps early)
     return ["The model's plan:", *(f"{_PLAN_BAR}{piece}" for line in plan.split("\n")
-                                   for piece in _pieces(clean(line, visible=True).expandtabs(4), room))]
+                                   for piece in _pieces(clean(line, visible=True, exact=True).expandtabs(4), room))]
 
 
 def _columns(stream: TextIO) -> int | None:
@@ -187,13 +188,13 @@ def describe_call(name: str, args: dict[str, Any], cwd: Path, *, whole: bool = F
 
 def _shown(text: str) -> str:
     """Text on one line of the question: controls shown as escapes, a newline as `\\n`."""
-    return clean(text, visible=True).replace("\n", "\\n")
+    return clean(text, visible=True, exact=True).replace("\n", "\\n")
 
 
 def _fit(text: str, whole: bool) -> str:
     """`text` for the question, made visible: whole when short, else its head and tail around a marker line."""
     if whole or (len(text) <= MAX_SHOWN_CHARS and text.count("\n") < MAX_SHOWN_LINES):
-        return clean(text, visible=True)
+        return clean(text, visible=True, exact=True)
     head = "\n".join(text[:_HEAD_CHARS].split("\n")[:_HEAD_LINES])
     tail = "\n".join(text[-_TAIL_CHARS:].split("\n")[-_TAIL_LINES:])
     hidden = text[len(head):len(text) - len(tail)]
@@ -201,7 +202,7 @@ def _fit(text: str, whole: bool) -> str:
     what = [f"{len(hidden) - blank:,} not blank"] + ([f"{lines:,} line breaks"] if lines else [])
     marker = (f"  [… {len(hidden):,} more characters ({', '.join(what)}) not shown here — answer {VIEW_KEY} to see "
               "the whole text …]")
-    return f"{clean(head, visible=True)}\n{marker}\n{clean(tail, visible=True)}"
+    return f"{clean(head, visible=True, exact=True)}\n{marker}\n{clean(tail, visible=True, exact=True)}"
 
 
 def _read(path: Path) -> str:

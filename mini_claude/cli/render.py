@@ -24,7 +24,7 @@ from mini_claude.models.base import AssistantTurn
 from mini_claude.tools.base import ToolResult
 from mini_claude.tools.todo import TODO_TOOL_NAME
 
-__all__ = ["TerminalUI", "clean", "format_tool_call", "json_text", "setup_logging"]
+__all__ = ["TerminalUI", "clean", "format_tool_call", "json_text", "one_line", "setup_logging"]
 
 # Whole escape sequences first, so their parameters do not survive as stray text: control strings (OSC — incl.
 # OSC 8 hyperlinks —, DCS, SOS, PM, APC; 7-bit or C1 introducer, ended by BEL or ST), CSI sequences (7-bit or the
@@ -44,23 +44,39 @@ _HIDDEN = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069"
     "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
 )
+# invisible but otherwise harmless in prose (joiners, variation selectors, fillers, a soft hyphen): kept in what the
+# model writes (emoji need them), shown as escapes where the text shown is the text that runs (`exact`)
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200c\u200d\u206a-\u206f\u3164\ufe00-\ufe0f"
+    "\uffa0\U000e0100-\U000e01ef]"
+)
 RESULT_PREVIEW_LINES = 4
 MAX_DIFF_LINES = 400
 RESULT_PREVIEW_CHARS = 300
 
 
-def clean(text: str, *, visible: bool = False) -> str:
+def clean(text: str, *, visible: bool = False, exact: bool = False) -> str:
     """`text` fit for the terminal: escape sequences, control characters (but newlines and tabs), C1 controls,
     bidi overrides/isolates and invisible format characters removed — or, with `visible`, each such character
     shown as an escape (`\\x1b`, `\\x9b`, `\\x0d`, `\\u202e`, `\\U000e0041`; a CR before a newline is dropped),
     so the reader sees that it was there and what follows it is plain text. The one door for text from servers,
     repositories and models to the screen. The result never holds ESC or a C1 control, whatever the input; `visible` works
-    character by character, so text streamed in pieces is safe piece by piece."""
+    character by character, so text streamed in pieces is safe piece by piece. `exact` (with `visible`; for a
+    command, a path or a plan the user approves) also shows the invisible characters prose keeps (zero-width
+    joiners, variation selectors, a soft hyphen…), so the text approved is, character for character, what runs."""
+    if exact:
+        text = _INVISIBLE.sub(_escaped, text)
     if _HIDDEN.search(text) is None:  # the usual case: one scan, no copy
         return text
     if visible:
         return _HIDDEN.sub(_escaped, text.replace("\r\n", "\n"))
     return _HIDDEN.sub("", _ESCAPES.sub("", text))
+
+
+def one_line(text: str) -> str:
+    """`clean(text, visible=True)` on one line: a line break shows as `\\n`, a tab as `\\t` (a status line
+    whose server name or error a repository or server wrote cannot print a line of its own)."""
+    return clean(text, visible=True).replace("\n", "\\n").replace("\t", "\\t")
 
 
 def _escaped(match: re.Match[str]) -> str:

@@ -27,7 +27,7 @@ from mini_claude.cli.mcp_panel import mcp_command  # noqa: F401  (tests import i
 from mini_claude.cli.memory_note import add_memory_note
 from mini_claude.cli.permission_prompt import PromptAnswers, permission_question
 from mini_claude.cli.pin_review import ask_review
-from mini_claude.cli.render import TerminalUI, clean
+from mini_claude.cli.render import TerminalUI, clean, one_line
 from mini_claude.cli.resume import describe, record_session, resume_session
 from mini_claude.cli.session import start_session
 from mini_claude.cli.shell_escape import admit, bash_blocks, run_command
@@ -302,9 +302,9 @@ class Repl:
         now = (state.status, len(state.tools), line)
         self._announced[state.name] = now
         if before is not None and before[0] is state.status is ServerStatus.READY and before[1] != now[1]:
-            self.ui.info(f"MCP {clean(state.name)}: {before[1]} → {now[1]} tools")
+            self.ui.info(f"MCP {one_line(state.name)}: {before[1]} → {now[1]} tools")
         elif before is None or before[2] != line:
-            self.ui.info(f"MCP {clean(line)}")
+            self.ui.info(f"MCP {one_line(line)}")
         if state.status is ServerStatus.READY and self.parts is not None and self.parts.host is not None:
             task = asyncio.ensure_future(self._prefetch(state.name))  # names for completion
             self._background.add(task)

@@ -152,13 +152,21 @@ def remove_permission(gate: PermissionGate, *, rule: str, scope: str | None, hom
 
 
 def _places_holding(gate: PermissionGate, text: str, home: Path) -> list[str]:
-    places = [scope for scope in _distinct_scopes(gate, home)
-              if kinds_holding(settings_file(scope, cwd=gate.cwd, home=home), text)]
+    places = [scope for scope in _distinct_scopes(gate, home) if _holds(settings_file(scope, cwd=gate.cwd, home=home),
+                                                                          text)]
     # an "always" answer is saved to a file too: removing it there removes the session's copy as well
     if not places and any(r.text == text and r.source == SESSION_SCOPE
                           for kind in RULE_KINDS for r in _rules(gate.rules, kind)):
         places.append(SESSION_SCOPE)
     return places
+
+
+def _holds(file: SettingsFile, text: str) -> bool:
+    """Whether `file` holds the rule; a linked repository file (never edited through) counts as not holding it, so
+    a rule of the user's own file is still found and removed there."""
+    if file.scope != "user" and any(path.is_symlink() for path in (file.path.parent, file.path)):
+        return False
+    return bool(kinds_holding(file, text))
 
 
 def _scope_file(scope: str, gate: PermissionGate, home: Path) -> SettingsFile:

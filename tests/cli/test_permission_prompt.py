@@ -89,3 +89,10 @@ def test_the_sampling_question_says_what_it_leaves_out() -> None:
     assert lines[:2] == ["MCP server 'srv' asks the model to answer (up to 9 tokens):",
                          "  (… 2 earlier messages not shown)"]
     assert lines[2] == "  user: " + "x" * 400 + "… (+100 characters)" and len(lines) == 8
+
+
+def test_invisible_characters_in_a_command_are_shown(tmp_path: Path) -> None:
+    # the text approved is, character for character, the text that runs (security review of issue 21)
+    for invisible in ("\u200d", "\u200c", "\u00ad", "\ufe0f", "\u3164", "\U000e0100"):
+        [line] = describe_call("bash", {"command": f"ls{invisible} -la"}, tmp_path)
+        assert invisible not in line and "\\" in line, (repr(invisible), line)

@@ -222,3 +222,16 @@ async def test_a_repository_settings_symlink_is_never_written_through(work: Path
         remove_permission(gate, rule="Bash", scope="local", home=home)
     assert read(user) == {"theme": "dark"}
     assert not await runs(gate, "echo hi")
+
+
+async def test_remove_without_a_scope_finds_the_users_rule_past_a_linked_repository_folder(work: Path,
+                                                                                           home: Path) -> None:
+    # a repository whose .claude is a link (to anywhere) is never edited through; the user's own rule is still found
+    write(home / ".claude" / "settings.json", {"permissions": {"deny": ["Bash(curl:*)"]}})
+    elsewhere = work.parent / "elsewhere"
+    write(elsewhere / "settings.local.json", {"permissions": {"deny": ["Bash(curl:*)"]}})
+    (work / ".claude").symlink_to(elsewhere)
+    gate = session_gate(work, home, trusted=True)
+    assert remove_permission(gate, rule="Bash(curl:*)", scope=None, home=home) == \
+        "removed deny rule Bash(curl:*) from ~/.claude/settings.json"
+    assert read(elsewhere / "settings.local.json") == {"permissions": {"deny": ["Bash(curl:*)"]}}

@@ -75,7 +75,7 @@ def build_mcp(cwd: Path, *, env: dict[str, str], settings: Settings, config: Loa
                    log_dir=state_dir(env) / "mcp-logs")
     manager = McpManager(config.servers.values(), env=env, held=held, on_change=server_changed,
                          era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME),
-                         pins=PinStore.default(env, project=cwd), client_setup=host.setup, client_ready=host.ready)
+                         pins=PinStore.default(env, project=cwd, write_behind=True), client_setup=host.setup, client_ready=host.ready)
     host.bind(manager)
     parts = McpParts(manager=manager, host=host, skills=skills, dirs=dirs)
     return parts

@@ -55,10 +55,15 @@ def _canonical(definition: Mapping[str, Any]) -> str | None:
 
 def definition_digest(definition: Mapping[str, Any]) -> str:
     """`sha256:<hex>` of the canonical JSON ("unhashable" when it cannot be serialised: never matches a pin)."""
+    return digest_and_size(definition)[0]
+
+
+def digest_and_size(definition: Mapping[str, Any]) -> tuple[str, int | None]:
+    """`definition_digest` and the canonical JSON's length (None when unhashable), from one serialisation."""
     text = _canonical(definition)
     if text is None:
-        return UNHASHABLE
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return UNHASHABLE, None
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest(), len(text)
 
 
 @dataclass(frozen=True)
@@ -157,8 +162,12 @@ def instructions_pin(text: str | None) -> dict[str, Any]:
     return {"sha256": instructions_digest(text), "text": text}
 
 
-def pin_entry(definition: dict[str, Any], digest: str) -> dict[str, Any]:
-    text = _canonical(definition)
-    if text is None or len(text) > MAX_STORED_DEFINITION_CHARS:
+def pin_entry(definition: dict[str, Any], digest: str, size: int | None = -1) -> dict[str, Any]:
+    """A pin: the digest, and the definition itself unless its canonical JSON (`size`, when the caller has it;
+    None: unserialisable) is over `MAX_STORED_DEFINITION_CHARS`."""
+    if size == -1:
+        text = _canonical(definition)
+        size = len(text) if text is not None else None
+    if size is None or size > MAX_STORED_DEFINITION_CHARS:
         return {"sha256": digest}
     return {"sha256": digest, "definition": definition}

@@ -43,6 +43,7 @@ from mini_claude.mcp.pin_changes import (
     InstructionsChange,
     ToolChange,
     definition_digest,
+    digest_and_size,
     instructions_pin,
     pin_entry,
     review_instructions,
@@ -149,8 +150,9 @@ class PinStore:
         store.accept(key, [change.tool for change in review.changed])
     """
 
-    def __init__(self, folder: Path, *, record: bool = True, project: Path | None = None) -> None:
-        self.files = PinFiles(folder)
+    def __init__(self, folder: Path, *, record: bool = True, project: Path | None = None,
+                 write_behind: bool = False) -> None:
+        self.files = PinFiles(folder, write_behind=write_behind)  # write_behind: a session's, off its event loop
         self.record = record  # False: review only looks (`mcp list` shows what a session would withhold)
         self.project = project  # the folder project and local servers belong to (None: the working directory)
 
@@ -160,8 +162,12 @@ class PinStore:
 
     @classmethod
     def default(cls, env: Mapping[str, str] | None = None, *, record: bool = True,
-                project: Path | None = None) -> PinStore:
-        return cls(paths.state_dir(env) / PINS_DIR_NAME, record=record, project=project)
+                project: Path | None = None, write_behind: bool = False) -> PinStore:
+        return cls(paths.state_dir(env) / PINS_DIR_NAME, record=record, project=project, write_behind=write_behind)
+
+    def flush(self, timeout_s: float) -> bool:
+        """Wait (bounded) until every pin recorded so far is on disk (a write-behind store's writer)."""
+        return self.files.flush(timeout_s)
 
     def key_for(self, cfg: ServerConfig) -> PinKey:
         return pin_key(cfg, self.project)
@@ -189,10 +195,10 @@ class PinStore:
             dirty = not current
             for tool in tools:
                 definition = tool_definition(tool)
-                digest = definition_digest(definition)
+                digest, size = digest_and_size(definition)
                 pin = pins.get(tool.name)
                 if digest != UNHASHABLE and not (isinstance(pin, dict) and isinstance(pin.get("sha256"), str)):
-                    pins[tool.name] = pin_entry(definition, digest)
+                    pins[tool.name] = pin_entry(definition, digest, size)
                     dirty = True
                     allowed.append(tool)
                     if not first_sight:
@@ -275,6 +281,19 @@ class ToolPins:
 
     def key_for(self, cfg: ServerConfig) -> PinKey:
         return self.store.key_for(cfg) if self.store is not None else pin_key(cfg)
+
+    def flush(self, timeout_s: float) -> bool:
+        """Wait (bounded) until the pins recorded so far are on disk (a store that writes behind)."""
+        return self.store.flush(timeout_s) if self.store is not None else True
+
+    def hold(self) -> None:
+        """Write nothing until `release()` (a store that writes behind): a fleet is starting."""
+        if self.store is not None:
+            self.store.files.hold()
+
+    def release(self) -> None:
+        if self.store is not None:
+            self.store.files.release()
 
     def review(self, key: PinKey, server: str, listed: list[McpTool], instructions: str | None = None
                ) -> PinReview:

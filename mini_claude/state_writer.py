@@ -12,14 +12,18 @@ A session holds its pin writes while its fleet starts (McpManager.start), so the
 the event loop for the interpreter until the servers are up, then writes them all.
 
 What is put is written before the process exits (an exit hook waits, bounded by `EXIT_WAIT_S`); a write that fails
-is logged, as a synchronous one would be, and never raised.
+is logged, as a synchronous one would be, and never raised. The thread ends when nothing is left to write (a put
+starts another), so a closed session leaves no thread behind.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
+import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,9 +42,11 @@ class WriteBehind:
         self.what = what  # for the log line of a failed write
         self._cond = threading.Condition()
         self._pending: dict[Path, tuple[Any, Callable[[], None] | None]] = {}
-        self._writing = False
         self._held = False
-        self._thread: threading.Thread | None = None
+        self._thread: threading.Thread | None = None  # the writer, while there is something to write
+        self._ended: threading.Thread | None = None  # the last writer that ended (flush joins it)
+        self._exit_hook = False
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []  # `flushed()` callers
 
     def hold(self) -> None:
         with self._cond:
@@ -58,6 +64,8 @@ class WriteBehind:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=f"write-behind ({self.what})", daemon=True)
                 self._thread.start()
+            if not self._exit_hook:
+                self._exit_hook = True
                 atexit.register(self.flush, EXIT_WAIT_S)
             if not self._held:
                 self._cond.notify_all()
@@ -68,18 +76,48 @@ class WriteBehind:
             return item[0] if item is not None else None
 
     def flush(self, timeout_s: float) -> bool:
-        """Release any hold and wait until everything put so far is written; False when `timeout_s` ran out first."""
+        """Release any hold and wait until everything put so far is written and the writer has ended; False when
+        `timeout_s` ran out first."""
+        deadline = time.monotonic() + timeout_s
         with self._cond:
             self._held = False
             self._cond.notify_all()
-            return self._cond.wait_for(lambda: not self._pending and not self._writing, timeout=timeout_s)
+            done = self._cond.wait_for(lambda: self._thread is None, timeout=timeout_s)
+            ended = self._ended
+        if done and ended is not None and ended is not threading.current_thread():
+            ended.join(max(0.0, deadline - time.monotonic()))
+        return done
+
+    async def flushed(self, timeout_s: float) -> bool:
+        """`flush` for an event loop: releases any hold and waits, without blocking the loop or starting a thread,
+        until the writer has written everything and ended; False when `timeout_s` ran out first."""
+        loop = asyncio.get_running_loop()
+        with self._cond:
+            self._held = False
+            self._cond.notify_all()
+            if self._thread is None:
+                return True
+            done: asyncio.Future[None] = loop.create_future()
+            self._waiters.append((loop, done))
+        try:
+            await asyncio.wait_for(asyncio.shield(done), timeout_s)
+        except TimeoutError:
+            return False
+        return True
 
     def _run(self) -> None:
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: bool(self._pending) and not self._held)
+                self._cond.wait_for(lambda: not self._pending or not self._held)
+                if not self._pending:  # all written: end (a later put starts a new writer)
+                    self._thread, self._ended = None, threading.current_thread()
+                    waiters, self._waiters = self._waiters, []
+                    self._cond.notify_all()
+                    for loop, done in waiters:
+                        with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits any more
+                            loop.call_soon_threadsafe(_set_done, done)
+                    return
                 path, item = next(iter(self._pending.items()))
-                self._writing = True
             try:
                 write_state(path, item[0])
                 if item[1] is not None:
@@ -92,5 +130,9 @@ class WriteBehind:
                 with self._cond:
                     if self._pending.get(path) is item:  # not replaced meanwhile: written
                         del self._pending[path]
-                    self._writing = False
                     self._cond.notify_all()
+
+
+def _set_done(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

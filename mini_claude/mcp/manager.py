@@ -189,7 +189,7 @@ class McpManager:
             state.client = None
         if self._eras is not None:
             self._eras.flush()
-        await asyncio.to_thread(self.pins.flush, SHUTDOWN_TIMEOUT_S)  # pins written behind reach the disk
+        await self.pins.flushed(SHUTDOWN_TIMEOUT_S)  # pins written behind reach the disk
 
     async def restart(self, name: str) -> ServerState:
         """Stop one server (if it runs) and start it again, bounded by the startup timeout like `start()`; return

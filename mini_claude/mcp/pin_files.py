@@ -166,6 +166,10 @@ class PinFiles:
         """Wait (bounded) until the entries saved so far are on disk; True at once without a writer."""
         return self.writer.flush(timeout_s) if self.writer is not None else True
 
+    async def flushed(self, timeout_s: float) -> bool:
+        """`flush` for an event loop (it is not blocked)."""
+        return await self.writer.flushed(timeout_s) if self.writer is not None else True
+
     def _drop_legacy(self, key: PinKey) -> None:
         hexdigest = key.fingerprint.removeprefix("sha256:")
         if _HEX.match(hexdigest):

@@ -282,9 +282,10 @@ class ToolPins:
     def key_for(self, cfg: ServerConfig) -> PinKey:
         return self.store.key_for(cfg) if self.store is not None else pin_key(cfg)
 
-    def flush(self, timeout_s: float) -> bool:
-        """Wait (bounded) until the pins recorded so far are on disk (a store that writes behind)."""
-        return self.store.flush(timeout_s) if self.store is not None else True
+    async def flushed(self, timeout_s: float) -> bool:
+        """Wait (bounded, the loop not blocked) until the pins recorded so far are on disk (a store that writes
+        behind)."""
+        return await self.store.files.flushed(timeout_s) if self.store is not None else True
 
     def hold(self) -> None:
         """Write nothing until `release()` (a store that writes behind): a fleet is starting."""

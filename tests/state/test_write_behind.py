@@ -4,6 +4,7 @@ a later put of the same file wins, a failed write is logged and never raised, an
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -31,6 +32,13 @@ def test_put_is_visible_at_once_and_on_disk_after_a_flush(tmp_path: Path) -> Non
     assert writer.flush(10)
     assert writer.pending(path) is None
     assert json.loads(path.read_text()) == {"n": 2}
+    # nothing left to write: the writer has ended (a closed session leaves no thread behind)
+    assert not [t for t in threading.enumerate() if t.name.startswith("write-behind")]
+    writer.hold()
+    writer.put(path, {"n": 3})
+    assert writer.pending(path) == {"n": 3} and json.loads(path.read_text()) == {"n": 2}  # held: not written
+    writer.release()
+    assert writer.flush(10) and json.loads(path.read_text()) == {"n": 3}
     assert oct(path.stat().st_mode & 0o777) == "0o600"
 
 
@@ -69,3 +77,16 @@ def test_a_sessions_pins_are_fsynced_off_the_calling_thread(tmp_path: Path, monk
     assert synced_in and threading.main_thread().name not in synced_in
     on_disk = PinStore(tmp_path / "pins")  # another store (another process) reads it from the disk
     assert on_disk.pinned(key).keys() == {"echo"}
+
+
+async def test_an_event_loop_waits_for_the_writer_without_a_thread_of_its_own(tmp_path: Path) -> None:
+    writer = WriteBehind("test state")
+    assert await writer.flushed(1)  # nothing put: at once
+    before = threading.active_count()
+    writer.hold()
+    writer.put(tmp_path / "a.json", {"n": 1})
+    assert not (tmp_path / "a.json").exists()
+    assert await writer.flushed(10)  # releases the hold, waits for the write
+    assert json.loads((tmp_path / "a.json").read_text()) == {"n": 1}
+    await asyncio.sleep(0)
+    assert threading.active_count() <= before + 1  # the writer is ending; no executor thread was started

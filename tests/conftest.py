@@ -1,4 +1,4 @@
-"""Root test configuration: a mock model server per test, a tiny retry delay for the model backends, and the
+"""Root test configuration: a mock model server per test, a pseudo-terminal, a tiny retry delay for the model backends, and the
 one-line skip summary at the end of every run ("skips: none" or "skips: N (reason: count; ...)").
 
 Helpers shared across folders live in importable modules (`tests/helpers.py`, `tests/peers.py`), not in conftest
@@ -6,6 +6,7 @@ files: several conftest.py files exist, so `import conftest` would be ambiguous.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -21,6 +22,17 @@ StartMock = Callable[..., MockModelServer]
 @pytest.fixture(autouse=True)
 def _tiny_retry_delay(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MINI_CLAUDE_RETRY_BASE_S", "0.001")
+
+
+@pytest.fixture
+def terminal() -> Iterator[tuple[int, int]]:
+    """A real pseudo-terminal: (leader, follower) descriptors, closed after the test."""
+    import pty
+
+    leader, follower = pty.openpty()
+    yield leader, follower
+    os.close(leader)
+    os.close(follower)
 
 
 @pytest.fixture

@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import pty
 import termios
-from collections.abc import Iterator
-
-import pytest
 
 from mini_claude.cli.keys import EscapeWatcher, split_keys
 from tests.helpers import eventually
@@ -27,14 +23,6 @@ def test_split_keys_tells_a_lone_esc_from_sequences() -> None:
 
 def _watching(watcher: EscapeWatcher) -> bool:  # (a call: mypy would narrow the property across statements)
     return watcher.watching
-
-
-@pytest.fixture
-def terminal() -> Iterator[tuple[int, int]]:
-    leader, follower = pty.openpty()
-    yield leader, follower
-    os.close(leader)
-    os.close(follower)
 
 
 async def test_esc_interrupts_and_other_keys_wait_for_the_prompt(terminal: tuple[int, int]) -> None:

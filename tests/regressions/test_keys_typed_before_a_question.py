@@ -8,21 +8,9 @@ before it lets go (typeahead for the next prompt; an Esc among it interrupts). A
 from __future__ import annotations
 
 import os
-import pty
 import select
-from collections.abc import Iterator
-
-import pytest
 
 from mini_claude.cli.keys import EscapeWatcher
-
-
-@pytest.fixture
-def terminal() -> Iterator[tuple[int, int]]:
-    leader, follower = pty.openpty()
-    yield leader, follower
-    os.close(leader)
-    os.close(follower)
 
 
 def _held(fd: int) -> bool:

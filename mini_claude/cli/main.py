@@ -174,12 +174,14 @@ def _dispatch(argv: list[str]) -> int:
     # The session's imports allocate some 100k objects and free almost none, so a collection meanwhile finds
     # nothing; afterwards they live as long as the process, so none needs walking again (frozen). Both were
     # pauses on the way to the first request: ~10 ms during the imports, a 15 ms gen-2 pass as a fleet came up.
+    collecting = gc.isenabled()
     gc.disable()
     try:
         from mini_claude.cli.run import run_interactive, run_print
     finally:
         gc.freeze()
-        gc.enable()
+        if collecting:
+            gc.enable()
 
     if args.mcp_trace is not None:
         from pathlib import Path

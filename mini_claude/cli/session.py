@@ -289,8 +289,8 @@ def build_session(
     host_ui: HostUI | None = None,
     mcp: McpParts | None = None,
 ) -> SessionParts:
-    """The agent and its parts over `mcp` (built here, not started, when not given: `start_session` builds and
-    starts it first so servers boot meanwhile; `held`, `on_server_change` and `host_ui` are for that case)."""
+    """The agent and its parts over `mcp` (built here when not given: `held`, `on_server_change` and `host_ui` are
+    for that case); its servers are not started (`parts.manager.start()`)."""
     from mini_claude.tools.builtins import builtin_tools
     from mini_claude.tools.output import cap_result
     from mini_claude.tools.shell import BashTool

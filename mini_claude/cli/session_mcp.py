@@ -1,10 +1,11 @@
 """The MCP half of a session: the host (roots, sampling, elicitation, logs), the server manager and the skill
 registry (MCP servers serve skills too).
 
-`start_session` builds and starts this half first, before the model client, the gate and the tools: a fleet of
-stdio servers then boots while the agent finishes its own start (bench/fleet.py measures the difference). The
-host asks for the agent's model only when a server samples, through `McpParts.agent_model`, bound once the agent
-exists.
+`start_session` builds it, then the agent over it, and starts the servers last, once nothing can fail any more
+(an error after a spawn would leave children to clean up; starting them earlier measured no faster: bench/README.md,
+"A fleet of servers"). The host asks for the agent's model only when a server samples, through
+`McpParts.agent_model`, bound once the agent exists; `listeners` hear every server change (the tool adapters prepare
+a server's schemas as it comes up).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def build_mcp(cwd: Path, *, env: dict[str, str], settings: Settings, config: Loa
                    log_dir=state_dir(env) / "mcp-logs")
     manager = McpManager(config.servers.values(), env=env, held=held, on_change=server_changed,
                          era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME),
-                         pins=PinStore.default(env, project=cwd, write_behind=True), client_setup=host.setup, client_ready=host.ready)
+                         pins=PinStore.default(env, project=cwd), client_setup=host.setup, client_ready=host.ready)
     host.bind(manager)
     parts = McpParts(manager=manager, host=host, skills=skills, dirs=dirs)
     return parts

@@ -136,12 +136,10 @@ class McpManager:
     # ---- lifecycle ---------------------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start every server that may start, concurrently. Returns at once. The era memory is written once, and
-        the pins of a store that writes behind only, when the last of them is up or down (EraMemory.hold,
-        ToolPins.hold)."""
+        """Start every server that may start, concurrently. Returns at once. The era memory is written once, when
+        the last of them is up or down (EraMemory.hold)."""
         if self._eras is not None:
             self._eras.hold()
-        self.pins.hold()
         for state in self.states.values():
             if state.status is ServerStatus.STARTING and state.name not in self._tasks:
                 task = asyncio.get_running_loop().create_task(self._start_one(state), name=f"mcp-start-{state.name}")
@@ -150,10 +148,8 @@ class McpManager:
         self._started_one(None)
 
     def _started_one(self, _task: asyncio.Task[None] | None) -> None:
-        if all(t.done() for t in self._tasks.values()):
-            self.pins.release()  # written behind, now that the fleet is up (pin_files.py)
-            if self._eras is not None:
-                self._eras.flush()
+        if self._eras is not None and all(t.done() for t in self._tasks.values()):
+            self._eras.flush()
 
     async def wait_started(self, timeout: float | None = None) -> None:
         """Wait until every starting server is ready or failed (each is bounded by its own timeout)."""
@@ -189,7 +185,6 @@ class McpManager:
             state.client = None
         if self._eras is not None:
             self._eras.flush()
-        await self.pins.flushed(SHUTDOWN_TIMEOUT_S)  # pins written behind reach the disk
 
     async def restart(self, name: str) -> ServerState:
         """Stop one server (if it runs) and start it again, bounded by the startup timeout like `start()`; return
@@ -226,6 +221,7 @@ class McpManager:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(old.close(), SHUTDOWN_TIMEOUT_S)
         task = asyncio.get_running_loop().create_task(self._start_one(state), name=f"mcp-start-{name}")
+        task.add_done_callback(self._started_one)  # a restart while the fleet starts: the fleet is up once it is
         self._tasks[name] = task
         # shielded: a cancelled caller (Ctrl+C while waiting) leaves the start to finish in the background
         await asyncio.shield(task)

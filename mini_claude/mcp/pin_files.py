@@ -2,9 +2,7 @@
 becomes ready reads and writes only its own entry, and nothing at start-up grows with how often mini-claude ran.
 
     <state>/mcp-pins/                       0700
-        .lock                               one fcntl lock around each read-modify-write (milliseconds); a
-                                            session writes behind instead (state_writer.py: after its
-                                            fleet is up, off its event loop) and takes none
+        .lock                               one fcntl lock around each read-modify-write (milliseconds)
         user/<name>-<h>.json                a user-scope server (`~/.claude.json`, settings)
         cli/<name>-<h>.json                 a `--mcp-config` server
         project-<h>/folder.json             {"folder": "/abs/project"}: the project the group belongs to
@@ -40,7 +38,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mini_claude.state_writer import WriteBehind
 from mini_claude.statefile import exclusive, read_state, write_state
 
 __all__ = [
@@ -87,12 +84,10 @@ def _digest(text: str, length: int) -> str:
 class PinFiles:
     """The pins folder (see the module docstring). Every method that writes holds the folder's lock."""
 
-    def __init__(self, folder: Path, *, write_behind: bool = False) -> None:
+    def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.legacy_file = folder.parent / LEGACY_FILE_NAME
         self._migrated = False
-        # a session's entries are written by a background thread (state_writer.py), off its event loop
-        self.writer = WriteBehind("MCP tool pins") if write_behind else None
 
     def group(self, key: PinKey) -> Path:
         if key.scope in _GROUPED_SCOPES:
@@ -105,9 +100,6 @@ class PinFiles:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        if self.writer is not None:  # written later, outside any lock: holding it now would protect nothing
-            yield
-            return
         with exclusive(self.folder / ".lock") as held:
             if not held:
                 log.warning("cannot lock %s; MCP tool pins are not shared safely", self.folder)
@@ -118,10 +110,7 @@ class PinFiles:
     def load(self, key: PinKey) -> dict[str, Any] | None:
         """The server's entry (None: none, or unusable — set aside with a warning). Call `migrate_legacy` first,
         outside the lock."""
-        path = self.path(key)
-        entry = self.writer.pending(path) if self.writer is not None else None
-        if entry is None:
-            entry = read_state(path, what="MCP tool pins", max_bytes=MAX_ENTRY_BYTES, version=ENTRY_VERSION)
+        entry = read_state(self.path(key), what="MCP tool pins", max_bytes=MAX_ENTRY_BYTES, version=ENTRY_VERSION)
         return entry if entry is not None and isinstance(entry.get("tools"), dict) else None
 
     def legacy(self, fingerprint: str) -> dict[str, Any] | None:
@@ -135,42 +124,15 @@ class PinFiles:
 
     def save(self, key: PinKey, entry: dict[str, Any]) -> None:
         """Replace the server's entry (and drop a legacy entry it adopted). Logged, never raised."""
-        group = self.group(key)
-        marker = None if key.scope not in _GROUPED_SCOPES else (group / _FOLDER_FILE, {"folder": key.folder})
-        data = {"version": ENTRY_VERSION, "scope": key.scope, "name": key.name, "fingerprint": key.fingerprint,
-                **entry}
-        if self.writer is not None:
-            if marker is not None and self.writer.pending(marker[0]) is None and not marker[0].exists():
-                self.writer.put(*marker)
-            self.writer.put(self.path(key), data, after=lambda: self._drop_legacy(key))
-            return
         try:
-            if marker is not None and not marker[0].exists():
-                write_state(*marker)
-            write_state(self.path(key), data)
+            group = self.group(key)
+            if key.scope in _GROUPED_SCOPES and not (group / _FOLDER_FILE).exists():
+                write_state(group / _FOLDER_FILE, {"folder": key.folder})
+            write_state(self.path(key), {"version": ENTRY_VERSION, "scope": key.scope, "name": key.name,
+                                         "fingerprint": key.fingerprint, **entry})
         except OSError as exc:
             log.warning("could not save the MCP tool pins of %r in %s: %s", key.name, self.folder, exc)
             return
-        self._drop_legacy(key)
-
-    def hold(self) -> None:
-        """Keep the entries saved from now on in memory (readers see them) until `release()`: a fleet starting."""
-        if self.writer is not None:
-            self.writer.hold()
-
-    def release(self) -> None:
-        if self.writer is not None:
-            self.writer.release()
-
-    def flush(self, timeout_s: float) -> bool:
-        """Wait (bounded) until the entries saved so far are on disk; True at once without a writer."""
-        return self.writer.flush(timeout_s) if self.writer is not None else True
-
-    async def flushed(self, timeout_s: float) -> bool:
-        """`flush` for an event loop (it is not blocked)."""
-        return await self.writer.flushed(timeout_s) if self.writer is not None else True
-
-    def _drop_legacy(self, key: PinKey) -> None:
         hexdigest = key.fingerprint.removeprefix("sha256:")
         if _HEX.match(hexdigest):
             with contextlib.suppress(OSError):

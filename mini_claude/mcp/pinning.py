@@ -150,9 +150,8 @@ class PinStore:
         store.accept(key, [change.tool for change in review.changed])
     """
 
-    def __init__(self, folder: Path, *, record: bool = True, project: Path | None = None,
-                 write_behind: bool = False) -> None:
-        self.files = PinFiles(folder, write_behind=write_behind)  # write_behind: a session's, off its event loop
+    def __init__(self, folder: Path, *, record: bool = True, project: Path | None = None) -> None:
+        self.files = PinFiles(folder)
         self.record = record  # False: review only looks (`mcp list` shows what a session would withhold)
         self.project = project  # the folder project and local servers belong to (None: the working directory)
 
@@ -162,12 +161,8 @@ class PinStore:
 
     @classmethod
     def default(cls, env: Mapping[str, str] | None = None, *, record: bool = True,
-                project: Path | None = None, write_behind: bool = False) -> PinStore:
-        return cls(paths.state_dir(env) / PINS_DIR_NAME, record=record, project=project, write_behind=write_behind)
-
-    def flush(self, timeout_s: float) -> bool:
-        """Wait (bounded) until every pin recorded so far is on disk (a write-behind store's writer)."""
-        return self.files.flush(timeout_s)
+                project: Path | None = None) -> PinStore:
+        return cls(paths.state_dir(env) / PINS_DIR_NAME, record=record, project=project)
 
     def key_for(self, cfg: ServerConfig) -> PinKey:
         return pin_key(cfg, self.project)
@@ -281,20 +276,6 @@ class ToolPins:
 
     def key_for(self, cfg: ServerConfig) -> PinKey:
         return self.store.key_for(cfg) if self.store is not None else pin_key(cfg)
-
-    async def flushed(self, timeout_s: float) -> bool:
-        """Wait (bounded, the loop not blocked) until the pins recorded so far are on disk (a store that writes
-        behind)."""
-        return await self.store.files.flushed(timeout_s) if self.store is not None else True
-
-    def hold(self) -> None:
-        """Write nothing until `release()` (a store that writes behind): a fleet is starting."""
-        if self.store is not None:
-            self.store.files.hold()
-
-    def release(self) -> None:
-        if self.store is not None:
-            self.store.files.release()
 
     def review(self, key: PinKey, server: str, listed: list[McpTool], instructions: str | None = None
                ) -> PinReview:

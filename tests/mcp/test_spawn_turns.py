@@ -52,3 +52,23 @@ async def test_each_spawn_has_its_own_loop_turn(tmp_path: Path, monkeypatch: pyt
     finally:
         stop = True
         await manager.aclose()
+
+
+def test_no_event_loop_is_kept_by_its_spawn_lock(tmp_path: Path) -> None:
+    # found in review: the lock refers to its loop once a spawn had to wait, so a table keyed weakly by the loop
+    # kept every loop that ever spawned two servers at once
+    from mini_claude.mcp.transports import stdio_child
+
+    async def two_at_once() -> None:
+        configs = server_configs(tmp_path, {f"s{i}": {"command": sys.executable, "args": [str(FAULTY_SERVER)]}
+                                            for i in range(2)})
+        manager = McpManager(configs, env={"PATH": "/usr/bin:/bin"}, startup_timeout=30)
+        try:
+            manager.start()
+            await manager.wait_started(timeout=60)
+        finally:
+            await manager.aclose()
+
+    for _ in range(3):
+        asyncio.run(two_at_once())
+    assert stdio_child._spawn_turns == {}

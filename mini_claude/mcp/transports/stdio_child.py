@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import errno
 import logging
 import os
 import signal
 import sys
 import warnings
-import weakref
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from mini_claude.errors import ServerExitedError, SpawnError
@@ -169,20 +169,30 @@ class _PidfdWatcher(asyncio.AbstractChildWatcher):
 
 
 _installed = False
-_spawn_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+_spawn_turns: dict[asyncio.AbstractEventLoop, tuple[asyncio.Lock, list[int]]] = {}  # per loop: the lock, its users
 
 
-def spawn_turn(loop: asyncio.AbstractEventLoop) -> asyncio.Lock:
-    """The lock a spawn holds on `loop`: one spawn at a time, each in its own loop turn.
+@contextlib.asynccontextmanager
+async def spawn_turn(loop: asyncio.AbstractEventLoop) -> AsyncIterator[None]:
+    """Hold `loop`'s spawn lock: one spawn at a time, each in its own loop turn.
 
     A spawn blocks the loop until the child has exec'd (~10 ms for a Python server on a busy machine). Sixty
     servers started at once would otherwise spawn back to back in one turn, and none of their handshakes could
     begin until the last had spawned; taking turns lets the loop read the first servers' answers between spawns,
-    so the fleet is ready soon after its last spawn (bench/fleet.py)."""
-    lock = _spawn_turns.get(loop)
-    if lock is None:
-        lock = _spawn_turns[loop] = asyncio.Lock()
-    return lock
+    so the fleet is ready soon after its last spawn (bench/fleet.py). The lock is dropped with its last user (it
+    refers to its loop: kept, it would keep every loop that ever spawned two servers at once)."""
+    entry = _spawn_turns.get(loop)
+    if entry is None:
+        entry = _spawn_turns[loop] = (asyncio.Lock(), [0])
+    lock, users = entry
+    users[0] += 1
+    try:
+        async with lock:
+            yield
+    finally:
+        users[0] -= 1
+        if not users[0] and _spawn_turns.get(loop) is entry:
+            del _spawn_turns[loop]
 
 
 def watch_children_with_pidfds() -> None:

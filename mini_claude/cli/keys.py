@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import logging
 import os
 import select
 import sys
@@ -26,6 +27,8 @@ import termios
 import tty
 from collections.abc import Callable, Iterator
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ESC", "EscapeWatcher", "split_keys"]
 
@@ -125,7 +128,10 @@ class EscapeWatcher:
         try:
             tty.setcbreak(self._fd, termios.TCSANOW)
             asyncio.get_running_loop().add_reader(self._fd, self._readable)
-        except (termios.error, OSError, RuntimeError, NotImplementedError):
+        except (termios.error, OSError, RuntimeError, NotImplementedError) as exc:
+            # the terminal would not go back to cbreak (it went away) or the loop cannot watch it: no Esc, and
+            # the terminal left as it was; Ctrl+C still interrupts
+            log.debug("Esc not watched from here on: %s", exc)
             self._restore()
 
     def _release(self) -> None:

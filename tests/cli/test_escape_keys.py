@@ -55,7 +55,7 @@ async def test_a_question_gets_the_terminal_back(terminal: tuple[int, int]) -> N
         with watcher.paused():
             assert termios.tcgetattr(follower) == before and not _watching(watcher)
             os.write(leader, b"\x1by\r")  # the question's answer: not the watcher's
-            await asyncio.sleep(0)  # (the loop runs once: a reader still installed would fire now)
+            assert not asyncio.get_running_loop().remove_reader(follower)  # no reader installed to take it
             with watcher.paused():  # nested questions (a permission question's follow-up)
                 pass
             assert not _watching(watcher)

@@ -2,7 +2,7 @@
 Code's own binary, give the same observable results — what the model received, what ran on disk, and the stop.
 
 Each scenario is one function run once per client. Claude Code runs offline against the same mock model
-(`ANTHROPIC_BASE_URL`, an isolated `HOME`, `IS_SANDBOX=1`); its binary comes as in tests/hooks/test_hooks_claude_code_parity.py
+(`ANTHROPIC_BASE_URL`, an isolated `HOME`, `IS_SANDBOX=1`); its binary comes from tests/parity.py
 (skipped without it, failing under CI). Differences that stay, and why:
 
 * the stop: Claude Code exits 0 with an empty result and reports the refusal only in `stream-json` output (as a
@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,8 +28,7 @@ import pytest
 
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
-from tests.hooks.test_hooks_claude_code_parity import RUN_TIMEOUT_S, claude_binary
-from tests.integration.conftest import ROOT
+from tests.parity import RUN_TIMEOUT_S, client_argv
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -60,12 +58,9 @@ def run(client: str, tmp: Path, prompt: str, *args: str) -> Run:
                                           source="parity"))
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "ANTHROPIC_API_KEY": "x",
            "ANTHROPIC_BASE_URL": mock.start()}
+    argv = [*client_argv(client, env, tmp), "-p", prompt]
     if client == "claude-code":
-        argv = [claude_binary(), "-p", prompt, "--output-format", "stream-json", "--verbose"]
-        env.update(IS_SANDBOX="1", DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
-    else:
-        argv = [sys.executable, "-m", "mini_claude", "-p", prompt]
-        env.update(MINI_CLAUDE_STATE_DIR=str(tmp / "state"), PYTHONPATH=str(ROOT))
+        argv += ["--output-format", "stream-json", "--verbose"]
     try:
         proc = subprocess.run([*argv, *args], cwd=work, env=env, capture_output=True, text=True,
                               timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)

@@ -32,26 +32,14 @@ import pytest
 
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
-from tests.helpers import require
-from tests.integration.conftest import PROBE, ROOT
+from tests.integration.conftest import PROBE
+from tests.parity import CLIENTS, RUN_TIMEOUT_S, client_argv, tool_results
 
 pytestmark = pytest.mark.timeout(180)
 
-CLAUDE_BIN_ENV = "CLAUDE_CODE_BIN"
-INSTALLED = ROOT / ".cache" / "claude-code" / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
-RUN_TIMEOUT_S = 120
 # Claude Code's tool -> ours, and its input keys -> ours
 OURS = {"Bash": ("bash", {}), "Write": ("write_file", {"file_path": "path"}),
         "Read": ("read_file", {"file_path": "path"})}
-
-
-def claude_binary() -> str:
-    given = os.environ.get(CLAUDE_BIN_ENV)
-    path = Path(given) if given else INSTALLED
-    if not path.is_file():
-        require("Claude Code's binary", f"not at {path} (`mkdir -p .cache/claude-code && cd .cache/claude-code && "
-                                        f"npm install @anthropic-ai/claude-code`, or set {CLAUDE_BIN_ENV})")
-    return str(path)
 
 
 @dataclass
@@ -67,13 +55,7 @@ class Run:
         return json.dumps(self.requests[index]["body"]["messages"])
 
     def tool_results(self) -> list[dict[str, Any]]:
-        seen: dict[str, dict[str, Any]] = {}
-        for request in self.requests:
-            for message in request["body"]["messages"]:
-                for block in message["content"] if isinstance(message["content"], list) else []:
-                    if block.get("type") == "tool_result":
-                        seen.setdefault(block["tool_use_id"], block)
-        return list(seen.values())
+        return tool_results(self.requests)
 
     def text_after_result(self, index: int) -> str:
         """The text blocks beside the tool results in the last message of request `index`."""
@@ -109,12 +91,7 @@ def run(client: str, tmp: Path, turns: list[dict[str, Any]], settings: dict[str,
     mock = MockModelServer(parse_scenario({"turns": [*turns, answer("(unused)")]}, source="parity"))
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "ANTHROPIC_API_KEY": "x",
            "ANTHROPIC_BASE_URL": mock.start()}
-    if client == "claude-code":
-        argv = [claude_binary()]
-        env.update(IS_SANDBOX="1", DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
-    else:
-        argv = [sys.executable, "-m", "mini_claude"]
-        env.update(MINI_CLAUDE_STATE_DIR=str(tmp / "state"), PYTHONPATH=str(ROOT))
+    argv = client_argv(client, env, tmp)
     try:
         proc = subprocess.run([*argv, "-p", prompt, "--output-format", "json", *args], cwd=work, env=env,
                               capture_output=True, text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)
@@ -148,7 +125,6 @@ def hooks(event: str, command: str, matcher: str | None = None) -> dict[str, Any
     return {event: [group]}
 
 
-CLIENTS = pytest.mark.parametrize("client", ["mini-claude", "claude-code"])
 COMMON = {"session_id", "transcript_path", "cwd", "hook_event_name"}
 
 

@@ -27,8 +27,8 @@ import pytest
 
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
-from tests.hooks.test_hooks_claude_code_parity import claude_binary
-from tests.integration.conftest import PROBE, ROOT
+from tests.integration.conftest import PROBE
+from tests.parity import client_argv
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -82,12 +82,7 @@ def run(client: str, tmp: Path, turns: list[dict[str, Any]], *args: str, setting
                            record_credentials=True)
     full = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "ANTHROPIC_BASE_URL": mock.start(),
             **(env if env is not None else {"ANTHROPIC_API_KEY": "x"})}
-    if client == "claude-code":
-        argv = [claude_binary()]
-        full.update(IS_SANDBOX="1", DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
-    else:
-        argv = [sys.executable, "-m", "mini_claude"]
-        full.update(MINI_CLAUDE_STATE_DIR=str(tmp / "state"), PYTHONPATH=str(ROOT))
+    argv = client_argv(client, full, tmp)
     try:
         proc = subprocess.run([*argv, "-p", "--output-format", "json", *args, "--", prompt], cwd=work, env=full,
                               capture_output=True, text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)

@@ -40,13 +40,12 @@ from mini_claude.models.factory import resolve_alias
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.pricing import cost_usd
 from mini_claude.models.scenario import parse_scenario
-from tests.hooks.test_hooks_claude_code_parity import claude_binary, hooks, logged, recorder, result_text
-from tests.integration.conftest import PROBE, ROOT
+from tests.hooks.test_hooks_claude_code_parity import hooks, logged, recorder, result_text
+from tests.integration.conftest import PROBE
+from tests.parity import CLIENTS, RUN_TIMEOUT_S, client_argv, tool_results
 
 pytestmark = pytest.mark.timeout(180)
 
-RUN_TIMEOUT_S = 120
-CLIENTS = pytest.mark.parametrize("client", ["mini-claude", "claude-code"])
 # Claude Code's tool -> ours, and its input keys -> ours
 OURS = {"Bash": ("bash", {}), "Read": ("read_file", {"file_path": "path"})}
 # a barrier both children must reach: each waits (bounded) until the other has arrived
@@ -65,13 +64,7 @@ class Run:
         return [t["name"] for t in self.requests[index]["body"].get("tools", [])]
 
     def tool_results(self) -> list[dict[str, Any]]:
-        seen: dict[str, dict[str, Any]] = {}
-        for request in self.requests:
-            for message in request["body"]["messages"]:
-                for block in message["content"] if isinstance(message["content"], list) else []:
-                    if block.get("type") == "tool_result":
-                        seen.setdefault(block["tool_use_id"], block)
-        return list(seen.values())
+        return tool_results(self.requests)
 
     def system_text(self, index: int) -> str:
         system = self.requests[index]["body"].get("system", "")
@@ -117,12 +110,7 @@ def run(client: str, tmp: Path, turns: list[dict[str, Any]], *args: str, agents:
     mock = MockModelServer(parse_scenario({"turns": [*turns, answer("(unused)")]}, source="subagents"))
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "ANTHROPIC_API_KEY": "x",
            "ANTHROPIC_BASE_URL": mock.start(), "MCP_TIMEOUT": "20000", **(env_extra or {})}
-    if client == "claude-code":
-        argv = [claude_binary()]
-        env.update(IS_SANDBOX="1", DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
-    else:
-        argv = [sys.executable, "-m", "mini_claude"]
-        env.update(MINI_CLAUDE_STATE_DIR=str(tmp / "state"), PYTHONPATH=str(ROOT))
+    argv = client_argv(client, env, tmp)
     try:
         proc = subprocess.run([*argv, "-p", "go", "--output-format", "json", *extra, *args], cwd=work, env=env,
                               capture_output=True, text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)

@@ -3,6 +3,7 @@
 Order (first that applies wins):
 
 0. the input does not fit the tool's schema -> deny (the loop rejects it before; this is the gate's own guard)
+   a WebFetch URL whose host the rules would read otherwise than the fetch connects to (`127。0。0。1`) -> deny
 1. a deny rule matches                      -> deny (in every mode, bypassPermissions included); a resource
                                                tool's call is its server's (`mcp__evil` denies reading evil's)
 2. plan mode                                -> read-only built-ins go on (3 is skipped); an MCP tool claiming
@@ -60,6 +61,7 @@ from mini_claude.permissions.boundaries import (
     literal_root,
     may_be_secret,
 )
+from mini_claude.permissions.calls import WEB_FETCH
 from mini_claude.permissions.paths import MatchEnv, expand_path
 from mini_claude.permissions.rules import Rule, RuleSet, ToolCall
 from mini_claude.permissions.shell import split_shell_command
@@ -67,6 +69,7 @@ from mini_claude.settings import PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
 from mini_claude.tools.base import FileReader, ServerTool, Tool, input_is_ours
 from mini_claude.tools.exit_plan_mode import EXIT_PLAN_MODE_TOOL_NAME, NOT_IN_PLAN_MODE_TEXT
 from mini_claude.tools.input_check import input_problem
+from mini_claude.tools.web_fetch import host_problem
 
 __all__ = ["PLAN_ACCEPT_EDITS", "AskAnswer", "AskFn", "Decision", "PermissionGate", "PermissionMode"]
 
@@ -172,6 +175,10 @@ class PermissionGate:
         call = _call_of(tool, args)
         env = self._env()
         read_only = tool.read_only and not call.sends_to_server  # a server's claim or a uri sent is no grant
+        if call.claude_name == WEB_FETCH and not call.is_mcp:
+            other_host = host_problem(str(args.get("url", "")), call.host)
+            if other_host is not None:  # no rule may judge a host the fetch would not reach
+                return self._deny(tool, other_host)
 
         rule = self.rules.match_deny(call, env)
         if rule is not None:

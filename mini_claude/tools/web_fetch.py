@@ -5,8 +5,10 @@ What it sends: a GET with a plain `User-Agent` and `Accept`, nothing of the user
 with `trust_env=False` (no proxy or `.netrc` credentials from the environment), no cookies (a cookie a response sets
 is dropped before the next hop), no auth header, and a URL carrying `user:password@` is refused.
 
-What it accepts: `http`/`https` only; redirects followed one hop at a time (at most `MAX_REDIRECTS`), each hop
-checked: a redirect to another scheme is refused, one to another host is not followed — as Claude Code does, the
+What it accepts: `http`/`https` only, with the host written as it is reached (`host_problem`: the gate judges
+`urlsplit`'s reading of the host, httpx connects to its own, IDNA-mapped one; a URL where they differ, such as
+`127。0。0。1`, is refused by the gate and here, so a `WebFetch(domain:…)` rule always judges the host reached);
+redirects followed one hop at a time (at most `MAX_REDIRECTS`), each hop checked: a redirect to another scheme is refused, one to another host is not followed — as Claude Code does, the
 model is told where it leads and may call again with that URL, which the permission gate then checks against that
 host's `WebFetch(domain:…)` rules (so a redirect never carries a fetch past the rules). The body is read up to
 `max_bytes` (the rest is dropped and the result says it was cut); the whole fetch, redirects included, has a
@@ -33,7 +35,7 @@ import httpx
 
 from mini_claude.tools.base import ToolContext, ToolResult
 
-__all__ = ["WEB_FETCH_TOOL_NAME", "WebFetchTool", "fetch_host", "html_to_markdown"]
+__all__ = ["WEB_FETCH_TOOL_NAME", "WebFetchTool", "fetch_host", "host_problem", "html_to_markdown"]
 
 WEB_FETCH_TOOL_NAME = "WebFetch"
 MAX_BYTES = 5 * 1024 * 1024
@@ -46,15 +48,29 @@ _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtm
 
 
 def fetch_host(url: str) -> str | None:
-    """The lower-cased host of an http(s) URL (what `WebFetch(domain:…)` rules match), else None."""
+    """The host a fetch of an http(s) URL connects to, as httpx reads it (IDNA-encoded, `。` `．` `｡` read as dots),
+    lower-cased, without a trailing dot; else None."""
     try:
-        parts = urlsplit(url.strip())
-        host = parts.hostname
-    except ValueError:
+        parsed = httpx.URL(url.strip())
+        host = parsed.raw_host.decode("ascii")
+    except (httpx.InvalidURL, ValueError, TypeError):
         return None
-    if parts.scheme.lower() not in ("http", "https") or not host:
+    if parsed.scheme not in ("http", "https") or not host:
         return None
     return host.lower().rstrip(".")
+
+
+def host_problem(url: str, judged: str | None) -> str | None:
+    """Why `url` must not be fetched when the permission rules judged its host as `judged` (their reading,
+    `urlsplit`: permissions/calls.py): the fetch would connect to another host — a host written with other dots or
+    letters than the ASCII ones, which httpx maps (`127。0。0。1` is 127.0.0.1; `bücher.example` is
+    xn--bcher-kva.example) while a `WebFetch(domain:…)` rule is compared with the text as written. None when both
+    readings agree (or neither finds a host: the fetch refuses the URL itself)."""
+    connects = fetch_host(url)
+    if connects is None or judged == connects:
+        return None
+    return (f'the rules would read the host of this URL as "{judged}" but the fetch would connect to "{connects}": '
+            f'write the URL with the host "{connects}"')
 
 
 def html_to_markdown(html: str) -> str:
@@ -152,6 +168,9 @@ def _check_url(url: str, *, redirect_from: str | None = None) -> None:
         raise _Refused(f"invalid URL {where}: no host")
     if parts.username is not None or parts.password is not None:
         raise _Refused(f"refused: {where}: a URL with credentials (user@host) is never fetched")
+    problem = host_problem(url, parts.hostname.lower().rstrip("."))
+    if problem is not None:  # the host the gate judged must be the host the fetch reaches
+        raise _Refused(f"refused: {where}: {problem}")
 
 
 async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:

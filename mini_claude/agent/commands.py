@@ -16,7 +16,9 @@ the file's content, numbered as the Read tool shows it, after the prompt. Every 
 through the permission gate first, as a `Bash` / `Read` call under the command's `allowed-tools`, and nothing asks:
 when any of them would need the user's approval (or a rule denies it, or the file is outside the project or secret —
 boundaries.py, symlinks resolved) the whole command stops before anything runs, with a message naming the pattern
-and what would allow it. A `@path` that names no file is left as text, with a warning.
+and what would allow it. A `@path` that names no file is left as text, with a warning. Each `@` file is judged
+again after the `!` commands ran, right before it is read (one of them may have changed it: a `git checkout` that
+makes it a link to a secret); one that may no longer be read unasked is left out, with a warning.
 """
 
 from __future__ import annotations
@@ -174,6 +176,12 @@ async def expand_command(command: CustomCommand, arguments: str, *, gate: Permis
     text = _BANG.sub(lambda m: outputs[m.group(1)], text)
     attachments = []
     for mention, path in files:
+        if commands:  # a `!` command may have changed the file (a checkout made it a link to a secret): judge anew
+            decision = await checker.check(reader, {"path": mention})
+            if not decision.allowed:
+                problems.append(f"{command.command}: @{mention}: not attached: {decision.reason}")
+                continue
+            path = ctx.resolve(mention)
         result = await reader.run({"path": mention}, ctx)
         if result.is_error:
             problems.append(f"{command.command}: @{mention}: {result.as_text()}")

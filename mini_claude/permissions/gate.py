@@ -50,6 +50,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
+from mini_claude.errors import ConfigError
 from mini_claude.hooks.outcomes import HookPermission
 from mini_claude.paths import user_home
 from mini_claude.permissions.bash_guard import bypass_refusal
@@ -399,6 +400,8 @@ class PermissionGate:
             answer = await self.ask(tool, args)
             if answer == "always":
                 remembered = self.always_rules(tool, args)
+                if not remembered:  # a host no rule can name: a yes for this call
+                    return Decision(True, "allowed by the user (no rule can name this host: nothing is remembered)")
                 self.allow_for_session(remembered)
                 listed = ", ".join(f'"{r}"' for r in remembered)
                 return Decision(True, f"allowed by the user; {listed} allowed for the rest of this session")
@@ -451,8 +454,13 @@ def _tool_rules(call: ToolCall) -> list[str]:
     """The rule an "always" remembers for a call that is not Bash and not a file at a boundary."""
     if call.servers and not call.is_mcp:
         return [f"{call.claude_name}({server})" for server in call.servers] or [call.claude_name]
-    if call.host is not None:  # WebFetch: that host, never every host
-        return [f"{call.claude_name}(domain:{call.host})"]
+    if call.host is not None:  # WebFetch: that host, never every host (nothing when no rule can name it: `[::1]`)
+        rule = f"{call.claude_name}(domain:{call.host})"
+        try:
+            RuleSet.from_strings(allow=[rule])
+        except ConfigError:
+            return []
+        return [rule]
     return [call.claude_name]
 
 

@@ -50,7 +50,7 @@ __all__ = ["AGENT_TOOL_NAME", "BUILTIN_TYPES", "SubagentGate", "SubagentParts", 
 
 AGENT_TOOL_NAME = "Agent"
 MAX_AGENT_FILE_BYTES = 64 * 1024
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # fullmatch: `$` would let a trailing newline through
 _acting: ContextVar[str | None] = ContextVar("mini_claude_subagent", default=None)
 
 
@@ -144,7 +144,7 @@ def _read(path: Path, source: str) -> SubagentType | None:
     meta = parse_frontmatter(text)
     _, body = split_frontmatter(text)
     name, description = meta.get("name"), meta.get("description")
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ConfigError("front matter `name` missing or not a name of letters, digits, '-' and '_'",
                           file=str(path), key="name")
     if not isinstance(description, str) or not description.strip():

@@ -9,12 +9,14 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
+from tests.integration.conftest import Cli
 
 StartMock = Callable[..., MockModelServer]
 
@@ -22,6 +24,14 @@ StartMock = Callable[..., MockModelServer]
 @pytest.fixture(autouse=True)
 def _tiny_retry_delay(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MINI_CLAUDE_RETRY_BASE_S", "0.001")
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Iterator[Cli]:
+    """The CLI as a subprocess in a temporary project and home (tests/integration/conftest.py `Cli`), closed after."""
+    c = Cli(tmp_path)
+    yield c
+    c.close()
 
 
 @pytest.fixture

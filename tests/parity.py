@@ -1,19 +1,19 @@
-"""What the Claude Code parity tests share (tests/*/test_*parity.py): Claude Code's binary, how each client is run
-offline against the mock model, and reading what the model was sent. Each scenario runs once per client (`CLIENTS`)
-with the same assertions; a test file keeps only its own scenarios and the differences it documents."""
+"""What the Claude Code parity tests share (tests/*/test_*parity.py): Claude Code's binary and how each client is run
+offline against the mock model. Each scenario runs once per client (`CLIENTS`) with the same assertions; a test
+file keeps only its own scenarios and the differences it documents (what the model was sent:
+tests/integration/conftest.py `sent_tool_results`)."""
 
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.helpers import ROOT, require
 
-__all__ = ["CLAUDE_BIN_ENV", "CLIENTS", "INSTALLED", "RUN_TIMEOUT_S", "claude_binary", "client_argv", "tool_results"]
+__all__ = ["CLAUDE_BIN_ENV", "CLIENTS", "INSTALLED", "RUN_TIMEOUT_S", "claude_binary", "client_argv"]
 
 CLAUDE_BIN_ENV = "CLAUDE_CODE_BIN"
 INSTALLED = ROOT / ".cache" / "claude-code" / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
@@ -40,14 +40,3 @@ def client_argv(client: str, env: dict[str, str], tmp: Path) -> list[str]:
         return [claude_binary()]
     env.update(MINI_CLAUDE_STATE_DIR=str(tmp / "state"), PYTHONPATH=str(ROOT))
     return [sys.executable, "-m", "mini_claude"]
-
-
-def tool_results(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every tool_result block the model was sent, once each (later requests repeat the history), in order."""
-    seen: dict[str, dict[str, Any]] = {}
-    for request in requests:
-        for message in request["body"]["messages"]:
-            for block in message["content"] if isinstance(message["content"], list) else []:
-                if block.get("type") == "tool_result":
-                    seen.setdefault(block["tool_use_id"], block)
-    return list(seen.values())

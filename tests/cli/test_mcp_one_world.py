@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +23,6 @@ from tests.peers import peer_command
 
 pytestmark = pytest.mark.timeout(120)
 
-
-@pytest.fixture
-def cli(tmp_path: Path) -> Iterator[Cli]:
-    c = Cli(tmp_path)
-    yield c
-    c.close()
 
 
 def _everything(cli: Cli) -> str:

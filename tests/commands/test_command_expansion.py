@@ -10,9 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tests.integration.conftest import Cli, answer, cli
-
-__all__ = ["cli"]  # the fixture, imported for this module
+from tests.integration.conftest import Cli, answer
 
 
 def command(folder: Path, name: str, body: str, allowed: str | None = None) -> None:

@@ -22,12 +22,6 @@ from tests.integration.conftest import Cli, answer, probe_entry, result_text, to
 pytestmark = pytest.mark.timeout(120)
 
 
-@pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    c = Cli(tmp_path)
-    yield c
-    c.close()
-
 
 def _sent(mock: object) -> str:
     return json.dumps([m for q in mock.requests for m in (q.get("body") or {}).get("messages", [])])  # type: ignore[attr-defined]

@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.integration.conftest import Cli, answer, cli, probe_entry, result_text, tool_results, tool_use
-
-__all__ = ["cli"]  # the fixture, imported for this folder
+from tests.integration.conftest import Cli, answer, probe_entry, result_text, tool_results, tool_use
 
 
 def test_a_crashed_server_keeps_its_tools_and_the_next_call_reaches_it(cli: Cli, tmp_path: Path) -> None:

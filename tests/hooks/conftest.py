@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import stat
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,12 +86,6 @@ def user_texts(request: dict[str, Any]) -> list[str]:
         return [content]
     return [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
 
-
-@pytest.fixture
-def cli(tmp_path: Path) -> Iterator[Cli]:
-    c = Cli(tmp_path)
-    yield c
-    c.close()
 
 
 @pytest.fixture

@@ -32,8 +32,8 @@ import pytest
 
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
-from tests.integration.conftest import PROBE
-from tests.parity import CLIENTS, RUN_TIMEOUT_S, client_argv, tool_results
+from tests.integration.conftest import PROBE, sent_tool_results
+from tests.parity import CLIENTS, RUN_TIMEOUT_S, client_argv
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -55,7 +55,7 @@ class Run:
         return json.dumps(self.requests[index]["body"]["messages"])
 
     def tool_results(self) -> list[dict[str, Any]]:
-        return tool_results(self.requests)
+        return sent_tool_results(self.requests)
 
     def text_after_result(self, index: int) -> str:
         """The text blocks beside the tool results in the last message of request `index`."""

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
 
@@ -85,17 +83,16 @@ class Cli:
             server.stop()
 
 
-@pytest.fixture
-def cli(tmp_path: Path) -> Any:
-    c = Cli(tmp_path)
-    yield c
-    c.close()
-
 
 def tool_results(mock: MockModelServer) -> list[dict[str, Any]]:
     """Every tool_result block the model was sent, in order (deduplicated by tool_use_id)."""
+    return sent_tool_results(mock.requests)
+
+
+def sent_tool_results(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`tool_results` of recorded requests (later requests repeat the history: each block once)."""
     seen: dict[str, dict[str, Any]] = {}
-    for req in mock.requests:
+    for req in requests:
         body = req.get("body") or {}
         for message in body.get("messages", []):
             content = message.get("content")

@@ -52,12 +52,6 @@ MODES: dict[str, tuple[str, list[str]] | None] = {
 }
 
 
-@pytest.fixture
-def cli(tmp_path: Path) -> Iterator[Cli]:
-    c = Cli(tmp_path)
-    yield c
-    c.close()
-
 
 # how long each probe may take: long enough for a healthy server on a loaded machine; the modes that never answer
 # wait it out, so they get a shorter one (a ping still answers well within it)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import stat
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,12 +21,6 @@ SECRET = "SECRETVALUE42"
 ARGS = {"text": f"see https://user:{SECRET}@example.com/x?token={SECRET} with Bearer {SECRET}",
         "authorization": f"Basic {SECRET}"}
 
-
-@pytest.fixture
-def cli(tmp_path: Path) -> Iterator[Cli]:
-    c = Cli(tmp_path)
-    yield c
-    c.close()
 
 
 def _read(path: Path) -> list[dict[str, Any]]:

@@ -22,12 +22,6 @@ SECRET = "sk-live-do-not-leak-4711"
 EVERYDAY = "Bash(git status:*) Bash(echo:*) Edit(src/**)"
 
 
-@pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    c = Cli(tmp_path)
-    yield c
-    c.close()
-
 
 def _world(cli: Cli) -> dict[str, Path]:
     """A project (a git repository with src/ and a .env), the user's home with secrets, a folder next door."""

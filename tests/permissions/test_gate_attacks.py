@@ -27,12 +27,6 @@ pytestmark = pytest.mark.timeout(120)
 SECRET = "sk-live-do-not-leak-4711"
 
 
-@pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    c = Cli(tmp_path)
-    yield c
-    c.close()
-
 
 def _results_sent(mock: MockModelServer) -> str:
     """Every tool result the model was sent, as one text (what a hostile model could have learnt)."""

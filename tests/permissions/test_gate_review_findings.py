@@ -33,12 +33,6 @@ FSMONITOR = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree =
 SKILLS_SERVER = ROOT / "tests" / "mcp" / "servers" / "skills_server.py"
 
 
-@pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    c = Cli(tmp_path)
-    yield c
-    c.close()
-
 
 def _texts(mock: object) -> list[str]:
     return [result_text(b) for b in tool_results(mock)]  # type: ignore[arg-type]

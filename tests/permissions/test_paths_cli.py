@@ -17,12 +17,6 @@ pytestmark = pytest.mark.timeout(120)
 SECRET = "sk-live-do-not-leak"
 
 
-@pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    c = Cli(tmp_path)
-    yield c
-    c.close()
-
 
 PROTECTED = " and configures code execution or the agent (.git, .claude, CLAUDE.md, .mcp.json, shell start-up)"
 

@@ -4,20 +4,12 @@ A `#` comment holding a quote no longer hides the next line from an allow rule, 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.integration.conftest import Cli, answer, result_text, tool_results, tool_use
 
 pytestmark = pytest.mark.timeout(120)
 
-
-@pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    c = Cli(tmp_path)
-    yield c
-    c.close()
 
 
 def test_a_comment_with_a_quote_does_not_hide_the_next_line_from_an_allow_rule(cli: Cli) -> None:

@@ -10,8 +10,6 @@ running the real bash tool in a scratch project. Each command here got through o
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.integration.conftest import Cli, answer, result_text, tool_results, tool_use
@@ -23,12 +21,6 @@ DENIED_BY_RULE = 'permission denied for bash: denied by rule "Bash(rm:*)" from -
 CANNOT_SEE = ', so deny rule "Bash(rm:*)" from --disallowedTools cannot see what it runs; bypassPermissions mode ' \
              "refuses such a command while a Bash deny or ask rule is in force"
 
-
-@pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    c = Cli(tmp_path)
-    yield c
-    c.close()
 
 
 def run_one(cli: Cli, command: str, *flags: str) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,12 +34,6 @@ pytestmark = pytest.mark.timeout(120)
 DEEP_LEVELS = 200_000
 RUN_TIMEOUT_S = 30.0  # the run answers in a second or two; before the fix a FIFO made it wait forever
 
-
-@pytest.fixture
-def cli(tmp_path: Path) -> Iterator[Cli]:
-    c = Cli(tmp_path)
-    yield c
-    c.close()
 
 
 def _deep_json() -> str:

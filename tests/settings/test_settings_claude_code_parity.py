@@ -3,7 +3,7 @@ the same observable results — the headers and model ids the mock model receive
 server saw, what landed on disk.
 
 Claude Code runs offline against the same mock (`ANTHROPIC_BASE_URL`, an isolated `HOME`, `IS_SANDBOX=1`, `-p
---output-format json`); its binary is found as in tests/hooks/test_hooks_claude_code_parity.py (skipped, saying why,
+--output-format json`); its binary is found by tests/parity.py (skipped, saying why,
 without it). The scripted model calls each client's own shell tool (`Bash` / `bash`). Differences, kept on purpose:
 
 * a repository's `env` in `-p`: Claude Code applies it without asking (no trust dialog in `-p`); mini-claude only

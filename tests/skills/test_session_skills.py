@@ -10,9 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import Cli, answer, cli, result_text, tool_results, tool_use
-
-__all__ = ["cli"]  # the fixture, imported for this module
+from tests.integration.conftest import Cli, answer, result_text, tool_results, tool_use
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -41,8 +41,8 @@ from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.pricing import cost_usd
 from mini_claude.models.scenario import parse_scenario
 from tests.hooks.test_hooks_claude_code_parity import hooks, logged, recorder, result_text
-from tests.integration.conftest import PROBE
-from tests.parity import CLIENTS, RUN_TIMEOUT_S, client_argv, tool_results
+from tests.integration.conftest import PROBE, sent_tool_results
+from tests.parity import CLIENTS, RUN_TIMEOUT_S, client_argv
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -64,7 +64,7 @@ class Run:
         return [t["name"] for t in self.requests[index]["body"].get("tools", [])]
 
     def tool_results(self) -> list[dict[str, Any]]:
-        return tool_results(self.requests)
+        return sent_tool_results(self.requests)
 
     def system_text(self, index: int) -> str:
         system = self.requests[index]["body"].get("system", "")

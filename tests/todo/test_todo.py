@@ -11,9 +11,7 @@ from mini_claude.permissions.gate import PermissionGate
 from mini_claude.permissions.rules import RuleSet
 from mini_claude.tools.base import ToolContext
 from mini_claude.tools.todo import NOTE, TodoWriteTool
-from tests.integration.conftest import Cli, answer, cli, result_text, tool_results, tool_use
-
-__all__ = ["cli"]  # the fixture, imported for this module
+from tests.integration.conftest import Cli, answer, result_text, tool_results, tool_use
 
 
 def todo(content: str, status: str, form: str | None = None) -> dict[str, str]:

@@ -13,10 +13,8 @@ from mini_claude.permissions import PermissionMode
 from mini_claude.permissions.gate import PermissionGate
 from mini_claude.permissions.rules import RuleSet
 from mini_claude.tools.web_fetch import WebFetchTool
-from tests.integration.conftest import Cli, answer, cli, result_text, tool_results, tool_use
+from tests.integration.conftest import Cli, answer, result_text, tool_results, tool_use
 from tests.webfetch.conftest import SiteServer
-
-__all__ = ["cli"]  # the fixture, imported for this module
 
 pytestmark = pytest.mark.timeout(120)
 

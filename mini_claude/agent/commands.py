@@ -72,7 +72,7 @@ def load_commands(cwd: Path, home: Path) -> tuple[dict[str, CustomCommand], list
             continue
         for path in sorted(folder.rglob("*.md")):
             parts = path.relative_to(folder).with_suffix("").parts
-            if not all(_NAME.match(p) for p in parts):
+            if not all(_NAME.fullmatch(p) for p in parts):
                 continue
             try:
                 resolved = path.resolve()

@@ -65,8 +65,11 @@ async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answer
     whole = [*describe_call(tool.name, args, gate.cwd, whole=True, home=gate.home), *why]
     print("\n".join(described), file=sys.stderr)
     shown = ", ".join(rules)
-    question = f"Allow it? y = yes, a = yes and don't ask again for {clean(shown, visible=True, exact=True)}, n = no"
-    choices = {"y": "yes", "a": "always", "n": "no"}
+    if rules:
+        question = f"Allow it? y = yes, a = yes and don't ask again for {clean(shown, visible=True, exact=True)}, n = no"
+        choices = {"y": "yes", "a": "always", "n": "no"}
+    else:  # no rule can name it (a WebFetch of [::1]): nothing to remember
+        question, choices = "Allow it? y = yes, n = no", {"y": "yes", "n": "no"}
     if whole != described:  # something was cut: one more answer shows it all, then asks again
         answer = await answers.ask(f"{question}, {VIEW_KEY} = view the whole call", {**choices, VIEW_KEY: "view"})
         if answer == "view":

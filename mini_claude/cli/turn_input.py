@@ -56,7 +56,9 @@ async def _command_turn(parts: SessionParts, expansion: Expansion, ui: TerminalU
             return "the command's own text does not name it (a command's output did)"
         return parts.gate.unasked_resource_read(server)
 
-    turn = await user_turn(parts, expansion.text, ui, refused=refused)
+    # a server prompt only when the command itself starts with it, never because of what its `!` commands printed
+    turn = await user_turn(parts, expansion.text, ui, refused=refused,
+                           prompts=expansion.own_text.lstrip().startswith(PROMPT_PREFIX))
     if not expansion.attachments:
         return turn
     blocks = [{"type": "text", "text": turn}] if isinstance(turn, str) else list(turn)
@@ -64,15 +66,17 @@ async def _command_turn(parts: SessionParts, expansion: Expansion, ui: TerminalU
 
 
 async def user_turn(parts: SessionParts, text: str, ui: TerminalUI,
-                    refused: Callable[[str, str], str | None] | None = None) -> str | list[dict[str, Any]]:
+                    refused: Callable[[str, str], str | None] | None = None,
+                    prompts: bool = True) -> str | list[dict[str, Any]]:
     """The turn for `text`. Raises ConfigError for an unknown prompt command or bad arguments, McpError when the
     server could not render it; a mention that cannot be read is a warning line and is left out. `refused(server,
-    uri)` says why a mention is not read; by default only a deny rule for that server stops what the user typed."""
+    uri)` says why a mention is not read; by default only a deny rule for that server stops what the user typed.
+    Without `prompts` a leading `/mcp__server__prompt` is text like any other."""
     host = parts.host
     if host is None:
         return text
     spill_dir = parts.agent.ctx.spill_dir
-    if text.startswith(PROMPT_PREFIX):
+    if prompts and text.startswith(PROMPT_PREFIX):
         head = text.split(maxsplit=1)[0]
         rendered = await host.prompts.render(text, spill_dir=spill_dir)
         if rendered is None:

@@ -33,6 +33,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from mini_claude.net.bodies import read_capped
 from mini_claude.tools.base import ToolContext, ToolResult
 
 __all__ = ["WEB_FETCH_TOOL_NAME", "WebFetchTool", "fetch_host", "host_problem", "html_to_markdown"]
@@ -150,8 +151,8 @@ class WebFetchTool:
                             return ToolResult.text(_redirect_note(url, target, response, prompt))
                         url = target
                         continue
-                    body, cut = await _read_capped(response, self.max_bytes)
-                    return _page_result(url, response, body, cut, prompt, self.max_bytes)
+                    body, over = await read_capped(response, self.max_bytes)
+                    return _page_result(url, response, body, over is not None, prompt, self.max_bytes)
         raise _Refused(f"fetching {url}: more than {MAX_REDIRECTS} redirects")
 
 
@@ -171,17 +172,6 @@ def _check_url(url: str, *, redirect_from: str | None = None) -> None:
     problem = host_problem(url, parts.hostname.lower().rstrip("."))
     if problem is not None:  # the host the gate judged must be the host the fetch reaches
         raise _Refused(f"refused: {where}: {problem}")
-
-
-async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            return b"".join(chunks)[:limit], True
-    return b"".join(chunks), False
 
 
 def _redirect_note(url: str, target: str, response: httpx.Response, prompt: str) -> str:

@@ -88,3 +88,17 @@ async def test_ctrl_c_at_the_question_is_a_no(tmp_path: Path) -> None:
     answers = user.answers()
     answers.interrupted = lambda: True
     assert await permission_question(make_gate(tmp_path, "plan"), ExitPlanModeTool(), {"plan": "p"}, answers) == "no"
+
+
+async def test_no_always_is_offered_when_no_rule_can_name_the_call(tmp_path: Path) -> None:
+    # security review of issue 21: for a WebFetch of [::1] the question read "don't ask again for ," and "a" saved
+    # nothing usable
+    from mini_claude.tools.web_fetch import WebFetchTool
+
+    user = ScriptedUser("y")
+    gate = make_gate(tmp_path, "default")
+    args = {"url": "http://[::1]:8080/", "prompt": "summarise"}
+    assert gate.always_rules(WebFetchTool(), args) == []
+    assert await permission_question(gate, WebFetchTool(), args, user.answers()) == "yes"
+    [(question, choices)] = user.questions
+    assert choices == {"y": "yes", "n": "no"} and "don't ask again" not in question

@@ -91,3 +91,24 @@ def test_a_repository_cannot_replace_the_read_only_explore(cli: Cli) -> None:
     texts = [result_text(block) for block in tool_results(mock)]
     assert any("write_file" in t and ("permission denied" in t or "not enabled for the Explore agent" in t)
                for t in texts), texts
+
+
+def test_a_commands_output_cannot_start_a_server_prompt(cli: Cli) -> None:
+    # security review of issue 21 (finding 5): what a `!` command printed chose the server prompt to render
+    from tests.peers import peer_command
+
+    argv = peer_command("PEER_EVERYTHING")
+    config = cli.config_file({"everything": {"command": argv[0], "args": argv[1:]}})
+    commands = cli.work / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "echo.md").write_text("!`echo /mcp__everything__simple-prompt`\n")
+    mock = cli.mock([answer("ok")])
+    r = cli.run("-p", "/echo", "--mcp-config", config, "--allowedTools", "Bash(echo:*)")
+    assert r.rc == 0, r.stderr
+    sent = _sent(mock)
+    assert "/mcp__everything__simple-prompt" in sent  # as text, for the model
+    assert "This is a simple prompt without arguments" not in sent  # not rendered by the server
+    (commands / "own.md").write_text("/mcp__everything__simple-prompt\n")  # the command's own text may
+    mock = cli.mock([answer("ok")])
+    r = cli.run("-p", "/own", "--mcp-config", config)
+    assert r.rc == 0 and "This is a simple prompt without arguments" in _sent(mock), r.stderr

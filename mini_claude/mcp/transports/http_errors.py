@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from mini_claude.errors import HttpSessionExpiredError, HttpStatusError
 from mini_claude.mcp.transports.json_depth import bound_message, refuse_undecodable
+from mini_claude.net.bodies import read_capped
 
 if TYPE_CHECKING:
     import httpx
@@ -68,14 +69,7 @@ async def read_bounded(response: httpx.Response, limit: int) -> tuple[bytes, int
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         return b"", int(declared)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            return b"".join(chunks)[:limit], size
-    return b"".join(chunks), None
+    return await read_capped(response, limit)
 
 
 async def read_excerpt(response: httpx.Response) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -185,8 +186,8 @@ async def test_a_subagent_fires_subagent_stop_not_stop(tmp_path: Path) -> None:
 
 
 async def test_subagent_stop_is_matched_by_the_agent_type_and_names_it(tmp_path: Path) -> None:
-    log = tmp_path / "events.log"
-    hooks = _hooks(tmp_path, [SettingsHook("SubagentStop", matcher, f"cat >> {log}; echo ' {tag}' >> {log}", None,
+    # Matching hooks run in parallel, so each writes a file of its own (one shared log would interleave).
+    hooks = _hooks(tmp_path, [SettingsHook("SubagentStop", matcher, f"cat > {tmp_path / tag}.json", None,
                                            "~/.claude/settings.json", "k")
                               for matcher, tag in (("Explore", "explore-only"), ("", "every"), ("^rev.*", "rev"))])
 
@@ -198,10 +199,10 @@ async def test_subagent_stop_is_matched_by_the_agent_type_and_names_it(tmp_path:
     sub = Agent(model=_Scripted("done"), tools=list, gate=Gate(), ctx=ctx, system="s", hooks=hooks, subagent=True,
                 agent=("reviewer", "a1b2"))
     assert (await sub.run("task")).text == "done"
-    fired = [line.rsplit(" ", 1) for line in log.read_text().splitlines() if line.strip()]
-    assert sorted(tag for _, tag in fired) == ["every", "rev"]
-    for payload, _ in fired:
-        data = json.loads(payload)
+    fired = sorted(name.removesuffix(".json") for name in os.listdir(tmp_path) if name.endswith(".json"))
+    assert fired == ["every", "rev"]
+    for tag in fired:
+        data = json.loads((tmp_path / f"{tag}.json").read_text())
         assert (data["agent_type"], data["agent_id"]) == ("reviewer", "a1b2")
 
 

@@ -11,24 +11,26 @@ import json
 import sys
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mini_claude.agent.loop import Agent, RunOutcome
 from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_USAGE
 from mini_claude.cli.host_ui import PrintHostUI
-from mini_claude.cli.output_format import ResultWriter, exit_code
 from mini_claude.cli.render import TerminalUI
-from mini_claude.cli.resume import record_session, resume_session
 from mini_claude.cli.session import start_session
-from mini_claude.cli.turn_input import run_user_turn
 from mini_claude.errors import ConfigError, MiniClaudeError
 from mini_claude.mcp.manager import ServerStatus
-from mini_claude.models.pricing import ListPriced, cost_usd
+
+if TYPE_CHECKING:
+    from mini_claude.agent.loop import Agent, RunOutcome
+    from mini_claude.cli.output_format import ResultWriter
 
 __all__ = ["run_interactive", "run_print"]
 
 
 STDIN_WAIT_S = 2.0  # how long -p waits for piped input to begin when a prompt was also given
+# what a -p run needs once its session exists: imported with the agent half while the servers start
+_PRINT_IMPORTS = ("mini_claude.cli.output_format", "mini_claude.cli.resume", "mini_claude.cli.turn_input",
+                  "mini_claude.models.pricing")
 
 
 def run_print(args: argparse.Namespace) -> int:
@@ -77,7 +79,12 @@ def _piped_stdin(*, wait_s: float | None) -> str | None:
 async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
     """One `-p` run: `prompt`, or (None) every user message read from stdin as stream-json, each a turn."""
     ui = TerminalUI(print_mode=True)
-    parts = await start_session(args, ui, host_ui=PrintHostUI(ui))
+    parts = await start_session(args, ui, host_ui=PrintHostUI(ui), imports=_PRINT_IMPORTS)
+    from mini_claude.cli.output_format import ResultWriter, exit_code
+    from mini_claude.cli.resume import record_session, resume_session
+    from mini_claude.cli.turn_input import run_user_turn
+    from mini_claude.models.pricing import ListPriced
+
     agent = parts.agent
     record_session(parts)
     try:
@@ -170,6 +177,8 @@ class BudgetReached(MiniClaudeError):
 
 def _stream_messages(agent: Agent, writer: ResultWriter, *, budget_usd: float | None = None) -> None:
     """Before each model request: stream-json's new messages, the budget check; and time the model's work."""
+    from mini_claude.models.pricing import ListPriced, cost_usd
+
     settle = agent.before_request
 
     async def before_request() -> None:

@@ -20,32 +20,20 @@ from __future__ import annotations
 import argparse
 import os
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mini_claude.agent.commands import CustomCommand, load_commands
-from mini_claude.agent.compaction import ContextWindow, context_tokens
-from mini_claude.agent.loop import Agent, AgentUI
-from mini_claude.agent.memory import Memory, load_memory
-from mini_claude.agent.sessions import SessionLog
-from mini_claude.agent.subagents import SubagentParts, Subagents, acting_subagent, load_subagent_types
-from mini_claude.agent.system_prompt import PLAN_MODE_PROMPT, build_system_prompt, git_branch
-from mini_claude.cli.render import TerminalUI, clean
-from mini_claude.cli.session_mcp import McpParts, additional_dirs, build_mcp
-from mini_claude.cli.state_sweep import sweep_in_background
+from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.session_mcp import additional_dirs, build_mcp
 from mini_claude.errors import ConfigError
-from mini_claude.hooks import Hooks, HookSession
 from mini_claude.mcp.approval import ApprovalStore, approval_hint, approval_state
 from mini_claude.mcp.config import LoadedConfig, ServerConfig, disabled_servers, load_mcp_config
 from mini_claude.mcp.host import HostUI, McpHost
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
 from mini_claude.mcp.pinning import PinReview
-from mini_claude.models.base import LoadsReferencedTools, Model, ToolCounter, ToolSpec
 from mini_claude.paths import state_dir, user_home
-from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
-from mini_claude.permissions.rules import CLAUDE_TOOL_NAMES
 from mini_claude.settings import (
     Settings,
     load_settings,
@@ -54,15 +42,19 @@ from mini_claude.settings import (
     without_project_widening,
 )
 from mini_claude.skills.registry import SkillRegistry
-from mini_claude.tools.base import Tool, ToolContext
-from mini_claude.tools.mcp_resources import resource_tools
-from mini_claude.tools.mcp_tool import McpToolAdapters
-from mini_claude.tools.skill import SkillTool
-from mini_claude.tools.tool_search import DeferredTools, ToolSearchTool
 from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
 
-if TYPE_CHECKING:
-    from mini_claude.models.credentials import ApiKeyHelper
+if TYPE_CHECKING:  # the agent half: imported while the servers start (`start_session`)
+    from mini_claude.agent.commands import CustomCommand
+    from mini_claude.agent.loop import Agent
+    from mini_claude.agent.memory import Memory
+    from mini_claude.agent.sessions import SessionLog
+    from mini_claude.agent.subagents import Subagents
+    from mini_claude.hooks import Hooks
+    from mini_claude.models.base import Model
+    from mini_claude.permissions import PermissionGate
+    from mini_claude.tools.base import Tool
+    from mini_claude.tools.tool_search import DeferredTools
 
 __all__ = [
     "AskTrustFn",
@@ -70,7 +62,6 @@ __all__ = [
     "SessionParts",
     "additional_dirs",
     "build_env",
-    "build_session",
     "load_servers",
     "load_session_settings",
     "options_from_args",
@@ -259,157 +250,9 @@ def _approval_settings(settings: Settings, trusted: bool) -> dict[str, Any]:
     return view
 
 
-def _native_loading(model: Model, env: Mapping[str, str]) -> bool:
-    """Whether found MCP tools are loaded by the API (`tool_reference`; tools/tool_search.py): by default only on
-    Anthropic's own API; `MINI_CLAUDE_TOOL_SEARCH_NATIVE=1` or `0` says so for any Anthropic backend (a proxy, the
-    mock model in tests)."""
-    if not isinstance(model, LoadsReferencedTools):
-        return False
-    forced = env.get("MINI_CLAUDE_TOOL_SEARCH_NATIVE", "").strip().lower()
-    if forced in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-        return forced in ("1", "true", "yes", "on")
-    return model.live
-
-
 def _names(value: Any) -> list[str]:
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
-
-def build_session(
-    opts: SessionOptions,
-    *,
-    model: Model,
-    env: dict[str, str],
-    ui: AgentUI,
-    held: dict[str, tuple[ServerStatus, str]],
-    config: LoadedConfig,
-    settings: Settings,
-    ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None,
-    on_server_change: Callable[[ServerState], None] | None = None,
-    host_ui: HostUI | None = None,
-    mcp: McpParts | None = None,
-) -> SessionParts:
-    """The agent and its parts over `mcp` (built here when not given: `held`, `on_server_change` and `host_ui` are
-    for that case); its servers are not started (`parts.manager.start()`)."""
-    from mini_claude.tools.builtins import builtin_tools
-    from mini_claude.tools.output import cap_result
-    from mini_claude.tools.shell import BashTool
-
-    if mcp is None:
-        mcp = build_mcp(opts.cwd, env=env, settings=settings, config=config, held=held, add_dirs=opts.add_dirs,
-                        on_server_change=on_server_change, host_ui=host_ui)
-    manager, host, skills, dirs = mcp.manager, mcp.host, mcp.skills, mcp.dirs
-    mcp.agent_model = lambda: agent.model
-    skill_tool = SkillTool(skills)
-    mode_name = opts.mode or settings.default_mode or "default"
-    try:
-        mode = PermissionMode.parse(mode_name)
-    except ValueError as exc:
-        raise ConfigError(str(exc), key="permissions.defaultMode") from exc
-    rules = RuleSet.from_settings(settings)
-    if opts.allowed_tools or opts.disallowed_tools:
-        rules = rules.with_cli(allow=opts.allowed_tools, deny=opts.disallowed_tools)
-    spill_dir = state_dir(env) / "tool-output" / uuid.uuid4().hex[:12]
-    home = user_home(env)  # the gate and the tools read `~` alike
-    ask = _naming_subagents(ask_permission, ui) if ask_permission is not None else None
-    gate = PermissionGate(mode, rules, ask=ask, cwd=opts.cwd, server_of=manager.server_of,
-                          additional_dirs=dirs, home=home, state_dir=state_dir(env),
-                          own_dirs=[spill_dir, home / ".claude" / "skills"])  # readable: ours, the user's skills
-    mcp_tools = McpToolAdapters(manager, host)
-    mcp.listeners.append(lambda state: mcp_tools.server_ready(state.name) if state.status is ServerStatus.READY
-                         else None)  # each server's schemas prepared as it comes up, not all before the request
-
-    window = ContextWindow(context_tokens(env))
-    deferred = DeferredTools(mcp_tools, setting=env.get("MINI_CLAUDE_TOOL_SEARCH", "auto"),
-                             context_tokens=window.tokens, native=_native_loading(model, env))
-    search_tool = ToolSearchTool(deferred)
-
-    def tools() -> list[Tool]:
-        offered = deferred.offered()
-        searching = [search_tool] if deferred.deferring() else []
-        return [*builtins, *([skill_tool] if skills.available() else []), *resource_tools(host.resources),
-                *searching, *offered]
-
-    memory = load_memory(opts.cwd, user_home(env))
-    branch = git_branch(opts.cwd)  # once: system() runs before every model request
-
-    def system() -> str:
-        listed = [(skill.name, skill.description) for skill in skills.available()]
-        base = opts.system_prompt or build_system_prompt(opts.cwd, manager.instructions(), listed,
-                                                         memory.prompt_section(), branch)
-        deferred_note = deferred.prompt_section()
-        if deferred_note:
-            base += f"\n\n{deferred_note}"
-        if gate.mode is PermissionMode.PLAN:
-            base += f"\n\n{PLAN_MODE_PROMPT}"
-        return f"{base}\n\n{opts.append_system_prompt}" if opts.append_system_prompt else base
-
-    ctx = ToolContext(cwd=opts.cwd, spill_dir=spill_dir, is_denied=gate.is_denied, is_secret=gate.is_secret,
-                      is_private=gate.is_private, home=home)
-
-    def cap(result: Any, context: ToolContext, name: str) -> Any:
-        return cap_result(result, context, tool_name=name, max_chars=MAX_RESULT_CHARS)
-
-    async def before_request() -> None:
-        await manager.settle_lists()  # a list_changed that came with a tool result is applied first
-        counter = agent.model
-        if isinstance(counter, ToolCounter):  # the API's own count, where the estimate is near the threshold
-            await deferred.calibrate(lambda tools: counter.count_tool_tokens(
-                [ToolSpec(t.name, t.description, t.input_schema) for t in tools]))
-
-    sweep_in_background(state_dir(env), keep_spill=ctx.spill_dir)  # the daily clean-up, off the start-up path
-    hooks = _session_hooks(settings, opts, env, gate, manager, ui, lambda: parts)
-    subagents = Subagents(SubagentParts(model=model, tools=tools, gate=gate, ctx=ctx, ui=ui, cwd=opts.cwd,
-                                        max_turns=opts.max_turns, context_tokens=window.tokens, result_cap=cap,
-                                        before_request=before_request, resolve_unknown=deferred.resolve,
-                                        loading=deferred, hooks=hooks, mcp_tools=mcp_tools,
-                                        explain_unknown=manager.explain_unavailable,
-                                        report=lambda run, on: agent.absorb(run, on)))
-    builtins = [BashTool(env=env) if isinstance(tool, BashTool) else tool for tool in builtin_tools(subagents)]
-    agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
-                  result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,
-                  context=window, resolve_unknown=deferred.resolve, loading=deferred, hooks=hooks)
-    agent.on_reset = deferred.forget
-    if isinstance(ui, TerminalUI):
-        agent.context.on_compact = ui.info
-    parts = SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
-                         skills=skills, host=host, memory=memory, deferred=deferred, hooks=hooks, subagents=subagents)
-    return parts
-
-
-def _naming_subagents(ask: Callable[[Tool, dict[str, Any]], Awaitable[str]],
-                      ui: AgentUI) -> Callable[[Tool, dict[str, Any]], Awaitable[str]]:
-    """The user's permission question, preceded by a line naming the sub-agent that asks (`acting_subagent`)."""
-    async def asking(tool: Tool, args: dict[str, Any]) -> str:
-        who = acting_subagent()
-        if who is not None and isinstance(ui, TerminalUI):
-            ui.warn(f"The {who} sub-agent asks to use {tool.name}:")
-        return await ask(tool, args)
-    return asking
-
-
-def _session_hooks(settings: Settings, opts: SessionOptions, env: dict[str, str], gate: PermissionGate,
-                   manager: McpManager, ui: AgentUI, parts: Callable[[], SessionParts]) -> Hooks | None:
-    """The user's hooks (settings already filtered for trust), run in the user's own environment (never a
-    repository's .env) with `CLAUDE_PROJECT_DIR`; a failing hook is one warning line through the terminal's door."""
-    if not settings.hooks:
-        return None
-
-    def report(line: str) -> None:
-        if isinstance(ui, TerminalUI):
-            ui.warn(clean(f"hook: {line}"))
-
-    def transcript() -> str:
-        log = parts().session_log
-        return str(log.path) if log is not None else ""
-
-    session = HookSession(cwd=opts.cwd, home=user_home(env), env=env, session_id=lambda: parts().session_id,
-                          transcript_path=transcript, permission_mode=lambda: gate.mode.value,
-                          tool_names=CLAUDE_TOOL_NAMES, server_of=manager.server_of)
-    return Hooks(settings.hooks, session, report)
-
-
-MAX_RESULT_CHARS = 200_000
 
 def load_session_settings(cwd: Path, env: Mapping[str, str], flag: str | None = None) -> Settings:
     """The settings files, and `--settings` (`flag`: a file or a JSON string; ConfigError when unusable)."""
@@ -461,14 +304,22 @@ async def start_session(
     ask_trust: AskTrustFn | None = None,
     on_tools_review: Callable[[PinReview], None] | None = None,
     host_ui: HostUI | None = None,
+    imports: Sequence[str] = (),
 ) -> SessionParts:
     """A session from the command line's flags, its MCP servers starting in the background (not waited for).
 
     An untrusted folder is asked about through `ask_trust` (the REPL), only when it holds something trust would
     change; without it (`-p`) it stays untrusted for this run. Project servers not yet approved are asked about
     through `ask_server` (the REPL); without it they are held back and a warning names the setting that approves
-    them."""
-    from mini_claude.models.factory import api_key_helper, create_model
+    them.
+
+    Everything that can refuse the session (settings, trust, the MCP config, approvals, the model's key) is settled
+    first; then the servers start, and the agent half (cli/session_agent.py, and the caller's `imports`) is
+    imported in a thread while the event loop spawns and answers them: a fleet boots on the machine's other cores
+    while this process imports and builds the agent (bench/README.md, "A fleet of servers")."""
+    from mini_claude.cli.preload import import_in_background
+    from mini_claude.models.factory import api_key_helper, plan_model
+
     cwd = Path.cwd()
     env = build_env(cwd)
     opts = options_from_args(args, cwd)
@@ -481,7 +332,7 @@ async def start_session(
     config = load_servers(opts, env)
     report_config_problems(ui, settings, config)
     helper = api_key_helper(settings.api_key_helper, cwd=cwd, env=env) if settings.api_key_helper else None
-    model = create_model(opts.model, model_env, settings_model=settings.model, key_helper=helper)
+    model = plan_model(opts.model, model_env, settings_model=settings.model, key_helper=helper)
     held = await resolve_approvals(config, settings, cwd=cwd, env=env, trust_all=opts.trust_project_mcp,
                                    ask=ask_server, trusted=trusted)
     for status, reason in held.values():
@@ -489,45 +340,27 @@ async def start_session(
             ui.warn(reason)
     mcp = build_mcp(cwd, env=env, settings=settings, config=config, held=held, add_dirs=opts.add_dirs,
                     on_server_change=on_server_change, host_ui=host_ui)
-    parts = _rest_of_session(opts, ui, mcp, model, env=env, model_env=model_env, settings=settings,
-                             full_settings=full_settings, config=config, trusted=trusted, held=held, helper=helper,
-                             ask_permission=ask_permission)
     # a tool whose definition changed since it was accepted is withheld (mcp/pinning.py): the REPL asks about it
     # (`on_tools_review`); -p says so in one warning line per server
     from mini_claude.cli.pin_review import report_review
 
-    parts.manager.pins.on_review = on_tools_review or (lambda review: report_review(ui, review))
-    parts.manager.start()
-    return parts
+    mcp.manager.pins.on_review = on_tools_review or (lambda review: report_review(ui, review))
+    built: list[Model] = []
 
+    def session_model() -> Model:  # one client, built by whichever comes first: the agent or a sampling server
+        if not built:
+            built.append(model.build())
+        return built[0]
 
-def _rest_of_session(opts: SessionOptions, ui: TerminalUI, mcp: McpParts, model: Model, *, env: dict[str, str],
-                     model_env: dict[str, str], settings: Settings, full_settings: Settings, config: LoadedConfig,
-                     trusted: bool, held: dict[str, tuple[ServerStatus, str]], helper: ApiKeyHelper | None,
-                     ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None) -> SessionParts:
-    """The gate, tools, sub-agent types and commands of a session whose servers are starting."""
-    from mini_claude.models.factory import create_model
+    mcp.agent_model = session_model  # the agent's own once it exists (build_session)
+    mcp.manager.start()
+    try:
+        await import_in_background("mini_claude.cli.session_agent", *imports)
+        from mini_claude.cli.session_agent import rest_of_session
 
-    cwd = opts.cwd
-    parts = build_session(opts, model=model, env=env, ui=ui, held=held, config=config, settings=settings,
-                          ask_permission=ask_permission, mcp=mcp)
-    # the gate's rule set (whose `errors` are the malformed rules, dropped) exists only from here
-    report_rule_problems(ui, parts.gate.rules)
-    for warning in parts.memory.warnings if parts.memory is not None else ():
-        ui.warn(f"memory: {warning}")
-    parts.trusted = trusted
-    kinds, troubles = load_subagent_types(cwd, user_home(env), trusted=trusted)
-    if parts.subagents is not None:
-        parts.subagents.kinds = kinds
-        parts.subagents.parts.model_for = lambda name: create_model(name, model_env, key_helper=helper)
-    for trouble in troubles:
-        ui.warn(f"sub-agent: {trouble}")
-    parts.commands, problems = load_commands(cwd, user_home(env))
-    for problem in problems:
-        ui.warn(f"custom command: {problem}")
-    if settings is not full_settings:  # a malformed rule the folder's distrust dropped is still worth fixing
-        shown = {str(err) for err in parts.gate.rules.errors}
-        for err in RuleSet.from_settings(full_settings).errors:
-            if str(err) not in shown:
-                ui.warn(f"permissions: {err} (rule ignored)")
-    return parts
+        return rest_of_session(opts, ui, mcp, session_model(), env=env, model_env=model_env, settings=settings,
+                               full_settings=full_settings, config=config, trusted=trusted, held=held,
+                               helper=helper, ask_permission=ask_permission)
+    except BaseException:
+        await mcp.manager.aclose()  # nothing left behind: the servers that started are stopped and reaped
+        raise

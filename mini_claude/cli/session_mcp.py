@@ -1,9 +1,8 @@
 """The MCP half of a session: the host (roots, sampling, elicitation, logs), the server manager and the skill
 registry (MCP servers serve skills too).
 
-`start_session` builds it, then the agent over it, and starts the servers last, once nothing can fail any more
-(an error after a spawn would leave children to clean up; starting them earlier measured no faster: bench/README.md,
-"A fleet of servers"). The host asks for the agent's model only when a server samples, through
+`start_session` builds it once everything that can refuse the session is settled, starts its servers, and builds
+the agent over it while they boot (cli/session.py; bench/README.md, "A fleet of servers"). The host asks for the agent's model only when a server samples, through
 `McpParts.agent_model`, bound once the agent exists; `listeners` hear every server change (the tool adapters prepare
 a server's schemas as it comes up).
 """

@@ -28,7 +28,7 @@ import io
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mini_claude.errors import ModelError
@@ -47,11 +47,13 @@ __all__ = [
     "MODEL_ALIASES",
     "NO_KEY_MESSAGE",
     "ModelEnvironment",
+    "ModelPlan",
     "api_key_helper",
     "choose_backend",
     "create_model",
     "load_dotenv",
     "model_environment",
+    "plan_model",
     "resolve_alias",
     "split_provider",
 ]
@@ -181,9 +183,49 @@ def api_key_helper(helper: SettingsHelper, *, cwd: Path, env: Mapping[str, str])
 
 def create_model(name: str | None, env: Mapping[str, str], *, settings_model: str | None = None,
                  key_helper: ApiKeyHelper | None = None) -> Model:
-    """Build the model backend the environment asks for: `name` is `--model`, `settings_model` the settings'
-    `model` (each may carry a `backend:` prefix; the flag's wins), `key_helper` the settings' apiKeyHelper. Raises
-    ModelError (one line) when it cannot."""
+    """Build the model backend the environment asks for (`plan_model`, then its client). Raises ModelError (one
+    line) when it cannot."""
+    return plan_model(name, env, settings_model=settings_model, key_helper=key_helper).build()
+
+
+@dataclass(frozen=True)
+class ModelPlan:
+    """A model backend chosen and checked, its client not yet built: `plan_model` imports no HTTP stack, so a
+    session finds a missing key before it starts anything, and builds the client later (`build`)."""
+
+    backend: str  # "anthropic" | "openai"
+    name: str
+    base_url: str | None
+    stream: bool
+    retry: RetryPolicy
+    credentials: AnthropicCredentials | None = None  # anthropic
+    sdk: bool = False  # anthropic: through the SDK (MINI_CLAUDE_ANTHROPIC_SDK=1)
+    api_key: str = field(default="", repr=False)  # openai
+    keyless: bool = False  # openai: a local server that needs no key
+
+    def build(self) -> Model:
+        if self.backend == "anthropic":
+            assert self.credentials is not None
+            if self.sdk:
+                from mini_claude.models.anthropic import AnthropicModel
+
+                return AnthropicModel(self.name, base_url=self.base_url, stream=self.stream, retry=self.retry,
+                                      credentials=self.credentials)
+            from mini_claude.models.anthropic_http import AnthropicHttpModel  # no SDK import: a fast start
+
+            return AnthropicHttpModel(self.name, base_url=self.base_url, stream=self.stream, retry=self.retry,
+                                      credentials=self.credentials)
+        from mini_claude.models.openai_compat import OpenAICompatModel
+
+        return OpenAICompatModel(self.name, api_key=self.api_key, base_url=self.base_url, stream=self.stream,
+                                 retry=self.retry, keyless=self.keyless)
+
+
+def plan_model(name: str | None, env: Mapping[str, str], *, settings_model: str | None = None,
+               key_helper: ApiKeyHelper | None = None) -> ModelPlan:
+    """The model backend the environment asks for: `name` is `--model`, `settings_model` the settings' `model`
+    (each may carry a `backend:` prefix; the flag's wins), `key_helper` the settings' apiKeyHelper. Raises
+    ModelError (one line) when it cannot be built."""
     provider, name = split_provider(name)
     settings_provider, settings_name = split_provider(settings_model)
     if provider is None and name is None:
@@ -199,15 +241,9 @@ def create_model(name: str | None, env: Mapping[str, str], *, settings_model: st
                              "ANTHROPIC_AUTH_TOKEN or an apiKeyHelper (in the environment, .env or settings)")
         credentials = AnthropicCredentials(api_key=key, auth_token=token, helper=key_helper)
         model_name = resolve_alias(name or _get(env, "ANTHROPIC_MODEL") or fallback or DEFAULT_ANTHROPIC_MODEL, env)
-        base_url = _get(env, "ANTHROPIC_BASE_URL") or None
-        if _get(env, "MINI_CLAUDE_ANTHROPIC_SDK").lower() in ("1", "true", "yes", "on"):
-            from mini_claude.models.anthropic import AnthropicModel
-
-            return AnthropicModel(model_name, base_url=base_url, stream=stream, retry=retry,
-                                  credentials=credentials)
-        from mini_claude.models.anthropic_http import AnthropicHttpModel  # no SDK import: a fast start
-
-        return AnthropicHttpModel(model_name, base_url=base_url, stream=stream, retry=retry, credentials=credentials)
+        return ModelPlan("anthropic", model_name, _get(env, "ANTHROPIC_BASE_URL") or None, stream, retry,
+                         credentials=credentials,
+                         sdk=_get(env, "MINI_CLAUDE_ANTHROPIC_SDK").lower() in ("1", "true", "yes", "on"))
     key = _get(env, "OPENAI_API_KEY")
     base_url = _get(env, "OPENAI_BASE_URL") or None
     keyless = not key
@@ -216,10 +252,8 @@ def create_model(name: str | None, env: Mapping[str, str], *, settings_model: st
             raise ModelError("no model API key: MINI_CLAUDE_BACKEND=openai needs OPENAI_API_KEY (or "
                              "OPENAI_BASE_URL for a compatible server that needs no key) in the environment or .env")
         key = UNUSED_OPENAI_KEY
-    from mini_claude.models.openai_compat import OpenAICompatModel
-
-    return OpenAICompatModel(name or fallback or DEFAULT_OPENAI_MODEL, api_key=key, base_url=base_url, stream=stream,
-                             retry=retry, keyless=keyless)
+    return ModelPlan("openai", name or fallback or DEFAULT_OPENAI_MODEL, base_url, stream, retry, api_key=key,
+                     keyless=keyless)
 
 
 def load_dotenv(path: Path) -> dict[str, str]:

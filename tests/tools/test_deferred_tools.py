@@ -225,7 +225,7 @@ def test_native_loading_defers_only_what_a_kept_result_references() -> None:
 
 
 def test_native_is_on_for_anthropics_own_api_unless_the_environment_says() -> None:
-    from mini_claude.cli.session import _native_loading
+    from mini_claude.cli.session_agent import _native_loading
     from mini_claude.models.anthropic import is_live
     from mini_claude.models.anthropic_http import AnthropicHttpModel
 

@@ -1,0 +1,60 @@
+"""Importing a session's agent half in a thread while the event loop starts its MCP servers.
+
+A fleet of stdio servers is CPU-bound while it boots, and the agent's modules (the loop, tools, gate, HTTP stack)
+take some 100 ms of CPU to import. Imported before the first spawn, that time is the machine's other cores idling;
+imported in a thread once the servers are starting, the loop keeps spawning and answering them (the import gives
+up the GIL at least every switch interval) while the servers boot beside it. `cli/session.py` calls it right after
+`manager.start()`; modules already imported cost nothing.
+
+The garbage collector is off during the imports (they allocate some 100k objects and free almost none, so a pass
+meanwhile finds nothing) and what they built is frozen after, so no later pass walks it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import importlib
+import sys
+import threading
+
+__all__ = ["IMPORT_TIMEOUT_S", "import_in_background"]
+
+IMPORT_TIMEOUT_S = 120.0  # an import never takes this long; past it something is wrong with the install
+
+
+async def import_in_background(*modules: str, timeout_s: float = IMPORT_TIMEOUT_S) -> None:
+    """Import `modules` in a thread while the loop goes on; raise what an import raised (TimeoutError past
+    `timeout_s`)."""
+    if all(name in sys.modules for name in modules):
+        return
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[BaseException | None] = loop.create_future()
+
+    def finish(failure: BaseException | None) -> None:
+        if not done.done():
+            done.set_result(failure)
+
+    def work() -> None:
+        failure: BaseException | None = None
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for name in modules:
+                importlib.import_module(name)
+        except BaseException as exc:  # handed to the awaiting task, raised there
+            failure = exc
+        finally:
+            gc.freeze()
+            if collecting:
+                gc.enable()
+        try:
+            loop.call_soon_threadsafe(finish, failure)
+        except RuntimeError:  # the loop closed meanwhile (the session was cancelled): nobody waits
+            pass
+
+    threading.Thread(target=work, name="mini-claude-imports", daemon=True).start()
+    failure = await asyncio.wait_for(asyncio.shield(done), timeout_s)
+    if failure is not None:
+        raise failure
+

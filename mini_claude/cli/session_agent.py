@@ -1,0 +1,228 @@
+"""The agent half of a session: the model client, gate, tools, hooks, sub-agents and commands over a session's
+MCP half (cli/session_mcp.py).
+
+`cli/session.py` starts a session's servers first and imports this module in a thread meanwhile
+(`cli/preload.py`), so the machine's other cores boot the servers while this process imports and builds the
+agent; `build_session` is also the demo's and the tests' way to an agent over parts they made themselves.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from mini_claude.agent.commands import load_commands
+from mini_claude.agent.compaction import ContextWindow, context_tokens
+from mini_claude.agent.loop import Agent, AgentUI
+from mini_claude.agent.memory import load_memory
+from mini_claude.agent.subagents import SubagentParts, Subagents, acting_subagent, load_subagent_types
+from mini_claude.agent.system_prompt import PLAN_MODE_PROMPT, build_system_prompt, git_branch
+from mini_claude.cli.render import TerminalUI, clean
+from mini_claude.cli.session import SessionOptions, SessionParts, report_rule_problems
+from mini_claude.cli.session_mcp import McpParts, build_mcp
+from mini_claude.cli.state_sweep import sweep_in_background
+from mini_claude.errors import ConfigError
+from mini_claude.hooks import Hooks, HookSession
+from mini_claude.mcp.config import LoadedConfig
+from mini_claude.mcp.host import HostUI
+from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
+from mini_claude.models.base import LoadsReferencedTools, Model, ToolCounter, ToolSpec
+from mini_claude.models.factory import create_model
+from mini_claude.paths import state_dir, user_home
+from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
+from mini_claude.permissions.rules import CLAUDE_TOOL_NAMES
+from mini_claude.settings import Settings
+from mini_claude.tools.base import Tool, ToolContext
+from mini_claude.tools.mcp_resources import resource_tools
+from mini_claude.tools.mcp_tool import McpToolAdapters
+from mini_claude.tools.skill import SkillTool
+from mini_claude.tools.tool_search import DeferredTools, ToolSearchTool
+
+if TYPE_CHECKING:
+    from mini_claude.models.credentials import ApiKeyHelper
+
+__all__ = ["MAX_RESULT_CHARS", "build_session", "rest_of_session"]
+
+MAX_RESULT_CHARS = 200_000
+
+
+def rest_of_session(opts: SessionOptions, ui: TerminalUI, mcp: McpParts, model: Model, *, env: dict[str, str],
+                    model_env: dict[str, str], settings: Settings, full_settings: Settings, config: LoadedConfig,
+                    trusted: bool, held: dict[str, tuple[ServerStatus, str]], helper: ApiKeyHelper | None,
+                    ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None) -> SessionParts:
+    """The model client, gate, tools, sub-agent types and commands of a session whose servers are starting."""
+    cwd = opts.cwd
+    parts = build_session(opts, model=model, env=env, ui=ui, held=held, config=config, settings=settings,
+                          ask_permission=ask_permission, mcp=mcp)
+    # the gate's rule set (whose `errors` are the malformed rules, dropped) exists only from here
+    report_rule_problems(ui, parts.gate.rules)
+    for warning in parts.memory.warnings if parts.memory is not None else ():
+        ui.warn(f"memory: {warning}")
+    parts.trusted = trusted
+    kinds, troubles = load_subagent_types(cwd, user_home(env), trusted=trusted)
+    if parts.subagents is not None:
+        parts.subagents.kinds = kinds
+        parts.subagents.parts.model_for = lambda name: create_model(name, model_env, key_helper=helper)
+    for trouble in troubles:
+        ui.warn(f"sub-agent: {trouble}")
+    parts.commands, problems = load_commands(cwd, user_home(env))
+    for problem in problems:
+        ui.warn(f"custom command: {problem}")
+    if settings is not full_settings:  # a malformed rule the folder's distrust dropped is still worth fixing
+        shown = {str(err) for err in parts.gate.rules.errors}
+        for err in RuleSet.from_settings(full_settings).errors:
+            if str(err) not in shown:
+                ui.warn(f"permissions: {err} (rule ignored)")
+    return parts
+
+
+def build_session(
+    opts: SessionOptions,
+    *,
+    model: Model,
+    env: dict[str, str],
+    ui: AgentUI,
+    held: dict[str, tuple[ServerStatus, str]],
+    config: LoadedConfig,
+    settings: Settings,
+    ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None,
+    on_server_change: Callable[[ServerState], None] | None = None,
+    host_ui: HostUI | None = None,
+    mcp: McpParts | None = None,
+) -> SessionParts:
+    """The agent and its parts over `mcp` (built here when not given: `held`, `on_server_change` and `host_ui` are
+    for that case); its servers are not started (`parts.manager.start()`)."""
+    from mini_claude.tools.builtins import builtin_tools
+    from mini_claude.tools.output import cap_result
+    from mini_claude.tools.shell import BashTool
+
+    if mcp is None:
+        mcp = build_mcp(opts.cwd, env=env, settings=settings, config=config, held=held, add_dirs=opts.add_dirs,
+                        on_server_change=on_server_change, host_ui=host_ui)
+    manager, host, skills, dirs = mcp.manager, mcp.host, mcp.skills, mcp.dirs
+    mcp.agent_model = lambda: agent.model
+    skill_tool = SkillTool(skills)
+    mode_name = opts.mode or settings.default_mode or "default"
+    try:
+        mode = PermissionMode.parse(mode_name)
+    except ValueError as exc:
+        raise ConfigError(str(exc), key="permissions.defaultMode") from exc
+    rules = RuleSet.from_settings(settings)
+    if opts.allowed_tools or opts.disallowed_tools:
+        rules = rules.with_cli(allow=opts.allowed_tools, deny=opts.disallowed_tools)
+    spill_dir = state_dir(env) / "tool-output" / uuid.uuid4().hex[:12]
+    home = user_home(env)  # the gate and the tools read `~` alike
+    ask = _naming_subagents(ask_permission, ui) if ask_permission is not None else None
+    gate = PermissionGate(mode, rules, ask=ask, cwd=opts.cwd, server_of=manager.server_of,
+                          additional_dirs=dirs, home=home, state_dir=state_dir(env),
+                          own_dirs=[spill_dir, home / ".claude" / "skills"])  # readable: ours, the user's skills
+    mcp_tools = McpToolAdapters(manager, host)
+    mcp.listeners.append(lambda state: mcp_tools.server_ready(state.name) if state.status is ServerStatus.READY
+                         else None)  # each server's schemas prepared as it comes up, not all before the request
+    for state in manager.states.values():  # and those of the servers that came up while this half was imported
+        if state.status is ServerStatus.READY:
+            mcp_tools.server_ready(state.name)
+
+    window = ContextWindow(context_tokens(env))
+    deferred = DeferredTools(mcp_tools, setting=env.get("MINI_CLAUDE_TOOL_SEARCH", "auto"),
+                             context_tokens=window.tokens, native=_native_loading(model, env))
+    search_tool = ToolSearchTool(deferred)
+
+    def tools() -> list[Tool]:
+        offered = deferred.offered()
+        searching = [search_tool] if deferred.deferring() else []
+        return [*builtins, *([skill_tool] if skills.available() else []), *resource_tools(host.resources),
+                *searching, *offered]
+
+    memory = load_memory(opts.cwd, user_home(env))
+    branch = git_branch(opts.cwd)  # once: system() runs before every model request
+
+    def system() -> str:
+        listed = [(skill.name, skill.description) for skill in skills.available()]
+        base = opts.system_prompt or build_system_prompt(opts.cwd, manager.instructions(), listed,
+                                                         memory.prompt_section(), branch)
+        deferred_note = deferred.prompt_section()
+        if deferred_note:
+            base += f"\n\n{deferred_note}"
+        if gate.mode is PermissionMode.PLAN:
+            base += f"\n\n{PLAN_MODE_PROMPT}"
+        return f"{base}\n\n{opts.append_system_prompt}" if opts.append_system_prompt else base
+
+    ctx = ToolContext(cwd=opts.cwd, spill_dir=spill_dir, is_denied=gate.is_denied, is_secret=gate.is_secret,
+                      is_private=gate.is_private, home=home)
+
+    def cap(result: Any, context: ToolContext, name: str) -> Any:
+        return cap_result(result, context, tool_name=name, max_chars=MAX_RESULT_CHARS)
+
+    async def before_request() -> None:
+        await manager.settle_lists()  # a list_changed that came with a tool result is applied first
+        counter = agent.model
+        if isinstance(counter, ToolCounter):  # the API's own count, where the estimate is near the threshold
+            await deferred.calibrate(lambda tools: counter.count_tool_tokens(
+                [ToolSpec(t.name, t.description, t.input_schema) for t in tools]))
+
+    sweep_in_background(state_dir(env), keep_spill=ctx.spill_dir)  # the daily clean-up, off the start-up path
+    hooks = _session_hooks(settings, opts, env, gate, manager, ui, lambda: parts)
+    subagents = Subagents(SubagentParts(model=model, tools=tools, gate=gate, ctx=ctx, ui=ui, cwd=opts.cwd,
+                                        max_turns=opts.max_turns, context_tokens=window.tokens, result_cap=cap,
+                                        before_request=before_request, resolve_unknown=deferred.resolve,
+                                        loading=deferred, hooks=hooks, mcp_tools=mcp_tools,
+                                        explain_unknown=manager.explain_unavailable,
+                                        report=lambda run, on: agent.absorb(run, on)))
+    builtins = [BashTool(env=env) if isinstance(tool, BashTool) else tool for tool in builtin_tools(subagents)]
+    agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
+                  result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,
+                  context=window, resolve_unknown=deferred.resolve, loading=deferred, hooks=hooks)
+    agent.on_reset = deferred.forget
+    if isinstance(ui, TerminalUI):
+        agent.context.on_compact = ui.info
+    parts = SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
+                         skills=skills, host=host, memory=memory, deferred=deferred, hooks=hooks, subagents=subagents)
+    return parts
+
+
+def _naming_subagents(ask: Callable[[Tool, dict[str, Any]], Awaitable[str]],
+                      ui: AgentUI) -> Callable[[Tool, dict[str, Any]], Awaitable[str]]:
+    """The user's permission question, preceded by a line naming the sub-agent that asks (`acting_subagent`)."""
+    async def asking(tool: Tool, args: dict[str, Any]) -> str:
+        who = acting_subagent()
+        if who is not None and isinstance(ui, TerminalUI):
+            ui.warn(f"The {who} sub-agent asks to use {tool.name}:")
+        return await ask(tool, args)
+    return asking
+
+
+def _session_hooks(settings: Settings, opts: SessionOptions, env: dict[str, str], gate: PermissionGate,
+                   manager: McpManager, ui: AgentUI, parts: Callable[[], SessionParts]) -> Hooks | None:
+    """The user's hooks (settings already filtered for trust), run in the user's own environment (never a
+    repository's .env) with `CLAUDE_PROJECT_DIR`; a failing hook is one warning line through the terminal's door."""
+    if not settings.hooks:
+        return None
+
+    def report(line: str) -> None:
+        if isinstance(ui, TerminalUI):
+            ui.warn(clean(f"hook: {line}"))
+
+    def transcript() -> str:
+        log = parts().session_log
+        return str(log.path) if log is not None else ""
+
+    session = HookSession(cwd=opts.cwd, home=user_home(env), env=env, session_id=lambda: parts().session_id,
+                          transcript_path=transcript, permission_mode=lambda: gate.mode.value,
+                          tool_names=CLAUDE_TOOL_NAMES, server_of=manager.server_of)
+    return Hooks(settings.hooks, session, report)
+
+
+def _native_loading(model: Model, env: Mapping[str, str]) -> bool:
+    """Whether found MCP tools are loaded by the API (`tool_reference`; tools/tool_search.py): by default only on
+    Anthropic's own API; `MINI_CLAUDE_TOOL_SEARCH_NATIVE=1` or `0` says so for any Anthropic backend (a proxy, the
+    mock model in tests)."""
+    if not isinstance(model, LoadsReferencedTools):
+        return False
+    forced = env.get("MINI_CLAUDE_TOOL_SEARCH_NATIVE", "").strip().lower()
+    if forced in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        return forced in ("1", "true", "yes", "on")
+    return model.live
+
+

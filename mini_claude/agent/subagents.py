@@ -43,6 +43,7 @@ from mini_claude.permissions import Decision
 from mini_claude.permissions.rules import claude_tool_name
 from mini_claude.tools.base import Tool, ToolContext, ToolResult
 from mini_claude.tools.exit_plan_mode import EXIT_PLAN_MODE_TOOL_NAME
+from mini_claude.tools.todo import TodoWriteTool
 from mini_claude.trust import TRUST_HINT
 
 __all__ = ["AGENT_TOOL_NAME", "BUILTIN_TYPES", "SubagentGate", "SubagentParts", "SubagentType", "Subagents",
@@ -283,8 +284,10 @@ class Subagents:
 
         listed = kind.tools is not None  # its own short list: sent in full, never deferred behind tool_search
 
+        own_todos = TodoWriteTool()  # its own working plan: a child's list never replaces the parent's
+
         def tools() -> list[Tool]:
-            offered = {t.name: t for t in p.tools() if kind.offers(t)}
+            offered = {t.name: own_todos if isinstance(t, TodoWriteTool) else t for t in p.tools() if kind.offers(t)}
             for tool in p.mcp_tools() if listed and p.mcp_tools is not None else ():
                 if kind.offers(tool):
                     offered.setdefault(tool.name, tool)

@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/fleet.py [--runs 5] [--hog] [--servers N] [--no-claude] [--out FILE]
 
-Every server of bench/tool_corpus/servers is started as a small stdio process (bench/corpus_server.py). Three
-things are timed, interleaved run by run, and reported as medians and as ratios to the floor of the same run:
+Every server of bench/tool_corpus/servers and bench/tool_corpus/fleet_extra (66 real servers' tool lists) is
+started as a small stdio process (bench/corpus_server.py). Three things are timed, interleaved run by run, and
+reported as medians and as ratios to the floor of the same run:
 
 * the floor: a minimal asyncio client (bench/raw_client.py's shape, no mini_claude code, in a fresh interpreter)
   spawns every server, sends `initialize` and `tools/list` to each, and is done when the last list arrived;
@@ -111,8 +112,10 @@ class TimedMock(MockModelServer):
 
 
 def fleet_files(servers: int | None = None) -> list[tuple[str, Path]]:
-    """(name, tool list) for each server: the corpus once, or cycled to `servers` entries (`github-2`, …)."""
-    files = sorted(CORPUS.glob("*.json"))
+    """(name, tool list) for each server: the tool-search corpus (`servers/`, sorted) then the fleet-only servers
+    (`fleet_extra/`, sorted): 66 distinct real servers once by default; `servers` above that cycles the list
+    (`github-2`, …), below it takes the first `servers`."""
+    files = sorted(CORPUS.glob("*.json")) + sorted((CORPUS.parent / "fleet_extra").glob("*.json"))
     count = servers or len(files)
     return [(files[i % len(files)].stem + (f"-{i // len(files) + 1}" if i >= len(files) else ""),
              files[i % len(files)]) for i in range(count)]
@@ -253,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--hog", action="store_true", help="a CPU hog on every core for the whole bench")
     parser.add_argument("--no-claude", action="store_true", help="skip Claude Code even when it is installed")
-    parser.add_argument("--servers", type=int, help="how many servers (the corpus cycled; default: each once)")
+    parser.add_argument("--servers", type=int,
+                        help="how many servers (servers/ then fleet_extra/, cycled past 66; default: each once)")
     parser.add_argument("--agent-root", type=Path, default=ROOT,
                         help="the checkout whose mini_claude is timed (e.g. an older commit unpacked elsewhere)")
     parser.add_argument("--out", type=Path, help="where to write the JSON (default bench/results/fleet[-hog]-latest)")

@@ -195,9 +195,12 @@ def test_sigint_during_bash_in_print_mode(mock_model: Any, tmp_path: Path) -> No
     pidfile = work / "pids"
     command = f"sleep 30 & echo $! > {pidfile}.tmp; echo $$ >> {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; sleep 30"
     mock = mock_model([_tool("bash", command=command), _say("never")])
+    # Ctrl+C as a terminal sends it: to a process whose SIGINT is not ignored (a runner started in the background
+    # by a shell without job control ignores it, and its children inherit that)
     proc = subprocess.Popen([PYTHON, "-m", "mini_claude", "-p", "--allowedTools", "Bash", "go"], cwd=work,
                             env=anthropic_env(tmp_path, mock.url), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 20
         while not pidfile.exists():

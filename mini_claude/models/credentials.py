@@ -26,7 +26,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mini_claude.errors import ModelError
@@ -184,8 +184,8 @@ def _tail(data: bytes) -> str:
 class AnthropicCredentials:
     """The Anthropic client's credentials, resolved per request (`headers`), with what a refusal should name."""
 
-    api_key: str = ""
-    auth_token: str = ""
+    api_key: str = field(default="", repr=False)  # never in a repr: a traceback or log line must not carry it
+    auth_token: str = field(default="", repr=False)
     helper: ApiKeyHelper | None = None
 
     def __post_init__(self) -> None:

@@ -198,7 +198,7 @@ class ModelPlan:
     base_url: str | None
     stream: bool
     retry: RetryPolicy
-    credentials: AnthropicCredentials | None = None  # anthropic
+    credentials: AnthropicCredentials | None = field(default=None, repr=False)  # anthropic
     sdk: bool = False  # anthropic: through the SDK (MINI_CLAUDE_ANTHROPIC_SDK=1)
     api_key: str = field(default="", repr=False)  # openai
     keyless: bool = False  # openai: a local server that needs no key

@@ -11,27 +11,26 @@ what was ignored. The session's environment — what MCP servers, shell commands
 a repository's `env` only once the folder is trusted); `.env` values reach the model client alone, and the state
 directory is always the real environment's.
 
-Why this module is long: it is the one place where flags, settings, trust, the environment, the model, MCP servers,
-hooks and the gate meet; each piece is built elsewhere, and the wiring reads best in one file.
+The agent half (model client, gate, tools, hooks, sub-agents) is cli/session_agent.py, imported while the servers
+start; what both halves share (options, parts) is cli/session_parts.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.session_mcp import additional_dirs, build_mcp
+from mini_claude.cli.session_parts import SessionOptions, SessionParts, report_rule_problems
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.approval import ApprovalStore, approval_hint, approval_state
 from mini_claude.mcp.config import LoadedConfig, ServerConfig, disabled_servers, load_mcp_config
-from mini_claude.mcp.host import HostUI, McpHost
-from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
+from mini_claude.mcp.host import HostUI
+from mini_claude.mcp.manager import ServerState, ServerStatus
 from mini_claude.mcp.pinning import PinReview
 from mini_claude.paths import state_dir, user_home
 from mini_claude.settings import (
@@ -41,20 +40,11 @@ from mini_claude.settings import (
     session_env,
     without_project_widening,
 )
-from mini_claude.skills.registry import SkillRegistry
 from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
 
-if TYPE_CHECKING:  # the agent half: imported while the servers start (`start_session`)
-    from mini_claude.agent.commands import CustomCommand
-    from mini_claude.agent.loop import Agent
-    from mini_claude.agent.memory import Memory
-    from mini_claude.agent.sessions import SessionLog
-    from mini_claude.agent.subagents import Subagents
-    from mini_claude.hooks import Hooks
+if TYPE_CHECKING:
     from mini_claude.models.base import Model
-    from mini_claude.permissions import PermissionGate
     from mini_claude.tools.base import Tool
-    from mini_claude.tools.tool_search import DeferredTools
 
 __all__ = [
     "AskTrustFn",
@@ -75,43 +65,6 @@ __all__ = [
 
 ApproveFn = Callable[[ServerConfig], Awaitable[str]]  # -> "approve" | "approve-all" | "deny"
 AskTrustFn = Callable[[Path, list[str]], Awaitable[bool]]  # (folder, what trust would enable) -> trust it?
-
-
-@dataclass
-class SessionOptions:
-    cwd: Path
-    model: str | None = None
-    mode: str | None = None
-    max_turns: int = 50
-    mcp_config: list[str] = field(default_factory=list)
-    strict_mcp_config: bool = False
-    trust_project_mcp: bool = False
-    allowed_tools: list[str] = field(default_factory=list)
-    disallowed_tools: list[str] = field(default_factory=list)
-    trust: bool = False  # --trust: trust the folder for this run and remember it
-    add_dirs: list[Path] = field(default_factory=list)  # --add-dir: more folders to work in (roots, the gate)
-    system_prompt: str | None = None  # --system-prompt: replaces the built-in one
-    append_system_prompt: str | None = None  # --append-system-prompt
-
-
-@dataclass
-class SessionParts:
-    agent: Agent
-    manager: McpManager
-    settings: Settings
-    config: LoadedConfig
-    gate: PermissionGate
-    env: dict[str, str]
-    skills: SkillRegistry | None = None  # local and MCP-served skills (`await skills.settle()` before a -p run)
-    host: McpHost | None = None  # what servers may ask of us: roots, sampling, elicitation, logs
-    memory: Memory | None = None  # the CLAUDE.md files in the system prompt
-    session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-    session_log: SessionLog | None = None  # where the conversation is saved as it goes (cli/resume.py)
-    commands: dict[str, CustomCommand] = field(default_factory=dict)  # "/name" -> .claude/commands/name.md
-    trusted: bool = False  # the folder is trusted (its project settings apply)
-    deferred: DeferredTools | None = None  # which MCP tools wait behind tool_search (`/mcp` shows it per server)
-    hooks: Hooks | None = None  # the user's hooks in force (a repository's only once trusted); `/hooks` lists them
-    subagents: Subagents | None = None  # the types the Agent tool starts (agent/subagents.py)
 
 
 def build_env(cwd: Path | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -286,12 +239,6 @@ def report_config_problems(ui: TerminalUI, settings: Any, config: Any, rules: An
         ui.warn(f"MCP config: {err}")
     for warning in config.warnings:
         ui.warn(f"MCP config: {warning}")
-
-
-def report_rule_problems(ui: TerminalUI, rules: Any) -> None:
-    """Warn about each malformed permission rule (RuleSet.errors); the rule itself was dropped."""
-    for err in getattr(rules, "errors", ()):
-        ui.warn(f"permissions: {err} (rule ignored)")
 
 
 async def start_session(

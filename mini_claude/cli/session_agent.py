@@ -19,8 +19,8 @@ from mini_claude.agent.memory import load_memory
 from mini_claude.agent.subagents import SubagentParts, Subagents, acting_subagent, load_subagent_types
 from mini_claude.agent.system_prompt import PLAN_MODE_PROMPT, build_system_prompt, git_branch
 from mini_claude.cli.render import TerminalUI, clean
-from mini_claude.cli.session import SessionOptions, SessionParts, report_rule_problems
 from mini_claude.cli.session_mcp import McpParts, build_mcp
+from mini_claude.cli.session_parts import SessionOptions, SessionParts, report_rule_problems
 from mini_claude.cli.state_sweep import sweep_in_background
 from mini_claude.errors import ConfigError
 from mini_claude.hooks import Hooks, HookSession

@@ -7,7 +7,9 @@ up the GIL at least every switch interval) while the servers boot beside it. `cl
 `manager.start()`; modules already imported cost nothing.
 
 The garbage collector is off during the imports (they allocate some 100k objects and free almost none, so a pass
-meanwhile finds nothing) and what they built is frozen after, so no later pass walks it again.
+meanwhile finds nothing). Nothing is frozen after (`gc.freeze`, as cli/main.py does before any server exists): the
+loop has been starting servers meanwhile, and a freeze here would keep each one's first client, transport and tool
+list for good, never collected after a restart (tests/regressions/test_early_start_gc_freeze.py).
 """
 
 from __future__ import annotations
@@ -45,7 +47,6 @@ async def import_in_background(*modules: str, timeout_s: float = IMPORT_TIMEOUT_
         except BaseException as exc:  # handed to the awaiting task, raised there
             failure = exc
         finally:
-            gc.freeze()
             if collecting:
                 gc.enable()
         try:

@@ -58,7 +58,7 @@ async def test_an_import_failing_in_the_thread_is_raised_once_and_the_servers_ar
     err = io.StringIO()
     ui = TerminalUI(print_mode=True, out=io.StringIO(), err=err)
     assert gc.isenabled()
-    with pytest.raises(ImportError, match="^a broken install$") as raised:
+    with pytest.raises(ImportError, match=r"^a broken install$") as raised:
         await session_module.start_session(build_parser().parse_args([]), ui, on_server_change=server_changed,
                                            imports=(broken_name,))
     assert raised.value.__context__ is None  # raised as it was, not while handling another error

@@ -17,18 +17,23 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
+import logging
 import sys
 import threading
+from collections.abc import Sequence
 
 __all__ = ["IMPORT_TIMEOUT_S", "import_in_background"]
+
+log = logging.getLogger(__name__)
 
 IMPORT_TIMEOUT_S = 120.0  # an import never takes this long; past it something is wrong with the install
 
 
-async def import_in_background(*modules: str, timeout_s: float = IMPORT_TIMEOUT_S) -> None:
-    """Import `modules` in a thread while the loop goes on; raise what an import raised (TimeoutError past
-    `timeout_s`)."""
-    if all(name in sys.modules for name in modules):
+async def import_in_background(*modules: str, warm: Sequence[str] = (), timeout_s: float = IMPORT_TIMEOUT_S) -> None:
+    """Import `modules`, then `warm`, in a thread while the loop goes on; raise what an import of `modules` raised
+    (TimeoutError past `timeout_s`). `warm` are imported only to be ready sooner: one that fails is left for its
+    own user to import (and report)."""
+    if all(name in sys.modules for name in (*modules, *warm)):
         return
     loop = asyncio.get_running_loop()
     done: asyncio.Future[BaseException | None] = loop.create_future()
@@ -44,6 +49,11 @@ async def import_in_background(*modules: str, timeout_s: float = IMPORT_TIMEOUT_
         try:
             for name in modules:
                 importlib.import_module(name)
+            for name in warm:
+                try:
+                    importlib.import_module(name)
+                except Exception as exc:  # not ours to report: whoever needs it imports it again and says so
+                    log.debug("warming %s: %s", name, exc)
         except BaseException as exc:  # handed to the awaiting task, raised there
             failure = exc
         finally:

@@ -302,7 +302,7 @@ async def start_session(
     mcp.agent_model = session_model  # the agent's own once it exists (build_session)
     mcp.manager.start()
     try:
-        await import_in_background("mini_claude.cli.session_agent", *imports)
+        await import_in_background("mini_claude.cli.session_agent", *imports, warm=model.first_use_modules)
         from mini_claude.cli.session_agent import rest_of_session
 
         return rest_of_session(opts, ui, mcp, session_model(), env=env, model_env=model_env, settings=settings,

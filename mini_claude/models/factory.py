@@ -36,6 +36,7 @@ from mini_claude.jsonfile import read_regular_text
 from mini_claude.models.base import Model
 from mini_claude.models.credentials import AnthropicCredentials, ApiKeyHelper, helper_timeout_s, helper_ttl_s
 from mini_claude.models.retry import RetryPolicy
+from mini_claude.net.tls import HTTPX_FIRST_USE_MODULES
 from mini_claude.settings import MODEL_BACKENDS, SettingsHelper
 
 __all__ = [
@@ -202,6 +203,15 @@ class ModelPlan:
     sdk: bool = False  # anthropic: through the SDK (MINI_CLAUDE_ANTHROPIC_SDK=1)
     api_key: str = field(default="", repr=False)  # openai
     keyless: bool = False  # openai: a local server that needs no key
+
+    @property
+    def first_use_modules(self) -> tuple[str, ...]:
+        """The modules its client imports when built and at its first request, for a session to import ahead."""
+        if self.backend == "anthropic":
+            client = "mini_claude.models.anthropic" if self.sdk else "mini_claude.models.anthropic_http"
+        else:
+            client = "mini_claude.models.openai_compat"
+        return (client, *HTTPX_FIRST_USE_MODULES)
 
     def build(self) -> Model:
         if self.backend == "anthropic":

@@ -15,12 +15,16 @@ import sys
 import threading
 from concurrent.futures import Future
 
-__all__ = ["skip_httpx_cli", "tls_context", "warm_tls_context"]
+__all__ = ["HTTPX_FIRST_USE_MODULES", "skip_httpx_cli", "tls_context", "warm_tls_context"]
 
 _lock = threading.Lock()
 _context: Future[ssl.SSLContext] | None = None
 WARM_WAIT_S = 30.0  # a build in flight is waited for this long, then built again here (it cannot hang a request)
 EXIT_WAIT_S = 5.0  # at exit, how long a warm-up still loading certificates is waited for
+# What httpx imports only when its first client is built (its transport: httpcore, h11, certifi) and at its first
+# request (anyio's asyncio backend, sniffio): ~55 ms, which a session imports ahead, off its first request's path
+# (cli/preload.py). Names of other projects' modules: one that moves is only a missed warm-up.
+HTTPX_FIRST_USE_MODULES = ("httpcore", "h11", "certifi", "anyio._backends._asyncio", "sniffio")
 
 
 def skip_httpx_cli() -> None:

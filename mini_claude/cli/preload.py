@@ -22,6 +22,8 @@ import sys
 import threading
 from collections.abc import Sequence
 
+from mini_claude.errors import MiniClaudeError
+
 __all__ = ["IMPORT_TIMEOUT_S", "import_in_background"]
 
 log = logging.getLogger(__name__)
@@ -65,7 +67,11 @@ async def import_in_background(*modules: str, warm: Sequence[str] = (), timeout_
             pass
 
     threading.Thread(target=work, name="mini-claude-imports", daemon=True).start()
-    failure = await asyncio.wait_for(asyncio.shield(done), timeout_s)
+    try:
+        failure = await asyncio.wait_for(asyncio.shield(done), timeout_s)
+    except TimeoutError:
+        raise MiniClaudeError(f"importing {', '.join(modules)} took over {timeout_s:g}s: the installation may be "
+                              "on a stalled file system (reinstall, or run `mini-claude doctor`)") from None
     if failure is not None:
         raise failure
 

@@ -234,7 +234,7 @@ class AnthropicCredentials:
 class OpenAICredentials:
     """An OpenAI-compatible client's key: `OPENAI_API_KEY`, or none for a local server (`keyless`)."""
 
-    api_key: str
+    api_key: str = field(repr=False)
     keyless: bool = False
 
     async def refresh(self) -> bool:

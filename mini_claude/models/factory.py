@@ -98,7 +98,7 @@ DOTENV_TRUSTED_VARS = frozenset({
 class ModelEnvironment:
     """The environment the model client is built from, and the `.env` names trust would have let in (sorted)."""
 
-    env: dict[str, str]
+    env: dict[str, str] = field(repr=False)  # keys among them
     ignored: tuple[str, ...] = ()
 
 
@@ -214,8 +214,20 @@ class ModelPlan:
         return (client, *HTTPX_FIRST_USE_MODULES)
 
     def build(self) -> Model:
+        """The client; ModelError (one line) when it cannot be built (an unreadable SSL_CERT_FILE, a proxy URL its
+        HTTP stack cannot use)."""
+        try:
+            return self._build()
+        except ModelError:
+            raise
+        except Exception as exc:
+            raise ModelError(f"the {self.backend} model client could not be built: {type(exc).__name__}: {exc}"
+                             ) from exc
+
+    def _build(self) -> Model:
         if self.backend == "anthropic":
-            assert self.credentials is not None
+            if self.credentials is None:
+                raise ModelError("no Anthropic credentials")
             if self.sdk:
                 from mini_claude.models.anthropic import AnthropicModel
 

@@ -324,7 +324,7 @@ class McpManager:
         task.add_done_callback(self._close_tasks.discard)
 
     def changed(self, state: ServerState) -> None:
-        self._catalog.invalidate()
+        self._catalog.changed(state)
         if self.on_change is not None:
             try:
                 self.on_change(state)
@@ -340,6 +340,10 @@ class McpManager:
         """Every ready server's tools under their qualified names. The same list object is returned until a
         server's state or tools change, so a caller may cache what it builds from it (the session's adapters)."""
         return self._catalog.entries()
+
+    def server_tools(self, server: str) -> list[McpToolEntry]:
+        """One ready server's part of `tools()` (the same entries while its tools are unchanged)."""
+        return self._catalog.server_entries(server)
 
     def server_of(self, qualified_name: str) -> str | None:
         return self._catalog.server_of(qualified_name)

@@ -17,6 +17,7 @@ __all__ = [
     "MAX_TOOL_NAME_LEN",
     "MCP_PREFIX",
     "TOOL_NAME_RE",
+    "ServerNames",
     "ToolNameTable",
     "qualify_tool_name",
     "sanitize_server_name",
@@ -94,6 +95,15 @@ def sanitize_server_name(name: str) -> str:
     return _sanitize(name) or "_"
 
 
+class ServerNames:
+    """One server's tools with their `qualify_tool_name`s, worked out once per listing (as the server comes up),
+    for `ToolNameTable.combine` to put together without naming every tool again."""
+
+    def __init__(self, server: str, tools: Iterable[str]) -> None:
+        self.pairs = list(dict.fromkeys((str(server), str(tool)) for tool in tools))
+        self.names = [qualify_tool_name(*pair) for pair in self.pairs]
+
+
 class ToolNameTable:
     """Qualified name ↔ (server, raw tool name), for a set of tools across servers.
 
@@ -102,6 +112,23 @@ class ToolNameTable:
     with 1, 2, … until the name is free. The result depends only on the set of pairs, not their order.
     Duplicate pairs are listed once.
     """
+
+    @classmethod
+    def combine(cls, servers: Iterable[ServerNames]) -> ToolNameTable:
+        """The table of several servers' tools, each already named (`ServerNames`): linear, and equal to
+        `ToolNameTable(all pairs)`. Two servers' names can only meet through a hash collision or a tool named like
+        another's hashed name; then the table is built the general way."""
+        parts = list(servers)
+        table = cls.__new__(cls)
+        table._by_name, table._by_pair = {}, {}
+        for part in parts:
+            for pair, name in zip(part.pairs, part.names, strict=True):
+                if name in table._by_name or pair in table._by_pair:
+                    return cls(pair for part in parts for pair in part.pairs)
+                table._by_name[name] = pair
+                table._by_pair[pair] = name
+        table._order = list(table._by_name)
+        return table
 
     def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
         unique = list(dict.fromkeys((str(s), str(t)) for s, t in pairs))

@@ -121,6 +121,9 @@ class McpToolAdapter:
 class McpToolAdapters:
     """The adapters for a manager's current tool entries, rebuilt only when the manager's list changes (it hands
     out the same list object until a server's state or tools change), so each turn does not re-sanitize schemas.
+    Each entry's adapter is made once (the manager hands out the same entry while a server's tools are unchanged),
+    as its server comes up (`server_ready`), so a fleet's thousand tools are not all wrapped on the way to the first
+    model request.
 
         adapters = McpToolAdapters(manager)
         tools = adapters()          # list[McpToolAdapter], one per ready server tool
@@ -131,13 +134,19 @@ class McpToolAdapters:
         self.host = host
         self._entries: list[McpToolEntry] | None = None
         self._adapters: list[McpToolAdapter] = []
+        self._by_entry: dict[int, tuple[McpToolEntry, McpToolAdapter]] = {}
         self.schemas = PreparedSchemas()
 
     def server_ready(self, server: str) -> None:
-        """Prepare a server's schemas as it becomes ready (the manager's change callback), while others start."""
-        state = self.manager.states.get(server)
-        if state is not None:
-            self.schemas.prepare(state.tools)
+        """Wrap a server's tools as it becomes ready (the manager's change callback), while others start."""
+        for entry in self.manager.server_tools(server):
+            self._adapter(entry)
+
+    def _adapter(self, entry: McpToolEntry) -> McpToolAdapter:
+        found = self._by_entry.get(id(entry))
+        if found is None or found[0] is not entry:
+            found = self._by_entry[id(entry)] = (entry, McpToolAdapter(self.manager, entry, self.host, self.schemas))
+        return found[1]
 
     def _tasks_supported(self, server: str) -> bool:
         state = self.manager.states.get(server)
@@ -149,9 +158,11 @@ class McpToolAdapters:
         if entries is not self._entries:
             # a tool that must be called as a task is offered only by a server that takes task-augmented
             # tools/call (the spec forbids sending `task` otherwise): the host could not serve it
-            self._adapters = [McpToolAdapter(self.manager, entry, self.host, self.schemas) for entry in entries
+            self._adapters = [self._adapter(entry) for entry in entries
                               if entry.tool.task_support != "required" or self._tasks_supported(entry.server)]
             self._entries = entries
+            live = {id(entry) for entry in entries}  # the cache holds each listed entry, so ids stay unique
+            self._by_entry = {key: value for key, value in self._by_entry.items() if key in live}
             self.schemas.keep_only(entry.tool for entry in entries)
         return self._adapters
 

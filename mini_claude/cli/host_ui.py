@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import webbrowser
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -180,6 +179,8 @@ class ReplHostUI(PrintHostUI):
         answer = await self.ask("Open it in your browser?" if openable else "Did you open it yourself?", choices)
         if answer == "open":
             try:
+                import webbrowser  # only when a browser is opened: not on every start
+
                 webbrowser.open(request.url)
             except Exception as exc:  # no browser here: the URL is on screen
                 self.ui.warn(f"could not open a browser: {exc}")

@@ -4,7 +4,6 @@ permission rules."""
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,7 +56,7 @@ class SessionParts:
     skills: SkillRegistry | None = None  # local and MCP-served skills (`await skills.settle()` before a -p run)
     host: McpHost | None = None  # what servers may ask of us: roots, sampling, elicitation, logs
     memory: Memory | None = None  # the CLAUDE.md files in the system prompt
-    session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    session_id: str = field(default_factory=lambda: _new_session_id())
     session_log: SessionLog | None = None  # where the conversation is saved as it goes (cli/resume.py)
     commands: dict[str, CustomCommand] = field(default_factory=dict)  # "/name" -> .claude/commands/name.md
     trusted: bool = False  # the folder is trusted (its project settings apply)
@@ -71,3 +70,10 @@ def report_rule_problems(ui: TerminalUI, rules: Any) -> None:
     """Warn about each malformed permission rule (RuleSet.errors); the rule itself was dropped."""
     for err in getattr(rules, "errors", ()):
         ui.warn(f"permissions: {err} (rule ignored)")
+
+
+def _new_session_id() -> str:
+    import uuid  # with platform, ~2 ms: imported once a session exists, not before its servers start
+
+    return str(uuid.uuid4())
+

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from mini_claude.mcp.naming import ServerNames, ToolNameTable, qualify_tool_name
-from mini_claude.mcp.protocol import McpTool
 from mini_claude.mcp.server_state import McpToolEntry, ServerState, ServerStatus
 
 __all__ = ["ToolCatalog"]
@@ -27,8 +26,9 @@ class ToolCatalog:
         self._entries: list[McpToolEntry] | None = None
         self._owners: dict[str, str] = {}  # every qualified name ever offered -> its server
         # per ready server, for the tool list it was made from (`state.tools`, compared by identity): its names, and
-        # its entries under those names (valid while the whole table gives every tool its own base name)
-        self._named: dict[str, tuple[list[McpTool], ServerNames, list[McpToolEntry]]] = {}
+        # its entries under those names (valid while no other server claims one of them: `_claims`)
+        self._named: dict[str, _Part] = {}
+        self._claims: dict[str, int] = {}  # name -> how many ready servers' parts name a tool so
 
     def invalidate(self) -> None:
         self._table = None
@@ -40,16 +40,24 @@ class ToolCatalog:
         if state.status is ServerStatus.READY:
             self._part(state)
         else:
-            self._named.pop(state.name, None)
+            self._release(state.name)
 
-    def _part(self, state: ServerState) -> tuple[list[McpTool], ServerNames, list[McpToolEntry]]:
+    def _part(self, state: ServerState) -> _Part:
         part = self._named.get(state.name)
-        if part is None or part[0] is not state.tools:
-            names = ServerNames(state.name, (tool.name for tool in state.tools))
-            by_pair = dict(zip(names.pairs, names.names, strict=True))
-            entries = [McpToolEntry(state.name, tool, by_pair[(state.name, tool.name)]) for tool in state.tools]
-            part = self._named[state.name] = (state.tools, names, entries)
+        if part is None or part.tools is not state.tools:
+            self._release(state.name)
+            part = self._named[state.name] = _Part(state)
+            for name in part.unique_names:
+                self._claims[name] = self._claims.get(name, 0) + 1
+                self._owners[name] = state.name
         return part
+
+    def _release(self, server: str) -> None:
+        part = self._named.pop(server, None)
+        for name in part.unique_names if part is not None else ():
+            left = self._claims.pop(name) - 1
+            if left:
+                self._claims[name] = left
 
     def _ready(self) -> list[ServerState]:
         return [state for state in self._states.values() if state.status is ServerStatus.READY]
@@ -57,10 +65,11 @@ class ToolCatalog:
     def name_table(self) -> ToolNameTable:
         if self._table is None:
             ready = self._ready()
-            self._table = ToolNameTable.combine(self._part(state)[1] for state in ready)
-            for state in ready:
-                for pair in self._part(state)[1].pairs:
-                    self._owners[self._table.qualified(*pair)] = pair[0]
+            self._table = ToolNameTable.combine(self._part(state).names for state in ready)
+            if any(not self._clean(self._part(state)) for state in ready):  # names moved: remember the final ones
+                for state in ready:
+                    for pair in self._part(state).names.pairs:
+                        self._owners[self._table.qualified(*pair)] = pair[0]
         return self._table
 
     def entries(self) -> list[McpToolEntry]:
@@ -69,15 +78,20 @@ class ToolCatalog:
         return self._entries
 
     def server_entries(self, server: str) -> list[McpToolEntry]:
-        """One ready server's tools under their qualified names ([] for a server not ready)."""
+        """One ready server's tools under their qualified names ([] for a server not ready). Linear in its own
+        tools while none of their names is another's (always, short of a hash collision or an impostor)."""
         state = self._states.get(server)
         if state is None or state.status is not ServerStatus.READY:
             return []
-        _, names, entries = self._part(state)
+        part = self._part(state)
+        if self._clean(part):
+            return part.entries
         table = self.name_table()
-        if all(table.qualified(*pair) == name for pair, name in zip(names.pairs, names.names, strict=True)):
-            return entries
         return [McpToolEntry(state.name, tool, table.qualified(state.name, tool.name)) for tool in state.tools]
+
+    def _clean(self, part: _Part) -> bool:
+        """The part's tools keep their own names: no two of them, nor any other ready server's tool, share one."""
+        return part.unambiguous and all(self._claims.get(name) == 1 for name in part.unique_names)
 
     def server_of(self, qualified_name: str) -> str | None:
         entry = self.name_table().lookup(qualified_name)
@@ -98,3 +112,16 @@ class ToolCatalog:
         if state is None or state.status is ServerStatus.READY:
             return None
         return f"MCP server {state.name!r} is not available: {state.error or state.status.value}"
+
+
+class _Part:
+    """One ready server's tools, named once per listing."""
+
+    def __init__(self, state: ServerState) -> None:
+        self.tools = state.tools  # the list it was made from (a new listing is a new list)
+        self.names = ServerNames(state.name, (tool.name for tool in state.tools))
+        by_pair = dict(zip(self.names.pairs, self.names.names, strict=True))
+        self.entries = [McpToolEntry(state.name, tool, by_pair[(state.name, tool.name)]) for tool in state.tools]
+        self.unique_names = set(self.names.names)
+        self.unambiguous = len(self.unique_names) == len(self.names.names)
+

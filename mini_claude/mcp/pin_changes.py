@@ -6,7 +6,6 @@ pinning.py decides when a change is withheld; this module only describes one.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 from collections.abc import Mapping
@@ -88,6 +87,8 @@ class ToolChange:
     def diff(self, server: str) -> str:
         """A unified diff of the accepted definition against the current one (server text: clean it to print)."""
         before = _render(self.old) if self.old is not None else ["(the accepted definition was too large to keep)"]
+        import difflib  # only to show a change
+
         return "\n".join(difflib.unified_diff(before, _render(self.new), fromfile=f"{server}/{self.name} (accepted)",
                                               tofile=f"{server}/{self.name} (now)", lineterm=""))
 
@@ -134,6 +135,8 @@ class InstructionsChange:
             before = self.old.splitlines() or [""]
         else:
             before = ["(the accepted instructions were too large to keep)" if self.had_text else "(no instructions)"]
+        import difflib
+
         return "\n".join(difflib.unified_diff(before, self.new.splitlines() or [""],
                                               fromfile=f"{server} instructions (accepted)",
                                               tofile=f"{server} instructions (now)", lineterm=""))

@@ -21,7 +21,6 @@ importing this module stays cheap.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import logging
 import os
 import random
@@ -155,6 +154,8 @@ def retry_after_s(headers: Mapping[str, str] | None) -> float | None:
     except (TypeError, ValueError):
         pass
     try:
+        import email.utils  # an HTTP date is rare in Retry-After: not imported on every start
+
         when = email.utils.parsedate_to_datetime(str(raw))
     except (TypeError, ValueError):
         return None

@@ -27,6 +27,11 @@ MAX_DESCRIPTION_CHARS = 2048
 _DEFINITION_FRAME_CHARS = len(json.dumps({"name": "", "description": "", "input_schema": 0})) - 5  # keys, '""' x2, 0
 
 
+# one encoder for every measurement (json.dumps with options builds a new one per call: a fleet makes thousands)
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+_encode_text = json.encoder.encode_basestring  # a str as JSON, as the encoder above writes it
+
+
 def cut_description(text: str) -> str:
     """A tool description as the model gets it: past 2 KB, cut with a note (the full text stays in the server's
     listing: `mini-claude mcp tools SERVER`)."""
@@ -47,7 +52,7 @@ class PreparedSchemas:
         found = self._by_tool.get(id(tool))
         if found is None or found[0] is not tool:
             schema = sanitize_input_schema(tool.input_schema)
-            found = self._by_tool[id(tool)] = (tool, schema, len(json.dumps(schema, ensure_ascii=False)))
+            found = self._by_tool[id(tool)] = (tool, schema, len(_encode(schema)))
         return found[1], found[2]
 
     def prepare(self, tools: Iterable[McpTool]) -> None:
@@ -76,8 +81,7 @@ class McpToolAdapter:
         self.description = cut_description(description)
         self.input_schema, schema_chars = (schemas or PreparedSchemas()).get(tool)
         # the definition's JSON length as a request carries it: {"name": …, "description": …, "input_schema": …}
-        self.definition_chars = (len(json.dumps(self.name, ensure_ascii=False))
-                                 + len(json.dumps(self.description, ensure_ascii=False)) + schema_chars
+        self.definition_chars = (len(_encode_text(self.name)) + len(_encode_text(self.description)) + schema_chars
                                  + _DEFINITION_FRAME_CHARS)
         self.read_only = tool.read_only_hint
 

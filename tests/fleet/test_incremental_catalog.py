@@ -133,3 +133,19 @@ def test_each_tool_is_wrapped_once_as_its_server_comes_up(monkeypatch: pytest.Mo
     second = adapters()
     assert len(made) == 51 and len(second) == 46
     assert [a for a in second if a.server == "srv0"] == [a for a in first if a.server == "srv0"]
+
+
+def test_a_server_whose_name_another_claims_is_named_by_the_general_table() -> None:
+    hashed = qualify_tool_name("a__b", "c")
+    states: dict[str, ServerState] = {"a": _state("a", [CROSS, "plain"])}
+    catalog = ToolCatalog(states)
+    catalog.changed(states["a"])
+    assert [e.qualified_name for e in catalog.entries()] == [hashed, "mcp__a__plain"]
+    states["a__b"] = _state("a__b", ["c"])  # names its tool as "a" already named one: the pair sorting first keeps it
+    catalog.changed(states["a__b"])
+    general = ToolNameTable([("a", CROSS), ("a", "plain"), ("a__b", "c")])
+    assert [e.qualified_name for e in catalog.entries()] == list(general)
+    assert catalog.server_of(general.qualified("a__b", "c")) == "a__b" and catalog.server_of(hashed) == "a"
+    states["a__b"].status = ServerStatus.FAILED
+    catalog.changed(states["a__b"])
+    assert [e.qualified_name for e in catalog.entries()] == [hashed, "mcp__a__plain"]

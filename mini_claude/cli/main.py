@@ -167,10 +167,9 @@ def _dispatch(argv: list[str]) -> int:
 
         sys.stderr.write(f"mini-claude: {clean(problem)}\n")
         return EXIT_USAGE
-    from mini_claude.net.tls import skip_httpx_cli, warm_tls_context
+    from mini_claude.net.tls import skip_httpx_cli
 
     skip_httpx_cli()
-    warm_tls_context()  # the CA bundle loads (holding no GIL) while the session's modules are imported
     # The session's imports allocate some 100k objects and free almost none, so a collection meanwhile finds
     # nothing; afterwards they live as long as the process, so none needs walking again (frozen). Both were
     # pauses on the way to the first request: ~10 ms during the imports, a 15 ms gen-2 pass as a fleet came up.

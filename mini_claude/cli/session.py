@@ -301,6 +301,10 @@ async def start_session(
 
     mcp.agent_model = session_model  # the agent's own once it exists (build_session)
     mcp.manager.start()
+    if model.over_tls or any(cfg.url and not cfg.url.lower().startswith("http://") for cfg in config.servers.values()):
+        from mini_claude.net.tls import warm_tls_context
+
+        warm_tls_context()  # the CA bundle loads in a thread (holding no GIL) while the servers start
     try:
         await import_in_background("mini_claude.cli.session_agent", *imports, warm=model.first_use_modules)
         from mini_claude.cli.session_agent import rest_of_session

@@ -39,7 +39,7 @@ from mini_claude.models.retry import (
     status_error,
     transport_error,
 )
-from mini_claude.net.tls import tls_context
+from mini_claude.net.tls import tls_context_for
 
 __all__ = ["API_VERSION", "AnthropicHttpModel"]
 
@@ -73,7 +73,7 @@ class AnthropicHttpModel:
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.live = is_live(self.base_url)
         self._client = httpx.AsyncClient(
-            verify=tls_context(), timeout=httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
+            verify=tls_context_for(self.base_url), timeout=httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
             headers={"anthropic-version": API_VERSION, "content-type": "application/json",
                      "user-agent": f"mini-claude/{__version__}"})
 

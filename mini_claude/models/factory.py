@@ -205,6 +205,11 @@ class ModelPlan:
     keyless: bool = False  # openai: a local server that needs no key
 
     @property
+    def over_tls(self) -> bool:
+        """Whether its client needs the shared TLS context (net/tls.py): our own HTTP client, to an https URL."""
+        return self.backend == "anthropic" and not self.sdk and not (self.base_url or "").lower().startswith("http://")
+
+    @property
     def first_use_modules(self) -> tuple[str, ...]:
         """The modules its client imports when built and at its first request, for a session to import ahead."""
         if self.backend == "anthropic":

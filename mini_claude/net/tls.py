@@ -2,8 +2,9 @@
 
 Building a context loads the CA bundle (~30 ms of CPU); an `httpx.AsyncClient()` without one builds a fresh context
 each time, which was most of an HTTP server's connect time. The context honours SSL_CERT_FILE / SSL_CERT_DIR as
-httpx's default does. `warm_tls_context()` starts the build in a thread at session start: loading certificates holds
-no GIL, so it costs the starting session nothing but a spare core's time.
+httpx's default does. `warm_tls_context()` starts the build in a thread once a session's servers are starting, when
+something it talks to is https (`tls_context_for`: plain http needs none): loading certificates holds no GIL, but
+importing httpx does, and a busy machine has no spare core, so it is never started before the first spawn.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 import threading
 from concurrent.futures import Future
 
-__all__ = ["HTTPX_FIRST_USE_MODULES", "skip_httpx_cli", "tls_context", "warm_tls_context"]
+__all__ = ["HTTPX_FIRST_USE_MODULES", "skip_httpx_cli", "tls_context", "tls_context_for", "warm_tls_context"]
 
 _lock = threading.Lock()
 _context: Future[ssl.SSLContext] | None = None
@@ -50,6 +51,16 @@ def _settle(future: Future[ssl.SSLContext]) -> None:
         future.exception(timeout=EXIT_WAIT_S)
     except concurrent.futures.TimeoutError:
         pass
+
+
+def tls_context_for(url: str) -> ssl.SSLContext:
+    """The context for a client that talks to `url` alone (and follows no redirect to another origin): the shared
+    one for https; for plain http (a local model or MCP server) one that trusts no certificate at all, so such a
+    client loads no CA bundle (~20 ms of CPU, and `import httpx`'s worth more when warmed), and anything that would
+    take it to https fails closed."""
+    if url.lstrip().lower().startswith("http://"):
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificates and host names, and trusts no CA
+    return tls_context()
 
 
 def tls_context() -> ssl.SSLContext:

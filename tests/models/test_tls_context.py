@@ -49,3 +49,24 @@ def test_an_unreadable_bundle_fails_every_user(tmp_path: Path) -> None:
     bundle = tmp_path / "bundle.pem"
     bundle.write_text("not a certificate\n")
     assert _run(BAD_BUNDLE, SSL_CERT_FILE=str(bundle)).split() == ["SSLError", "SSLError"]
+
+
+PLAIN_HTTP_ONLY = """
+import ssl
+from mini_claude.net import tls
+from mini_claude.models.anthropic_http import AnthropicHttpModel
+model = AnthropicHttpModel("m", api_key="k", base_url="http://127.0.0.1:9")
+plain = tls.tls_context_for("HTTP://127.0.0.1:9/mcp")
+stats = plain.cert_store_stats()
+print(tls._context is None, plain.verify_mode.name, plain.check_hostname, stats["x509_ca"], stats["x509"])
+secure = tls.tls_context_for("https://api.example.invalid")
+print(tls._context is not None, secure.verify_mode.name, secure.cert_store_stats()["x509_ca"] > 0)
+"""
+
+
+def test_a_plain_http_client_loads_no_bundle_and_trusts_no_certificate() -> None:
+    # a local model or MCP server over http: no CA bundle is loaded for it (nor the shared context built), and a
+    # redirect or a mistake that took such a client to https would find nothing trusted: it fails closed
+    plain, secure = _run(PLAIN_HTTP_ONLY).splitlines()
+    assert plain.split() == ["True", "CERT_REQUIRED", "True", "0", "0"]
+    assert secure.split() == ["True", "CERT_REQUIRED", "True"]

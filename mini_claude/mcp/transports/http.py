@@ -69,7 +69,7 @@ from mini_claude.mcp.transports.http_streams import StreamHooks, read_post_strea
 from mini_claude.mcp.transports.inbox import Inbox
 from mini_claude.mcp.transports.sse_events import SseEvent, SseParser
 from mini_claude.net.errors import http_error
-from mini_claude.net.tls import tls_context
+from mini_claude.net.tls import tls_context_for
 
 if TYPE_CHECKING:
     import httpx
@@ -147,7 +147,7 @@ class StreamableHttpTransport:
 
         try:
             self._client = httpx.AsyncClient(
-                verify=tls_context(),
+                verify=tls_context_for(self.url),
                 follow_redirects=False,  # the sender follows same-origin redirects itself
                 timeout=httpx.Timeout(self.timeout_s, read=None),
             )

@@ -37,7 +37,7 @@ from mini_claude.mcp.transports.http_sender import HttpSender
 from mini_claude.mcp.transports.inbox import Inbox
 from mini_claude.mcp.transports.sse_events import SseEvent, SseParser, iter_sse_lines
 from mini_claude.net.errors import describe_http_error, http_error
-from mini_claude.net.tls import tls_context
+from mini_claude.net.tls import tls_context_for
 from mini_claude.net.urls import display_url, origin
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ class SseTransport:
         loop = asyncio.get_running_loop()
         self._endpoint_ready = loop.create_future()
         # the sender follows same-origin redirects itself
-        self._client = httpx.AsyncClient(verify=tls_context(), follow_redirects=False, timeout=httpx.Timeout(self.timeout_s, read=None))
+        self._client = httpx.AsyncClient(verify=tls_context_for(self.url), follow_redirects=False, timeout=httpx.Timeout(self.timeout_s, read=None))
         what = "GET SSE stream"
         try:
             async with asyncio.timeout(self.endpoint_timeout_s):

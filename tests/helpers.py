@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import os
 import shutil
 import socket
@@ -45,6 +46,7 @@ __all__ = [
     "run_cli",
     "server_configs",
     "server_env",
+    "session_home",
     "wait_gone",
     "wait_until",
 ]
@@ -241,6 +243,25 @@ def server_configs(tmp_path: Path, servers: dict[str, Any]) -> list[Any]:
                              strict=True, extra=[json.dumps({"mcpServers": servers})])
     assert not loaded.errors, loaded.errors
     return list(loaded.servers.values())
+
+
+def session_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers: dict[str, Any],
+                 base_url: str = "http://127.0.0.1:9") -> Path:
+    """An in-process session's world: `servers` in an isolated HOME's ~/.claude/settings.json, no model or
+    mini-claude variable of the caller's, a key, `base_url` for the model (by default one never called), and the
+    working folder (returned) as the current one."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    for folder in (home / ".claude", work):
+        folder.mkdir(parents=True, exist_ok=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"mcpServers": servers}))
+    for name in [k for k in os.environ if k.startswith(("ANTHROPIC_", "OPENAI_", "MINI_CLAUDE_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("MINI_CLAUDE_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", base_url)
+    monkeypatch.chdir(work)
+    return work
 
 
 def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import mini_claude.cli.session_agent as session_agent
 from mini_claude.cli.main import build_parser
 from mini_claude.cli.render import TerminalUI
 from mini_claude.mcp.manager import McpManager, ServerStatus
-from tests.helpers import assert_pid_gone, eventually
+from tests.helpers import assert_pid_gone, eventually, session_home
 from tests.integration.conftest import PROBE, Cli, answer
 
 pytestmark = pytest.mark.timeout(90)
@@ -82,18 +81,9 @@ def test_a_server_sampling_while_the_agent_half_is_imported_is_answered_by_the_m
 
 async def test_an_error_while_the_agent_half_is_built_stops_the_started_servers(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home, work, pids = tmp_path / "home", tmp_path / "work", tmp_path / "pids"
-    (home / ".claude").mkdir(parents=True)
-    work.mkdir()
-    (home / ".claude" / "settings.json").write_text(json.dumps({"mcpServers": {
-        "probe": {"command": sys.executable, "args": [str(PROBE), "--pidfile", str(pids)]}}}))
-    for name in [k for k in os.environ if k.startswith(("ANTHROPIC_", "OPENAI_", "MINI_CLAUDE_"))]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("MINI_CLAUDE_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # never called
-    monkeypatch.chdir(work)
+    pids = tmp_path / "pids"
+    session_home(tmp_path, monkeypatch,
+                 {"probe": {"command": sys.executable, "args": [str(PROBE), "--pidfile", str(pids)]}})
     managers: list[McpManager] = []
     start = McpManager.start
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import gc
 import io
-import json
-import os
 import sys
 import threading
 import types
@@ -22,7 +20,7 @@ import mini_claude.cli.session as session_module
 from mini_claude.cli.main import build_parser
 from mini_claude.cli.render import TerminalUI
 from mini_claude.mcp.manager import ServerState, ServerStatus
-from tests.helpers import eventually
+from tests.helpers import eventually, session_home
 from tests.integration.conftest import PROBE
 
 pytestmark = pytest.mark.timeout(60)
@@ -30,18 +28,9 @@ pytestmark = pytest.mark.timeout(60)
 
 async def test_a_server_up_while_the_agent_half_is_imported_is_collected_after_a_restart(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home, work, mods = tmp_path / "home", tmp_path / "work", tmp_path / "mods"
-    for folder in (home / ".claude", work, mods):
-        folder.mkdir(parents=True)
-    (home / ".claude" / "settings.json").write_text(json.dumps({"mcpServers": {
-        "probe": {"command": sys.executable, "args": [str(PROBE)]}}}))
-    for name in [k for k in os.environ if k.startswith(("ANTHROPIC_", "OPENAI_", "MINI_CLAUDE_"))]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("MINI_CLAUDE_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # never called
-    monkeypatch.chdir(work)
+    mods = tmp_path / "mods"
+    mods.mkdir()
+    session_home(tmp_path, monkeypatch, {"probe": {"command": sys.executable, "args": [str(PROBE)]}})
     # one more module for the import thread, imported only once the server is up: the thread's end (where it
     # froze) comes after the server's client exists, as it does whenever a server starts faster than the import
     gate_name, slow_name = f"early_start_gate_{uuid.uuid4().hex}", f"early_start_slow_{uuid.uuid4().hex}"

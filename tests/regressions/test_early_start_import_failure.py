@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import gc
 import io
-import json
-import os
 import sys
 import threading
 import types
@@ -21,7 +19,7 @@ import mini_claude.cli.session as session_module
 from mini_claude.cli.main import build_parser
 from mini_claude.cli.render import TerminalUI
 from mini_claude.mcp.manager import ServerState, ServerStatus
-from tests.helpers import assert_pid_gone, read_pidfile
+from tests.helpers import assert_pid_gone, read_pidfile, session_home
 from tests.integration.conftest import PROBE
 
 pytestmark = pytest.mark.timeout(60)
@@ -29,18 +27,10 @@ pytestmark = pytest.mark.timeout(60)
 
 async def test_an_import_failing_in_the_thread_is_raised_once_and_the_servers_are_reaped(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home, work, mods, pids = tmp_path / "home", tmp_path / "work", tmp_path / "mods", tmp_path / "pids"
-    for folder in (home / ".claude", work, mods):
-        folder.mkdir(parents=True)
-    (home / ".claude" / "settings.json").write_text(json.dumps({"mcpServers": {
-        "probe": {"command": sys.executable, "args": [str(PROBE), "--pidfile", str(pids)]}}}))
-    for name in [k for k in os.environ if k.startswith(("ANTHROPIC_", "OPENAI_", "MINI_CLAUDE_"))]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("MINI_CLAUDE_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # never called
-    monkeypatch.chdir(work)
+    mods, pids = tmp_path / "mods", tmp_path / "pids"
+    mods.mkdir()
+    session_home(tmp_path, monkeypatch,
+                 {"probe": {"command": sys.executable, "args": [str(PROBE), "--pidfile", str(pids)]}})
     # a module that fails to import once the server is up (so there is a started server to stop)
     gate_name, broken_name = f"early_start_gate_{uuid.uuid4().hex}", f"early_start_broken_{uuid.uuid4().hex}"
     up = threading.Event()

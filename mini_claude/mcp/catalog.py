@@ -48,8 +48,9 @@ class ToolCatalog:
             self._release(state.name)
             part = self._named[state.name] = _Part(state)
             for name in part.unique_names:
-                self._claims[name] = self._claims.get(name, 0) + 1
-                self._owners[name] = state.name
+                claims = self._claims[name] = self._claims.get(name, 0) + 1
+                if claims == 1:  # a name another server claims too is given by the table (`name_table`)
+                    self._owners[name] = state.name
         return part
 
     def _release(self, server: str) -> None:
@@ -58,6 +59,8 @@ class ToolCatalog:
             left = self._claims.pop(name) - 1
             if left:
                 self._claims[name] = left
+            if left == 1:  # the one server left claiming it has the name back (rare: a collision ended)
+                self._owners[name] = next(other.server for other in self._named.values() if name in other.unique_names)
 
     def _ready(self) -> list[ServerState]:
         return [state for state in self._states.values() if state.status is ServerStatus.READY]
@@ -118,6 +121,7 @@ class _Part:
     """One ready server's tools, named once per listing."""
 
     def __init__(self, state: ServerState) -> None:
+        self.server = state.name
         self.tools = state.tools  # the list it was made from (a new listing is a new list)
         self.names = ServerNames(state.name, (tool.name for tool in state.tools))
         by_pair = dict(zip(self.names.pairs, self.names.names, strict=True))

@@ -48,12 +48,14 @@ class ToolCall:
 
     name: str
     args: Mapping[str, Any] = field(default_factory=dict)
-    # the MCP servers a built-in call reaches (resource tools: `ServerTool.servers_reached`); an MCP tool's own
-    # server is found from its name (`MatchEnv.server_of`)
+    # the MCP servers a built-in call reaches (resource tools: `ServerTool.servers_reached`)
     servers: tuple[str, ...] = ()
     # the resolved files a built-in reads beyond a `path` (the Skill tool's: `FileReader.files_read`): Read rules
     # match them as they would a read_file of each
     reads: tuple[str, ...] = ()
+    # an MCP tool's own server, as its adapter was made for: never looked up by name when known, since a name can
+    # pass to another server (one coming up, or re-listing) between the model's answer and this check
+    own_server: str | None = None
 
     @property
     def claude_name(self) -> str:

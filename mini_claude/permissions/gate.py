@@ -445,9 +445,11 @@ class PermissionGate:
 def _call_of(tool: Tool, args: dict[str, Any]) -> ToolCall:
     """The call as the rules see it: a built-in that reaches MCP servers names them (`ServerTool`), one that reads
     files beyond a `path` names them (`FileReader`: the Skill tool, then matched by Read rules on those paths)."""
-    servers = tool.servers_reached(args) if isinstance(tool, ServerTool) and not tool.input_is_servers else ()
+    reached = tool.servers_reached(args) if isinstance(tool, ServerTool) else ()
+    servers = reached if isinstance(tool, ServerTool) and not tool.input_is_servers else ()
+    own = reached[0] if isinstance(tool, ServerTool) and tool.input_is_servers and len(reached) == 1 else None
     reads = tuple(tool.files_read(args)) if isinstance(tool, FileReader) else ()
-    return ToolCall(tool.name, args, servers, reads)
+    return ToolCall(tool.name, args, servers, reads=reads, own_server=own)
 
 
 def _tool_rules(call: ToolCall) -> list[str]:

@@ -73,13 +73,14 @@ class CommandPattern:
         return self.regex.fullmatch(text) is not None
 
 
-def mcp_rule_matches(rule_tool: str, qualified: str, env: MatchEnv) -> bool:
+def mcp_rule_matches(rule_tool: str, qualified: str, env: MatchEnv, *, server: str | None = None) -> bool:
     """Does MCP rule `rule_tool` (`mcp__server`, `mcp__server__*`, `mcp__server__tool`, or a pattern with `*` such
-    as `mcp__*` or `mcp__git*`) name the tool called `qualified`? The server comes from `env.server_of` when known,
-    else from the name's prefix."""
+    as `mcp__*` or `mcp__git*`) name the tool called `qualified`? The server is `server` (the tool's own) when
+    given, else from `env.server_of` when known, else from the name's prefix."""
     if rule_tool == qualified:
         return True
-    server = env.server_of(qualified) if env.server_of is not None else None
+    if server is None and env.server_of is not None:
+        server = env.server_of(qualified)
     if server is not None:
         # The lookup knows the real server name, which may itself contain "__": never split the name.
         if mcp_rule_names_server(rule_tool, server):

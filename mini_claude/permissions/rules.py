@@ -117,7 +117,7 @@ class Rule:
         if self.is_mcp:
             if call.servers:
                 return any(self.names_server(server) for server in call.servers)
-            return call.is_mcp and mcp_rule_matches(self.tool, call.name, env)
+            return call.is_mcp and mcp_rule_matches(self.tool, call.name, env, server=call.own_server)
         return call.claude_name in _RULE_COVERS.get(self.tool, frozenset({self.tool}))
 
     def names_server(self, server: str) -> bool:

@@ -35,7 +35,7 @@ from mini_claude.agent.ui import AgentUI, Shown, SilentUI, showing
 from mini_claude.errors import ModelError
 from mini_claude.hooks.outcomes import HookPermission
 from mini_claude.models.base import AssistantTurn, Model, ToolSpec, Usage
-from mini_claude.tools.base import Tool, ToolContext, ToolResult, input_is_ours
+from mini_claude.tools.base import Tool, ToolContext, ToolResult, input_is_ours, own_server
 from mini_claude.tools.input_check import input_problem
 
 __all__ = ["Agent", "AgentUI", "Gate", "RunOutcome", "SilentUI"]
@@ -355,7 +355,7 @@ class Agent:
         self.ui.tool_finished(name, result)
         if self.hooks is not None and not result.is_error:
             after = await self.hooks.post_tool_use(name, args, call.block.get("id", ""), result.content,
-                                                   result.as_text())
+                                                   result.as_text(), server=own_server(call.tool, args))
             call.notes = "\n".join(n for n in (call.notes, after.context) if n)
             self._hook_stop = after.stop if after.stop is not None else self._hook_stop
 
@@ -363,7 +363,7 @@ class Agent:
         """PreToolUse: the hooks' permission decision for the gate; their notes kept for beside the results."""
         if self.hooks is None:
             return None
-        before = await self.hooks.pre_tool_use(name, args, call.block.get("id", ""))
+        before = await self.hooks.pre_tool_use(name, args, call.block.get("id", ""), server=own_server(call.tool, args))
         call.notes = before.context
         self._hook_stop = before.stop if before.stop is not None else self._hook_stop
         return before.permission

@@ -73,8 +73,9 @@ class Hooks:
 
     # ---- events the agent loop fires (mini_claude.agent.hook_points.HookPoints) ----------------------------------
 
-    async def pre_tool_use(self, name: str, args: dict[str, Any], tool_use_id: str) -> BeforeTool:
-        claude, fields = self._tool_fields(name, args, tool_use_id)
+    async def pre_tool_use(self, name: str, args: dict[str, Any], tool_use_id: str, *,
+                           server: str | None = None) -> BeforeTool:
+        claude, fields = self._tool_fields(name, args, tool_use_id, server)
         replies = await self._fire("PreToolUse", claude, fields)
         if not replies:
             return BeforeTool()
@@ -97,8 +98,8 @@ class Hooks:
         return BeforeTool(permission, context, _stop(replies))
 
     async def post_tool_use(self, name: str, args: dict[str, Any], tool_use_id: str, content: list[dict[str, Any]],
-                            text: str) -> AfterTool:
-        claude, fields = self._tool_fields(name, args, tool_use_id)
+                            text: str, *, server: str | None = None) -> AfterTool:
+        claude, fields = self._tool_fields(name, args, tool_use_id, server)
         fields["tool_response"] = claude_tool_response(claude, fields["tool_input"], content, text)
         replies = await self._fire("PostToolUse", claude, fields)
         notes = []
@@ -215,13 +216,15 @@ class Hooks:
         if reply.stop is not None:
             self.report(f"{where} stopped the agent" + (f": {reply.stop}" if reply.stop else ""))
 
-    def _tool_fields(self, name: str, args: dict[str, Any], tool_use_id: str) -> tuple[str, dict[str, Any]]:
+    def _tool_fields(self, name: str, args: dict[str, Any], tool_use_id: str,
+                     server: str | None = None) -> tuple[str, dict[str, Any]]:
         session = self.session
         claude = session.tool_names.get(name, name)
         fields: dict[str, Any] = {"tool_name": claude,
                                   "tool_input": claude_tool_input(claude, args, cwd=session.cwd, home=session.home),
                                   "tool_use_id": tool_use_id}
-        server = session.server_of(name) if name.startswith("mcp__") else None
+        if server is None and name.startswith("mcp__"):  # the tool's own server when the caller knows it
+            server = session.server_of(name)
         if server is not None:
             fields["mcp_server"] = server
         return claude, fields

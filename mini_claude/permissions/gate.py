@@ -67,7 +67,7 @@ from mini_claude.permissions.paths import MatchEnv, expand_path
 from mini_claude.permissions.rules import Rule, RuleSet, ToolCall
 from mini_claude.permissions.shell import split_shell_command
 from mini_claude.settings import PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
-from mini_claude.tools.base import FileReader, ServerTool, Tool, input_is_ours
+from mini_claude.tools.base import FileReader, ServerTool, Tool, input_is_ours, own_server
 from mini_claude.tools.exit_plan_mode import EXIT_PLAN_MODE_TOOL_NAME, NOT_IN_PLAN_MODE_TEXT
 from mini_claude.tools.input_check import input_problem
 from mini_claude.tools.web_fetch import host_problem
@@ -445,11 +445,9 @@ class PermissionGate:
 def _call_of(tool: Tool, args: dict[str, Any]) -> ToolCall:
     """The call as the rules see it: a built-in that reaches MCP servers names them (`ServerTool`), one that reads
     files beyond a `path` names them (`FileReader`: the Skill tool, then matched by Read rules on those paths)."""
-    reached = tool.servers_reached(args) if isinstance(tool, ServerTool) else ()
-    servers = reached if isinstance(tool, ServerTool) and not tool.input_is_servers else ()
-    own = reached[0] if isinstance(tool, ServerTool) and tool.input_is_servers and len(reached) == 1 else None
+    servers = tool.servers_reached(args) if isinstance(tool, ServerTool) and not tool.input_is_servers else ()
     reads = tuple(tool.files_read(args)) if isinstance(tool, FileReader) else ()
-    return ToolCall(tool.name, args, servers, reads=reads, own_server=own)
+    return ToolCall(tool.name, args, servers, reads, own_server(tool, args))
 
 
 def _tool_rules(call: ToolCall) -> list[str]:

@@ -125,6 +125,16 @@ class ServerTool(Protocol):
     def servers_reached(self, args: Mapping[str, Any]) -> tuple[str, ...]: ...
 
 
+def own_server(tool: object, args: Mapping[str, Any]) -> str | None:
+    """The one MCP server an MCP tool's call goes to (its adapter's), None for any other tool. Rules and hooks take
+    the server from here, never from the tool's name: a name can pass to another server between the model's
+    answer and the check (one coming up, or re-listing, with a colliding name)."""
+    if isinstance(tool, ServerTool) and tool.input_is_servers:
+        reached = tool.servers_reached(args)
+        return reached[0] if len(reached) == 1 else None
+    return None
+
+
 @runtime_checkable
 class FileReader(Protocol):
     """A tool that reads files it does not take as a `path` (the Skill tool's supporting files): `files_read(args)`

@@ -38,3 +38,19 @@ async def test_the_rules_of_the_server_the_call_goes_to_apply(tmp_path: Path) ->
     gate = PermissionGate(PermissionMode.DEFAULT, rules, ask=None, cwd=tmp_path, server_of=lambda name: "a")
     decision = await gate.check(RoutedTool(), {})  # type: ignore[arg-type]
     assert not decision.allowed and "mcp__a__b" in decision.reason
+
+
+async def test_a_hook_is_told_the_server_the_call_goes_to(tmp_path: Path) -> None:
+    import json
+
+    from mini_claude.hooks import Hooks, HookSession
+    from mini_claude.permissions.rules import CLAUDE_TOOL_NAMES
+    from mini_claude.settings import SettingsHook
+
+    seen = tmp_path / "pre.json"
+    session = HookSession(cwd=tmp_path, home=tmp_path, env={"PATH": "/usr/bin:/bin"}, session_id=lambda: "s1",
+                          transcript_path=lambda: "", permission_mode=lambda: "default",
+                          tool_names=CLAUDE_TOOL_NAMES, server_of=lambda name: "a")  # the name's holder now
+    hooks = Hooks([SettingsHook("PreToolUse", "", f"cat > {seen}", None, "~/.claude/settings.json", "k")], session)
+    await hooks.pre_tool_use(HASHED, {}, "toolu_1", server="a__b")
+    assert json.loads(seen.read_text())["mcp_server"] == "a__b"

@@ -16,6 +16,7 @@ from mini_claude.mcp.config_entry import ServerConfig
 from mini_claude.mcp.naming import ServerNames, ToolNameTable, qualify_tool_name
 from mini_claude.mcp.protocol import McpTool
 from mini_claude.mcp.server_state import ServerState, ServerStatus
+from tests.fleet.catalog_manager import CatalogManager
 
 # names that exercise every rule: plain, illegal characters, "__", a trailing "_", too long, and one tool named like
 # another pair's hashed name (the only way two pairs meet)
@@ -100,17 +101,8 @@ def test_each_tool_is_wrapped_once_as_its_server_comes_up(monkeypatch: pytest.Mo
     from mini_claude.tools import mcp_tool
 
     states: dict[str, ServerState] = {}
-    catalog = ToolCatalog(states)
-
-    class Manager:  # the three reads McpToolAdapters makes of the manager, over a real catalogue
-        def __init__(self) -> None:
-            self.states = states
-
-        def tools(self) -> list[Any]:
-            return catalog.entries()
-
-        def server_tools(self, server: str) -> list[Any]:
-            return catalog.server_entries(server)
+    manager = CatalogManager(states)
+    catalog = manager.catalog
 
     made: list[str] = []
     init = mcp_tool.McpToolAdapter.__init__
@@ -120,7 +112,7 @@ def test_each_tool_is_wrapped_once_as_its_server_comes_up(monkeypatch: pytest.Mo
         init(self, manager, entry, *args)
 
     monkeypatch.setattr(mcp_tool.McpToolAdapter, "__init__", counting)
-    adapters = mcp_tool.McpToolAdapters(Manager())  # type: ignore[arg-type]
+    adapters = mcp_tool.McpToolAdapters(manager)  # type: ignore[arg-type]
     for k in range(10):
         state = states[f"srv{k}"] = _state(f"srv{k}", [f"tool{j}" for j in range(5)])
         catalog.changed(state)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,6 +23,7 @@ from mini_claude.mcp.naming import ToolNameTable, qualify_tool_name
 from mini_claude.mcp.protocol import McpTool
 from mini_claude.mcp.server_state import ServerState, ServerStatus
 from mini_claude.tools.mcp_tool import McpToolAdapters
+from tests.fleet.catalog_manager import CatalogManager
 
 HASHED = qualify_tool_name("a__b", "c")  # "mcp__a__b__c_<hash>": server "a" can list a tool that is named so
 CROSS = HASHED.removeprefix("mcp__a__")
@@ -96,19 +96,9 @@ def _check(steps: Iterable[Step]) -> None:
     """Run the steps on a catalogue and the session's adapters; at each ask, they agree with the general table,
     and every name once offered is explained for a server that had it (or is silent while one is ready)."""
     states: dict[str, ServerState] = {}
-    catalog = ToolCatalog(states)
-
-    class Manager:  # the reads McpToolAdapters makes of the manager, over the real catalogue
-        def __init__(self) -> None:
-            self.states = states
-
-        def tools(self) -> list[Any]:
-            return catalog.entries()
-
-        def server_tools(self, server: str) -> list[Any]:
-            return catalog.server_entries(server)
-
-    adapters = McpToolAdapters(Manager())  # type: ignore[arg-type]
+    manager = CatalogManager(states)
+    catalog = manager.catalog
+    adapters = McpToolAdapters(manager)  # type: ignore[arg-type]
     holders: dict[str, set[str]] = {}  # a name -> the servers that held it since the session last asked
     for server, tools, ask in steps:
         if tools is None:

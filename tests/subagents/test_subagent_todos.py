@@ -8,16 +8,9 @@ from typing import Any
 
 import pytest
 
-from mini_claude.agent.loop import Agent
-from mini_claude.agent.subagents import SubagentParts, Subagents
-from mini_claude.agent.ui import SilentUI
-from mini_claude.models.mock_server import MockModelServer
-from mini_claude.models.scenario import parse_scenario
-from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
-from mini_claude.tools.base import Tool, ToolContext
-from mini_claude.tools.builtins import builtin_tools
 from mini_claude.tools.todo import TodoWriteTool
-from tests.agent.agent_helpers import make_model, say
+from tests.agent.agent_helpers import say
+from tests.subagents.test_subagent_cancel import _agents
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -33,20 +26,10 @@ async def test_a_subagents_todo_list_does_not_replace_the_parents(tmp_path: Path
                            "input": {"description": "look", "prompt": "look around"}}]},
              {"content": [_todos(("child step", "completed"))]}, say("child report"),
              say("parent done")]
-    mock = MockModelServer(parse_scenario({"turns": turns}, source="todos"))
-    model = make_model(mock.start())
+    parent, children, mock = _agents(turns, tmp_path)
     try:
-        gate = PermissionGate(PermissionMode.DEFAULT, RuleSet.from_strings(), ask=None, cwd=tmp_path,
-                              server_of=lambda name: None)
-        ctx = ToolContext(cwd=tmp_path, spill_dir=tmp_path / ".spill")
-        tools: list[Tool] = []
-        children: list[Agent] = []
-        parts = SubagentParts(model=model, tools=lambda: tools, gate=gate, ctx=ctx, ui=SilentUI(), cwd=tmp_path,
-                              max_turns=10, context_tokens=200_000, on_child=children.append)
-        tools.extend(builtin_tools(Subagents(parts)))
-        parent = Agent(model=model, tools=lambda: tools, gate=gate, ctx=ctx, system="parent")
         assert (await parent.run("go")).text == "parent done"
-        [parent_todos] = [t for t in tools if isinstance(t, TodoWriteTool)]
+        [parent_todos] = [t for t in parent.tools() if isinstance(t, TodoWriteTool)]
         assert [item.content for item in parent_todos.items] == ["parent plan"]
         [child] = children
         [child_todos] = [t for t in child.tools() if isinstance(t, TodoWriteTool)]

@@ -18,6 +18,7 @@ start; what both halves share (options, parts) is cli/session_parts.py.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -43,7 +44,6 @@ from mini_claude.settings import (
 from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
 
 if TYPE_CHECKING:
-    from mini_claude.models.base import Model
     from mini_claude.tools.base import Tool
 
 __all__ = [
@@ -292,18 +292,13 @@ async def start_session(
     from mini_claude.cli.pin_review import report_review
 
     mcp.manager.pins.on_review = on_tools_review or (lambda review: report_review(ui, review))
-    built: list[Model] = []
-
-    def session_model() -> Model:  # one client, built by whichever comes first: the agent or a sampling server
-        if not built:
-            built.append(model.build())
-        return built[0]
-
+    # one client, built by whichever needs it first: the agent, or a server that samples before the agent exists
+    session_model = functools.cache(model.build)
     mcp.agent_model = session_model  # the agent's own once it exists (build_session)
     mcp.manager.start()
-    if model.over_tls or any(cfg.url and not cfg.url.lower().startswith("http://") for cfg in config.servers.values()):
-        from mini_claude.net.tls import warm_tls_context
+    from mini_claude.net.tls import plain_http, warm_tls_context
 
+    if model.over_tls or any(cfg.url and not plain_http(cfg.url) for cfg in config.servers.values()):
         warm_tls_context()  # the CA bundle loads in a thread (holding no GIL) while the servers start
     try:
         await import_in_background("mini_claude.cli.session_agent", *imports, warm=model.first_use_modules)

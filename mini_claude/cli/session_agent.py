@@ -119,7 +119,7 @@ def build_session(
                           own_dirs=[spill_dir, home / ".claude" / "skills"])  # readable: ours, the user's skills
     mcp_tools = McpToolAdapters(manager, host)
     mcp.listeners.append(lambda state: mcp_tools.server_ready(state.name) if state.status is ServerStatus.READY
-                         else None)  # each server's schemas prepared as it comes up, not all before the request
+                         else None)  # each server's tools wrapped as it comes up, not all before the request
     for state in manager.states.values():  # and those of the servers that came up while this half was imported
         if state.status is ServerStatus.READY:
             mcp_tools.server_ready(state.name)

@@ -36,7 +36,7 @@ from mini_claude.jsonfile import read_regular_text
 from mini_claude.models.base import Model
 from mini_claude.models.credentials import AnthropicCredentials, ApiKeyHelper, helper_timeout_s, helper_ttl_s
 from mini_claude.models.retry import RetryPolicy
-from mini_claude.net.tls import HTTPX_FIRST_USE_MODULES
+from mini_claude.net.tls import HTTPX_FIRST_USE_MODULES, plain_http
 from mini_claude.settings import MODEL_BACKENDS, SettingsHelper
 
 __all__ = [
@@ -207,7 +207,7 @@ class ModelPlan:
     @property
     def over_tls(self) -> bool:
         """Whether its client needs the shared TLS context (net/tls.py): our own HTTP client, to an https URL."""
-        return self.backend == "anthropic" and not self.sdk and not (self.base_url or "").lower().startswith("http://")
+        return self.backend == "anthropic" and not self.sdk and not plain_http(self.base_url or "")  # None: the default, https
 
     @property
     def first_use_modules(self) -> tuple[str, ...]:

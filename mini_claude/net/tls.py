@@ -16,7 +16,7 @@ import sys
 import threading
 from concurrent.futures import Future
 
-__all__ = ["HTTPX_FIRST_USE_MODULES", "skip_httpx_cli", "tls_context", "tls_context_for", "warm_tls_context"]
+__all__ = ["HTTPX_FIRST_USE_MODULES", "plain_http", "skip_httpx_cli", "tls_context", "tls_context_for", "warm_tls_context"]
 
 _lock = threading.Lock()
 _context: Future[ssl.SSLContext] | None = None
@@ -58,9 +58,14 @@ def tls_context_for(url: str) -> ssl.SSLContext:
     one for https; for plain http (a local model or MCP server) one that trusts no certificate at all, so such a
     client loads no CA bundle (~20 ms of CPU, and `import httpx`'s worth more when warmed), and anything that would
     take it to https fails closed."""
-    if url.lstrip().lower().startswith("http://"):
+    if plain_http(url):
         return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificates and host names, and trusts no CA
     return tls_context()
+
+
+def plain_http(url: str) -> bool:
+    """Whether a client of `url` speaks plain http (no TLS): what `tls_context_for` and the warm-up decide by."""
+    return url.lstrip().lower().startswith("http://")
 
 
 def tls_context() -> ssl.SSLContext:

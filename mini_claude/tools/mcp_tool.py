@@ -42,8 +42,8 @@ def cut_description(text: str) -> str:
 
 class PreparedSchemas:
     """Each listed tool's input schema as the model gets it, and that schema's JSON length, made once per tool
-    definition (keyed by the listed `McpTool` object, which a server's new listing replaces). A fleet's tools are
-    prepared server by server as each becomes ready, not all at once before the first request."""
+    definition (keyed by the listed `McpTool` object, which a server's new listing replaces), so an adapter made
+    again for the same definition (its qualified name moved) does not sanitize and measure it again."""
 
     def __init__(self) -> None:
         self._by_tool: dict[int, tuple[McpTool, dict[str, Any], int]] = {}
@@ -54,10 +54,6 @@ class PreparedSchemas:
             schema = sanitize_input_schema(tool.input_schema)
             found = self._by_tool[id(tool)] = (tool, schema, len(_encode(schema)))
         return found[1], found[2]
-
-    def prepare(self, tools: Iterable[McpTool]) -> None:
-        for tool in tools:
-            self.get(tool)
 
     def keep_only(self, tools: Iterable[McpTool]) -> None:
         """Forget the definitions no longer listed (the cache holds each listed tool, so ids stay unique)."""

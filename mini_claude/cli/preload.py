@@ -33,8 +33,8 @@ IMPORT_TIMEOUT_S = 120.0  # an import never takes this long; past it something i
 
 async def import_in_background(*modules: str, warm: Sequence[str] = (), timeout_s: float = IMPORT_TIMEOUT_S) -> None:
     """Import `modules`, then `warm`, in a thread while the loop goes on; raise what an import of `modules` raised
-    (TimeoutError past `timeout_s`). `warm` are imported only to be ready sooner: one that fails is left for its
-    own user to import (and report)."""
+    (a MiniClaudeError naming them past `timeout_s`). `warm` are imported only to be ready sooner: one that fails is
+    left for its own user to import (and report)."""
     if all(name in sys.modules for name in (*modules, *warm)):
         return
     loop = asyncio.get_running_loop()

@@ -64,7 +64,7 @@ from mini_claude.permissions.boundaries import (
 )
 from mini_claude.permissions.calls import WEB_FETCH
 from mini_claude.permissions.paths import MatchEnv, expand_path
-from mini_claude.permissions.rules import Rule, RuleSet, ToolCall
+from mini_claude.permissions.rules import Rule, RuleSet, ToolCall, blanks_only
 from mini_claude.permissions.shell import split_shell_command
 from mini_claude.settings import PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
 from mini_claude.tools.base import FileReader, ServerTool, Tool, input_is_ours, own_server
@@ -342,8 +342,12 @@ class PermissionGate:
         command = call.command or ""
         split = split_shell_command(command)
         if split.opaque or len(split.parts) != 1:
-            return [f"Bash({' '.join(command.split())})"] if command.strip() else ["Bash"]
-        return [self._useful_prefix_rule(split.parts[0])]
+            rules = [f"Bash({' '.join(command.split())})"] if command.strip() else ["Bash"]
+        else:
+            rules = [self._useful_prefix_rule(split.parts[0])]
+        if not blanks_only(command) and not rules[0].endswith(":*)"):
+            return []  # an exact rule cannot hold a newline: it would name another command (rules.blanks_only)
+        return rules
 
     def _useful_prefix_rule(self, part: str) -> str:
         """`Bash(<prefix>:*)` when that rule would allow `part` itself, else the exact `Bash(<part>)`: a prefix
@@ -400,8 +404,9 @@ class PermissionGate:
             answer = await self.ask(tool, args)
             if answer == "always":
                 remembered = self.always_rules(tool, args)
-                if not remembered:  # a host no rule can name: a yes for this call
-                    return Decision(True, "allowed by the user (no rule can name this host: nothing is remembered)")
+                if not remembered:  # a host or a multi-line command no rule can name: a yes for this call
+                    what = "host" if call.host is not None else "command"
+                    return Decision(True, f"allowed by the user (no rule can name this {what}: nothing is remembered)")
                 self.allow_for_session(remembered)
                 listed = ", ".join(f'"{r}"' for r in remembered)
                 return Decision(True, f"allowed by the user; {listed} allowed for the rest of this session")

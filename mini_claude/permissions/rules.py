@@ -69,6 +69,7 @@ __all__ = [
     "RuleSet",
     "ShellCommand",
     "ToolCall",
+    "blanks_only",
     "claude_tool_name",
     "parse_rule",
     "split_rule_list",
@@ -350,10 +351,11 @@ def _match_any(rules: Iterable[Rule], call: ToolCall, env: MatchEnv) -> Rule | N
 def _bash_allow(rules: list[Rule], command: str | None) -> tuple[Rule, ...] | None:
     if command is None:
         return None
-    whole = normalize_ws(command)
-    for rule in rules:
-        if rule.command is not None and rule.command.exact and rule.command.matches(whole):
-            return (rule,)
+    if blanks_only(command):  # `echo x;echo<newline>rm -rf ~` is not `Bash(echo x; echo rm -rf ~)`
+        whole = normalize_ws(command)
+        for rule in rules:
+            if rule.command is not None and rule.command.exact and rule.command.matches(whole):
+                return (rule,)
     split = split_shell_command(command)
     if split.opaque or not split.parts:
         return None
@@ -365,6 +367,13 @@ def _bash_allow(rules: list[Rule], command: str | None) -> tuple[Rule, ...] | No
         if part_rule not in used:
             used.append(part_rule)
     return tuple(used)
+
+
+def blanks_only(command: str) -> bool:
+    """Is every whitespace character inside `command` (its ends aside) a space or a tab, which the shell reads
+    alike? Only then may it be compared with an exact rule whitespace-collapsed: a newline ends a command where a
+    space does not, and `\\r`, `\\v` or a no-break space are part of a word to the shell."""
+    return all(ch in " \t" for ch in command.strip() if ch.isspace())
 
 
 def _rule_for_part(rules: Iterable[Rule], part: str, risks: Sequence[tuple[int, str]] = ()) -> Rule | None:

@@ -89,6 +89,9 @@ def mcp_rule_matches(rule_tool: str, qualified: str, env: MatchEnv, *, server: s
         return True
     # `mcp__s__*` is the server-wide form (decided above: it must not match server `s__x`'s tools by pattern)
     pattern = "*" in rule_tool and (not rule_tool.endswith("__*") or rule_tool == MCP_PREFIX + "*")
+    if pattern and server is not None and not rule_tool.startswith(f"{MCP_PREFIX}{server}__"):
+        # a tool pattern names one server's tools: `mcp__good__ec*` is not server `good__ec`'s every tool
+        return False
     return pattern and fnmatch.fnmatchcase(qualified, rule_tool)
 
 

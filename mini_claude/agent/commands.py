@@ -164,7 +164,7 @@ async def expand_command(command: CustomCommand, arguments: str, *, gate: Permis
         if mention is None:
             problems.append(f"{command.command}: @{raw} names no file; left as text")
             continue
-        decision = await checker.check(reader, {"path": mention})
+        decision = await checker.check(reader, {"file_path": mention})
         if not decision.allowed:
             raise CommandStopped(f"{command.command}: stopped, nothing was run or sent: @{mention}: {decision.reason}")
         files.append((mention, ctx.resolve(mention)))
@@ -177,12 +177,12 @@ async def expand_command(command: CustomCommand, arguments: str, *, gate: Permis
     attachments = []
     for mention, path in files:
         if commands:  # a `!` command may have changed the file (a checkout made it a link to a secret): judge anew
-            decision = await checker.check(reader, {"path": mention})
+            decision = await checker.check(reader, {"file_path": mention})
             if not decision.allowed:
                 problems.append(f"{command.command}: @{mention}: not attached: {decision.reason}")
                 continue
             path = ctx.resolve(mention)
-        result = await reader.run({"path": mention}, ctx)
+        result = await reader.run({"file_path": mention}, ctx)
         if result.is_error:
             problems.append(f"{command.command}: @{mention}: {result.as_text()}")
             continue

@@ -38,7 +38,7 @@ KEEP_TURNS = 2
 CHARS_PER_TOKEN = 4
 CLEARED = "[an older tool result, cleared to keep the conversation within the context window]"
 SUMMARY_MAX_TOKENS = 4_000
-_FILE_TOOLS = ("read_file", "write_file", "edit_file")
+_FILE_TOOLS = ("Read", "Write", "Edit")
 
 
 def is_prompt_too_long(exc: BaseException) -> bool:
@@ -201,7 +201,7 @@ def _files_touched(messages: list[dict[str, Any]]) -> list[str]:
     for message in messages:
         for block in message["content"]:
             if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") in _FILE_TOOLS:
-                path = (block.get("input") or {}).get("path")
+                path = (block.get("input") or {}).get("file_path")
                 if isinstance(path, str) and path not in files:
                     files.append(path)
     return files[:50]

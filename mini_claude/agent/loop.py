@@ -222,7 +222,7 @@ class Agent:
     async def _request(self, system: str) -> tuple[AssistantTurn, dict[str, Tool]]:
         """One model request, the history first fitted into the context window; a "prompt is too long" refusal
         compacts and retries once. Returns the answer and the tools it was offered (after a compaction, the tools
-        are asked for again: what tool_search had found may be forgotten)."""
+        are asked for again: what ToolSearch had found may be forgotten)."""
         tools, specs = self._offer()
         if await self._fit(system, specs, force=False):
             tools, specs = self._offer()

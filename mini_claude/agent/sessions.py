@@ -7,7 +7,8 @@ history, appended and flushed at once: `{"type": "message", "message": …}` (ad
 "replace", "index": N, "message": …}` (the last message grew: content merged into it), `{"type": "truncate",
 "length": N}` (a failed prompt taken back) or `{"type": "reset", "messages": […]}` (the whole history rewritten:
 compaction). Replaying the lines gives the history; a line cut by a crash ends
-the replay there. A history whose last message asks for tool calls that never got results (the process died
+the replay there. A session saved while the built-in tools had their former names (`read_file`, `bash`) comes
+back with today's (tools/former_names.py). A history whose last message asks for tool calls that never got results (the process died
 during them) is closed with error results, so it is valid to send again.
 
 Bounded (`prune_sessions`, run by the daily state sweep): a session not written for `MAX_SESSION_AGE_S` (30 days,
@@ -25,6 +26,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from mini_claude.tools.former_names import upgrade_history
 
 __all__ = ["INTERRUPTED_RESULT", "MAX_SESSIONS_PER_FOLDER", "MAX_SESSION_AGE_S", "SessionInfo", "SessionLog",
            "list_sessions", "load_session", "prune_sessions", "replay_session", "sessions_dir"]
@@ -110,7 +113,7 @@ class SessionLog:
 
 def load_session(path: Path) -> list[dict[str, Any]]:
     """The history saved in `path`, replayed and made valid to send (see the module docstring)."""
-    history = replay_session(path)
+    history = upgrade_history(replay_session(path))
     _close_unanswered(history)
     return history
 

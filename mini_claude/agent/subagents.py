@@ -11,7 +11,7 @@ frontmatter's one YAML door; a bad file is a warning, never a stop.
 
 A child is never more than its parent: it gets the parent's tools filtered by its list (the parent's MCP
 connections included: callable, not only listed; a type's own list is sent whole even while the main agent defers
-MCP tools behind tool_search), never the Agent tool (one level: Claude Code 2.1.197 lets a general-purpose child
+MCP tools behind ToolSearch), never the Agent tool (one level: Claude Code 2.1.197 lets a general-purpose child
 start another, mini-claude does not), the parent's permission gate itself (same mode, rules
 and "always" answers) behind `SubagentGate`, which names the sub-agent for the user's questions (`acting_subagent`),
 its own context window and history, and its hooks with `SubagentStop` instead of `Stop`. Trust: a project's agent
@@ -235,7 +235,7 @@ class SubagentParts:
     hooks: HookPoints | None = None
     # why a tool name is not callable (McpManager.explain_unavailable), for a name the type does not exclude
     explain_unknown: Callable[[str], str | None] | None = None
-    # every MCP tool, deferred behind tool_search or not: a type that lists its tools is offered those in full
+    # every MCP tool, deferred behind ToolSearch or not: a type that lists its tools is offered those in full
     mcp_tools: Callable[[], Sequence[Tool]] | None = None
     # a type's `model` (not "inherit"): the model to use; None: every child uses the session's model
     model_for: Callable[[str], Model] | None = None
@@ -282,7 +282,7 @@ class Subagents:
         if kind.model is not None and kind.model != "inherit" and p.model_for is not None:
             model = self._models.get(kind.model) or self._models.setdefault(kind.model, p.model_for(kind.model))
 
-        listed = kind.tools is not None  # its own short list: sent in full, never deferred behind tool_search
+        listed = kind.tools is not None  # its own short list: sent in full, never deferred behind ToolSearch
 
         own_todos = TodoWriteTool()  # its own working plan: a child's list never replaces the parent's
 

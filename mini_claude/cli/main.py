@@ -202,8 +202,9 @@ _PROMPT_HINT = ("a list option takes the words after it up to the next option: p
 _RULE_TOOLS = frozenset({"Bash", "Read", "Edit", "Write", "MultiEdit", "Glob", "Grep", "LS", "NotebookEdit",
                          "NotebookRead", "WebFetch", "WebSearch", "Task", "Agent", "TodoWrite", "Skill", "BashOutput",
                          "KillShell", "KillBash", "SlashCommand", "ExitPlanMode", "ReadMcpResourceTool",
-                         "ListMcpResourcesTool", "read_file", "write_file", "edit_file", "glob", "grep", "bash",
-                         "read_mcp_resource", "list_mcp_resources", "tool_search"})
+                         "ListMcpResourcesTool", "ToolSearch", "TaskOutput", "TaskStop", "WebSearch",
+                         "read_file", "write_file", "edit_file", "glob", "grep", "bash", "read_mcp_resource",
+                         "list_mcp_resources", "tool_search"})
 
 
 def _take_prompt_back(args: argparse.Namespace, argv: list[str]) -> None:

@@ -158,27 +158,27 @@ def describe_call(name: str, args: dict[str, Any], cwd: Path, *, whole: bool = F
     """Lines saying what the call will do (the first one a sentence, then any preview). A long command, argument
     list or diff is cut with a marker naming what is not shown and the `VIEW_KEY` answer; `whole` cuts nothing.
     A path is read as the tool will open it (`resolve_tool_path`: `~`, `~user`), for the diff and create/overwrite."""
-    path = args.get("path") if isinstance(args.get("path"), str) else None
+    path = args.get("file_path") if isinstance(args.get("file_path"), str) else None
     target = Path(resolve_tool_path(path, cwd, home if home is not None else user_home())) if path else None
-    if name == "bash":
+    if name == "Bash":
         return f"Run a shell command: {_fit(str(args.get('command', '')), whole)}".split("\n")
-    if name == "edit_file" and path is not None:
+    if name == "Edit" and path is not None:
         old, new = str(args.get("old_string", "")), str(args.get("new_string", ""))
         before = _read(target) if target is not None else ""
         if old and old in before:  # the file as it would become, with its context
             after = before.replace(old, new) if args.get("replace_all") is True else before.replace(old, new, 1)
             return [f"Edit {_shown(path)}", *_diff(before, after, path, whole)]
         return [f"Edit {_shown(path)}", *_diff(old, new, path, whole)]
-    if name == "write_file" and path is not None:
+    if name == "Write" and path is not None:
         assert target is not None
         before = _read(target)
         content = str(args.get("content", ""))
         verb = "Overwrite" if target.exists() else "Create"
         return [f"{verb} {_shown(path)} ({len(content.splitlines())} lines)", *_diff(before, content, path, whole)]
-    if name == "read_mcp_resource":  # what goes to the server is the URI: shown whole (or cut with the marker)
+    if name == "ReadMcpResourceTool":  # what goes to the server is the URI: shown whole (or cut with the marker)
         return (f"Read the resource {_fit(str(args.get('uri', '')), whole)} from MCP server "
                 f"{_shown(str(args.get('server', '?')))} (the server receives this URI)").split("\n")
-    if name == "list_mcp_resources":
+    if name == "ListMcpResourcesTool":
         server = args.get("server")
         return [f"List the resources of MCP server {_shown(str(server))}" if server is not None
                 else "List the resources of every connected MCP server"]

@@ -236,7 +236,7 @@ class TerminalUI:
     def tool_finished(self, name: str, result: ToolResult) -> None:
         text = clean(result.as_text())
         lines = text.splitlines() or ["(no output)"]
-        is_diff = name in ("edit_file", "write_file") and not result.is_error and "\n@@" in text
+        is_diff = name in ("Edit", "Write") and not result.is_error and "\n@@" in text
         # an edit's diff and the todo checklist are shown whole (up to a limit), in the terminal and on -p's stderr
         whole = is_diff or (name == TODO_TOOL_NAME and not result.is_error)
         if whole and not is_diff:

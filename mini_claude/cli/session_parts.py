@@ -60,7 +60,7 @@ class SessionParts:
     session_log: SessionLog | None = None  # where the conversation is saved as it goes (cli/resume.py)
     commands: dict[str, CustomCommand] = field(default_factory=dict)  # "/name" -> .claude/commands/name.md
     trusted: bool = False  # the folder is trusted (its project settings apply)
-    deferred: DeferredTools | None = None  # which MCP tools wait behind tool_search (`/mcp` shows it per server)
+    deferred: DeferredTools | None = None  # which MCP tools wait behind ToolSearch (`/mcp` shows it per server)
     hooks: Hooks | None = None  # the user's hooks in force (a repository's only once trusted); `/hooks` lists them
     subagents: Subagents | None = None  # the types the Agent tool starts (agent/subagents.py)
 

@@ -32,7 +32,7 @@ from mini_claude.tools.shell import DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, termin
 
 __all__ = ["ShellOutput", "admit", "bash_blocks", "run_command"]
 
-TIMEOUT_S = DEFAULT_TIMEOUT_MS / 1000  # as a model's Bash call without timeout_ms
+TIMEOUT_S = DEFAULT_TIMEOUT_MS / 1000  # as a model's Bash call without a timeout
 DRAIN_TIMEOUT_S = 2.0  # for the pipes to reach EOF once the group is dead
 READ_CHUNK_BYTES = 64 * 1024
 _KEEP_BYTES = 4 * MAX_OUTPUT_CHARS  # from each end of each stream

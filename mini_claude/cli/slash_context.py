@@ -92,7 +92,7 @@ async def measure_context(parts: Any) -> ContextReport:
     if scaled["instructions"]:
         report.parts.append(ContextPart("MCP server instructions", "I", scaled["instructions"]))
     if scaled["names"]:
-        report.parts.append(ContextPart("deferred MCP tool names", "N", scaled["names"], "for tool_search"))
+        report.parts.append(ContextPart("deferred MCP tool names", "N", scaled["names"], "for ToolSearch"))
     report.parts.append(ContextPart("built-in tools", "T", scaled["builtin"], _count(len(builtin), "tool")))
     for name, group in sorted(servers.items()):
         report.parts.append(ContextPart(f"MCP tools: {name}", "P", scaled[f"mcp:{name}"], _count(len(group), "tool")))
@@ -145,7 +145,7 @@ def _deferred(deferred: Any, offered: dict[str, list[Tool]]) -> list[str]:
         waiting = budget.tools - len(offered.get(server, ()))
         if budget.deferred and waiting > 0:
             notes.append(f"{server}: {_count(waiting, 'tool')} of {budget.tools} (~{_k(budget.tokens)} tokens for "
-                         "all of them) wait behind tool_search")
+                         "all of them) wait behind ToolSearch")
     return notes
 
 

@@ -60,7 +60,7 @@ def state_record(state: ServerState, withheld: Sequence[WithheldTool] = (),
                  budget: ServerBudget | None = None) -> dict[str, Any]:
     """The `--json` form of a server's state. `startup_s`: seconds its last successful start took (null if none);
     `tool_tokens` / `deferred` (null when it offers no tools): the estimated tokens of its tool definitions and
-    whether they wait behind `tool_search`; `withheld_tools` (only when some are): `[{"name", "reason"}]` of the tools not
+    whether they wait behind `ToolSearch`; `withheld_tools` (only when some are): `[{"name", "reason"}]` of the tools not
     offered to the model."""
     ready = state.status is ServerStatus.READY
     return {"name": state.name, "status": state.status.value,

@@ -74,7 +74,7 @@ class ServerConfig:
     timeout_ms: int | None = None
     sampling: str = "ask"  # `sampling`: "ask" | "allow" | "deny" (mini_claude.mcp.host.sampling)
     log_level: str | None = None  # `logLevel`: sent as logging/setLevel once connected
-    always_load: bool = False  # `alwaysLoad`: its tools are always sent, never deferred behind tool_search
+    always_load: bool = False  # `alwaysLoad`: its tools are always sent, never deferred behind ToolSearch
     disabled: bool = False
     include_tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()

@@ -85,7 +85,7 @@ class Diagnosis:
     withheld: dict[str, str] = field(default_factory=dict)  # tool -> why it is not offered
     rejected: dict[str, str] = field(default_factory=dict)  # tool -> why the model API would refuse its schema
     renamed: dict[str, str] = field(default_factory=dict)  # raw tool name -> the name the model sees
-    definition_tokens: int = 0  # the tools' definitions in a request, 4 characters a token (tool_search's estimate)
+    definition_tokens: int = 0  # the tools' definitions in a request, 4 characters a token (ToolSearch's estimate)
     ping_ms: float | None = None
     call: dict[str, Any] | None = None  # {"tool", "ok", "seconds", "error"} when --call was given
     non_json_stdout: list[str] = field(default_factory=list)

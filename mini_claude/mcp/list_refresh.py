@@ -4,7 +4,7 @@ A server's `list_changed` marks it stale in the very callback that reads it, bef
 server (a call's result among them) is handled, and starts one refresh (`tools/list`, again while more
 notifications come). `settle()` — awaited before each model request — waits, bounded, until no refresh is in
 flight, so a notification read before a call's result is applied before the next request. `settle_after_calls()` —
-before `tool_search` answers — first pings every server that answered a call since its tools were listed: a
+before `ToolSearch` answers — first pings every server that answered a call since its tools were listed: a
 server's messages arrive in order, so once the ping is answered every notification it sent before (right after a
 call's result, too) has been read; then it settles.
 """

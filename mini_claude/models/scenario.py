@@ -3,7 +3,7 @@
 A scenario is a JSON object `{"turns": [TURN, ...]}`; each request to the mock consumes the next turn.
 
     {"content": [{"type": "text", "text": "..."},
-                 {"type": "tool_use", "name": "read_file", "input": {"path": "x"}}],
+                 {"type": "tool_use", "name": "Read", "input": {"file_path": "x"}}],
      "stop_reason": "end_turn",                  (optional; default tool_use when the turn calls a tool)
      "expect_tool_result_contains": "...",       (optional: answer HTTP 500 unless the last tool_result has it)
      "delay_ms": 1500}                           (optional: think that long before answering; at most 60000)

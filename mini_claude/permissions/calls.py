@@ -13,33 +13,34 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mini_claude.permissions.patterns import MCP_PREFIX
+from mini_claude.tools.former_names import FORMER_NAMES
 from mini_claude.tools.search_paths import split_glob
 
-__all__ = ["CLAUDE_TOOL_NAMES", "PATH_TOOLS", "SERVER_TOOLS", "WEB_FETCH", "ToolCall", "claude_tool_name"]
+__all__ = ["CLAUDE_TOOL_NAMES", "PATH_TOOLS", "SERVER_TOOLS", "WEB_FETCH", "ToolCall", "claude_tool_name", "path_key"]
 
-# mini-claude built-in tool name -> Claude Code tool name (the names rules use).
-CLAUDE_TOOL_NAMES: Mapping[str, str] = {
-    "read_file": "Read",
-    "glob": "Glob",
-    "grep": "Grep",
-    "write_file": "Write",
-    "edit_file": "Edit",
-    "bash": "Bash",
-    "read_mcp_resource": "ReadMcpResourceTool",
-    "list_mcp_resources": "ListMcpResourcesTool",
-}
+# The built-in tools carry Claude Code's names; a rule may still use a former one (tools/former_names.py): old
+# name -> the tool's name now.
+CLAUDE_TOOL_NAMES: Mapping[str, str] = FORMER_NAMES
 
-PATH_TOOLS = frozenset({"Read", "Edit", "Write", "Glob", "Grep"})
+PATH_TOOLS = frozenset({"Read", "Edit", "Write", "Glob", "Grep", "NotebookEdit"})
 # Built-in tools that reach the MCP server named in their input: a specifier names that server.
 SERVER_TOOLS = frozenset({"ReadMcpResourceTool", "ListMcpResourcesTool"})
 WEB_FETCH = "WebFetch"  # its specifier is `domain:host`
-# The one key each file tool reads its path from (the tool's schema rejects any other key before the gate runs).
-_PATH_ARG = "path"
+# The one key each file tool reads its path from (the tool's schema rejects any other key before the gate runs):
+# Claude Code's, `file_path` for the tools that open one file, `path` for the searches.
+_PATH_KEYS: Mapping[str, str] = {"Read": "file_path", "Edit": "file_path", "Write": "file_path",
+                                 "NotebookEdit": "notebook_path", "Glob": "path", "Grep": "path"}
 
 
 def claude_tool_name(name: str) -> str:
-    """The Claude Code name for a tool: `bash` -> `Bash`; MCP and unknown names are returned unchanged."""
+    """A tool's name as rules speak it: a built-in's former name maps to its name now (`bash` -> `Bash`); every
+    other name is returned unchanged."""
     return CLAUDE_TOOL_NAMES.get(name, name)
+
+
+def path_key(claude_name: str) -> str:
+    """The input key a file tool reads its path from (`Read` -> `file_path`, `Grep` -> `path`)."""
+    return _PATH_KEYS.get(claude_name, "path")
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class ToolCall:
     # the MCP servers a built-in call reaches (resource tools: `ServerTool.servers_reached`)
     servers: tuple[str, ...] = ()
     # the resolved files a built-in reads beyond a `path` (the Skill tool's: `FileReader.files_read`): Read rules
-    # match them as they would a read_file of each
+    # match them as they would a Read of each
     reads: tuple[str, ...] = ()
     # an MCP tool's own server, as its adapter was made for: never looked up by name when known, since a name can
     # pass to another server (one coming up, or re-listing) between the model's answer and this check
@@ -98,7 +99,7 @@ class ToolCall:
         if self.claude_name not in PATH_TOOLS:
             return []
         found: list[str] = []
-        value = self.args.get(_PATH_ARG)
+        value = self.args.get(path_key(self.claude_name))
         if isinstance(value, str) and value:
             found.append(value)
         if self.claude_name in ("Glob", "Grep"):

@@ -62,7 +62,7 @@ from mini_claude.permissions.boundaries import (
     literal_root,
     may_be_secret,
 )
-from mini_claude.permissions.calls import WEB_FETCH
+from mini_claude.permissions.calls import WEB_FETCH, path_key
 from mini_claude.permissions.paths import MatchEnv, expand_path
 from mini_claude.permissions.rules import Rule, RuleSet, ToolCall, blanks_only
 from mini_claude.permissions.shell import split_shell_command
@@ -228,7 +228,7 @@ class PermissionGate:
     def is_denied(self, path: Path, tool: str) -> bool:
         """Does a deny rule cover the file `path` for `tool` (`Grep`, `Glob`, `Read`, ...)? For search results:
         `Read(.env.local)` keeps grep from returning that file's lines and glob from listing it."""
-        call = ToolCall(tool, {"path": str(path)})
+        call = ToolCall(tool, {path_key(tool): str(path)})
         env = self._env()
         return any(rule.path is not None and rule.covers_tool(call, env) and rule.path.matches(str(path), env)
                    for rule in self.rules.deny)
@@ -236,13 +236,13 @@ class PermissionGate:
     def server_refused(self, server: str) -> str | None:
         """Why the user's own `@server:uri` mention may not be read: a deny rule for that server's resources
         (`mcp__server`, `ReadMcpResourceTool(server)`), whatever the mode. The user typed it, so nothing asks."""
-        rule = self.rules.match_deny(ToolCall("read_mcp_resource", {"server": server}, (server,)), self._env())
+        rule = self.rules.match_deny(ToolCall("ReadMcpResourceTool", {"server": server}, (server,)), self._env())
         return f"denied by rule {rule.describe()}" if rule is not None else None
 
     def unasked_resource_read(self, server: str) -> str | None:
         """Why reading `server`'s resources may not happen without a question (None: the rules allow it). For what
         no one typed and no one can be asked about: a custom command's `@server:uri`."""
-        call, env = ToolCall("read_mcp_resource", {"server": server}, (server,)), self._env()
+        call, env = ToolCall("ReadMcpResourceTool", {"server": server}, (server,)), self._env()
         rule = self.rules.match_deny(call, env)
         if rule is not None:
             return f"denied by rule {rule.describe()}"
@@ -356,7 +356,7 @@ class PermissionGate:
         "any Python code from now on"."""
         prefix = _prefix_rule(part)
         probe = RuleSet.from_strings(allow=[prefix])
-        if probe.match_allow(ToolCall("bash", {"command": part}), self._env()) is not None:
+        if probe.match_allow(ToolCall("Bash", {"command": part}), self._env()) is not None:
             return prefix
         return f"Bash({part})"
 

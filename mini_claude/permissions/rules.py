@@ -18,8 +18,8 @@ Rule forms (`Tool` or `Tool(specifier)`):
 
 A `Read` rule also covers Glob and Grep (and the files a Skill call reads), an `Edit` rule also covers Write (as
 in Claude Code). Unknown tool names
-are kept and match nothing but a tool of that exact name. Built-in tool names map to Claude Code's
-(`read_file` -> Read, `bash` -> Bash, ...); the built-in names are also accepted in rules.
+are kept and match nothing but a tool of that exact name. The built-in tools carry Claude Code's names; their
+former names (`read_file` -> Read, `bash` -> Bash, ...) are still accepted in rules.
 
 Matching the specifiers lives in patterns.py (commands, MCP names) and paths.py (file paths); finding the commands
 a shell command line runs, which every Bash rule is matched against, lives in shell.py (on a tree-sitter-bash parse:
@@ -316,7 +316,7 @@ class RuleSet:
 
     def unallowed_command_parts(self, command: str, env: MatchEnv) -> list[str]:
         """The simple commands of `command` no allow rule covers (harmless wrappers stripped)."""
-        call = ToolCall("bash", {"command": command})
+        call = ToolCall("Bash", {"command": command})
         rules = [r for r in self.allow if r.command is not None and r.covers_tool(call, env)]
         split = split_shell_command(command)
         return [part for k, part in enumerate(split.parts)

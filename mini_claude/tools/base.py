@@ -61,7 +61,7 @@ class ToolResult:
 
 @dataclass
 class FileState:
-    """What read_file last saw of a file: edit_file refuses to edit a file changed on disk since."""
+    """What Read last saw of a file: Edit refuses to edit a file changed on disk since."""
 
     mtime_ns: int
     size: int

@@ -16,7 +16,7 @@ __all__ = ["builtin_tools"]
 
 
 def builtin_tools(subagents: SubagentRunner | None = None) -> list[Tool]:
-    """New instances of read_file, write_file, edit_file, glob, grep, bash, WebFetch, TodoWrite and ExitPlanMode (in
+    """New instances of Read, Write, Edit, Glob, Grep, Bash, WebFetch, TodoWrite and ExitPlanMode (in
     that order), then the Agent tool when a sub-agent runner is given (a sub-agent's own tools never include it).
     ExitPlanMode is offered in every mode, as in Claude Code: the gate refuses it outside plan mode."""
     tools: list[Tool] = [ReadFileTool(), WriteFileTool(), EditFileTool(), GlobTool(), GrepTool(), BashTool(),

@@ -1,11 +1,11 @@
-"""The file tools: `read_file`, `write_file` and `edit_file`.
+"""The file tools, with Claude Code's names and input keys: `Read`, `Write` and `Edit` (`file_path`, …).
 
-`read_file` records what it saw of a file (`ToolContext.read_files`: mtime and size). `write_file` (over an
-existing file) and `edit_file` refuse to touch a file that was not read in this session or that changed on disk
+`Read` records what it saw of a file (`ToolContext.read_files`: mtime and size). `Write` (over an
+existing file) and `Edit` refuse to touch a file that was not read in this session or that changed on disk
 since, so the model never overwrites work it has not seen. Both record the new state after writing.
 
 Paths are made absolute with `ToolContext.resolve` and normalised (`..` folded, symlinks kept), so `a/../b` and `b`
-are the same key in `read_files`. Files are read and written as bytes: `edit_file` changes exactly the replaced
+are the same key in `read_files`. Files are read and written as bytes: `Edit` changes exactly the replaced
 text and keeps everything else (line endings, invalid UTF-8, a BOM) as it was.
 """
 
@@ -25,6 +25,7 @@ from mini_claude.tools.base import FileState, ToolContext, ToolResult
 
 __all__ = [
     "DEFAULT_READ_LIMIT_LINES",
+    "FILE_PATH_KEY",
     "MAX_IMAGE_BYTES",
     "MAX_LINE_CHARS",
     "MAX_READ_OUTPUT_CHARS",
@@ -33,9 +34,11 @@ __all__ = [
     "WriteFileTool",
 ]
 
+# The one input key the file tools read their path from (Claude Code's).
+FILE_PATH_KEY = "file_path"
 DEFAULT_READ_LIMIT_LINES = 2000
 MAX_LINE_CHARS = 2000
-# read_file stops adding lines once its output reaches this size (the note says where it stopped).
+# Read stops adding lines once its output reaches this size (the note says where it stopped).
 MAX_READ_OUTPUT_CHARS = 100_000
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_DIFF_CHARS = 4000
@@ -57,10 +60,10 @@ _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
 def _path_arg(args: dict[str, Any], ctx: ToolContext) -> Path | str:
-    """The resolved, normalised path of `args["path"]`, or an error message."""
-    raw = args.get("path")
+    """The resolved, normalised path of `args["file_path"]`, or an error message."""
+    raw = args.get(FILE_PATH_KEY)
     if not isinstance(raw, str) or not raw.strip():
-        return "path must be a non-empty string"
+        return f"{FILE_PATH_KEY} must be a non-empty string"
     return Path(os.path.abspath(ctx.resolve(raw)))
 
 
@@ -98,14 +101,14 @@ def _check_fresh(path: Path, ctx: ToolContext, st: os.stat_result, verb: str) ->
     """Why `path` may not be changed now (not read, or changed since), or None."""
     state = ctx.read_files.get(path)
     if state is None:
-        return f"{path} has not been read in this session; read it with read_file before {verb} it"
+        return f"{path} has not been read in this session; read it with Read before {verb} it"
     if _changed(state, st):
         return f"{path} changed on disk since it was read; read it again"
     return None
 
 
 # --------------------------------------------------------------------------------------------------------------
-# read_file
+# Read
 
 
 @dataclass
@@ -136,7 +139,7 @@ def _read_sync(path: Path, offset: int, limit: int) -> _ReadOutcome:
         return _ReadOutcome(ToolResult.error(f"cannot read {path}: {_os_reason(exc)}"))
     if stat.S_ISDIR(st.st_mode):
         return _ReadOutcome(
-            ToolResult.error(f"{path} is a directory, not a file; use glob (e.g. pattern '*' with this path) to list it")
+            ToolResult.error(f"{path} is a directory, not a file; use Glob (e.g. pattern '*' with this path) to list it")
         )
     if not stat.S_ISREG(st.st_mode):
         # Opening a FIFO or a device could block forever or never end.
@@ -164,8 +167,8 @@ def _read_sync(path: Path, offset: int, limit: int) -> _ReadOutcome:
                 return _ReadOutcome(ToolResult(blocks), state)
             if b"\0" in head:
                 return _ReadOutcome(ToolResult.error(
-                    f"{path} is a binary file ({state.size} bytes); read_file shows only text files and PNG, JPEG, "
-                    "GIF or WEBP images (use bash, e.g. `file` or `xxd | head`, to inspect it)"
+                    f"{path} is a binary file ({state.size} bytes); Read shows only text files and PNG, JPEG, "
+                    "GIF or WEBP images (use Bash, e.g. `file` or `xxd | head`, to inspect it)"
                 ))
             if not head:
                 return _ReadOutcome(ToolResult.text(f"(file {path} is empty: 0 bytes)"), state)
@@ -219,7 +222,7 @@ def _number_lines(f: Any, path: Path, offset: int, limit: int) -> ToolResult:
 class ReadFileTool:
     """Shows a text file with line numbers, or an image as an image block."""
 
-    name = "read_file"
+    name = "Read"
     description = (
         "Read a file from the local filesystem. Text is returned with line numbers in the style of `cat -n` "
         "(line number, a tab, then the line); the numbers are not part of the file. By default up to "
@@ -227,8 +230,8 @@ class ReadFileTool:
         f"of lines) to read other parts of long files. Lines longer than {MAX_LINE_CHARS} characters are truncated "
         f"and the output stops at about {MAX_READ_OUTPUT_CHARS} characters; a note then says which lines were shown. "
         f"PNG, JPEG, GIF and WEBP images (up to {MAX_IMAGE_BYTES // (1024 * 1024)} MB) are returned as images. Other "
-        "binary files and directories are refused (use glob to list a directory). A file must be read before it "
-        "can be edited with edit_file or overwritten with write_file."
+        "binary files and directories are refused (use Glob to list a directory). A file must be read before it "
+        "can be edited with Edit or overwritten with Write."
     )
     read_only = True
 
@@ -237,14 +240,14 @@ class ReadFileTool:
             "type": "object",
             "additionalProperties": False,
             "properties": {
-                "path": {"type": "string", "description": "The file to read (absolute, or relative to the working "
-                         "directory)."},
+                FILE_PATH_KEY: {"type": "string", "description": "The file to read (absolute, or relative to "
+                                 "the working directory)."},
                 "offset": {"type": "integer", "minimum": 1, "description": "The 1-based line number to start at "
                            "(default 1)."},
                 "limit": {"type": "integer", "minimum": 1, "description": "How many lines to show (default "
                           f"{DEFAULT_READ_LIMIT_LINES})."},
             },
-            "required": ["path"],
+            "required": [FILE_PATH_KEY],
         }
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -266,7 +269,7 @@ class ReadFileTool:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# write_file
+# Write
 
 
 def _write_sync(path: Path, data: bytes, ctx: ToolContext) -> ToolResult:
@@ -300,11 +303,11 @@ def _write_sync(path: Path, data: bytes, ctx: ToolContext) -> ToolResult:
 class WriteFileTool:
     """Creates or overwrites a file with the given content."""
 
-    name = "write_file"
+    name = "Write"
     description = (
         "Write a file with exactly the given content (UTF-8), creating missing parent directories. Overwriting an "
-        "existing file is only allowed after reading it with read_file in this session, and only if it has not "
-        "changed on disk since. To change part of an existing file, prefer edit_file."
+        "existing file is only allowed after reading it with Read in this session, and only if it has not "
+        "changed on disk since. To change part of an existing file, prefer Edit."
     )
     read_only = False
 
@@ -313,11 +316,11 @@ class WriteFileTool:
             "type": "object",
             "additionalProperties": False,
             "properties": {
-                "path": {"type": "string", "description": "The file to write (absolute, or relative to the working "
-                         "directory)."},
+                FILE_PATH_KEY: {"type": "string", "description": "The file to write (absolute, or relative to "
+                                 "the working directory)."},
                 "content": {"type": "string", "description": "The complete new content of the file."},
             },
-            "required": ["path", "content"],
+            "required": [FILE_PATH_KEY, "content"],
         }
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -335,7 +338,7 @@ class WriteFileTool:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# edit_file
+# Edit
 
 
 def _to_crlf(text: str) -> str:
@@ -389,7 +392,7 @@ def _edit_sync(path: Path, old: str, new: str, replace_all: bool, ctx: ToolConte
                 return ToolResult.error(refusal)
             data = f.read()
     except (FileNotFoundError, NotADirectoryError):
-        return ToolResult.error(f"{path} does not exist (use write_file to create a file)")
+        return ToolResult.error(f"{path} does not exist (use Write to create a file)")
     except IsADirectoryError:
         return ToolResult.error(f"{path} is a directory")
     except OSError as exc:
@@ -406,7 +409,7 @@ def _edit_sync(path: Path, old: str, new: str, replace_all: bool, ctx: ToolConte
     if count == 0:
         return ToolResult.error(
             f"old_string not found in {path}; it must match the file exactly, including whitespace and "
-            "indentation, without read_file's line-number prefixes"
+            "indentation, without Read's line-number prefixes"
         )
     if count > 1 and not replace_all:
         return ToolResult.error(
@@ -432,14 +435,14 @@ def _edit_sync(path: Path, old: str, new: str, replace_all: bool, ctx: ToolConte
 class EditFileTool:
     """Replaces an exact string in a file that was read first."""
 
-    name = "edit_file"
+    name = "Edit"
     description = (
         "Edit a file by replacing an exact string. old_string must match the file's text exactly (whitespace and "
-        "indentation included, without the line-number prefixes read_file shows) and must occur exactly once, "
+        "indentation included, without the line-number prefixes Read shows) and must occur exactly once, "
         "unless replace_all is true, which replaces every occurrence. Include enough surrounding lines to make it "
-        "unique. The file must have been read with read_file in this session and not changed on disk since. "
+        "unique. The file must have been read with Read in this session and not changed on disk since. "
         "Everything outside the replaced text is kept byte for byte, line endings included. Returns a diff of the "
-        "change. To create a new file use write_file."
+        "change. To create a new file use Write."
     )
     read_only = False
 
@@ -448,14 +451,14 @@ class EditFileTool:
             "type": "object",
             "additionalProperties": False,
             "properties": {
-                "path": {"type": "string", "description": "The file to edit (absolute, or relative to the working "
-                         "directory)."},
+                FILE_PATH_KEY: {"type": "string", "description": "The file to edit (absolute, or relative to "
+                                 "the working directory)."},
                 "old_string": {"type": "string", "description": "The exact text to replace."},
                 "new_string": {"type": "string", "description": "The text to put in its place (must differ)."},
                 "replace_all": {"type": "boolean", "default": False, "description": "Replace every occurrence of "
                                 "old_string instead of requiring exactly one."},
             },
-            "required": ["path", "old_string", "new_string"],
+            "required": [FILE_PATH_KEY, "old_string", "new_string"],
         }
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -466,7 +469,7 @@ class EditFileTool:
         if not isinstance(old, str) or not isinstance(new, str):
             return ToolResult.error("old_string and new_string must be strings")
         if old == "":
-            return ToolResult.error("old_string is empty; give the text to replace (use write_file to create a file)")
+            return ToolResult.error("old_string is empty; give the text to replace (use Write to create a file)")
         if old == new:
             return ToolResult.error("old_string and new_string are the same; there is nothing to change")
         replace_all = args.get("replace_all", False)

@@ -1,4 +1,4 @@
-"""The `glob` tool: finds files by name pattern, newest modified first, relative to the searched directory. Files
+"""The `Glob` tool: finds files by name pattern, newest modified first, relative to the searched directory. Files
 a permission deny rule covers (`Read(.env.local)`, `Glob(secrets/**)`: `ToolContext.is_denied`) are not listed,
 nor matches a symlink led out of the searched folder to a place the gate would ask about (`is_private`)."""
 
@@ -57,12 +57,12 @@ def _glob_sync(root: Path, pattern: str, ctx: ToolContext) -> tuple[list[tuple[f
 class GlobTool:
     """Finds files by name pattern."""
 
-    name = "glob"
+    name = "Glob"
     description = (
         "Find files whose paths match a glob pattern, e.g. `**/*.py` (recursive) or `src/*.ts`. `*` matches within "
         "one path component, `**` matches any number of directories. Results are paths relative to the searched "
         "directory (path, default: the working directory), newest modified first; directories end with `/`; .git "
-        f"is skipped. At most {GLOB_MAX_RESULTS} results are shown. Use grep to search file contents."
+        f"is skipped. At most {GLOB_MAX_RESULTS} results are shown. Use Grep to search file contents."
     )
     read_only = True
 

@@ -1,4 +1,4 @@
-"""The `grep` tool: searches file contents with a regular expression.
+"""The `Grep` tool (Claude Code's name and input keys): searches file contents with a regular expression.
 
 It runs ripgrep when it is installed and a pure-Python search otherwise (both in grep_engines.py); both produce
 the same formats:
@@ -66,7 +66,7 @@ def _format(query: GrepQuery, found: GrepFound, max_results: int, ctx: ToolConte
     unit = "lines" if query.mode == "content" else "files"
     if len(lines) > max_results:
         more = "+" if found.partial or query.mode == "content" else ""
-        notes.append(f"showing the first {max_results} of {len(lines)}{more} {unit}; narrow the search or raise max_results")
+        notes.append(f"showing the first {max_results} of {len(lines)}{more} {unit}; narrow the search or raise head_limit")
     elif found.partial:
         notes.append("the search was stopped early; results may be incomplete")
     body = "\n".join(_truncate_line(line) for line in shown)
@@ -96,15 +96,15 @@ def _one_line(text: str) -> str:
 class GrepTool:
     """Searches file contents with a regular expression (ripgrep when available, else Python)."""
 
-    name = "grep"
+    name = "Grep"
     description = (
         "Search file contents for a regular expression. output_mode: `files_with_matches` (default) lists matching "
-        "files, newest first; `content` shows matching lines as `path:line:text` (with `context` lines around "
+        "files, newest first; `content` shows matching lines as `path:line:text` (with `-C` lines of context around "
         "them as `path-line-text`); `count` shows `path:count`. Paths are relative to the searched path (default: "
         "the working directory). Filter files with `glob` (e.g. `*.py`, `*.{ts,tsx}`, `!*.min.js`). Binary files "
-        "and .git are skipped (and, when ripgrep is installed, files excluded by .gitignore). At most max_results "
+        "and .git are skipped (and, when ripgrep is installed, files excluded by .gitignore). At most head_limit "
         f"files or lines are shown (default {DEFAULT_MAX_RESULTS}); long lines are cut at {GREP_MAX_LINE_CHARS} "
-        "characters. Use glob to find files by name."
+        "characters. Use Glob to find files by name."
     )
     read_only = True
 
@@ -122,11 +122,11 @@ class GrepTool:
                          "directory)."},
                 "glob": {"type": "string", "description": "Only search files matching this glob, e.g. `*.py`."},
                 "output_mode": {"type": "string", "enum": list(_OUTPUT_MODES), "default": "files_with_matches"},
-                "case_insensitive": {"type": "boolean", "default": False},
-                "context": {"type": "integer", "minimum": 0, "description": "Lines of context around each match "
-                            "(content mode)."},
-                "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_RESULTS, "description": "At most "
-                                f"this many files or lines (default {DEFAULT_MAX_RESULTS})."},
+                "-i": {"type": "boolean", "default": False, "description": "Case-insensitive search."},
+                "-C": {"type": "integer", "minimum": 0, "description": "Lines of context around each match "
+                       "(content mode)."},
+                "head_limit": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_RESULTS, "description": "At "
+                               f"most this many files or lines (default {DEFAULT_MAX_RESULTS})."},
             },
             "required": ["pattern"],
         }
@@ -169,15 +169,15 @@ class GrepTool:
         file_glob = args.get("glob") or None
         if file_glob is not None and not isinstance(file_glob, str):
             return "glob must be a string"
-        case_insensitive = args.get("case_insensitive") or False
+        case_insensitive = args.get("-i") or False
         if not isinstance(case_insensitive, bool):
-            return "case_insensitive must be true or false"
-        context = args.get("context") or 0
+            return "-i must be true or false"
+        context = args.get("-C") or 0
         if isinstance(context, bool) or not isinstance(context, int) or context < 0:
-            return "context must be a non-negative integer"
-        max_results = args.get("max_results") or DEFAULT_MAX_RESULTS
+            return "-C must be a non-negative integer"
+        max_results = args.get("head_limit") or DEFAULT_MAX_RESULTS
         if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
-            return "max_results must be a positive integer"
+            return "head_limit must be a positive integer"
         max_results = min(max_results, MAX_MAX_RESULTS)
         query = GrepQuery(pattern, root, mode, file_glob, case_insensitive, context if mode == "content" else 0)
         return query, max_results

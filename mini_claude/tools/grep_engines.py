@@ -1,4 +1,4 @@
-"""The two engines behind the `grep` tool, and the query and result they share: ripgrep run as a subprocess
+"""The two engines behind the `Grep` tool, and the query and result they share: ripgrep run as a subprocess
 (own process group, bounded output, killed on timeout or cancel) and a pure-Python search producing the same
 lines (used when ripgrep is missing, or when its Rust regex dialect rejects a pattern Python accepts).
 

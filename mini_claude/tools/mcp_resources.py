@@ -1,4 +1,4 @@
-"""The model's view of MCP resources: `list_mcp_resources` and `read_mcp_resource` (offered while a ready server
+"""The model's view of MCP resources: `ListMcpResourcesTool` and `ReadMcpResourceTool` (offered while a ready server
 has resources; see mini_claude.mcp.host.resources). Both only read, but they talk to a server the model names (a
 uri can carry data out), so each is that server's tool (`ServerTool`): its `mcp__server` rules and approval apply,
 plan mode asks, and the question shows the server and the uri. Server text in listings is data for the model; the
@@ -20,10 +20,10 @@ MAX_LISTED = 500
 
 
 class ListMcpResourcesTool:
-    name = "list_mcp_resources"
+    name = "ListMcpResourcesTool"
     description = ("List the resources (files, documents, data) that connected MCP servers offer: each with its "
                    "server, uri, name and mimeType. Pass `server` to list one server's. Read one with "
-                   "read_mcp_resource.")
+                   "ReadMcpResourceTool.")
     read_only = True
     input_is_servers = False
 
@@ -51,8 +51,8 @@ class ListMcpResourcesTool:
 
 
 class ReadMcpResourceTool:
-    name = "read_mcp_resource"
-    description = "Read one resource of an MCP server by its uri (from list_mcp_resources or a resource link)."
+    name = "ReadMcpResourceTool"
+    description = "Read one resource of an MCP server by its uri (from ListMcpResourcesTool or a resource link)."
     read_only = True
     input_is_servers = False
 

@@ -39,7 +39,7 @@ def cap_result(result: ToolResult, ctx: ToolContext, *, tool_name: str, max_char
     else:
         note = (
             f"[The output of {tool_name} was too long to show in full {size}. It was saved to {path}. Read it "
-            f"with read_file using offset and limit (e.g. offset=1, limit=500), or search it with grep "
+            f"with Read using offset and limit (e.g. offset=1, limit=500), or search it with Grep "
             f"(path={path}). Preview:]"
         )
     budget = max(0, min(PREVIEW_MAX_CHARS, max_chars - len(note) - _MARKER_RESERVE_CHARS))

@@ -1,4 +1,4 @@
-"""The `bash` tool, and the process-group handling shared by tools that run subprocesses.
+"""The `Bash` tool, and the process-group handling shared by tools that run subprocesses.
 
 Every subprocess starts as the leader of its own session (so of its own process group, with no controlling
 terminal). Whatever way a run ends — the command finished, it timed out, or the caller was cancelled — the whole
@@ -173,7 +173,7 @@ class _HeadTail:
         omitted = max(self.total - len(head.encode()) - len(tail.encode()), 0)
         return (
             f"{head}\n\n… [output truncated: {omitted} of {self.total} bytes omitted from the middle; to see "
-            f"everything, redirect the output to a file and inspect it with grep or read_file] …\n\n{tail}"
+            f"everything, redirect the output to a file and inspect it with Grep or Read] …\n\n{tail}"
         )
 
 
@@ -200,16 +200,16 @@ def _signal_name(returncode: int) -> str:
 class BashTool:
     """Runs a shell command in the session's working directory and returns its combined output."""
 
-    name = "bash"
+    name = "Bash"
     description = (
         "Run a shell command with `bash -c` in the project's working directory and return its combined stdout "
         "and stderr. Each call is a fresh shell: `cd`, variables and shell state do not persist between calls. "
         "stdin is /dev/null and there is no terminal, so interactive programs (editors, pagers, prompts) will not "
-        "work: pass non-interactive flags (e.g. `git --no-pager`, `-y`). The command is killed after timeout_ms "
+        "work: pass non-interactive flags (e.g. `git --no-pager`, `-y`). The command is killed after `timeout` milliseconds "
         f"(default {DEFAULT_TIMEOUT_MS} ms, at most {MAX_TIMEOUT_MS} ms). Background processes (`cmd &`) do not "
         "outlive the call: when the command finishes, everything it started is stopped. Output longer than "
         f"{MAX_OUTPUT_CHARS} characters is cut in the middle (head and tail kept). A non-zero exit code is reported "
-        "as an error. Prefer read_file, glob and grep over cat, find and grep for reading and searching files."
+        "as an error. Prefer Read, Glob and Grep over cat, find and grep for reading and searching files."
     )
     read_only = False
 
@@ -220,7 +220,7 @@ class BashTool:
             "additionalProperties": False,
             "properties": {
                 "command": {"type": "string", "description": "The command line to run."},
-                "timeout_ms": {
+                "timeout": {
                     "type": "integer",
                     "description": f"Kill the command after this many milliseconds (default {DEFAULT_TIMEOUT_MS}, "
                     f"max {MAX_TIMEOUT_MS}).",
@@ -240,11 +240,11 @@ class BashTool:
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
             return ToolResult.error("command must be a non-empty string")
-        timeout_ms = args.get("timeout_ms", DEFAULT_TIMEOUT_MS)
+        timeout_ms = args.get("timeout", DEFAULT_TIMEOUT_MS)
         if timeout_ms is None:
             timeout_ms = DEFAULT_TIMEOUT_MS
         if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int | float) or timeout_ms <= 0:
-            return ToolResult.error("timeout_ms must be a positive number of milliseconds")
+            return ToolResult.error("timeout must be a positive number of milliseconds")
         timeout_s = min(float(timeout_ms), MAX_TIMEOUT_MS) / 1000
         if not ctx.cwd.is_dir():
             return ToolResult.error(f"working directory {ctx.cwd} does not exist")

@@ -5,7 +5,7 @@ Loading is the only moment a skill's content is fetched (for an MCP-served skill
 says why, and nothing of it reaches the model.
 
 The gate sees what a call touches: a local skill's files as reads of their resolved paths (`FileReader`: deny
-rules, the workspace boundary and secrets apply as to read_file, so a skill folder symlinked to the project root
+rules, the workspace boundary and secrets apply as to Read, so a skill folder symlinked to the project root
 cannot hand out `.env`), an MCP skill as a call that reaches its server (`ServerTool`: that server's deny rule
 applies; only files the server listed are ever asked for, so nothing of the model's is sent).
 """

@@ -1,4 +1,4 @@
-"""A search index over MCP tools for `tool_search`: BM25F over the tool's name parts, its server, its description
+"""A search index over MCP tools for `ToolSearch`: BM25F over the tool's name parts, its server, its description
 and its parameters, with light stemming and a small synonym table, in plain Python (nothing to import: building
 it for 2,000 tools takes ~40 ms here, a query ~0.5 ms: postings, not a scan; see tests/tools/test_tool_index.py).
 

@@ -1,5 +1,5 @@
-"""Deferred MCP tools and the `tool_search` tool (issue 13's first part): when the MCP tool definitions would take
-too much of the context window, they are not sent; the model gets `tool_search` and, in the system prompt, the
+"""Deferred MCP tools and the `ToolSearch` tool (issue 13's first part): when the MCP tool definitions would take
+too much of the context window, they are not sent; the model gets `ToolSearch` and, in the system prompt, the
 servers with their tools' names. What a search finds is sent with every later request of the session; a deferred
 tool the model calls by name without searching is loaded and run. With `native` (Anthropic's own API, by default)
 a search answers with `tool_reference` blocks and the found tools go as `defer_loading` definitions that the API
@@ -97,7 +97,7 @@ class DeferredTools:
         # conversation stay the same and the prompt cache stays valid; off, found definitions are sent in full
         self.native = native
         self.loaded: set[str] = set()
-        self.referenced: set[str] = set()  # the loaded tools a kept tool_search result references (native)
+        self.referenced: set[str] = set()  # the loaded tools a kept ToolSearch result references (native)
         self._measured: tuple[list[McpToolAdapter], bool] | None = None  # (the list it was decided for, deferring)
         # (the list, its definitions' tokens as calibrate settled them: the API's count, or the estimate)
         self._tokens: tuple[list[McpToolAdapter], int] | None = None
@@ -191,7 +191,7 @@ class DeferredTools:
 
     def forget(self, history: Sequence[Mapping[str, Any]] = ()) -> None:
         """`/clear`, a compaction or a resumed conversation: the found definitions are sent again only once found
-        again — except those the kept conversation still names (a call, or a kept tool_search result)."""
+        again — except those the kept conversation still names (a call, or a kept ToolSearch result)."""
         if not self.loaded:
             return
         kept = json.dumps(list(history), ensure_ascii=False, default=str)
@@ -231,7 +231,7 @@ class DeferredTools:
         if not by_server:
             return ""
         names = names_fit(sum(len(name) + 2 for names in by_server.values() for name in names), self.context_tokens)
-        lines = ["MCP tools are not listed in full to save context. Find them with tool_search (keywords or a "
+        lines = ["MCP tools are not listed in full to save context. Find them with ToolSearch (keywords or a "
                  "sentence; `select:name1,name2` for exact names); what it finds can be called from your next "
                  "step. The servers and their deferred tools:"]
         for server, listed in sorted(by_server.items()):
@@ -241,7 +241,7 @@ class DeferredTools:
 
 
 class ToolSearchTool:
-    name = "tool_search"
+    name = "ToolSearch"
     description = ("Find MCP tools that are not loaded yet, by keywords or a description of the task (e.g. "
                    "\"create a github issue\"), or exactly with `select:mcp__server__tool,...`. Returns the best "
                    "matches with their names and what they do; call them by name afterwards.")
@@ -251,13 +251,13 @@ class ToolSearchTool:
         self.deferred = deferred
         self.input_schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["query"], "properties": {
             "query": {"type": "string", "description": "Keywords, a sentence, or select:name1,name2"},
-            "limit": {"type": "integer", "description": f"How many results (default {DEFAULT_LIMIT})"}}}
+            "max_results": {"type": "integer", "description": f"How many results (default {DEFAULT_LIMIT})"}}}
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
             return ToolResult.error("query must be a non-empty string")
-        limit = args.get("limit")
+        limit = args.get("max_results")
         limit = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else DEFAULT_LIMIT
         limit = min(limit, MAX_LIMIT)
         selecting = query.strip().startswith("select:")

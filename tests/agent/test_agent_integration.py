@@ -26,9 +26,9 @@ from tests.helpers import eventually, pid_alive
 
 pytestmark = pytest.mark.timeout(30)
 
-CHAIN = [tool("read_file", path="a.txt"),
-         tool("edit_file", path="a.txt", old_string="beta", new_string="gamma"),
-         tool("read_file", path="a.txt"),
+CHAIN = [tool("Read", file_path="a.txt"),
+         tool("Edit", file_path="a.txt", old_string="beta", new_string="gamma"),
+         tool("Read", file_path="a.txt"),
          say("final: {{last_tool_result}}")]
 
 
@@ -70,9 +70,9 @@ async def test_read_edit_read_chain(mock_model: Any, tmp_path: Path, backend: st
 
 
 async def test_failing_raising_and_denied_tools_yield_is_error_results(mock_model: Any, tmp_path: Path) -> None:
-    turns = [{"content": [{"type": "tool_use", "name": "read_file", "input": {"path": "missing.txt"}},
+    turns = [{"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": "missing.txt"}},
                           {"type": "tool_use", "name": "boom", "input": {}},
-                          {"type": "tool_use", "name": "bash", "input": {"command": "touch pwned"}}]},
+                          {"type": "tool_use", "name": "Bash", "input": {"command": "touch pwned"}}]},
              say("ok")]
     mock = mock_model(turns)
     agent = make_agent(mock.url, tmp_path, extra_tools=(Boom(),))
@@ -88,13 +88,13 @@ async def test_failing_raising_and_denied_tools_yield_is_error_results(mock_mode
     assert "missing.txt" in result_text(results[0])
     assert "boom failed: kaboom" in result_text(results[1])
     denial = result_text(results[2])
-    assert "permission denied for bash" in denial
+    assert "permission denied for Bash" in denial
     assert "--yolo" in denial and "permissions.allow" in denial and '"Bash(touch:*)"' in denial
 
 
 async def test_unknown_tool_gets_a_result(mock_model: Any, tmp_path: Path) -> None:
     turns = [{"content": [{"type": "tool_use", "name": "no_such_tool", "input": {"x": 1}},
-                          {"type": "tool_use", "name": "read_file", "input": {"path": "missing"}}]},
+                          {"type": "tool_use", "name": "Read", "input": {"file_path": "missing"}}]},
              say("ok")]
     mock = mock_model(turns)
     agent = make_agent(mock.url, tmp_path)
@@ -107,8 +107,8 @@ async def test_unknown_tool_gets_a_result(mock_model: Any, tmp_path: Path) -> No
 
 
 async def test_non_object_tool_arguments_get_a_result(tmp_path: Path) -> None:
-    calls = [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "[1, 2]"}},
-             {"id": "c2", "type": "function", "function": {"name": "read_file", "arguments": "{not json"}},
+    calls = [{"id": "c1", "type": "function", "function": {"name": "Read", "arguments": "[1, 2]"}},
+             {"id": "c2", "type": "function", "function": {"name": "Read", "arguments": "{not json"}},
              {"id": "c3", "type": "function", "function": {"name": "bogus", "arguments": "7"}}]
     server = RawChatServer([{"role": "assistant", "content": None, "tool_calls": calls},
                             {"role": "assistant", "content": "recovered"}])
@@ -132,7 +132,7 @@ async def test_interrupt_during_bash_kills_the_group_and_the_next_run_is_valid(
         mock_model: Any, tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
     command = f"sleep 30 & echo $! > {pidfile}.tmp; echo $$ >> {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; sleep 30"
-    mock = mock_model([tool("bash", command=command), say("after the interruption")])
+    mock = mock_model([tool("Bash", command=command), say("after the interruption")])
     agent = make_agent(mock.url, tmp_path, allow=("Bash",))
     task = asyncio.ensure_future(agent.run("run it"))
     deadline = time.monotonic() + 10
@@ -190,7 +190,7 @@ async def test_interrupt_during_model_request_keeps_history_valid(mock_model: An
 
 
 async def test_max_turns_stops_a_model_that_keeps_calling_tools(mock_model: Any, tmp_path: Path) -> None:
-    mock = mock_model([tool("glob", pattern="*"), tool("glob", pattern="*"), say("never")])
+    mock = mock_model([tool("Glob", pattern="*"), tool("Glob", pattern="*"), say("never")])
     agent = make_agent(mock.url, tmp_path, max_turns=1)
     outcome = await agent.run("loop")
     assert outcome.stop == "max_turns" and outcome.turns == 1

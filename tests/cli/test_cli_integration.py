@@ -31,9 +31,9 @@ def _say(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}]}
 
 
-CHAIN = [_tool("read_file", path="a.txt"),
-         _tool("edit_file", path="a.txt", old_string="beta", new_string="gamma"),
-         _tool("read_file", path="a.txt"),
+CHAIN = [_tool("Read", file_path="a.txt"),
+         _tool("Edit", file_path="a.txt", old_string="beta", new_string="gamma"),
+         _tool("Read", file_path="a.txt"),
          _say("The file now says gamma.")]
 
 
@@ -56,9 +56,9 @@ def _assert_chain_output(proc: subprocess.CompletedProcess[str], work: Path) -> 
     assert proc.stdout == "The file now says gamma.\n"
     lines = proc.stderr.splitlines()
     calls = [line for line in lines if line.startswith("→ ")]
-    assert calls == ['→ read_file({"path":"a.txt"})',
-                     '→ edit_file({"path":"a.txt","old_string":"beta","new_string":"gamma"})',
-                     '→ read_file({"path":"a.txt"})'], proc.stderr
+    assert calls == ['→ Read({"file_path":"a.txt"})',
+                     '→ Edit({"file_path":"a.txt","old_string":"beta","new_string":"gamma"})',
+                     '→ Read({"file_path":"a.txt"})'], proc.stderr
 
 
 def test_chain_through_the_cli_anthropic(mock_model: Any, tmp_path: Path) -> None:
@@ -89,8 +89,8 @@ def test_chain_through_the_cli_openai(mock_model: Any, tmp_path: Path, stream: s
 
 def test_failing_and_denied_tools_through_the_cli(mock_model: Any, tmp_path: Path) -> None:
     work = _work(tmp_path)
-    turns = [{"content": [{"type": "tool_use", "name": "read_file", "input": {"path": "missing.txt"}},
-                          {"type": "tool_use", "name": "bash", "input": {"command": "touch pwned"}},
+    turns = [{"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": "missing.txt"}},
+                          {"type": "tool_use", "name": "Bash", "input": {"command": "touch pwned"}},
                           {"type": "tool_use", "name": "no_such_tool", "input": {}}]},
              _say("done")]
     mock = mock_model(turns)
@@ -106,12 +106,12 @@ def test_failing_and_denied_tools_through_the_cli(mock_model: Any, tmp_path: Pat
     assert [r["tool_use_id"] for r in results] == ids  # one result per call, in the calls' order
     denial = json.dumps(results[1]["content"])
     assert "--yolo" in denial and "permissions.allow" in denial and "Bash(touch:*)" in denial
-    assert '→ bash({"command":"touch pwned"})' in proc.stderr
+    assert '→ Bash({"command":"touch pwned"})' in proc.stderr
 
 
 def test_max_turns_exits_3_with_a_warning(mock_model: Any, tmp_path: Path) -> None:
     work = _work(tmp_path)
-    mock = mock_model([_tool("glob", pattern="*"), _tool("glob", pattern="*"), _say("never")])
+    mock = mock_model([_tool("Glob", pattern="*"), _tool("Glob", pattern="*"), _say("never")])
     proc = cli(["-p", "--max-turns", "1", "loop"], cwd=work, env=anthropic_env(tmp_path, mock.url))
     assert proc.returncode == 3, proc.stderr
     assert "--max-turns 1" in proc.stderr
@@ -187,14 +187,14 @@ def test_demo(tmp_path: Path) -> None:
     out = proc.stdout
     assert '→ mcp__demo__add({"a":17,"b":25})' in out
     assert "17 + 25 = 42" in out
-    assert "→ read_file(" in out
+    assert "→ Read(" in out
 
 
 def test_sigint_during_bash_in_print_mode(mock_model: Any, tmp_path: Path) -> None:
     work = _work(tmp_path)
     pidfile = work / "pids"
     command = f"sleep 30 & echo $! > {pidfile}.tmp; echo $$ >> {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; sleep 30"
-    mock = mock_model([_tool("bash", command=command), _say("never")])
+    mock = mock_model([_tool("Bash", command=command), _say("never")])
     # Ctrl+C as a terminal sends it: to a process whose SIGINT is not ignored (a runner started in the background
     # by a shell without job control ignores it, and its children inherit that)
     proc = subprocess.Popen([PYTHON, "-m", "mini_claude", "-p", "--allowedTools", "Bash", "go"], cwd=work,

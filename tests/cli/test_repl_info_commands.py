@@ -164,7 +164,7 @@ async def test_slash_context_names_deferred_tools_apart(session: Session, capsys
     assert not any("MCP tools: ok" in line for line in lines)
     assert any(re.fullmatch(r"    N deferred MCP tool names\s+\d+\s+\d+\.\d%  for tool_search", line) for line in lines)
     assert any(re.fullmatch(r"    deferred, not sent: ok: 1 tool of 1 \(~\S+ tokens for all of them\) wait behind "
-                            r"tool_search", line) for line in lines), lines
+                            r"ToolSearch", line) for line in lines), lines
 
 
 def test_the_key_is_named_by_its_source_never_shown(tmp_path: Path) -> None:

@@ -69,7 +69,7 @@ def test_json_text_escapes_controls_and_bidi_and_round_trips() -> None:
 
 def test_tool_line_shows_bidi_and_c1_from_arguments_as_escapes() -> None:
     line = format_tool_call("read_file\u202e", {"path": HOSTILE_ARG})
-    assert line == ('→ read_file\\u202e({"path":"src/\\u202etxt.exe\\u009b2J\\u001b]8;;http://evil.example/'
+    assert line == ('→ Read\\u202e({"file_path":"src/\\u202etxt.exe\\u009b2J\\u001b]8;;http://evil.example/'
                     '\\u0007"})')
 
 
@@ -94,7 +94,7 @@ def test_repl_markdown_and_plain_stream_show_escapes_instead_of_obeying_them() -
 def _run(mock_model: Any, tmp_path: Path, *flags: str) -> Any:
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
-    mock = mock_model([{"content": [{"type": "tool_use", "name": "glob", "input": {"pattern": HOSTILE_ARG}}]},
+    mock = mock_model([{"content": [{"type": "tool_use", "name": "Glob", "input": {"pattern": HOSTILE_ARG}}]},
                        {"content": [{"type": "text", "text": HOSTILE_ANSWER}]}])
     return run_cli(["-p", "go", *flags], cwd=work, env=anthropic_env(tmp_path, mock.url))
 
@@ -103,8 +103,8 @@ def test_print_mode_text_answer_and_tool_line_show_escapes(mock_model: Any, tmp_
     proc = _run(mock_model, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == SHOWN_ANSWER
-    tool_lines = [line for line in proc.stderr.splitlines() if line.startswith("→ glob(")]
-    assert tool_lines == ['→ glob({"pattern":"src/\\u202etxt.exe\\u009b2J\\u001b]8;;http://evil.example/\\u0007"})']
+    tool_lines = [line for line in proc.stderr.splitlines() if line.startswith("→ Glob(")]
+    assert tool_lines == ['→ Glob({"pattern":"src/\\u202etxt.exe\\u009b2J\\u001b]8;;http://evil.example/\\u0007"})']
     assert_raw_free(proc.stdout, proc.stderr)
 
 

@@ -54,8 +54,8 @@ def test_the_models_answer_shows_escapes_instead_of_obeying_them(tmp_path: Path)
 
 
 def test_a_padded_command_is_never_cut_silently_and_v_shows_it_whole(tmp_path: Path) -> None:
-    mock = _mock([{"content": [{"type": "tool_use", "name": "bash", "input": {"command": MIDDLE}}]},
-                  {"content": [{"type": "tool_use", "name": "bash", "input": {"command": TAIL}}]},
+    mock = _mock([{"content": [{"type": "tool_use", "name": "Bash", "input": {"command": MIDDLE}}]},
+                  {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": TAIL}}]},
                   {"content": [{"type": "text", "text": "DECLINED-BOTH"}]}])
     url = mock.start()
     work = tmp_path / "work"
@@ -99,7 +99,7 @@ def test_a_resource_read_asks_showing_the_server_and_the_whole_uri_before_sendin
                                                   "--resources", str(reads)]}
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"mcpServers": {"probe": probe}}))
-    mock = _mock([{"content": [{"type": "tool_use", "name": "read_mcp_resource",
+    mock = _mock([{"content": [{"type": "tool_use", "name": "ReadMcpResourceTool",
                                 "input": {"server": "probe", "uri": secret_uri}}]},
                   {"content": [{"type": "text", "text": "NOT-READ"}]}])
     url = mock.start()

@@ -51,7 +51,7 @@ def test_a_command_needing_approval_stops_everything(cli: Cli) -> None:
     mock = cli.mock([answer("never")])
     r = cli.run("-p", "/y")
     assert r.rc == 1 and r.stdout == ""
-    assert "/y: stopped, nothing was run or sent: !`touch second`: permission denied for bash: not allowed in " \
+    assert "/y: stopped, nothing was run or sent: !`touch second`: permission denied for Bash: not allowed in " \
            "non-interactive mode" in r.stderr
     assert '"Bash(touch second)"' in r.stderr or '"Bash(touch:*)"' in r.stderr  # the rule that would allow it
     assert not (cli.work / "first").exists() and not (cli.work / "second").exists()  # nothing ran
@@ -88,7 +88,7 @@ def test_at_paths_outside_the_project_or_secret_are_refused(cli: Cli, tmp_path: 
         mock = cli.mock([answer("never")])
         r = cli.run("-p", "/z")
         assert r.rc == 1, (mention, r.stderr)
-        assert f"/z: stopped, nothing was run or sent: {mention}: permission denied for read_file" in r.stderr
+        assert f"/z: stopped, nothing was run or sent: {mention}: permission denied for Read" in r.stderr
         assert why in r.stderr
         assert mock.requests == []
         assert "PRIVATE KEY" not in r.stderr + r.stdout and "outside text" not in r.stderr + r.stdout

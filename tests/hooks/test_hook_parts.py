@@ -113,18 +113,18 @@ async def test_cancelling_a_hook_kills_its_group(tmp_path: Path) -> None:
 async def test_gate_hook_deny_beats_allow_rules_and_bypass(tmp_path: Path) -> None:
     deny = HookPermission("deny", "hook says no")
     for gate in (make_gate(tmp_path, allow=("Write",)), make_gate(tmp_path, "bypassPermissions")):
-        decision = await gate.check(WRITE, ARGS["write_file"], hook=deny)
+        decision = await gate.check(WRITE, ARGS["Write"], hook=deny)
         assert not decision.allowed and decision.reason == "hook says no"
 
 
 async def test_gate_hook_allow_is_an_allow_rule_for_one_call(tmp_path: Path) -> None:
     allow = HookPermission("allow", "formatter")
     gate = make_gate(tmp_path)
-    assert (await gate.check(WRITE, ARGS["write_file"], hook=allow)).allowed
-    assert not (await gate.check(WRITE, ARGS["write_file"])).allowed  # for that call only
-    denied = await make_gate(tmp_path, deny=("Write",)).check(WRITE, ARGS["write_file"], hook=allow)
+    assert (await gate.check(WRITE, ARGS["Write"], hook=allow)).allowed
+    assert not (await gate.check(WRITE, ARGS["Write"])).allowed  # for that call only
+    denied = await make_gate(tmp_path, deny=("Write",)).check(WRITE, ARGS["Write"], hook=allow)
     assert not denied.allowed and "denied by rule" in denied.reason
-    planned = await make_gate(tmp_path, "plan").check(WRITE, ARGS["write_file"], hook=allow)
+    planned = await make_gate(tmp_path, "plan").check(WRITE, ARGS["Write"], hook=allow)
     assert not planned.allowed and "plan mode" in planned.reason
     asker = Asker("no")
     asked = await make_gate(tmp_path, ask_rules=("Bash",), ask=asker).check(BASH, ARGS["bash"], hook=allow)
@@ -137,7 +137,7 @@ async def test_gate_hook_ask_asks_even_where_a_rule_allows(tmp_path: Path) -> No
     ask = HookPermission("ask", "deleting files")
     asker = Asker("yes")
     assert (await make_gate(tmp_path, allow=("Bash",), ask=asker).check(BASH, ARGS["bash"], hook=ask)).allowed
-    assert asker.asked == [("bash", ARGS["bash"])]
+    assert asker.asked == [("Bash", ARGS["bash"])]
     asker = Asker("no")
     assert not (await make_gate(tmp_path, "bypassPermissions", ask=asker).check(BASH, ARGS["bash"], hook=ask)).allowed
     assert asker.asked

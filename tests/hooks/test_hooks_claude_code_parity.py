@@ -38,8 +38,8 @@ from tests.parity import CLIENTS, RUN_TIMEOUT_S, client_argv
 pytestmark = pytest.mark.timeout(180)
 
 # Claude Code's tool -> ours, and its input keys -> ours
-OURS = {"Bash": ("bash", {}), "Write": ("write_file", {"file_path": "path"}),
-        "Read": ("read_file", {"file_path": "path"})}
+OURS = {"Bash": ("bash", {}), "Write": ("Write", {"file_path": "path"}),
+        "Read": ("Read", {"file_path": "path"})}
 
 
 @dataclass

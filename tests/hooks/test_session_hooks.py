@@ -114,7 +114,7 @@ def test_claude_project_dir_and_the_users_environment(cli: Cli, hooked: Hooked) 
                                      "hooks": [{"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/'
                                                                               'guard.sh'}]}]},
                     permissions={"allow": ["Bash(echo:*)"]})
-    cli.mock([tool_use("bash", {"command": "echo hi"}), answer("ok")])
+    cli.mock([tool_use("Bash", {"command": "echo hi"}), answer("ok")])
     r = cli.run("-p", "go", env={"USERS_OWN": "mine"})
     assert r.rc == 0, r.stderr
     env = dict(line.split("=", 1) for line in (cli.tmp / "hook-env.txt").read_text().splitlines() if "=" in line)
@@ -129,7 +129,7 @@ def test_repository_hooks_run_only_once_the_folder_is_trusted(cli: Cli, hooked: 
     hooked.settings({"PreToolUse": [{"hooks": [{"type": "command", "command": f"touch {marker}"}]}],
                      "SessionStart": [{"hooks": [{"type": "command", "command": f"touch {marker}"}]}]},
                     where=cli.work)
-    cli.mock([tool_use("read_file", {"path": "x.txt"}), answer("ok")])
+    cli.mock([tool_use("Read", {"file_path": "x.txt"}), answer("ok")])
     (cli.work / "x.txt").write_text("x")
     r = cli.run("-p", "go")
     assert r.rc == 0, r.stderr
@@ -137,7 +137,7 @@ def test_repository_hooks_run_only_once_the_folder_is_trusted(cli: Cli, hooked: 
     warnings = [line for line in r.stderr.splitlines() if "not trusted" in line]
     assert len(warnings) == 1 and ".claude/settings.json hooks" in warnings[0], r.stderr
 
-    cli.mock([tool_use("read_file", {"path": "x.txt"}), answer("ok")])
+    cli.mock([tool_use("Read", {"file_path": "x.txt"}), answer("ok")])
     r = cli.run("-p", "go", "--trust")
     assert r.rc == 0, r.stderr
     assert marker.exists() and "not trusted" not in r.stderr
@@ -149,7 +149,7 @@ def test_a_hook_that_hangs_is_stopped_reported_and_the_agent_goes_on(cli: Cli, h
     hooked.settings({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hang,
                                                                    "timeout": 1}]}]},
                     permissions={"allow": ["Bash(echo:*)"]})
-    mock = cli.mock([tool_use("bash", {"command": "echo still-running"}), answer("ok")])
+    mock = cli.mock([tool_use("Bash", {"command": "echo still-running"}), answer("ok")])
     began = time.monotonic()
     r = cli.run("-p", "go")
     assert r.rc == 0, r.stderr
@@ -165,7 +165,7 @@ def test_malformed_hooks_are_reported_with_file_and_key(cli: Cli, hooked: Hooked
     hooked.settings({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "prompt", "prompt": "x"},
                                                                   {"type": "command", "command": command}]}],
                      "BeforeEverything": []})
-    cli.mock([tool_use("bash", {"command": "echo hi"}), answer("ok")])
+    cli.mock([tool_use("Bash", {"command": "echo hi"}), answer("ok")])
     r = cli.run("-p", "go", "--allowedTools", "Bash(echo:*)")
     assert r.rc == 0, r.stderr
     assert "hooks.PreToolUse[0].hooks[0].type" in r.stderr and "not supported" in r.stderr

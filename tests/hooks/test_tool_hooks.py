@@ -30,7 +30,7 @@ def test_pre_tool_use_exit_2_blocks_with_stderr_in_the_tool_result(cli: Cli, hoo
     marker = cli.work / "marker"
     command, log = hooked.recorder(stderr="rm and touch are not allowed here", code=2)
     hooked.settings({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]})
-    mock = cli.mock([tool_use("bash", {"command": f"touch {marker}", "description": "make it"}), answer("ok")])
+    mock = cli.mock([tool_use("Bash", {"command": f"touch {marker}", "description": "make it"}), answer("ok")])
     r = cli.run("-p", "go", "--yolo")  # a hook's block holds even in bypassPermissions mode
     assert r.rc == 5, r.stderr  # answered, a call refused on the way
     assert not marker.exists()
@@ -50,7 +50,7 @@ def test_json_deny_blocks_what_an_allow_rule_allows(cli: Cli, hooked: Hooked) ->
     command, log = _json_hook(hooked, _permission("deny", "no writes to config files"))
     hooked.settings({"PreToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": command}]}]},
                     permissions={"allow": ["Write", "Edit"]})
-    mock = cli.mock([tool_use("write_file", {"path": "app.cfg", "content": "x=1\n"}), answer("ok")])
+    mock = cli.mock([tool_use("Write", {"file_path": "app.cfg", "content": "x=1\n"}), answer("ok")])
     r = cli.run("-p", "go")
     assert r.rc == 5, r.stderr
     assert not (cli.work / "app.cfg").exists()
@@ -64,7 +64,7 @@ def test_json_deny_blocks_what_an_allow_rule_allows(cli: Cli, hooked: Hooked) ->
 def test_json_allow_runs_a_call_the_mode_would_refuse(cli: Cli, hooked: Hooked) -> None:
     command, _ = _json_hook(hooked, _permission("allow", "formatter output is fine"))
     hooked.settings({"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": command}]}]})
-    cli.mock([tool_use("write_file", {"path": "a.txt", "content": "hello\n"}), answer("ok")])
+    cli.mock([tool_use("Write", {"file_path": "a.txt", "content": "hello\n"}), answer("ok")])
     r = cli.run("-p", "go")  # -p, default mode, no rule: a write would be refused without the hook
     assert r.rc == 0, r.stderr
     assert (cli.work / "a.txt").read_text() == "hello\n"
@@ -76,9 +76,9 @@ def test_json_allow_cannot_open_what_a_deny_rule_or_a_boundary_forbids(cli: Cli,
                     permissions={"deny": ["Edit(secret.txt)"]})
     outside = cli.tmp / "outside"
     outside.mkdir()
-    mock = cli.mock([tool_use("write_file", {"path": "secret.txt", "content": "x"}),
-                     tool_use("write_file", {"path": str(outside / "o.txt"), "content": "x"}),
-                     tool_use("write_file", {"path": ".git/hooks/pre-commit", "content": "x"}),
+    mock = cli.mock([tool_use("Write", {"file_path": "secret.txt", "content": "x"}),
+                     tool_use("Write", {"file_path": str(outside / "o.txt"), "content": "x"}),
+                     tool_use("Write", {"file_path": ".git/hooks/pre-commit", "content": "x"}),
                      answer("ok")])
     r = cli.run("-p", "go")
     assert r.rc == 5, r.stderr
@@ -97,13 +97,13 @@ def test_json_allow_does_not_lift_plan_mode_and_ask_refuses_in_print_mode(cli: C
     hooked.settings({"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": allow}]},
                                     {"matcher": "Bash", "hooks": [{"type": "command", "command": ask}]}]},
                     permissions={"allow": ["Bash"]})
-    mock = cli.mock([tool_use("write_file", {"path": "a.txt", "content": "x"}), answer("planned")])
+    mock = cli.mock([tool_use("Write", {"file_path": "a.txt", "content": "x"}), answer("planned")])
     r = cli.run("-p", "go", "--permission-mode", "plan")
     assert r.rc == 5 and not (cli.work / "a.txt").exists(), r.stderr
     assert "plan mode is read-only" in result_text(tool_results(mock)[0])
 
     marker = cli.work / "gone"
-    mock = cli.mock([tool_use("bash", {"command": f"touch {marker}"}), answer("ok")])
+    mock = cli.mock([tool_use("Bash", {"command": f"touch {marker}"}), answer("ok")])
     r = cli.run("-p", "go")
     assert r.rc == 5 and not marker.exists(), r.stderr
     text = result_text(tool_results(mock)[0])
@@ -114,8 +114,8 @@ def test_post_tool_use_payload_and_exit_2_feedback(cli: Cli, hooked: Hooked) -> 
     command, log = hooked.recorder(stderr="lint: trailing whitespace", code=2)
     hooked.settings({"PostToolUse": [{"matcher": "Write|Bash", "hooks": [{"type": "command", "command": command}]}]},
                     permissions={"allow": ["Write", "Bash(echo:*)"]})
-    mock = cli.mock([tool_use("write_file", {"path": "a.txt", "content": "hi \n"}),
-                     tool_use("bash", {"command": "echo out"}),
+    mock = cli.mock([tool_use("Write", {"file_path": "a.txt", "content": "hi \n"}),
+                     tool_use("Bash", {"command": "echo out"}),
                      answer("ok")])
     r = cli.run("-p", "go")
     assert r.rc == 0, r.stderr
@@ -162,7 +162,7 @@ def test_a_failing_hook_is_shown_and_does_not_block(cli: Cli, hooked: Hooked) ->
     command, log = hooked.recorder(stderr="\x1b[31mformatter crashed\x1b[0m", code=1)
     hooked.settings({"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": command}]}]},
                     permissions={"allow": ["Write"]})
-    cli.mock([tool_use("write_file", {"path": "a.txt", "content": "x"}), answer("ok")])
+    cli.mock([tool_use("Write", {"file_path": "a.txt", "content": "x"}), answer("ok")])
     r = cli.run("-p", "go")
     assert r.rc == 0, r.stderr
     assert (cli.work / "a.txt").exists() and len(payloads(log)) == 1
@@ -176,7 +176,7 @@ def test_hooks_of_one_event_run_in_parallel(cli: Cli, hooked: Hooked) -> None:
     slow = [hooked.shell(f"sleep 2; echo {i} >> {cli.tmp}/parallel.log\n") for i in range(3)]
     hooked.settings({"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": c} for c in slow]}]},
                     permissions={"allow": ["Write"]})
-    cli.mock([tool_use("write_file", {"path": "a.txt", "content": "x"}), answer("ok")])
+    cli.mock([tool_use("Write", {"file_path": "a.txt", "content": "x"}), answer("ok")])
     r = cli.run("-p", "go")
     assert r.rc == 0, r.stderr
     assert sorted((cli.tmp / "parallel.log").read_text().split()) == ["0", "1", "2"]
@@ -187,7 +187,7 @@ def test_debug_shows_each_hook_run(cli: Cli, hooked: Hooked) -> None:
     command, _ = hooked.recorder(stdout="formatted")
     hooked.settings({"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": command}]}]},
                     permissions={"allow": ["Write"]})
-    cli.mock([tool_use("write_file", {"path": "a.txt", "content": "x"}), answer("ok")])
+    cli.mock([tool_use("Write", {"file_path": "a.txt", "content": "x"}), answer("ok")])
     r = cli.run("-p", "go", "--debug")
     assert r.rc == 0, r.stderr
     lines = [line for line in r.stderr.splitlines() if "mini_claude.hooks" in line and "hook PostToolUse" in line]

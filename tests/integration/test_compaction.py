@@ -17,7 +17,7 @@ BIG = "x" * 3000
 
 def test_a_200_turn_session_fits_a_small_window(cli: Cli) -> None:
     (cli.work / "big.txt").write_text(BIG)
-    turns: list[dict[str, Any]] = [tool_use("read_file", {"path": "big.txt"}) for _ in range(199)]
+    turns: list[dict[str, Any]] = [tool_use("Read", {"file_path": "big.txt"}) for _ in range(199)]
     turns.append(answer("all 199 reads done"))
     mock = cli.mock(turns)
     mock.scenario = type(mock.scenario)(mock.scenario.turns, "test", 12_000)  # a 12k-token context window
@@ -40,7 +40,7 @@ def test_a_too_long_refusal_compacts_and_retries_once(cli: Cli) -> None:
     assert cli.run("-p", "go").rc == 0
     base = probe.requests[0]["body"]
     window = len(json.dumps(base)) // 4 + 1_000
-    mock = cli.mock([tool_use("read_file", {"path": "big.txt"}), tool_use("read_file", {"path": "big.txt"}),
+    mock = cli.mock([tool_use("Read", {"file_path": "big.txt"}), tool_use("Read", {"file_path": "big.txt"}),
                      answer("fine")])
     mock.scenario = type(mock.scenario)(mock.scenario.turns, "test", window)
     # the agent believes the window is large: only the model's refusal tells it otherwise

@@ -89,7 +89,7 @@ def test_a_tool_announced_with_a_result_is_offered_in_the_very_next_request(cli:
     defs.write_text("[]")
     fresh = [{"name": "fresh", "description": "A new tool.", "inputSchema": {"type": "object"}}]
     mock = cli.mock([
-        tool_use("bash", {"command": f"echo {shlex.quote(json.dumps(fresh))} > defs.json"}),
+        tool_use("Bash", {"command": f"echo {shlex.quote(json.dumps(fresh))} > defs.json"}),
         tool_use("mcp__pins__announce"),
         tool_use("mcp__pins__fresh", {"n": 1}),
         answer("done"),
@@ -152,8 +152,8 @@ def test_a_mention_attaches_the_resource(cli: Cli) -> None:
 
 
 def test_the_model_lists_and_reads_resources(cli: Cli) -> None:
-    mock = cli.mock([tool_use("list_mcp_resources", {"server": "everything"}),
-                     tool_use("read_mcp_resource", {"server": "everything", "uri": ARCHITECTURE}),
+    mock = cli.mock([tool_use("ListMcpResourcesTool", {"server": "everything"}),
+                     tool_use("ReadMcpResourceTool", {"server": "everything", "uri": ARCHITECTURE}),
                      answer("done")])
     # a read sends the model's uri to the server: it is that server's tool call, allowed here by name
     result = cli.run("-p", "go", "--mcp-config", cli.config_file({"everything": everything()}),
@@ -164,13 +164,13 @@ def test_the_model_lists_and_reads_resources(cli: Cli) -> None:
     assert len(rows) == 7 and rows[0]["uri"] == ARCHITECTURE and rows[0]["server"] == "everything"
     assert "# Everything Server – Architecture" in read
     names = [t["name"] for t in mock.requests[0]["body"]["tools"]]
-    assert "list_mcp_resources" in names and "read_mcp_resource" in names
+    assert "ListMcpResourcesTool" in names and "ReadMcpResourceTool" in names
 
 
 def test_without_resources_the_resource_tools_are_not_offered(cli: Cli) -> None:
     mock = cli.mock([answer("ok")])
     assert cli.run("-p", "hi").rc == 0
-    assert not {"list_mcp_resources", "read_mcp_resource"} & {t["name"] for t in mock.requests[0]["body"]["tools"]}
+    assert not {"ListMcpResourcesTool", "ReadMcpResourceTool"} & {t["name"] for t in mock.requests[0]["body"]["tools"]}
 
 
 def test_mcp_resources_and_read(cli: Cli) -> None:

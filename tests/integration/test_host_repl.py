@@ -215,11 +215,11 @@ def test_permission_prompt_diff_always_feedback_and_plan_mode(
     work = tmp_path / "work"
     (work / "app.py").write_text("print('hello')\n")
     turns = [
-        {"content": [{"type": "tool_use", "name": "read_file", "input": {"path": "app.py"}}]},
-        {"content": [{"type": "tool_use", "name": "edit_file",
+        {"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": "app.py"}}]},
+        {"content": [{"type": "tool_use", "name": "Edit",
                       "input": {"path": "app.py", "old_string": "hello", "new_string": "bonjour"}}]},
         {"content": [{"type": "text", "text": "edited"}]},
-        {"content": [{"type": "tool_use", "name": "bash", "input": {"command": "rm -rf build"}}]},
+        {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "rm -rf build"}}]},
         {"content": [{"type": "text", "text": "ok, not removing: {{last_tool_result}}"}]},
         {"content": [{"type": "text", "text": "planning"}]},
     ]
@@ -255,8 +255,8 @@ def test_permission_prompt_diff_always_feedback_and_plan_mode(
 
 def test_ctrl_c_at_a_permission_prompt_denies_and_ends_the_turn(
         repl: Callable[..., tuple[Terminal, MockModelServer]], tmp_path: Path) -> None:
-    turns = [{"content": [{"type": "tool_use", "name": "bash", "input": {"command": "touch a"}}]},
-             {"content": [{"type": "tool_use", "name": "bash", "input": {"command": "touch b"}}]},
+    turns = [{"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch a"}}]},
+             {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch b"}}]},
              {"content": [{"type": "text", "text": "next turn"}]}]
     term, mock = repl(turns, {})
     term.wait_for(lambda s: "/help for commands" in s, "the prompt")
@@ -325,7 +325,7 @@ def test_init_writes_claude_md_and_memory_opens_the_editor(
     editor.write_text('#!/bin/sh\necho "- from the editor" >> "$1"\n')
     editor.chmod(0o755)
     turns = [
-        {"content": [{"type": "tool_use", "name": "write_file",
+        {"content": [{"type": "tool_use", "name": "Write",
                       "input": {"path": "CLAUDE.md", "content": "# Demo\n- build with make\n"}}]},
         {"content": [{"type": "text", "text": "WROTE-CLAUDE-MD"}]},
         {"content": [{"type": "text", "text": "SAW-MEMORY"}]},

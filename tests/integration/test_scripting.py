@@ -37,7 +37,7 @@ def test_piped_stdin_is_appended_to_the_prompt_or_is_the_prompt(cli: Cli) -> Non
 
 
 def test_json_output_has_claude_codes_shape(cli: Cli) -> None:
-    cli.mock([tool_use("glob", {"pattern": "*"}), answer("two files")])
+    cli.mock([tool_use("Glob", {"pattern": "*"}), answer("two files")])
     result = cli.run("-p", "list", "--output-format", "json", "--model", "claude-sonnet-4-5")
     assert result.rc == 0, result.stderr
     record = json.loads(result.stdout)
@@ -49,7 +49,7 @@ def test_json_output_has_claude_codes_shape(cli: Cli) -> None:
 
 
 def test_stream_json_writes_each_message_then_the_result(cli: Cli) -> None:
-    cli.mock([tool_use("glob", {"pattern": "*"}), answer("done")])
+    cli.mock([tool_use("Glob", {"pattern": "*"}), answer("done")])
     result = cli.run("-p", "list", "--output-format", "stream-json")
     assert result.rc == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
@@ -66,10 +66,10 @@ def test_exit_codes_tell_the_endings_apart(cli: Cli) -> None:
     cli.mock([{"content": [{"type": "text", "text": "cut"}], "stop_reason": "max_tokens"}])
     truncated = cli.run("-p", "long", "--output-format", "json")
     assert truncated.rc == 4 and json.loads(truncated.stdout)["subtype"] == "error_max_tokens"
-    cli.mock([tool_use("glob", {"pattern": "*"})] * 2)
+    cli.mock([tool_use("Glob", {"pattern": "*"})] * 2)
     stopped = cli.run("-p", "loop", "--max-turns", "1", "--output-format", "json")
     assert stopped.rc == 3 and json.loads(stopped.stdout)["subtype"] == "error_max_turns"
-    cli.mock([tool_use("bash", {"command": "touch x"}), answer("could not")])
+    cli.mock([tool_use("Bash", {"command": "touch x"}), answer("could not")])
     denied = cli.run("-p", "go", "--output-format", "json")
     record = json.loads(denied.stdout)
     assert denied.rc == 5 and record["subtype"] == "success"
@@ -145,8 +145,8 @@ def test_custom_slash_commands(cli: Cli) -> None:
     user_commands.mkdir(parents=True)
     (user_commands / "touch.md").write_text("---\nallowed-tools: Bash(touch:*)\n---\nMake the file $1.")
     mock = cli.mock([answer("reviewed"), answer("summarised"),
-                     tool_use("bash", {"command": "touch made.txt"}), answer("made"),
-                     tool_use("bash", {"command": "touch other.txt"}), answer("refused")])
+                     tool_use("Bash", {"command": "touch made.txt"}), answer("made"),
+                     tool_use("Bash", {"command": "touch other.txt"}), answer("refused")])
     assert cli.run("-p", '/review main.py "twice"').rc == 0
     assert mock.requests[0]["body"]["messages"][0]["content"][0]["text"] == \
         'Review main.py carefully, then say main.py "twice".'
@@ -169,17 +169,17 @@ def test_shared_options_go_before_or_after_mcp(cli: Cli) -> None:
 
 def test_print_mode_shows_the_whole_diff_of_an_edit(cli: Cli) -> None:
     (cli.work / "app.py").write_text("".join(f"line {i}\n" for i in range(1, 11)))
-    cli.mock([tool_use("read_file", {"path": "app.py"}),
-              tool_use("edit_file", {"path": "app.py", "old_string": "line 8\n", "new_string": "changed 8\n"}),
+    cli.mock([tool_use("Read", {"file_path": "app.py"}),
+              tool_use("Edit", {"file_path": "app.py", "old_string": "line 8\n", "new_string": "changed 8\n"}),
               answer("edited")])
     result = cli.run("-p", "edit it", "--allowedTools", "Edit")
     assert result.rc == 0, result.stderr
-    edit = result.stderr.split("→ edit_file(", 1)[1]
+    edit = result.stderr.split("→ Edit(", 1)[1]
     assert "-line 8" in edit and "+changed 8" in edit and "line 10" in edit and "… (+" not in edit
 
 
 def test_max_budget_stops_the_run(cli: Cli) -> None:
-    mock = cli.mock([tool_use("glob", {"pattern": "*"})] * 5 + [answer("never")])
+    mock = cli.mock([tool_use("Glob", {"pattern": "*"})] * 5 + [answer("never")])
     result = cli.run("-p", "loop", "--max-budget-usd", "0.000001", "--model", "claude-sonnet-4-5",
                      "--output-format", "json")
     record = json.loads(result.stdout)

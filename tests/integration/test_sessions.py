@@ -40,7 +40,7 @@ def test_continue_and_resume_pick_up_the_conversation(cli: Cli) -> None:
 
 
 def test_kill_9_during_a_tool_call_then_continue(cli: Cli) -> None:
-    mock = cli.mock([tool_use("bash", {"command": "sleep 5"}), answer("after the crash")])
+    mock = cli.mock([tool_use("Bash", {"command": "sleep 5"}), answer("after the crash")])
     proc = subprocess.Popen([sys.executable, "-m", "mini_claude", "-p", "run the slow thing", "--yolo"],
                             cwd=cli.work, env=cli.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
@@ -94,7 +94,7 @@ def test_a_rewritten_history_is_saved_whole(tmp_path: Path) -> None:
 def test_resuming_twice_after_a_crash_keeps_every_prompt(cli: Cli) -> None:
     log = SessionLog.create(cli.state, cli.work, "crashed")
     log.sync([{"role": "user", "content": [{"type": "text", "text": "first"}]},
-              {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {}}]}])
+              {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]}])
     log.close()  # the process died during the tool call
     mock = cli.mock([answer("second answer"), answer("third answer")])
     assert cli.run("-p", "second", "--resume", "crashed").rc == 0

@@ -31,7 +31,7 @@ def _mcp_tools(request: dict[str, Any]) -> list[str]:
 
 def test_deferred_tools_are_found_and_called(cli: Cli) -> None:
     mock = cli.mock([
-        tool_use("tool_search", {"query": "total of two numbers"}),
+        tool_use("ToolSearch", {"query": "total of two numbers"}),
         tool_use("mcp__everything__get-sum", {"a": 17, "b": 25}),
         tool_use("mcp__everything__echo", {"message": "not searched"}),  # loaded on the spot
         answer("done"),
@@ -41,8 +41,8 @@ def test_deferred_tools_are_found_and_called(cli: Cli) -> None:
                      env={"MINI_CLAUDE_TOOL_SEARCH": "true"})
     assert result.rc == 0, result.stderr
     first = mock.requests[0]["body"]
-    assert _mcp_tools(mock.requests[0]) == [] and "tool_search" in [t["name"] for t in first["tools"]]
-    assert "mcp__everything__get-sum" in first["system"] and "tool_search" in first["system"]
+    assert _mcp_tools(mock.requests[0]) == [] and "ToolSearch" in [t["name"] for t in first["tools"]]
+    assert "mcp__everything__get-sum" in first["system"] and "ToolSearch" in first["system"]
     # what a search loads goes into `tools`; the system prompt stays the same (its cache stays valid)
     assert all(r["body"]["system"] == first["system"] for r in mock.requests[1:])
     found, summed, echoed = (result_text(b) for b in tool_results(mock))
@@ -56,7 +56,7 @@ def test_auto_keeps_a_small_tool_set_loaded(cli: Cli) -> None:
     mock = cli.mock([answer("hi"), answer("hi"), answer("hi")])
     config = cli.config_file({"everything": everything()})
     assert cli.run("-p", "hi", "--mcp-config", config).rc == 0  # 17 tools: far below 10% of the window
-    assert len(_mcp_tools(mock.requests[0])) == 17 and "tool_search" not in str(mock.requests[0]["body"]["tools"])
+    assert len(_mcp_tools(mock.requests[0])) == 17 and "ToolSearch" not in str(mock.requests[0]["body"]["tools"])
     small = cli.run("-p", "hi", "--mcp-config", config, env={"MINI_CLAUDE_CONTEXT_TOKENS": "5000"})
     assert small.rc == 0  # the same definitions are over 10% of a 5k window: deferred
     assert _mcp_tools(mock.requests[1]) == []
@@ -86,7 +86,7 @@ def test_near_the_threshold_the_count_endpoint_decides(cli: Cli) -> None:
     assert len(_mcp_tools(run())) == 17  # counted as the estimate: still sent
     mock.scenario = replace(mock.scenario, chars_per_token=2.0)  # a tokenizer that counts twice as many
     deferred = run()
-    assert _mcp_tools(deferred) == [] and "tool_search" in [t["name"] for t in deferred["body"]["tools"]]
+    assert _mcp_tools(deferred) == [] and "ToolSearch" in [t["name"] for t in deferred["body"]["tools"]]
 
 
 def test_always_load_keeps_a_servers_tools(cli: Cli) -> None:
@@ -99,8 +99,8 @@ def test_always_load_keeps_a_servers_tools(cli: Cli) -> None:
 def test_found_tools_are_forgotten_when_the_conversation_is_compacted(cli: Cli) -> None:
     """After compaction a found tool the kept history no longer calls is sent again only once found again."""
     (cli.work / "big.txt").write_text(("x " * 50 + "\n") * 80)  # ~2k tokens a read: clearing results is not enough
-    reads = [tool_use("read_file", {"path": "big.txt"}) for _ in range(12)]
-    mock = cli.mock([tool_use("tool_search", {"query": "total of two numbers"}),
+    reads = [tool_use("Read", {"file_path": "big.txt"}) for _ in range(12)]
+    mock = cli.mock([tool_use("ToolSearch", {"query": "total of two numbers"}),
                      tool_use("mcp__everything__get-sum", {"a": 1, "b": 2}), *reads, answer("done")])
     mock.scenario = type(mock.scenario)(mock.scenario.turns, "test", 12_000)
     config = cli.config_file({"everything": everything()})
@@ -126,7 +126,7 @@ def test_a_list_changed_refresh_updates_the_index(cli: Cli, tmp_path: Path) -> N
     later.write_text(json.dumps({"tools": [_tool("book_flight", "Reserve a seat on an airline flight")]}))
     mock = cli.mock([
         tool_use("mcp__travel__lookup_weather", {"where": "Oslo"}),  # its call makes the server add book_flight
-        tool_use("tool_search", {"query": "book a flight to Rome"}),
+        tool_use("ToolSearch", {"query": "book a flight to Rome"}),
         tool_use("mcp__travel__book_flight", {"where": "Rome"}),
         answer("booked"),
     ])
@@ -157,7 +157,7 @@ def test_native_loading_references_found_tools_and_keeps_the_prefix(cli: Cli) ->
     """On Anthropic's API (forced here against the mock) a search answers with `tool_reference` blocks and its
     listing beside them, the found tool is sent with `defer_loading` and the beta header, as Claude Code sends
     them; the tools sent up front and the system prompt stay the same (the prompt cache stays valid)."""
-    mock = cli.mock([tool_use("tool_search", {"query": "total of two numbers", "limit": 2}),
+    mock = cli.mock([tool_use("ToolSearch", {"query": "total of two numbers", "max_results": 2}),
                      tool_use("mcp__everything__get-sum", {"a": 17, "b": 25}), answer("done")])
     config = cli.config_file({"everything": everything()})
     result = cli.run("-p", "add 17 and 25", "--mcp-config", config, "--allowedTools", "mcp__everything", env=NATIVE)
@@ -181,7 +181,7 @@ def test_native_loading_refused_falls_back_to_sending_definitions(cli: Cli) -> N
     """A proxy or API that refuses deferred loading costs one refused request: the same request goes again with the
     found tool sent in full and the references as text, and the session goes on that way."""
     refusal = {"error": {"status": 400, "message": "tools.17.defer_loading: Extra inputs are not permitted"}}
-    mock = cli.mock([tool_use("tool_search", {"query": "total of two numbers", "limit": 1}), refusal,
+    mock = cli.mock([tool_use("ToolSearch", {"query": "total of two numbers", "max_results": 1}), refusal,
                      tool_use("mcp__everything__get-sum", {"a": 1, "b": 2}), answer("done")])
     config = cli.config_file({"everything": everything()})
     result = cli.run("-p", "add 1 and 2", "--mcp-config", config, "--allowedTools", "mcp__everything", env=NATIVE)

@@ -20,10 +20,10 @@ from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
 from tests.helpers import free_port
 
-READ_TOOL = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
+READ_TOOL = ToolSpec("Read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
 TEXT_AND_TOOL = {"content": [
     {"type": "text", "text": "Let me read the file first, then I will answer."},
-    {"type": "tool_use", "name": "read_file", "input": {"path": "notes.txt", "limit": 3, "nested": {"a": [1, 2]}}},
+    {"type": "tool_use", "name": "Read", "input": {"file_path": "notes.txt", "limit": 3, "nested": {"a": [1, 2]}}},
 ]}
 
 
@@ -48,7 +48,7 @@ async def test_text_and_tool_use(mock_server, stream: bool) -> None:
 
     assert turn.content == [
         {"type": "text", "text": "Let me read the file first, then I will answer."},
-        {"type": "tool_use", "id": "toolu_mock_1", "name": "read_file",
+        {"type": "tool_use", "id": "toolu_mock_1", "name": "Read",
          "input": {"path": "notes.txt", "limit": 3, "nested": {"a": [1, 2]}}},
     ]
     assert turn.stop_reason == "tool_use"
@@ -62,7 +62,7 @@ async def test_text_and_tool_use(mock_server, stream: bool) -> None:
     assert request["path"] == "/v1/messages"
     assert request["body"].get("stream", False) is stream
     assert request["body"]["system"] == "be brief"
-    assert request["body"]["tools"] == [{"name": "read_file", "description": "Read a file",
+    assert request["body"]["tools"] == [{"name": "Read", "description": "Read a file",
                                          "input_schema": READ_TOOL.input_schema}]
     assert "sk-test-secret" not in json.dumps(request["headers"])
 
@@ -163,11 +163,11 @@ async def test_scenario_exhausted(mock_server, stream: bool) -> None:
 
 async def test_tool_only_turn_and_empty_input(mock_server) -> None:
     mock = mock_server([{"content": [{"type": "tool_use", "name": "list", "input": {}},
-                                     {"type": "tool_use", "name": "read_file", "input": {"path": "ü.txt"}}]}])
+                                     {"type": "tool_use", "name": "Read", "input": {"file_path": "ü.txt"}}]}])
     turn = await model_for(mock.url).complete(system="", messages=[user("go")], tools=[READ_TOOL])
     assert turn.text == ""
     assert [(b["id"], b["name"], b["input"]) for b in turn.tool_uses] == [
-        ("toolu_mock_1", "list", {}), ("toolu_mock_2", "read_file", {"path": "ü.txt"})]
+        ("toolu_mock_1", "list", {}), ("toolu_mock_2", "Read", {"path": "ü.txt"})]
 
 
 async def test_client_is_kept_across_calls(mock_server) -> None:
@@ -212,8 +212,8 @@ async def test_count_tool_tokens_asks_the_count_endpoint() -> None:
             await model.aclose()
         baseline, with_tools = sorted((r["body"] for r in mock.requests), key=lambda body: len(body["tools"]))
     assert [r["path"] for r in mock.requests] == ["/v1/messages/count_tokens"] * 2
-    assert [t["name"] for t in with_tools["tools"]] == ["read_file", "noop"]
-    assert with_tools["tools"][0] == {"name": "read_file", "description": "Read a file",
+    assert [t["name"] for t in with_tools["tools"]] == ["Read", "noop"]
+    assert with_tools["tools"][0] == {"name": "Read", "description": "Read a file",
                                       "input_schema": READ_TOOL.input_schema}
     assert [t["name"] for t in baseline["tools"]] == ["noop"]
     assert with_tools["model"] == baseline["model"] == "mock-claude"
@@ -250,7 +250,7 @@ async def test_deferred_tools_go_with_the_beta_header_and_foreign_references_as_
     `tool_reference` to a tool the request does not defer becomes a line of text (the API would refuse it)."""
     mock = mock_server([{"content": [{"type": "text", "text": "ok"}]}] * 2)
     history = [user("add"), {"role": "assistant", "content": [
-        {"type": "tool_use", "id": "t1", "name": "tool_search", "input": {"query": "sum"}}]},
+        {"type": "tool_use", "id": "t1", "name": "ToolSearch", "input": {"query": "sum"}}]},
                {"role": "user", "content": [
                    {"type": "tool_result", "tool_use_id": "t1", "content": [
                        {"type": "tool_reference", "tool_name": "get_sum"},

@@ -32,7 +32,7 @@ def test_history_conversion() -> None:
         ]},
         {"role": "assistant", "content": [
             {"type": "text", "text": "Let me check two things."},
-            {"type": "tool_use", "id": "call_1", "name": "read_file", "input": {"path": "a.txt"}},
+            {"type": "tool_use", "id": "call_1", "name": "Read", "input": {"file_path": "a.txt"}},
             {"type": "tool_use", "id": "call_2", "name": "screenshot", "input": {}},
         ]},
         {"role": "user", "content": [
@@ -54,7 +54,7 @@ def test_history_conversion() -> None:
             {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
         ]},
         {"role": "assistant", "content": "Let me check two things.", "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}},
+            {"id": "call_1", "type": "function", "function": {"name": "Read", "arguments": '{"path": "a.txt"}'}},
             {"id": "call_2", "type": "function", "function": {"name": "screenshot", "arguments": "{}"}},
         ]},
         {"role": "tool", "tool_call_id": "call_1", "content": "Error: no such file"},
@@ -191,7 +191,7 @@ def test_a_search_result_that_loads_tools_by_reference_reads_as_text() -> None:
     """A history from Anthropic's native tool loading (tool_reference blocks, the listing beside them) converts to
     a `tool` message naming what was loaded, then the listing as user text."""
     history = [user("add"), {"role": "assistant", "content": [
-        {"type": "tool_use", "id": "call_1", "name": "tool_search", "input": {"query": "sum"}}]},
+        {"type": "tool_use", "id": "call_1", "name": "ToolSearch", "input": {"query": "sum"}}]},
                {"role": "user", "content": [
                    {"type": "tool_result", "tool_use_id": "call_1", "content": [
                        {"type": "tool_reference", "tool_name": "mcp__e__get-sum"}]},

@@ -31,7 +31,7 @@ def test_print_mode_refuses_it_and_stays_in_plan_mode(tmp_path: Path) -> None:
             {"matcher": "ExitPlanMode", "hooks": [{"type": "command", "command": command}]}]}}))
         plan = "# Plan\n1. write a.txt"
         mock = cli.mock([tool_use("ExitPlanMode", {"plan": plan}),
-                         tool_use("write_file", {"path": "a.txt", "content": "x"}),
+                         tool_use("Write", {"file_path": "a.txt", "content": "x"}),
                          answer("still planning")])
         r = cli.run("-p", "go", "--permission-mode", "plan", "--output-format", "json")
         assert r.rc == 5, r.stderr
@@ -40,12 +40,12 @@ def test_print_mode_refuses_it_and_stays_in_plan_mode(tmp_path: Path) -> None:
         assert result_text(exit_plan) == (
             "permission denied for ExitPlanMode: leaving plan mode needs the user's approval of the plan, which is "
             "not possible in non-interactive mode; plan mode stays on: give the plan as your answer instead")
-        assert result_text(write) == f"permission denied for write_file: {PLAN_MODE_TEXT}"
+        assert result_text(write) == f"permission denied for Write: {PLAN_MODE_TEXT}"
         assert not (cli.work / "a.txt").exists()
         result = r.json()
         assert result["result"] == "still planning"
         assert [(d["tool_name"], d["tool_input"]) for d in result["permission_denials"]] == [
-            ("ExitPlanMode", {"plan": plan}), ("write_file", {"path": "a.txt", "content": "x"})]
+            ("ExitPlanMode", {"plan": plan}), ("Write", {"path": "a.txt", "content": "x"})]
         payload = json.loads(seen.read_text())
         assert (payload["hook_event_name"], payload["tool_name"], payload["tool_input"], payload["permission_mode"]) \
             == ("PreToolUse", "ExitPlanMode", {"plan": plan}, "plan")

@@ -30,9 +30,9 @@ def test_the_plan_is_shown_and_only_the_users_yes_ends_plan_mode(
         repl: Callable[..., tuple[Terminal, MockModelServer]], tmp_path: Path) -> None:
     app = tmp_path / "work" / "app.py"
     app.write_text("print('hello')\n")
-    write = call("write_file", path="app.py", content="print('bonjour')\n")
+    write = call("Write", path="app.py", content="print('bonjour')\n")
     term, mock = repl([
-        call("read_file", path="app.py"),
+        call("Read", path="app.py"),
         call("ExitPlanMode", plan="# Greeting\n1. replace hello with bonjour\x1b[2J\n2. PLAN-END-ONE"),
         write,
         say("STILL-PLANNING"),
@@ -57,7 +57,7 @@ def test_the_plan_is_shown_and_only_the_users_yes_ends_plan_mode(
     assert result_text(declined) == ("permission denied for ExitPlanMode: the user did not approve the plan and "
                                      "said: keep the quotes; plan mode stays on: keep planning, and call ExitPlanMode "
                                      "again with the revised plan")
-    assert result_text(refused) == f"permission denied for write_file: {PLAN_MODE_TEXT}"
+    assert result_text(refused) == f"permission denied for Write: {PLAN_MODE_TEXT}"
     assert app.read_text() == "print('hello')\n"
     assert term.screen().rstrip().endswith("plan>")
 

@@ -25,21 +25,21 @@ class FakeTool:
         return ToolResult.text("ok")
 
 
-READ = FakeTool("read_file", read_only=True)
+READ = FakeTool("Read", read_only=True)
 GLOB = FakeTool("glob", read_only=True)
 GREP = FakeTool("grep", read_only=True)
-WRITE = FakeTool("write_file")
-EDIT = FakeTool("edit_file")
+WRITE = FakeTool("Write")
+EDIT = FakeTool("Edit")
 BASH = FakeTool("bash")
 MCP_RO = FakeTool("mcp__docs__search", read_only=True)
 MCP_RW = FakeTool("mcp__docs__delete", read_only=False)
 
 ARGS: dict[str, dict[str, Any]] = {
-    "read_file": {"path": "a.txt"},
+    "Read": {"path": "a.txt"},
     "glob": {"pattern": "*.py"},
     "grep": {"pattern": "x"},
-    "write_file": {"path": "a.txt", "content": "x"},
-    "edit_file": {"path": "a.txt", "old_string": "a", "new_string": "b"},
+    "Write": {"path": "a.txt", "content": "x"},
+    "Edit": {"path": "a.txt", "old_string": "a", "new_string": "b"},
     "bash": {"command": "git status"},
     "mcp__docs__search": {"q": "x"},
     "mcp__docs__delete": {"id": 1},
@@ -91,17 +91,17 @@ def test_mode_names_parse() -> None:
 
 # "run" = allowed without asking, "ask" = the user is asked, "deny" = refused without asking
 MATRIX = {
-    "default":           {"read_file": "run", "glob": "run", "grep": "run", "write_file": "ask",
-                          "edit_file": "ask", "bash": "ask", "mcp__docs__search": "ask",
+    "default":           {"Read": "run", "glob": "run", "grep": "run", "Write": "ask",
+                          "Edit": "ask", "bash": "ask", "mcp__docs__search": "ask",
                           "mcp__docs__delete": "ask"},
-    "acceptEdits":       {"read_file": "run", "glob": "run", "grep": "run", "write_file": "run",
-                          "edit_file": "run", "bash": "ask", "mcp__docs__search": "ask",
+    "acceptEdits":       {"Read": "run", "glob": "run", "grep": "run", "Write": "run",
+                          "Edit": "run", "bash": "ask", "mcp__docs__search": "ask",
                           "mcp__docs__delete": "ask"},
-    "plan":              {"read_file": "run", "glob": "run", "grep": "run", "write_file": "deny",
-                          "edit_file": "deny", "bash": "deny", "mcp__docs__search": "ask",  # a claim, not a grant
+    "plan":              {"Read": "run", "glob": "run", "grep": "run", "Write": "deny",
+                          "Edit": "deny", "bash": "deny", "mcp__docs__search": "ask",  # a claim, not a grant
                           "mcp__docs__delete": "deny"},
-    "bypassPermissions": {"read_file": "run", "glob": "run", "grep": "run", "write_file": "run",
-                          "edit_file": "run", "bash": "run", "mcp__docs__search": "run",
+    "bypassPermissions": {"Read": "run", "glob": "run", "grep": "run", "Write": "run",
+                          "Edit": "run", "bash": "run", "mcp__docs__search": "run",
                           "mcp__docs__delete": "run"},
 }
 TOOLS = [READ, GLOB, GREP, WRITE, EDIT, BASH, MCP_RO, MCP_RW]
@@ -140,7 +140,7 @@ async def test_allowed_reasons(tmp_path: Path) -> None:
 async def test_deny_beats_allow(tmp_path: Path) -> None:
     gate = make_gate(tmp_path, allow=("Bash",), deny=("Bash(rm:*)",))
     d = await check(gate, BASH, {"command": "rm -rf build"})
-    assert d == Decision(False, 'permission denied for bash: denied by rule "Bash(rm:*)" in .claude/settings.json')
+    assert d == Decision(False, 'permission denied for Bash: denied by rule "Bash(rm:*)" in .claude/settings.json')
     assert (await check(gate, BASH, {"command": "ls"})).allowed
 
 
@@ -149,7 +149,7 @@ async def test_deny_beats_every_mode(mode: str, tmp_path: Path) -> None:
     gate = make_gate(tmp_path, mode, deny=("Read(.env)", "Edit(docs/**)", "mcp__docs"))
     assert not (await check(gate, READ, {"path": ".env"})).allowed
     d = await check(gate, WRITE, {"path": "docs/a.md", "content": ""})
-    assert d == Decision(False, 'permission denied for write_file: denied by rule "Edit(docs/**)" in '
+    assert d == Decision(False, 'permission denied for Write: denied by rule "Edit(docs/**)" in '
                                 '.claude/settings.json')
     assert not (await check(gate, MCP_RO)).allowed
 
@@ -165,7 +165,7 @@ async def test_cli_rules(tmp_path: Path) -> None:
     assert (await check(gate, BASH, {"command": "git log --oneline"})).reason == \
         'allowed by rule "Bash(git log:*)" from --allowedTools'
     assert (await check(gate, BASH, {"command": "git log -p"})).reason == \
-        'permission denied for bash: denied by rule "Bash(git log -p:*)" from --disallowedTools'
+        'permission denied for Bash: denied by rule "Bash(git log -p:*)" from --disallowedTools'
 
 
 async def test_ask_rule_beats_allow_rule(tmp_path: Path) -> None:
@@ -173,14 +173,14 @@ async def test_ask_rule_beats_allow_rule(tmp_path: Path) -> None:
     gate = make_gate(tmp_path, allow=("Bash(git:*)",), ask_rules=("Bash(git push:*)",), ask=asker)
     assert (await check(gate, BASH, {"command": "git pull"})).allowed and asker.asked == []
     assert (await check(gate, BASH, {"command": "git push"})) == Decision(True, "allowed by the user")
-    assert asker.asked == [("bash", {"command": "git push"})]
+    assert asker.asked == [("Bash", {"command": "git push"})]
 
 
 async def test_ask_rule_asks_for_a_read_only_tool_even_in_plan_mode(tmp_path: Path) -> None:
     asker = Asker("no")
     gate = make_gate(tmp_path, "plan", ask_rules=("Read(secrets/**)",), ask=asker)
     assert not (await check(gate, READ, {"path": "secrets/k"})).allowed
-    assert asker.asked == [("read_file", {"path": "secrets/k"})]
+    assert asker.asked == [("Read", {"path": "secrets/k"})]
 
 
 async def test_bypass_skips_ask_rules(tmp_path: Path) -> None:
@@ -206,7 +206,7 @@ async def test_compound_command_asks_unless_every_part_is_allowed(tmp_path: Path
     asker = Asker("no")
     gate = make_gate(tmp_path, allow=("Bash(git status:*)",), ask=asker)
     assert not (await check(gate, BASH, {"command": "git status && rm -rf /"})).allowed
-    assert asker.asked == [("bash", {"command": "git status && rm -rf /"})]
+    assert asker.asked == [("Bash", {"command": "git status && rm -rf /"})]
 
 
 # ---------------------------------------------------------------------------------------------- non-interactive
@@ -214,7 +214,7 @@ async def test_compound_command_asks_unless_every_part_is_allowed(tmp_path: Path
 
 async def test_non_interactive_bash_message(tmp_path: Path) -> None:
     d = await check(make_gate(tmp_path), BASH, {"command": "git status --short"})
-    assert d == Decision(False, 'permission denied for bash: not allowed in non-interactive mode; allow with --yolo '
+    assert d == Decision(False, 'permission denied for Bash: not allowed in non-interactive mode; allow with --yolo '
                                 'or add "Bash(git status:*)" to permissions.allow in .claude/settings.json')
 
 
@@ -244,7 +244,7 @@ async def test_non_interactive_suggests_only_the_parts_not_yet_allowed(tmp_path:
 
 async def test_non_interactive_with_an_ask_rule(tmp_path: Path) -> None:
     d = await check(make_gate(tmp_path, ask_rules=("Bash(git push:*)",)), BASH, {"command": "git push"})
-    assert d == Decision(False, 'permission denied for bash: rule "Bash(git push:*)" in ~/.claude/settings.json '
+    assert d == Decision(False, 'permission denied for Bash: rule "Bash(git push:*)" in ~/.claude/settings.json '
                                 'requires asking first, which is not possible in non-interactive mode; allow with '
                                 '--yolo')
 
@@ -283,7 +283,7 @@ async def test_always_remembers_other_tools_by_name(tmp_path: Path) -> None:
     assert (await check(gate, EDIT, {"path": "other.txt"})).allowed
     assert (await check(gate, MCP_RW)).allowed
     assert (await check(gate, MCP_RW, {"id": 2})).allowed
-    assert [name for name, _ in asker.asked] == ["edit_file", "mcp__docs__delete"]
+    assert [name for name, _ in asker.asked] == ["Edit", "mcp__docs__delete"]
     assert [r.text for r in gate.rules.allow] == ["Edit", "mcp__docs__delete"]
 
 

@@ -52,12 +52,12 @@ def test_a_second_path_key_is_rejected_before_the_gate_and_nothing_is_read(cli: 
     (cli.work / ".env.local").write_text(f"KEY={SECRET}\n")
     (cli.work / "src").mkdir()
     mock = cli.mock([
-        tool_use("read_file", {"file_path": "inside.txt", "path": ".env.local"}),
-        tool_use("write_file", {"file_path": "src/ok.py", "path": "../outside.txt", "content": "pwned"}),
-        tool_use("edit_file", {"path": "src/a.py", "file_path": "../outside.txt", "old_string": "a",
+        tool_use("Read", {"file_path": "inside.txt", "path": ".env.local"}),
+        tool_use("Write", {"file_path": "src/ok.py", "path": "../outside.txt", "content": "pwned"}),
+        tool_use("Edit", {"file_path": "src/a.py", "file_path": "../outside.txt", "old_string": "a",
                                "new_string": "b"}),
-        tool_use("read_file", {"path": ["inside.txt"]}),
-        tool_use("bash", {"command": "echo hi", "cwd": "/"}),
+        tool_use("Read", {"file_path": ["inside.txt"]}),
+        tool_use("Bash", {"command": "echo hi", "cwd": "/"}),
         answer("done"),
     ])
     r = cli.run("-p", "go", "--allowedTools", "Edit(src/**) Bash(echo:*)",
@@ -81,16 +81,16 @@ def test_tilde_user_is_that_users_home_for_the_gate_too(cli: Cli) -> None:
     me = pwd.getpwuid(os.getuid())
     name = f"pwned-{uuid.uuid4().hex[:8]}"
     target = Path(me.pw_dir) / name
-    mock = cli.mock([tool_use("write_file", {"path": f"~{me.pw_name}/{name}", "content": "pwned"}),
-                     tool_use("read_file", {"path": f"~{me.pw_name}/{name}"}),
+    mock = cli.mock([tool_use("Write", {"file_path": f"~{me.pw_name}/{name}", "content": "pwned"}),
+                     tool_use("Read", {"file_path": f"~{me.pw_name}/{name}"}),
                      answer("done")])
     try:
         r = cli.run("-p", "go", "--permission-mode", "acceptEdits")
         assert r.rc == 5, r.stderr
         write, read = tool_results(mock)
-        assert result_text(write).startswith(f"permission denied for write_file: {target} is outside the working "
+        assert result_text(write).startswith(f"permission denied for Write: {target} is outside the working "
                                              "directory and the added directories"), result_text(write)
-        assert result_text(read).startswith(f"permission denied for read_file: {target} is outside"), \
+        assert result_text(read).startswith(f"permission denied for Read: {target} is outside"), \
             result_text(read)
         assert not target.exists()
         assert not (cli.work / f"~{me.pw_name}").exists()
@@ -104,8 +104,8 @@ def test_tilde_user_is_that_users_home_for_the_gate_too(cli: Cli) -> None:
 def test_resource_reads_obey_the_servers_deny_rule_and_plan_mode(cli: Cli) -> None:
     config, uris, _ = _probe(cli)
     for mode_args, extra in ((["--disallowedTools", "mcp__probe"], ()), (["--permission-mode", "plan"], ())):
-        mock = cli.mock([tool_use("read_mcp_resource", {"server": "probe", "uri": f"docs://x?k={SECRET}"}),
-                         tool_use("list_mcp_resources", {"server": "probe"}), answer("done")])
+        mock = cli.mock([tool_use("ReadMcpResourceTool", {"server": "probe", "uri": f"docs://x?k={SECRET}"}),
+                         tool_use("ListMcpResourcesTool", {"server": "probe"}), answer("done")])
         r = cli.run("-p", "go", "--mcp-config", config, *mode_args, *extra)
         assert r.rc == 5, r.stderr
         read, listing = (result_text(b) for b in tool_results(mock))
@@ -126,12 +126,12 @@ def test_a_secret_cannot_be_read_and_handed_to_a_server_without_a_question(cli: 
     (cli.work / "notes.txt").write_text("TOKEN is documented here\n")
     config, uris, calls = _probe(cli)
     mock = cli.mock([
-        tool_use("read_file", {"path": "~/.ssh/id_rsa"}),
-        tool_use("glob", {"pattern": "*", "path": "~/.ssh"}),
-        tool_use("grep", {"pattern": "BEGIN", "path": str(ssh)}),
-        tool_use("read_file", {"path": ".env"}),
-        tool_use("grep", {"pattern": "TOKEN", "output_mode": "content"}),
-        tool_use("read_mcp_resource", {"server": "probe", "uri": f"docs://x?k={SECRET}"}),
+        tool_use("Read", {"file_path": "~/.ssh/id_rsa"}),
+        tool_use("Glob", {"pattern": "*", "path": "~/.ssh"}),
+        tool_use("Grep", {"pattern": "BEGIN", "path": str(ssh)}),
+        tool_use("Read", {"file_path": ".env"}),
+        tool_use("Grep", {"pattern": "TOKEN", "output_mode": "content"}),
+        tool_use("ReadMcpResourceTool", {"server": "probe", "uri": f"docs://x?k={SECRET}"}),
         tool_use("mcp__probe__echo", {"text": SECRET}),
         answer("done"),
     ])
@@ -141,7 +141,7 @@ def test_a_secret_cannot_be_read_and_handed_to_a_server_without_a_question(cli: 
     for text in (key, listing, grep_out):
         assert "is outside the working directory and the added directories" in text, text
     assert "holds secrets" in key
-    assert env.startswith(f"permission denied for read_file: {cli.work / '.env'} holds secrets"), env
+    assert env.startswith(f"permission denied for Read: {cli.work / '.env'} holds secrets"), env
     assert "notes.txt" in grep_in and ".env" not in grep_in.replace("notes", ""), grep_in
     assert resource.startswith("permission denied for read_mcp_resource: not allowed in non-interactive mode"), \
         resource
@@ -152,7 +152,7 @@ def test_a_secret_cannot_be_read_and_handed_to_a_server_without_a_question(cli: 
 
 def test_resource_reads_an_allow_rule_names_go_through(cli: Cli) -> None:
     config, uris, _ = _probe(cli)
-    mock = cli.mock([tool_use("read_mcp_resource", {"server": "probe", "uri": "docs://readme"}), answer("done")])
+    mock = cli.mock([tool_use("ReadMcpResourceTool", {"server": "probe", "uri": "docs://readme"}), answer("done")])
     r = cli.run("-p", "go", "--mcp-config", config, "--allowedTools", "ReadMcpResourceTool(probe)")
     assert r.rc == 0, r.stderr
     assert result_text(tool_results(mock)[0]).endswith("resource text")
@@ -163,21 +163,21 @@ def test_reads_outside_ask_and_an_added_directory_or_a_named_rule_allows_them(cl
     outside = cli.tmp / "outside"
     outside.mkdir()
     (outside / "a.txt").write_text("outside text\n")
-    mock = cli.mock([tool_use("read_file", {"path": str(outside / "a.txt")}), answer("done")])
+    mock = cli.mock([tool_use("Read", {"file_path": str(outside / "a.txt")}), answer("done")])
     r = cli.run("-p", "go")
     assert r.rc == 5 and "is outside the working directory" in result_text(tool_results(mock)[0])
     for flags in (["--add-dir", str(outside)], ["--allowedTools", f"Read(/{outside}/**)"]):
-        mock = cli.mock([tool_use("read_file", {"path": str(outside / "a.txt")}), answer("done")])
+        mock = cli.mock([tool_use("Read", {"file_path": str(outside / "a.txt")}), answer("done")])
         r = cli.run("-p", "go", *flags)
         assert r.rc == 0, r.stderr
         assert "outside text" in result_text(tool_results(mock)[0])
     # a broad rule was written with the project in mind: it does not reach a secret
     (cli.home / ".aws").mkdir()
     (cli.home / ".aws" / "credentials").write_text(SECRET)
-    mock = cli.mock([tool_use("read_file", {"path": "~/.aws/credentials"}), answer("done")])
+    mock = cli.mock([tool_use("Read", {"file_path": "~/.aws/credentials"}), answer("done")])
     r = cli.run("-p", "go", "--allowedTools", "Read(~/**) Read")
     assert r.rc == 5 and "holds secrets" in result_text(tool_results(mock)[0])
-    mock = cli.mock([tool_use("read_file", {"path": "~/.aws/credentials"}), answer("done")])
+    mock = cli.mock([tool_use("Read", {"file_path": "~/.aws/credentials"}), answer("done")])
     r = cli.run("-p", "go", "--allowedTools", "Read(~/.aws/**)")
     assert r.rc == 0 and SECRET in result_text(tool_results(mock)[0])
 
@@ -200,16 +200,16 @@ def test_accept_edits_and_a_bare_edit_rule_do_not_write_what_runs_code(cli: Cli,
         ".vscode/tasks.json": "{}",
         ".env": "ANTHROPIC_BASE_URL=http://evil",
     }
-    turns = [tool_use("read_file", {"path": ".git/config"})]
-    turns += [tool_use("write_file", {"path": path, "content": text}) for path, text in targets.items()]
-    turns += [tool_use("write_file", {"path": "src/fine.py", "content": "ok"}), answer("done")]
+    turns = [tool_use("Read", {"file_path": ".git/config"})]
+    turns += [tool_use("Write", {"file_path": path, "content": text}) for path, text in targets.items()]
+    turns += [tool_use("Write", {"file_path": "src/fine.py", "content": "ok"}), answer("done")]
     mock = cli.mock(turns)
     r = cli.run("-p", "go", *flags)
     assert r.rc == 5, r.stderr
     results = [result_text(b) for b in tool_results(mock)]
     assert "[core]" in results[0]  # reading .git/config is fine; writing it is not
     for path, text in zip(targets, results[1:-1], strict=True):
-        assert text.startswith(f"permission denied for write_file: {cli.work / path} "), text
+        assert text.startswith(f"permission denied for Write: {cli.work / path} "), text
         assert "configures code execution" in text or "holds secrets" in text, text
     assert results[-1].startswith("Wrote 2 bytes"), results[-1]
     assert git_config.read_text() == "[core]\n"
@@ -218,7 +218,7 @@ def test_accept_edits_and_a_bare_edit_rule_do_not_write_what_runs_code(cli: Cli,
 
 
 def test_an_exact_rule_for_a_protected_file_allows_it(cli: Cli) -> None:
-    cli.mock([tool_use("write_file", {"path": ".claude/commands/review.md", "content": "Review."}),
+    cli.mock([tool_use("Write", {"file_path": ".claude/commands/review.md", "content": "Review."}),
                      answer("done")])
     r = cli.run("-p", "go", "--allowedTools", "Edit(.claude/commands/**)")
     assert r.rc == 0, r.stderr

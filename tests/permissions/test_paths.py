@@ -54,8 +54,8 @@ async def test_edit_rule_does_not_follow_a_symlink_out_of_the_project(box: dict[
     asker = Asker("no")
     gate = gate_for(box, allow=("Edit(src/**)",), ask=asker)
     d = await gate.check(EDIT, edit_args("src/link"))
-    assert asker.asked == [("edit_file", edit_args("src/link"))]
-    assert d == Decision(False, "permission denied for edit_file: the user declined this tool call")
+    assert asker.asked == [("Edit", edit_args("src/link"))]
+    assert d == Decision(False, "permission denied for Edit: the user declined this tool call")
     assert (await gate.check(EDIT, edit_args("src/fine.py"))) == \
         Decision(True, 'allowed by rule "Edit(src/**)" in .claude/settings.json')
 
@@ -74,7 +74,7 @@ async def test_deny_rule_matches_the_name_as_written_and_the_target(box: dict[st
     gate = gate_for(box, "bypassPermissions", deny=("Read(secrets/**)",))
     for path in ("secrets/link", "innocent/link"):
         d = await gate.check(READ, {"path": path})
-        assert d == Decision(False, 'permission denied for read_file: denied by rule "Read(secrets/**)" in '
+        assert d == Decision(False, 'permission denied for Read: denied by rule "Read(secrets/**)" in '
                                     '.claude/settings.json')
 
 
@@ -124,14 +124,14 @@ async def test_bypass_and_plan_and_deny_keep_their_meaning_outside(box: dict[str
         Decision(True, "bypassPermissions mode")
     assert not (await gate_for(box, "plan", ask=Asker()).check(EDIT, edit_args("~/.bashrc"))).allowed
     d = await gate_for(box, "bypassPermissions", deny=("Edit(~/.bashrc)",)).check(EDIT, edit_args("~/.bashrc"))
-    assert d == Decision(False, 'permission denied for edit_file: denied by rule "Edit(~/.bashrc)" in '
+    assert d == Decision(False, 'permission denied for Edit: denied by rule "Edit(~/.bashrc)" in '
                                 '.claude/settings.json')
 
 
 async def test_non_interactive_outside_write_is_denied_with_the_reason(box: dict[str, Path]) -> None:
     bashrc = box["home"] / ".bashrc"
     d = await gate_for(box, "acceptEdits", allow=("Edit",)).check(EDIT, edit_args("~/.bashrc"))
-    assert d == Decision(False, f"permission denied for edit_file: {bashrc} is outside the working directory and "
+    assert d == Decision(False, f"permission denied for Edit: {bashrc} is outside the working directory and "
                                 "the added directories and configures code execution or the agent (.git, .claude, "
                                 "CLAUDE.md, .mcp.json, shell start-up), so writing it needs the user's approval, "
                                 "which is not "

@@ -37,7 +37,7 @@ def denies(rules: list[str], call: ToolCall, env: MatchEnv) -> bool:
 
 
 def bash(command: str) -> ToolCall:
-    return ToolCall("bash", {"command": command})
+    return ToolCall("Bash", {"command": command})
 
 
 # ------------------------------------------------------------------------------------------------------ parsing
@@ -89,14 +89,14 @@ def test_from_settings_collects_errors_and_keeps_good_rules() -> None:
 def test_unknown_tools_are_kept_and_match_nothing(env: MatchEnv) -> None:
     rules = RuleSet.from_strings(allow=["WebFetch(domain:example.com)", "Task", "NotebookEdit"])
     assert [r.tool for r in rules.allow] == ["WebFetch", "Task", "NotebookEdit"]
-    for call in (bash("ls"), ToolCall("read_file", {"path": "a"}), ToolCall("mcp__s__t")):
+    for call in (bash("ls"), ToolCall("Read", {"file_path": "a"}), ToolCall("mcp__s__t")):
         assert rules.match_allow(call, env) is None
     # ...except a tool that really has that name
     assert rules.match_allow(ToolCall("Task"), env) is not None
 
 
 def test_builtin_names_map_and_are_accepted_as_aliases(env: MatchEnv) -> None:
-    assert [claude_tool_name(n) for n in ("read_file", "glob", "grep", "write_file", "edit_file", "bash")] == [
+    assert [claude_tool_name(n) for n in ("Read", "glob", "grep", "Write", "Edit", "bash")] == [
         "Read", "Glob", "Grep", "Write", "Edit", "Bash"]
     assert claude_tool_name("mcp__a__b") == "mcp__a__b"
     assert parse_rule("bash(git status:*)", source="x").tool == "Bash"
@@ -237,11 +237,11 @@ def test_deny_does_not_over_match(env: MatchEnv) -> None:
 
 
 def read(path: str) -> ToolCall:
-    return ToolCall("read_file", {"path": path})
+    return ToolCall("Read", {"file_path": path})
 
 
 def edit(path: str) -> ToolCall:
-    return ToolCall("edit_file", {"path": path})
+    return ToolCall("Edit", {"file_path": path})
 
 
 def test_relative_glob_is_anchored_at_cwd(env: MatchEnv) -> None:
@@ -293,21 +293,21 @@ def test_symlink_into_a_denied_directory_is_denied(env: MatchEnv) -> None:
 
 
 def test_read_covers_glob_and_grep_edit_covers_write(env: MatchEnv) -> None:
-    assert denies(["Read(secrets/**)"], ToolCall("grep", {"pattern": "x", "path": "secrets/a"}), env)
-    assert denies(["Read(secrets/**)"], ToolCall("glob", {"pattern": "secrets/*.txt"}), env)
-    assert denies(["Read(secrets/**)"], ToolCall("grep", {"pattern": "x", "path": "secrets"}), env)
-    assert not denies(["Read(secrets/key)"], ToolCall("grep", {"pattern": "x", "path": "secrets"}), env)
-    assert denies(["Read"], ToolCall("glob", {"pattern": "*"}), env)
-    assert denies(["Edit(docs/**)"], ToolCall("write_file", {"path": "docs/new.md", "content": ""}), env)
+    assert denies(["Read(secrets/**)"], ToolCall("Grep", {"pattern": "x", "path": "secrets/a"}), env)
+    assert denies(["Read(secrets/**)"], ToolCall("Glob", {"pattern": "secrets/*.txt"}), env)
+    assert denies(["Read(secrets/**)"], ToolCall("Grep", {"pattern": "x", "path": "secrets"}), env)
+    assert not denies(["Read(secrets/key)"], ToolCall("Grep", {"pattern": "x", "path": "secrets"}), env)
+    assert denies(["Read"], ToolCall("Glob", {"pattern": "*"}), env)
+    assert denies(["Edit(docs/**)"], ToolCall("Write", {"file_path": "docs/new.md", "content": ""}), env)
     assert not denies(["Write"], edit("a.txt"), env)
     assert not denies(["Glob"], read("a.txt"), env)
-    assert denies(["Glob"], ToolCall("glob", {"pattern": "*"}), env)
+    assert denies(["Glob"], ToolCall("Glob", {"pattern": "*"}), env)
     assert not denies(["Edit"], read("a.txt"), env)
 
 
 def test_path_rule_needs_a_path(env: MatchEnv) -> None:
-    assert not denies(["Edit(**)"], ToolCall("edit_file", {}), env)
-    assert denies(["Edit"], ToolCall("edit_file", {}), env)
+    assert not denies(["Edit(**)"], ToolCall("Edit", {}), env)
+    assert denies(["Edit"], ToolCall("Edit", {}), env)
 
 
 # ------------------------------------------------------------------------------------------------------- MCP
@@ -352,7 +352,7 @@ def test_mcp_lookup_knows_the_real_server_name(tmp_path: Path) -> None:
 def test_real_builtin_argument_name_path(env: MatchEnv) -> None:
     # mini-claude's file tools take `path`, and it is the one key the rules read (the tool's schema rejects any
     # other key before the gate runs, so a second path key can never be checked while the first is opened)
-    assert not denies(["Read(.env)"], ToolCall("read_file", {"file_path": ".env"}), env)
-    assert denies(["Edit(docs/**)"], ToolCall("edit_file", {"path": "docs/a.md"}), env)
-    assert denies(["Read(.env)"], ToolCall("read_file", {"path": ".env"}), env)
-    assert allows(["Edit(src/**)"], ToolCall("write_file", {"path": "src/x.py", "content": ""}), env)
+    assert not denies(["Read(.env)"], ToolCall("Read", {"file_path": ".env"}), env)
+    assert denies(["Edit(docs/**)"], ToolCall("Edit", {"file_path": "docs/a.md"}), env)
+    assert denies(["Read(.env)"], ToolCall("Read", {"file_path": ".env"}), env)
+    assert allows(["Edit(src/**)"], ToolCall("Write", {"file_path": "src/x.py", "content": ""}), env)

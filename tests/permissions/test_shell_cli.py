@@ -14,13 +14,13 @@ pytestmark = pytest.mark.timeout(120)
 
 def test_a_comment_with_a_quote_does_not_hide_the_next_line_from_an_allow_rule(cli: Cli) -> None:
     command = "git status #'\ntouch PWNED\n#'"
-    mock = cli.mock([tool_use("bash", {"command": command}), answer("done")])
+    mock = cli.mock([tool_use("Bash", {"command": command}), answer("done")])
     r = cli.run("-p", "go", "--allowedTools", "Bash(git:*)")
     assert r.rc == 5, r.stderr  # answered; a call was denied on the way (exit code 5)
     [result] = tool_results(mock)
     assert result.get("is_error") is True
     assert result_text(result) == (
-        'permission denied for bash: not allowed in non-interactive mode; allow with --yolo or add '
+        'permission denied for Bash: not allowed in non-interactive mode; allow with --yolo or add '
         '"Bash(touch:*)" to permissions.allow in .claude/settings.json')
     assert not (cli.work / "PWNED").exists()
 
@@ -40,10 +40,10 @@ def test_a_comment_with_a_quote_does_not_hide_the_next_line_from_an_allow_rule(c
 def test_deny_rule_holds_under_yolo(cli: Cli, command: str) -> None:
     victim = cli.work / "victim"
     victim.write_text("keep me")
-    mock = cli.mock([tool_use("bash", {"command": command}), answer("done")])
+    mock = cli.mock([tool_use("Bash", {"command": command}), answer("done")])
     r = cli.run("-p", "go", "--yolo", "--disallowedTools", "Bash(rm:*)")
     assert r.rc == 5, r.stderr  # answered; a call was denied on the way (exit code 5)
     [result] = tool_results(mock)
     assert result.get("is_error") is True
-    assert result_text(result) == 'permission denied for bash: denied by rule "Bash(rm:*)" from --disallowedTools'
+    assert result_text(result) == 'permission denied for Bash: denied by rule "Bash(rm:*)" from --disallowedTools'
     assert victim.read_text() == "keep me"

@@ -17,7 +17,7 @@ def env(tmp_path: Path) -> MatchEnv:
 
 
 def allows(rule: str, command: str, env: MatchEnv) -> bool:
-    return RuleSet.from_strings(allow=[rule]).match_allow(ToolCall("bash", {"command": command}), env) is not None
+    return RuleSet.from_strings(allow=[rule]).match_allow(ToolCall("Bash", {"command": command}), env) is not None
 
 
 @pytest.mark.parametrize(("rule", "command"), [

@@ -16,8 +16,8 @@ from tests.integration.conftest import Cli, answer, result_text, tool_results, t
 
 pytestmark = pytest.mark.timeout(120)
 
-NOT_ALLOWED = "permission denied for bash: not allowed in non-interactive mode; allow with --yolo or add "
-DENIED_BY_RULE = 'permission denied for bash: denied by rule "Bash(rm:*)" from --disallowedTools'
+NOT_ALLOWED = "permission denied for Bash: not allowed in non-interactive mode; allow with --yolo or add "
+DENIED_BY_RULE = 'permission denied for Bash: denied by rule "Bash(rm:*)" from --disallowedTools'
 CANNOT_SEE = ', so deny rule "Bash(rm:*)" from --disallowedTools cannot see what it runs; bypassPermissions mode ' \
              "refuses such a command while a Bash deny or ask rule is in force"
 
@@ -25,7 +25,7 @@ CANNOT_SEE = ', so deny rule "Bash(rm:*)" from --disallowedTools cannot see what
 
 def run_one(cli: Cli, command: str, *flags: str) -> str:
     """Have the model ask for `command` once; the text of the tool result it got back."""
-    mock = cli.mock([tool_use("bash", {"command": command}), answer("done")])
+    mock = cli.mock([tool_use("Bash", {"command": command}), answer("done")])
     r = cli.run("-p", "go", *flags)
     assert r.rc == 5, r.stderr  # answered; a call was denied on the way (exit code 5)
     [result] = tool_results(mock)
@@ -79,14 +79,14 @@ def test_a_deny_rule_holds_under_yolo_against_programs_that_run_code(cli: Cli, c
     victim = cli.work / "victim"
     victim.write_text("keep me")
     text = run_one(cli, command, "--yolo", "--disallowedTools", "Bash(rm:*)")
-    expected = DENIED_BY_RULE if why is None else f"permission denied for bash: {why}{CANNOT_SEE}"
+    expected = DENIED_BY_RULE if why is None else f"permission denied for Bash: {why}{CANNOT_SEE}"
     assert text == expected
     assert victim.read_text() == "keep me"
 
 
 def test_without_a_bash_rule_yolo_still_runs_everything(cli: Cli) -> None:
     """The refusal is the price of a deny rule being in force: without one, bypass mode is bypass mode."""
-    mock = cli.mock([tool_use("bash", {"command": "awk 'BEGIN{system(\"touch made\")}'"}), answer("done")])
+    mock = cli.mock([tool_use("Bash", {"command": "awk 'BEGIN{system(\"touch made\")}'"}), answer("done")])
     r = cli.run("-p", "go", "--yolo", "--disallowedTools", "Read(secret)")
     assert r.rc == 0, r.stderr
     [result] = tool_results(mock)

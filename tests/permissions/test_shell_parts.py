@@ -22,11 +22,11 @@ def env(tmp_path: Path) -> MatchEnv:
 
 
 def allows(rules: list[str], command: str, env: MatchEnv) -> bool:
-    return RuleSet.from_strings(allow=rules).match_allow(ToolCall("bash", {"command": command}), env) is not None
+    return RuleSet.from_strings(allow=rules).match_allow(ToolCall("Bash", {"command": command}), env) is not None
 
 
 def denies_rm(command: str, env: MatchEnv) -> bool:
-    return RuleSet.from_strings(deny=["Bash(rm:*)"]).match_deny(ToolCall("bash", {"command": command}), env) \
+    return RuleSet.from_strings(deny=["Bash(rm:*)"]).match_deny(ToolCall("Bash", {"command": command}), env) \
         is not None
 
 
@@ -147,7 +147,7 @@ def test_matching_stays_cheap(env: MatchEnv) -> None:
     split_shell_command("warm up the parser")
     started = time.perf_counter()
     for command in commands:
-        call = ToolCall("bash", {"command": command})
+        call = ToolCall("Bash", {"command": command})
         rules.match_deny(call, env)
         rules.match_ask(call, env)
         rules.match_allow(call, env)

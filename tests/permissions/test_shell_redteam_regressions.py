@@ -20,7 +20,7 @@ def bypass_reason(command: str, cwd: Path) -> str:
     gate = PermissionGate(PermissionMode.BYPASS, RuleSet.from_strings(deny=["Bash(rm:*)"]), ask=None, cwd=cwd)
     decision = asyncio.run(gate.check(BashTool(), {"command": command}))
     assert not decision.allowed, command
-    return decision.reason.removeprefix("permission denied for bash: ")
+    return decision.reason.removeprefix("permission denied for Bash: ")
 
 
 @pytest.mark.parametrize(("command", "why"), [

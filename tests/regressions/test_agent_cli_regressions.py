@@ -73,7 +73,7 @@ async def test_unknown_tool_is_shown_to_the_user(tmp_path: Path) -> None:
 
 async def test_after_max_turns_the_model_is_not_told_the_user_interrupted(tmp_path: Path) -> None:
     # bug: the next run after a --max-turns stop said "[The previous request was interrupted by the user.]"
-    turns = [{"content": [{"type": "tool_use", "name": "glob", "input": {"pattern": "*"}}]},
+    turns = [{"content": [{"type": "tool_use", "name": "Glob", "input": {"pattern": "*"}}]},
              {"content": [{"type": "text", "text": "ok"}]}]
     with _mock(turns) as mock:
         agent = _agent(mock.url, tmp_path, max_turns=1)
@@ -129,7 +129,7 @@ class _RawAnthropic:
             def do_POST(self) -> None:
                 outer.bodies.append(json.loads(self.rfile.read(int(self.headers["content-length"]))))
                 if len(outer.bodies) == 1:
-                    content: list[dict[str, Any]] = [{"type": "tool_use", "id": "toolu_1", "name": "read_file",
+                    content: list[dict[str, Any]] = [{"type": "tool_use", "id": "toolu_1", "name": "Read",
                                                       "input": [1, 2]}]
                     stop = "tool_use"
                 else:

@@ -45,5 +45,5 @@ def test_a_mention_a_command_turned_into_a_link_to_a_secret_is_not_read(cli: Cli
     sent = json.dumps([m for q in mock.requests for m in (q.get("body") or {}).get("messages", [])])
     assert (cli.work / "notes.md").is_symlink()  # the `!` command did run (the user's rule allows it)
     assert "s3cr3t-key-material" not in sent
-    assert "@notes.md: not attached: permission denied for read_file:" in r.stderr
+    assert "@notes.md: not attached: permission denied for Read:" in r.stderr
     assert r.rc == 0, r.stderr

@@ -31,7 +31,7 @@ def _wait_for(predicate: Callable[[], object], timeout: float = 10.0) -> bool:
 def test_ctrl_c_interrupts_a_turn_after_a_permission_prompt(tmp_path: Path) -> None:
     tmux = require_program("tmux", "drives the REPL in a real terminal")
     pidfile = tmp_path / "sleep.pid"
-    turns = [{"content": [{"type": "tool_use", "name": "bash",
+    turns = [{"content": [{"type": "tool_use", "name": "Bash",
                            "input": {"command": f"sleep 60 & echo $! > {pidfile}; sleep 61"}}]},
              {"content": [{"type": "text", "text": "after interrupt"}]}]
     session = f"mc-{tmp_path.name}"

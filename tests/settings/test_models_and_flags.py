@@ -59,7 +59,7 @@ def test_settings_flag_file_and_json_are_layered_last(cli: SettingsCli) -> None:
     cli.project_settings({"model": "sonnet"}, name="settings.local.json")
     flag_file = cli.tmp / "flag-settings.json"
     flag_file.write_text(json.dumps({"model": "opus", "permissions": {"allow": ["Bash(touch:*)"]}}))
-    mock = cli.mock([tool_use("bash", {"command": "touch made-by-flag-rule"}), answer("ok"), answer("2")])
+    mock = cli.mock([tool_use("Bash", {"command": "touch made-by-flag-rule"}), answer("ok"), answer("2")])
     r = cli.run("-p", "--trust", "--settings", str(flag_file), "go")
     assert r.rc == 0, r.stderr
     assert models_sent(mock)[0] == "claude-opus-4-8"  # over the local file's sonnet and the user's haiku
@@ -88,8 +88,8 @@ def test_space_separated_list_flags(cli: SettingsCli) -> None:
     other.mkdir()
     (other / "note.txt").write_text("from the added folder")
     mock = cli.mock([tool_use("mcp__a__echo", {"text": "A"}), tool_use("mcp__b__echo", {"text": "B"}),
-                     tool_use("read_file", {"path": str(other / "note.txt")}),
-                     tool_use("bash", {"command": "echo no"}), answer("done")])
+                     tool_use("Read", {"file_path": str(other / "note.txt")}),
+                     tool_use("Bash", {"command": "echo no"}), answer("done")])
     # Claude Code's own command line: the prompt after `--` (its parser takes every word up to the next option)
     r = cli.run("-p", "--mcp-config", a, b, "--allowedTools", "mcp__a__echo", "mcp__b__echo", "Read",
                 "--disallowedTools", "Bash", "Edit", "--add-dir", str(other), "--", "use both")

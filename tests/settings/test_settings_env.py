@@ -26,7 +26,7 @@ def test_env_reaches_shell_commands_mcp_servers_and_hooks(cli: SettingsCli) -> N
     (cli.work / ".env").write_text("DOTENV_VAR=from-dotenv\n")
     config = cli.config_file({"p": probe_entry()})
     mock = cli.mock([
-        tool_use("bash", {"command": 'printf "%s|%s|%s|%s" "$SETTINGS_VAR" "$FLAG_VAR" "$SHARED" '
+        tool_use("Bash", {"command": 'printf "%s|%s|%s|%s" "$SETTINGS_VAR" "$FLAG_VAR" "$SHARED" '
                                      '"${DOTENV_VAR:-unset}" > out.txt; cat out.txt'}),
         tool_use("mcp__p__get_env", {"name": "SETTINGS_VAR"}),
         tool_use("mcp__p__get_env", {"name": "FLAG_VAR"}),
@@ -44,7 +44,7 @@ def test_env_reaches_shell_commands_mcp_servers_and_hooks(cli: SettingsCli) -> N
 
 def test_a_repository_env_waits_for_trust(cli: SettingsCli) -> None:
     cli.project_settings({"env": {"REPO_VAR": "from-repo"}})
-    command = tool_use("bash", {"command": 'printf %s "${REPO_VAR:-unset}"'})
+    command = tool_use("Bash", {"command": 'printf %s "${REPO_VAR:-unset}"'})
     config = cli.config_file({"p": probe_entry()})
     probe = tool_use("mcp__p__get_env", {"name": "REPO_VAR"})
     mock = cli.mock([command, probe, answer("done")])
@@ -64,7 +64,7 @@ def test_a_repository_env_waits_for_trust(cli: SettingsCli) -> None:
 def test_env_may_not_move_home_or_the_state_folder(cli: SettingsCli) -> None:
     cli.user_settings({"env": {"HOME": str(cli.tmp), "MINI_CLAUDE_STATE_DIR": str(cli.work / "state"),
                                "OK_VAR": "yes"}})
-    mock = cli.mock([tool_use("bash", {"command": 'printf "%s|%s|%s" "$HOME" "$MINI_CLAUDE_STATE_DIR" "$OK_VAR"'}),
+    mock = cli.mock([tool_use("Bash", {"command": 'printf "%s|%s|%s" "$HOME" "$MINI_CLAUDE_STATE_DIR" "$OK_VAR"'}),
                      answer("done")])
     r = cli.run("-p", "--dangerously-skip-permissions", "go")
     assert r.rc == 0, r.stderr

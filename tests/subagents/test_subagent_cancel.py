@@ -64,7 +64,7 @@ def _results(history: list[dict[str, Any]]) -> dict[str, str]:
 async def test_cancel_stops_every_subagent_and_answers_every_tool_use(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     pids.mkdir()
-    sleeper = {"name": "bash", "input": {"command": f"echo $$ > {pids}/$$.tmp && mv {pids}/$$.tmp {pids}/$$; "
+    sleeper = {"name": "Bash", "input": {"command": f"echo $$ > {pids}/$$.tmp && mv {pids}/$$.tmp {pids}/$$; "
                                                     "sleep 30"}}
     agent_call = {"name": "Agent", "input": {"description": "sleep", "prompt": "sleep a while"}}
     turns = [{"content": [{"type": "tool_use", **agent_call}, {"type": "tool_use", **agent_call}]},

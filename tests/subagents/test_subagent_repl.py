@@ -25,7 +25,7 @@ def test_a_subagents_question_names_it(tmp_path: Path) -> None:
     mock = MockModelServer(parse_scenario({"turns": [
         {"content": [{"type": "tool_use", "name": "Agent",
                       "input": {"description": "make a file", "prompt": "touch made", "subagent_type": "general-purpose"}}]},
-        {"content": [{"type": "tool_use", "name": "bash", "input": {"command": "touch made"}}]},
+        {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch made"}}]},
         {"content": [{"type": "text", "text": "child saw: {{last_tool_result}}"}]},
         {"content": [{"type": "text", "text": "PARENT RELAYS THE REFUSAL"}]}]}))
     url = mock.start()
@@ -44,7 +44,7 @@ def test_a_subagents_question_names_it(tmp_path: Path) -> None:
         term.wait_for(lambda s: "What should the model do instead?" in s, "the follow-up")
         term.keys("Enter")
         term.wait_for(lambda s: "PARENT RELAYS THE REFUSAL" in s, "the parent's answer")
-        assert "general-purpose › bash: permission denied for bash: the user declined" in term.screen()
+        assert "general-purpose › bash: permission denied for Bash: the user declined" in term.screen()
     finally:
         subprocess.run([tmux, "kill-session", "-t", session], capture_output=True)
         mock.stop()

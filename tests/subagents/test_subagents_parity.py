@@ -47,7 +47,7 @@ from tests.parity import CLIENTS, RUN_TIMEOUT_S, client_argv
 pytestmark = pytest.mark.timeout(180)
 
 # Claude Code's tool -> ours, and its input keys -> ours
-OURS = {"Bash": ("bash", {}), "Read": ("read_file", {"file_path": "path"})}
+OURS = {"Bash": ("bash", {}), "Read": ("Read", {"file_path": "path"})}
 # a barrier both children must reach: each waits (bounded) until the other has arrived
 BARRIER = ("mkdir -p arrivals && touch arrivals/$$ && for i in $(seq 300); do "
            "[ $(ls arrivals | wc -l) -ge 2 ] && echo met && exit 0; sleep 0.05; done; echo alone")
@@ -150,7 +150,7 @@ def test_restricted_type_calls_the_parents_mcp_server(client: str, tmp_path: Pat
     children = child_requests(r)
     assert len(children) == 3
     offered = {t for i in children for t in r.tools_of(i)}
-    ours = {"read_file", "mcp__probe__echo"} if client == "mini-claude" else {"Read", "mcp__probe__echo"}
+    ours = {"Read", "mcp__probe__echo"} if client == "mini-claude" else {"Read", "mcp__probe__echo"}
     assert offered == ours  # exactly its list: no Bash, no Agent, no other server tool
     assert "You are PINGER." in r.system_text(children[0])
     # the MCP tool really ran in the parent's server process
@@ -210,7 +210,7 @@ def test_denial_inside_a_subagent(client: str, tmp_path: Path) -> None:
     assert denial["tool_name"] == bash and denial["tool_use_id"] == denied["tool_use_id"]
     assert denial["tool_input"] == {"command": "touch made"}
     if client == "mini-claude":  # the user sees whose call it was
-        assert "general-purpose › bash" in r.stderr and "permission denied for bash" in r.stderr
+        assert "general-purpose › bash" in r.stderr and "permission denied for Bash" in r.stderr
 
 
 @CLIENTS
@@ -289,9 +289,9 @@ def test_a_listed_mcp_tool_is_offered_whole_while_the_parent_defers_it(tmp_path:
         answer("parent done"),
     ], "--allowedTools", "mcp__probe__echo", agents={"pinger": RESTRICTED}, servers=servers,
         env_extra={"MINI_CLAUDE_TOOL_SEARCH": "true"})
-    assert "mcp__probe__echo" not in r.tools_of(0) and "tool_search" in r.tools_of(0)  # the parent defers it
+    assert "mcp__probe__echo" not in r.tools_of(0) and "ToolSearch" in r.tools_of(0)  # the parent defers it
     [first, _] = child_requests(r)
-    assert sorted(r.tools_of(first)) == ["mcp__probe__echo", "read_file"]
+    assert sorted(r.tools_of(first)) == ["mcp__probe__echo", "Read"]
     specs = {t["name"]: t for t in r.requests[first]["body"]["tools"]}
     assert "defer_loading" not in specs["mcp__probe__echo"] and specs["mcp__probe__echo"]["input_schema"]
     assert [json.loads(line)["arguments"] for line in calls.read_text().splitlines()] == [{"text": "deferred"}]
@@ -327,7 +327,7 @@ def test_explore_is_offered_read_only_tools_only(tmp_path: Path) -> None:
         answer("parent done"),
     ], "--yolo")
     [first, _] = child_requests(r)
-    assert sorted(r.tools_of(first)) == ["TodoWrite", "WebFetch", "glob", "grep", "read_file"]
+    assert sorted(r.tools_of(first)) == ["TodoWrite", "WebFetch", "glob", "grep", "Read"]
     refused, _report = r.tool_results()
     assert refused.get("is_error") is True and "not enabled for the Explore agent" in result_text(refused)
     assert not (r.work / "made").exists()

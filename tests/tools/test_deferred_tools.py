@@ -30,7 +30,7 @@ def test_forget_keeps_only_what_the_kept_history_still_names() -> None:
     deferred.loaded = {"mcp__a__one", "mcp__a__two", "mcp__b__three", "mcp__b__four"}
     kept_search = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "s",
                                                 "content": "mcp__b__four: does four things"}]}
-    deferred.forget([*_calls("mcp__a__two", "read_file"), kept_search,
+    deferred.forget([*_calls("mcp__a__two", "Read"), kept_search,
                      {"role": "assistant", "content": [{"type": "tool_use", "name": ["odd"], "input": {}}]}])
     assert deferred.loaded == {"mcp__a__two", "mcp__b__four"}
     deferred.forget([])
@@ -178,7 +178,7 @@ async def test_a_search_loads_its_matches_and_names_the_next_ones(tmp_path: Path
     deferred = DeferredTools(lambda: tools, setting="true", context_tokens=10_000)
     search = ToolSearchTool(deferred)
     ctx = ToolContext(cwd=tmp_path, spill_dir=tmp_path / "spill")
-    text = (await search.run({"query": "invoice report", "limit": 3}, ctx)).content[0]["text"]
+    text = (await search.run({"query": "invoice report", "max_results": 3}, ctx)).content[0]["text"]
     described, more = text.split("\n\n")
     assert len(described.splitlines()) == 3 and len(deferred.loaded) == 3
     named = more.splitlines()[1].split(": ", 1)[1].split(", ")
@@ -250,7 +250,7 @@ async def test_a_native_search_references_only_what_is_not_sent_whole(tmp_path: 
     deferred.resolve("mcp__inv__invoice_0")  # called by name: sent whole from now on
     search = ToolSearchTool(deferred)
     ctx = ToolContext(cwd=tmp_path, spill_dir=tmp_path / "spill")
-    result = await search.run({"query": "invoice report", "limit": 3}, ctx)
+    result = await search.run({"query": "invoice report", "max_results": 3}, ctx)
     assert sorted(b["tool_name"] for b in result.content) == ["mcp__inv__invoice_1", "mcp__inv__invoice_2"]
     assert "mcp__inv__invoice_0: " in result.aside and deferred.referenced == {"mcp__inv__invoice_1",
                                                                               "mcp__inv__invoice_2"}

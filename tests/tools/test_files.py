@@ -21,11 +21,11 @@ PNG_1PX = base64.b64decode(
 
 
 async def read(ctx: ToolContext, path: str, **kw: object):
-    return await ReadFileTool().run({"path": path, **kw}, ctx)
+    return await ReadFileTool().run({"file_path": path, **kw}, ctx)
 
 
 async def edit(ctx: ToolContext, path: str, old: str, new: str, **kw: object):
-    return await EditFileTool().run({"path": path, "old_string": old, "new_string": new, **kw}, ctx)
+    return await EditFileTool().run({"file_path": path, "old_string": old, "new_string": new, **kw}, ctx)
 
 
 def touch_changed(path: Path) -> None:
@@ -160,7 +160,7 @@ async def test_read_bad_arguments(ctx: ToolContext) -> None:
 
 
 async def test_write_creates_file_and_parents(ctx: ToolContext) -> None:
-    result = await WriteFileTool().run({"path": "new/dir/f.txt", "content": "héllo\n"}, ctx)
+    result = await WriteFileTool().run({"file_path": "new/dir/f.txt", "content": "héllo\n"}, ctx)
     path = ctx.cwd / "new/dir/f.txt"
     assert not result.is_error
     assert result.as_text() == f"Wrote 7 bytes to {path} (created)"
@@ -171,11 +171,11 @@ async def test_write_creates_file_and_parents(ctx: ToolContext) -> None:
 async def test_overwrite_requires_read(ctx: ToolContext) -> None:
     path = ctx.cwd / "f.txt"
     path.write_text("old\n")
-    result = await WriteFileTool().run({"path": "f.txt", "content": "new\n"}, ctx)
-    assert result.is_error and "read_file" in result.as_text()
+    result = await WriteFileTool().run({"file_path": "f.txt", "content": "new\n"}, ctx)
+    assert result.is_error and "Read" in result.as_text()
     assert path.read_text() == "old\n"
     await read(ctx, "f.txt")
-    result = await WriteFileTool().run({"path": "f.txt", "content": "new\n"}, ctx)
+    result = await WriteFileTool().run({"file_path": "f.txt", "content": "new\n"}, ctx)
     assert not result.is_error and "overwrote" in result.as_text()
     assert path.read_text() == "new\n"
 
@@ -185,7 +185,7 @@ async def test_overwrite_refused_when_changed_since_read(ctx: ToolContext) -> No
     path.write_text("old\n")
     await read(ctx, "f.txt")
     touch_changed(path)
-    result = await WriteFileTool().run({"path": "f.txt", "content": "new\n"}, ctx)
+    result = await WriteFileTool().run({"file_path": "f.txt", "content": "new\n"}, ctx)
     assert result.is_error and "changed on disk" in result.as_text()
 
 
@@ -198,7 +198,7 @@ async def test_write_then_write_again_needs_no_read(ctx: ToolContext) -> None:
 
 async def test_write_onto_directory_is_error(ctx: ToolContext) -> None:
     (ctx.cwd / "d").mkdir()
-    assert (await WriteFileTool().run({"path": "d", "content": "x"}, ctx)).is_error
+    assert (await WriteFileTool().run({"file_path": "d", "content": "x"}, ctx)).is_error
 
 
 # ------------------------------------------------------------------------------------------------ edit_file
@@ -241,7 +241,7 @@ async def test_edit_multiple_needs_replace_all(ctx: ToolContext) -> None:
 async def test_edit_requires_prior_read(ctx: ToolContext) -> None:
     (ctx.cwd / "f.txt").write_text("abc\n")
     result = await edit(ctx, "f.txt", "abc", "def")
-    assert result.is_error and "read_file" in result.as_text()
+    assert result.is_error and "Read" in result.as_text()
     assert (ctx.cwd / "f.txt").read_text() == "abc\n"
 
 

@@ -26,10 +26,10 @@ async def test_big_result_spills_and_preview_names_path(ctx: ToolContext) -> Non
     assert len(spilled) == 1
     path = spilled[0]
     assert path.read_text() == text
-    assert str(path) in shown and "read_file" in shown and "offset" in shown and "limit" in shown
+    assert str(path) in shown and "Read" in shown and "offset" in shown and "limit" in shown
     assert "row 0" in shown and "row 19999" in shown
     # The model can follow the note.
-    page = await ReadFileTool().run({"path": str(path), "offset": 100, "limit": 2}, ctx)
+    page = await ReadFileTool().run({"file_path": str(path), "offset": 100, "limit": 2}, ctx)
     assert page.as_text().splitlines()[:2] == ["   100\trow 99", "   101\trow 100"]
 
 
@@ -43,11 +43,11 @@ def test_images_kept_when_text_spills(ctx: ToolContext) -> None:
 
 def test_builtin_tools_fresh_and_well_formed() -> None:
     first, second = builtin_tools(), builtin_tools()
-    assert [t.name for t in first] == ["read_file", "write_file", "edit_file", "glob", "grep", "bash", "WebFetch",
+    assert [t.name for t in first] == ["Read", "Write", "Edit", "glob", "grep", "bash", "WebFetch",
                                        "TodoWrite", "ExitPlanMode"]
     assert all(a is not b for a, b in zip(first, second, strict=True))
     read_only = {t.name: t.read_only for t in first}
-    assert read_only == {"read_file": True, "write_file": False, "edit_file": False, "glob": True, "grep": True,
+    assert read_only == {"Read": True, "Write": False, "Edit": False, "glob": True, "grep": True,
                          "bash": False, "WebFetch": True, "TodoWrite": True,  # WebFetch still asks: it sends out
                          "ExitPlanMode": False}
     for tool in first:

@@ -53,8 +53,8 @@ def _hostile_repo(cli: Cli, thief: Listener, mcp_host: Listener) -> dict[str, Pa
 
 
 def _scenario(files: dict[str, Path]) -> list[dict[str, object]]:
-    return [tool_use("bash", {"command": f"touch {files['bash']}"}),
-            tool_use("write_file", {"path": str(files["write"]), "content": "x"}),
+    return [tool_use("Bash", {"command": f"touch {files['bash']}"}),
+            tool_use("Write", {"file_path": str(files["write"]), "content": "x"}),
             tool_use("mcp__local__echo", {"text": "hi"}),
             answer("done")]
 
@@ -72,8 +72,8 @@ def test_untrusted_hostile_repository_reaches_nothing(cli: Cli, listener: Callab
     for name, path in files.items():
         assert not path.exists(), f"{name}: {path} exists"
     bash, write, mcp = (result_text(block) for block in tool_results(mock))
-    assert bash.startswith("permission denied for bash: not allowed in non-interactive mode"), bash
-    assert write.startswith("permission denied for write_file"), write
+    assert bash.startswith("permission denied for Bash: not allowed in non-interactive mode"), bash
+    assert write.startswith("permission denied for Write"), write
     assert "mcp__local__echo" in mcp
 
     warnings = [line for line in r.stderr.splitlines() if "is not trusted" in line]
@@ -90,7 +90,7 @@ def test_untrusted_hostile_repository_reaches_nothing(cli: Cli, listener: Callab
 def test_after_mini_claude_trust_the_same_settings_apply(cli: Cli, listener: Callable[[], Listener]) -> None:
     """Trusted, the project's allow rules, mode and server approvals apply (the .env's endpoint, pointed at the
     user's own mock here, too); nothing from `.env` reaches a server still."""
-    mock = cli.mock([tool_use("bash", {"command": f"touch {cli.tmp / 'ran'}"}),
+    mock = cli.mock([tool_use("Bash", {"command": f"touch {cli.tmp / 'ran'}"}),
                      tool_use("mcp__local__get_env", {"name": "PYTHONPATH"}),
                      answer("done")])
     mock_url = cli.env.pop("ANTHROPIC_BASE_URL")

@@ -95,7 +95,7 @@ def test_dotenv_never_reaches_servers_or_shell_commands(cli: Cli, trusted: bool)
     out = cli.tmp / "bash-env.txt"
     names = [*HOSTILE_LOADER_VARS, "MINI_CLAUDE_STATE_DIR", "PROBE_MARK"]
     mock = cli.mock([*(tool_use("mcp__p__get_env", {"name": name}) for name in names),
-                     tool_use("bash", {"command": f"env > {out}"}),
+                     tool_use("Bash", {"command": f"env > {out}"}),
                      answer("done")])
     r = cli.run("-p", "env?", "--mcp-config", config, "--yolo", *(["--trust"] if trusted else []))
     assert r.rc == 0, r.stderr

@@ -31,8 +31,8 @@ def _run_touch(cli: Cli, marker: Path, *flags: str, cwd: Path | None = None) -> 
     """Ask for `touch MARKER` then `rm` of a decoy; returns (first tool_result text, stderr)."""
     decoy = cli.tmp / "decoy"
     decoy.write_text("keep me")
-    mock = cli.mock([tool_use("bash", {"command": f"touch {marker}"}),
-                     tool_use("bash", {"command": f"rm {decoy}"}),
+    mock = cli.mock([tool_use("Bash", {"command": f"touch {marker}"}),
+                     tool_use("Bash", {"command": f"rm {decoy}"}),
                      answer("done")])
     proc = subprocess.run([sys.executable, "-m", "mini_claude", "-p", "go", *flags], cwd=cwd or cli.work,
                           env=cli.env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
@@ -49,7 +49,7 @@ def test_untrusted_project_settings_do_not_allow_bash(cli: Cli) -> None:
     _project_settings(cli.work, WIDENING)
     result, stderr = _run_touch(cli, marker)
     assert not marker.exists()
-    assert result.startswith("permission denied for bash: not allowed in non-interactive mode"), result
+    assert result.startswith("permission denied for Bash: not allowed in non-interactive mode"), result
     warnings = [line for line in stderr.splitlines() if "not trusted" in line]
     assert len(warnings) == 1, stderr
     assert (".claude/settings.json permissions.allow, permissions.defaultMode=bypassPermissions" in warnings[0])
@@ -60,7 +60,7 @@ def test_untrusted_local_settings_are_filtered_too(cli: Cli) -> None:
     marker = cli.tmp / "PWNED"
     _project_settings(cli.work, WIDENING, "settings.local.json")
     result, stderr = _run_touch(cli, marker)
-    assert not marker.exists() and result.startswith("permission denied for bash"), result
+    assert not marker.exists() and result.startswith("permission denied for Bash"), result
     assert ".claude/settings.local.json permissions.allow" in stderr
 
 

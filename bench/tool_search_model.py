@@ -1,6 +1,6 @@
-"""What `tool_search` finds when a model writes the query: each corpus query goes, as the user's prompt, through the
+"""What `ToolSearch` finds when a model writes the query: each corpus query goes, as the user's prompt, through the
 agent's own first step — the system prompt a session with the 57 corpus servers deferred would send (the servers
-and their tools' names), `tool_search` as the only tool, the real loop and the real index — and the model's first
+and their tools' names), `ToolSearch` as the only tool, the real loop and the real index — and the model's first
 search is scored against the tool the query names.
 
     ANTHROPIC_API_KEY=… .venv/bin/python bench/tool_search_model.py [--model NAME] [--limit N] [--jobs 6] [--json]
@@ -71,7 +71,7 @@ async def first_search(model: Model, tools: list[Any], query: Query, cwd: Path) 
                   ctx=ToolContext(cwd=cwd, spill_dir=cwd / "spill"))
     await agent.run(query.text)
     calls = [b for m in agent.history if m["role"] == "assistant" for b in m["content"]
-             if b.get("type") == "tool_use" and b.get("name") == "tool_search"]
+             if b.get("type") == "tool_use" and b.get("name") == "ToolSearch"]
     if not calls:
         return {"query": query.text, "searched": None, "loaded": [], "hit": False}
     written = str(calls[0].get("input", {}).get("query", ""))

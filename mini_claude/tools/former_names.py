@@ -45,12 +45,12 @@ FORMER_KEYS: Mapping[str, Mapping[str, str]] = {
 def upgrade_tool_use(block: Mapping[str, Any]) -> dict[str, Any]:
     """A `tool_use` block with its tool's current name and keys (unchanged when it already has them)."""
     name = block.get("name")
-    new_name = FORMER_NAMES.get(name, name) if isinstance(name, str) else name
-    renames = FORMER_KEYS.get(new_name, {}) if name != new_name else {}
-    args = block.get("input")
-    if name == new_name:
+    if not isinstance(name, str) or name not in FORMER_NAMES:
         return dict(block)
-    if isinstance(args, Mapping) and renames:
+    new_name = FORMER_NAMES[name]
+    renames = FORMER_KEYS.get(new_name, {})
+    args = block.get("input")
+    if isinstance(args, Mapping):
         args = {renames.get(key, key): value for key, value in args.items()}
     return {**block, "name": new_name, "input": args}
 

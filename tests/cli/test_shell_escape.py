@@ -80,4 +80,4 @@ async def test_the_gate_decides_as_for_a_models_call(tmp_path: Path) -> None:
     assert not (await admit("make", gate=gate, shell=shell, hooks=None)).allowed and asked == ["make"]
     hooks = _Hooks(HookPermission("deny", "not on Fridays"))
     vetoed = await admit("ls", gate=gate, shell=shell, hooks=hooks)  # type: ignore[arg-type]
-    assert not vetoed.allowed and "not on Fridays" in vetoed.reason and hooks.seen == [("bash", {"command": "ls"})]
+    assert not vetoed.allowed and "not on Fridays" in vetoed.reason and hooks.seen == [("Bash", {"command": "ls"})]

@@ -68,7 +68,7 @@ def test_json_text_escapes_controls_and_bidi_and_round_trips() -> None:
 
 
 def test_tool_line_shows_bidi_and_c1_from_arguments_as_escapes() -> None:
-    line = format_tool_call("read_file\u202e", {"path": HOSTILE_ARG})
+    line = format_tool_call("Read\u202e", {"file_path": HOSTILE_ARG})
     assert line == ('→ Read\\u202e({"file_path":"src/\\u202etxt.exe\\u009b2J\\u001b]8;;http://evil.example/'
                     '\\u0007"})')
 

@@ -127,21 +127,21 @@ async def test_gate_hook_allow_is_an_allow_rule_for_one_call(tmp_path: Path) -> 
     planned = await make_gate(tmp_path, "plan").check(WRITE, ARGS["Write"], hook=allow)
     assert not planned.allowed and "plan mode" in planned.reason
     asker = Asker("no")
-    asked = await make_gate(tmp_path, ask_rules=("Bash",), ask=asker).check(BASH, ARGS["bash"], hook=allow)
+    asked = await make_gate(tmp_path, ask_rules=("Bash",), ask=asker).check(BASH, ARGS["Bash"], hook=allow)
     assert not asked.allowed and asker.asked  # an ask rule still asks
-    secret = await make_gate(tmp_path).check(READ, {"path": str(tmp_path / ".env")}, hook=allow)
+    secret = await make_gate(tmp_path).check(READ, {"file_path": str(tmp_path / ".env")}, hook=allow)
     assert not secret.allowed and "needs the user's approval" in secret.reason  # a secret still asks
 
 
 async def test_gate_hook_ask_asks_even_where_a_rule_allows(tmp_path: Path) -> None:
     ask = HookPermission("ask", "deleting files")
     asker = Asker("yes")
-    assert (await make_gate(tmp_path, allow=("Bash",), ask=asker).check(BASH, ARGS["bash"], hook=ask)).allowed
-    assert asker.asked == [("Bash", ARGS["bash"])]
+    assert (await make_gate(tmp_path, allow=("Bash",), ask=asker).check(BASH, ARGS["Bash"], hook=ask)).allowed
+    assert asker.asked == [("Bash", ARGS["Bash"])]
     asker = Asker("no")
-    assert not (await make_gate(tmp_path, "bypassPermissions", ask=asker).check(BASH, ARGS["bash"], hook=ask)).allowed
+    assert not (await make_gate(tmp_path, "bypassPermissions", ask=asker).check(BASH, ARGS["Bash"], hook=ask)).allowed
     assert asker.asked
-    refused = await make_gate(tmp_path, allow=("Bash",)).check(BASH, ARGS["bash"], hook=ask)
+    refused = await make_gate(tmp_path, allow=("Bash",)).check(BASH, ARGS["Bash"], hook=ask)
     assert not refused.allowed and "deleting files" in refused.reason and "non-interactive" in refused.reason
 
 

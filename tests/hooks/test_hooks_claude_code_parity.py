@@ -37,11 +37,6 @@ from tests.parity import CLIENTS, RUN_TIMEOUT_S, client_argv
 
 pytestmark = pytest.mark.timeout(180)
 
-# Claude Code's tool -> ours, and its input keys -> ours
-OURS = {"Bash": ("bash", {}), "Write": ("Write", {"file_path": "path"}),
-        "Read": ("Read", {"file_path": "path"})}
-
-
 @dataclass
 class Run:
     result: dict[str, Any]
@@ -71,10 +66,7 @@ def result_text(block: dict[str, Any]) -> str:
 
 
 def call(client: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    """A scripted model turn calling Claude Code's `tool`, in `client`'s own tool names."""
-    if client == "mini-claude" and tool in OURS:
-        name, keys = OURS[tool]
-        tool, args = name, {keys.get(k, k): v for k, v in args.items()}
+    """A scripted model turn calling `tool` (both clients have Claude Code's tool names and input keys)."""
     return {"content": [{"type": "tool_use", "name": tool, "input": args}]}
 
 

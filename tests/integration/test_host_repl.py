@@ -121,8 +121,10 @@ def test_prompts_mentions_progress_and_a_form(repl: Callable[..., tuple[Terminal
 
     # a prompt slash command: its name and its first argument completed with Tab
     term.type("/mcp__everything__compl")
+    # Tab before the completer has answered (it runs as one types) inserts nothing: wait for its menu first
+    term.wait_for(lambda s: "completable-prompt" in s, "the command in the completion menu")
     term.keys("Tab")
-    term.wait_for(lambda s: "/mcp__everything__completable-prompt" in s, "the command completed")
+    term.wait_for(lambda s: "> /mcp__everything__completable-prompt" in s, "the command completed")
     term.type(" Eng")
     term.wait_for(lambda s: "Engineering" in s, "the server's completion in the menu")  # asked as one types
     term.keys("Tab")
@@ -217,7 +219,7 @@ def test_permission_prompt_diff_always_feedback_and_plan_mode(
     turns = [
         {"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": "app.py"}}]},
         {"content": [{"type": "tool_use", "name": "Edit",
-                      "input": {"path": "app.py", "old_string": "hello", "new_string": "bonjour"}}]},
+                      "input": {"file_path": "app.py", "old_string": "hello", "new_string": "bonjour"}}]},
         {"content": [{"type": "text", "text": "edited"}]},
         {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "rm -rf build"}}]},
         {"content": [{"type": "text", "text": "ok, not removing: {{last_tool_result}}"}]},
@@ -326,7 +328,7 @@ def test_init_writes_claude_md_and_memory_opens_the_editor(
     editor.chmod(0o755)
     turns = [
         {"content": [{"type": "tool_use", "name": "Write",
-                      "input": {"path": "CLAUDE.md", "content": "# Demo\n- build with make\n"}}]},
+                      "input": {"file_path": "CLAUDE.md", "content": "# Demo\n- build with make\n"}}]},
         {"content": [{"type": "text", "text": "WROTE-CLAUDE-MD"}]},
         {"content": [{"type": "text", "text": "SAW-MEMORY"}]},
     ]

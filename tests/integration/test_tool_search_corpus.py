@@ -62,13 +62,13 @@ def test_the_first_request_carries_at_most_a_tenth_of_the_definitions() -> None:
 
 def test_the_model_query_bench_runs_the_agents_first_step(mock_model) -> None:  # type: ignore[no-untyped-def]
     """bench/tool_search_model.py against the mock (its real use needs a model with a key): each query is the
-    prompt of one agent step whose only tool is tool_search, under the system prompt a deferred session sends;
+    prompt of one agent step whose only tool is ToolSearch, under the system prompt a deferred session sends;
     the model's first search is scored with the real index."""
     import json
     import os
     import subprocess
 
-    mock = mock_model([{"content": [{"type": "tool_use", "name": "tool_search",
+    mock = mock_model([{"content": [{"type": "tool_use", "name": "ToolSearch",
                                      "input": {"query": "kubernetes pod logs"}}]},
                        {"content": [{"type": "text", "text": "I would need more details."}]}])
     env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-bench", "ANTHROPIC_BASE_URL": mock.url}
@@ -80,5 +80,5 @@ def test_the_model_query_bench_runs_the_agents_first_step(mock_model) -> None:  
     first = report["rows"][0]
     assert first["searched"] == "kubernetes pod logs" and first["hit"] and len(first["loaded"]) == 5
     request = mock.requests[0]["body"]
-    assert [t["name"] for t in request["tools"]] == ["tool_search"]
-    assert "mcp__kubernetes__pods_log" in request["system"] and "Find them with tool_search" in request["system"]
+    assert [t["name"] for t in request["tools"]] == ["ToolSearch"]
+    assert "mcp__kubernetes__pods_log" in request["system"] and "Find them with ToolSearch" in request["system"]

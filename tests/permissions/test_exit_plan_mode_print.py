@@ -45,7 +45,7 @@ def test_print_mode_refuses_it_and_stays_in_plan_mode(tmp_path: Path) -> None:
         result = r.json()
         assert result["result"] == "still planning"
         assert [(d["tool_name"], d["tool_input"]) for d in result["permission_denials"]] == [
-            ("ExitPlanMode", {"plan": plan}), ("Write", {"path": "a.txt", "content": "x"})]
+            ("ExitPlanMode", {"plan": plan}), ("Write", {"file_path": "a.txt", "content": "x"})]
         payload = json.loads(seen.read_text())
         assert (payload["hook_event_name"], payload["tool_name"], payload["tool_input"], payload["permission_mode"]) \
             == ("PreToolUse", "ExitPlanMode", {"plan": plan}, "plan")

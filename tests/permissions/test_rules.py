@@ -350,9 +350,9 @@ def test_mcp_lookup_knows_the_real_server_name(tmp_path: Path) -> None:
 
 
 def test_real_builtin_argument_name_path(env: MatchEnv) -> None:
-    # mini-claude's file tools take `path`, and it is the one key the rules read (the tool's schema rejects any
-    # other key before the gate runs, so a second path key can never be checked while the first is opened)
-    assert not denies(["Read(.env)"], ToolCall("Read", {"file_path": ".env"}), env)
+    # the file tools take Claude Code's `file_path`, and it is the one key the rules read (the tool's schema rejects
+    # any other key before the gate runs, so a second path key can never be checked while the first is opened)
+    assert not denies(["Read(.env)"], ToolCall("Read", {"path": ".env"}), env)
     assert denies(["Edit(docs/**)"], ToolCall("Edit", {"file_path": "docs/a.md"}), env)
     assert denies(["Read(.env)"], ToolCall("Read", {"file_path": ".env"}), env)
     assert allows(["Edit(src/**)"], ToolCall("Write", {"file_path": "src/x.py", "content": ""}), env)

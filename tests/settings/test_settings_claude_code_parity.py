@@ -67,7 +67,7 @@ def answer(text: str) -> dict[str, Any]:
 
 
 def shell(client: str, command: str) -> dict[str, Any]:
-    return {"content": [{"type": "tool_use", "name": "Bash" if client == "claude-code" else "bash",
+    return {"content": [{"type": "tool_use", "name": "Bash",
                          "input": {"command": command}}]}
 
 

@@ -39,12 +39,12 @@ def test_a_subagents_question_names_it(tmp_path: Path) -> None:
         term.keys("go", "Enter")
         term.wait_for(lambda s: "Allow it?" in s, "the permission question")
         screen = term.screen()
-        assert "The general-purpose sub-agent asks to use bash:" in screen, screen
+        assert "The general-purpose sub-agent asks to use Bash:" in screen, screen
         term.keys("n", "Enter")
         term.wait_for(lambda s: "What should the model do instead?" in s, "the follow-up")
         term.keys("Enter")
         term.wait_for(lambda s: "PARENT RELAYS THE REFUSAL" in s, "the parent's answer")
-        assert "general-purpose › bash: permission denied for Bash: the user declined" in term.screen()
+        assert "general-purpose › Bash: permission denied for Bash: the user declined" in term.screen()
     finally:
         subprocess.run([tmux, "kill-session", "-t", session], capture_output=True)
         mock.stop()

@@ -48,15 +48,15 @@ def test_tool_names_map_to_ours_and_agent_never_nests(tmp_path: Path) -> None:
     _write(work / ".claude" / "agents", "star", _agent("star", "'*'"))
     kinds, _ = load_subagent_types(work, home, trusted=False)
     r = kinds["r"]
-    assert [n for n in ("Read", "grep", "bash", "mcp__probe__echo", "mcp__probe__peek", "Agent")
+    assert [n for n in ("Read", "Grep", "Bash", "mcp__probe__echo", "mcp__probe__peek", "Agent")
             if r.allows(n)] == ["Read", "mcp__probe__echo"]
-    assert [n for n in ("bash", "glob", "Read") if kinds["listed"].allows(n)] == ["bash", "glob"]
+    assert [n for n in ("Bash", "Glob", "Read") if kinds["listed"].allows(n)] == ["Bash", "Glob"]
     assert kinds["star"].tools is None and kinds["star"].allows("Write") and not kinds["star"].allows("Agent")
     # no sub-agent ends the session's plan mode, whatever its tools list says
     assert not kinds["star"].allows("ExitPlanMode") and not kinds["general-purpose"].allows("ExitPlanMode")
     explore = kinds["Explore"]
-    assert [n for n in ("Read", "grep", "glob", "bash", "Write", "Edit", "Agent", "mcp__s__t")
-            if explore.allows(n)] == ["Read", "grep", "glob", "bash", "mcp__s__t"]
+    assert [n for n in ("Read", "Grep", "Glob", "Bash", "Write", "Edit", "Agent", "mcp__s__t")
+            if explore.allows(n)] == ["Read", "Grep", "Glob", "Bash", "mcp__s__t"]
 
 
 def test_a_repository_model_counts_only_when_trusted(tmp_path: Path) -> None:
@@ -94,10 +94,10 @@ def test_bad_files_are_warnings_naming_them(tmp_path: Path) -> None:
 async def test_explore_is_read_only_whatever_the_mode(tmp_path: Path) -> None:
     explore = next(t for t in BUILTIN_TYPES if t.name == "Explore")
     tools = builtin_tools()
-    assert [t.name for t in tools if explore.offers(t)] == ["Read", "glob", "grep", "WebFetch", "TodoWrite"]
+    assert [t.name for t in tools if explore.offers(t)] == ["Read", "Glob", "Grep", "WebFetch", "TodoWrite"]
     # its gate refuses a tool that is not read-only first, even where the session's mode would let it run
     gate = PermissionGate(PermissionMode.BYPASS, RuleSet.from_strings(), ask=None, cwd=tmp_path)
-    bash = next(t for t in tools if t.name == "bash")
+    bash = next(t for t in tools if t.name == "Bash")
     refused = await SubagentGate(gate, "Explore", read_only=True).check(bash, {"command": "touch x"})
     assert not refused.allowed and refused.reason == "permission denied for Bash: the Explore agent is read-only"
     assert (await SubagentGate(gate, "general-purpose").check(bash, {"command": "touch x"})).allowed

@@ -46,8 +46,6 @@ from tests.parity import CLIENTS, RUN_TIMEOUT_S, client_argv
 
 pytestmark = pytest.mark.timeout(180)
 
-# Claude Code's tool -> ours, and its input keys -> ours
-OURS = {"Bash": ("bash", {}), "Read": ("Read", {"file_path": "path"})}
 # a barrier both children must reach: each waits (bounded) until the other has arrived
 BARRIER = ("mkdir -p arrivals && touch arrivals/$$ && for i in $(seq 300); do "
            "[ $(ls arrivals | wc -l) -ge 2 ] && echo met && exit 0; sleep 0.05; done; echo alone")
@@ -72,12 +70,9 @@ class Run:
 
 
 def call(client: str, *blocks: tuple[str, dict[str, Any]]) -> dict[str, Any]:
-    """A scripted turn calling Claude Code's tools, in `client`'s own names."""
+    """A scripted turn calling tools (both clients have Claude Code's tool names and input keys)."""
     content = []
     for tool, args in blocks:
-        if client == "mini-claude" and tool in OURS:
-            name, keys = OURS[tool]
-            tool, args = name, {keys.get(k, k): v for k, v in args.items()}
         content.append({"type": "tool_use", "name": tool, "input": args})
     return {"content": content}
 
@@ -159,7 +154,7 @@ def test_restricted_type_calls_the_parents_mcp_server(client: str, tmp_path: Pat
     results = r.tool_results()
     echo, refused, report = results
     assert result_text(echo) == "probe-echo:echo:from-child" and not echo.get("is_error")
-    bash = "bash" if client == "mini-claude" else "Bash"
+    bash = "Bash"
     assert refused.get("is_error") is True
     assert f"No such tool available: {bash}. {bash} exists but is not enabled" in result_text(refused)
     assert not (r.work / "escaped").exists()
@@ -205,12 +200,12 @@ def test_denial_inside_a_subagent(client: str, tmp_path: Path) -> None:
     denied, report = r.tool_results()
     assert denied.get("is_error") is True
     assert result_text(report).startswith("could not: ")
-    bash = "bash" if client == "mini-claude" else "Bash"
+    bash = "Bash"
     [denial] = r.result["permission_denials"]
     assert denial["tool_name"] == bash and denial["tool_use_id"] == denied["tool_use_id"]
     assert denial["tool_input"] == {"command": "touch made"}
     if client == "mini-claude":  # the user sees whose call it was
-        assert "general-purpose › bash" in r.stderr and "permission denied for Bash" in r.stderr
+        assert "general-purpose › Bash" in r.stderr and "permission denied for Bash" in r.stderr
 
 
 @CLIENTS
@@ -291,7 +286,7 @@ def test_a_listed_mcp_tool_is_offered_whole_while_the_parent_defers_it(tmp_path:
         env_extra={"MINI_CLAUDE_TOOL_SEARCH": "true"})
     assert "mcp__probe__echo" not in r.tools_of(0) and "ToolSearch" in r.tools_of(0)  # the parent defers it
     [first, _] = child_requests(r)
-    assert sorted(r.tools_of(first)) == ["mcp__probe__echo", "Read"]
+    assert sorted(r.tools_of(first)) == ["Read", "mcp__probe__echo"]
     specs = {t["name"]: t for t in r.requests[first]["body"]["tools"]}
     assert "defer_loading" not in specs["mcp__probe__echo"] and specs["mcp__probe__echo"]["input_schema"]
     assert [json.loads(line)["arguments"] for line in calls.read_text().splitlines()] == [{"text": "deferred"}]
@@ -327,7 +322,7 @@ def test_explore_is_offered_read_only_tools_only(tmp_path: Path) -> None:
         answer("parent done"),
     ], "--yolo")
     [first, _] = child_requests(r)
-    assert sorted(r.tools_of(first)) == ["TodoWrite", "WebFetch", "glob", "grep", "Read"]
+    assert sorted(r.tools_of(first)) == ["Glob", "Grep", "Read", "TodoWrite", "WebFetch"]
     refused, _report = r.tool_results()
     assert refused.get("is_error") is True and "not enabled for the Explore agent" in result_text(refused)
     assert not (r.work / "made").exists()

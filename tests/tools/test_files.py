@@ -113,7 +113,7 @@ async def test_read_missing_file(ctx: ToolContext) -> None:
 async def test_read_directory_suggests_glob(ctx: ToolContext) -> None:
     (ctx.cwd / "d").mkdir()
     result = await read(ctx, "d")
-    assert result.is_error and "directory" in result.as_text() and "glob" in result.as_text()
+    assert result.is_error and "directory" in result.as_text() and "Glob" in result.as_text()
 
 
 async def test_read_binary_is_error(ctx: ToolContext) -> None:
@@ -191,8 +191,8 @@ async def test_overwrite_refused_when_changed_since_read(ctx: ToolContext) -> No
 
 async def test_write_then_write_again_needs_no_read(ctx: ToolContext) -> None:
     tool = WriteFileTool()
-    assert not (await tool.run({"path": "f.txt", "content": "1"}, ctx)).is_error
-    assert not (await tool.run({"path": "f.txt", "content": "2"}, ctx)).is_error
+    assert not (await tool.run({"file_path": "f.txt", "content": "1"}, ctx)).is_error
+    assert not (await tool.run({"file_path": "f.txt", "content": "2"}, ctx)).is_error
     assert (ctx.cwd / "f.txt").read_text() == "2"
 
 

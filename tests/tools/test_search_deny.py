@@ -59,7 +59,7 @@ async def test_grep_returns_nothing_from_a_denied_file(engine: str, mode: str, d
 async def test_grep_still_finds_the_allowed_files(engine: str, denied_ctx: ToolContext) -> None:
     result = await grep_tool(engine).run({"pattern": "shared line", "output_mode": "content"}, denied_ctx)
     assert result.as_text() == "app.py:1:print('shared line')"
-    result = await grep_tool(engine).run({"pattern": "shared|API", "context": 1, "output_mode": "content",
+    result = await grep_tool(engine).run({"pattern": "shared|API", "-C": 1, "output_mode": "content",
                                           "glob": "*"}, denied_ctx)
     assert result.as_text() == "app.py:1:print('shared line')"
 
@@ -108,7 +108,7 @@ async def test_ripgrep_names_with_colons_and_dashes_are_filtered_exactly(tmp_pat
                           cwd=work, home=tmp_path)
     ctx = ToolContext(cwd=work, spill_dir=tmp_path / "spill", is_denied=gate.is_denied)
     for tool in (GrepTool(), GrepTool(use_ripgrep=False)):
-        result = await tool.run({"pattern": "hit", "output_mode": "content", "context": 1}, ctx)
+        result = await tool.run({"pattern": "hit", "output_mode": "content", "-C": 1}, ctx)
         assert result.as_text().splitlines() == ["c:2:d.txt-1-before", "c:2:d.txt:2:hit", "--", "keep.txt:1:hit",
                                                  "keep.txt-2-after"]
         result = await tool.run({"pattern": "hit", "output_mode": "count"}, ctx)

@@ -202,7 +202,7 @@ _PROMPT_HINT = ("a list option takes the words after it up to the next option: p
 _RULE_TOOLS = frozenset({"Bash", "Read", "Edit", "Write", "MultiEdit", "Glob", "Grep", "LS", "NotebookEdit",
                          "NotebookRead", "WebFetch", "WebSearch", "Task", "Agent", "TodoWrite", "Skill", "BashOutput",
                          "KillShell", "KillBash", "SlashCommand", "ExitPlanMode", "ReadMcpResourceTool",
-                         "ListMcpResourcesTool", "ToolSearch", "TaskOutput", "TaskStop", "WebSearch",
+                         "ListMcpResourcesTool", "ToolSearch", "TaskOutput", "TaskStop",
                          "read_file", "write_file", "edit_file", "glob", "grep", "bash", "read_mcp_resource",
                          "list_mcp_resources", "tool_search"})
 

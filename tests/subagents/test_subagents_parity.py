@@ -145,7 +145,7 @@ def test_restricted_type_calls_the_parents_mcp_server(client: str, tmp_path: Pat
     children = child_requests(r)
     assert len(children) == 3
     offered = {t for i in children for t in r.tools_of(i)}
-    ours = {"Read", "mcp__probe__echo"} if client == "mini-claude" else {"Read", "mcp__probe__echo"}
+    ours = {"Read", "mcp__probe__echo"}
     assert offered == ours  # exactly its list: no Bash, no Agent, no other server tool
     assert "You are PINGER." in r.system_text(children[0])
     # the MCP tool really ran in the parent's server process

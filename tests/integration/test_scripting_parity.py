@@ -99,6 +99,9 @@ def test_an_answer_exits_0(client: str, tmp_path: Path) -> None:
     assert (record["type"], record["subtype"], record["is_error"]) == ("result", "success", False)
     assert record["result"] == "hello" and record["permission_denials"] == []
     assert record["terminal_reason"] == "completed" and record["api_error_status"] is None
+    [spent] = record["modelUsage"].values()
+    assert set(spent) >= {"inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens", "costUSD"}
+    assert spent["inputTokens"] == record["usage"]["input_tokens"] > 0
 
 
 @CLIENTS

@@ -15,7 +15,9 @@ Code 2.1.328 (its binary run offline on the mock model):
     --max-budget-usd reached       error_max_budget_usd    true      budget_exhausted  errors: [why]
     any other error                error_during_execution  true      (none)            errors: [why]
 
-(An error subtype keeps `result` too: the last text, or the error.) Claude Code prints more of its own
+(An error subtype keeps `result` too: the last text, or the error. Claude Code 2.1.197 says `terminal_reason`
+"completed" for the two API rows and has no `api_error`; and where its answer is cut it first asks the model to go
+on, up to three times.) Claude Code prints more of its own
 (`ttft_ms`, `fast_mode_state`, `subagent_stats`, …); `modelUsage` has no `contextWindow` / `maxOutputTokens` /
 `webSearchRequests` yet (the model layer does not tell them).
 

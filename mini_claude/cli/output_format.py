@@ -99,7 +99,7 @@ class ResultWriter:
         self.out = out or sys.stdout
         self.started = time.monotonic()
         self.api_s = 0.0
-        self._sent = 0  # how many history messages stream-json has written
+        self._last: dict[str, Any] | None = None  # the history's last message when stream-json last looked
 
     def begin(self) -> None:
         """A new turn starts (stream-json input: one result object per turn, each timed on its own)."""
@@ -111,11 +111,15 @@ class ResultWriter:
         if self.format == "stream-json":
             self._line(record)
 
+    def skip(self, history: list[dict[str, Any]]) -> None:
+        """What `history` holds now is not written (a resumed conversation: Claude Code does not repeat it)."""
+        self._last = history[-1] if history else None
+
     def messages(self, history: list[dict[str, Any]]) -> None:
         """stream-json: every message added to the history since the last call, one content block a line."""
         if self.format != "stream-json":
             return
-        for message in history[self._sent:]:
+        for message in history[self._new(history):]:
             if message["role"] == "assistant":
                 message_id = f"msg_{uuid.uuid4().hex[:24]}"  # one id for the turn's blocks, as the API's would be
                 for block in message["content"] or [None]:
@@ -126,7 +130,15 @@ class ResultWriter:
             for block in message["content"]:  # the prompt (and text beside results) is the caller's: not repeated
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     self._message("user", {"role": "user", "content": [block]})
-        self._sent = len(history)
+        self.skip(history)
+
+    def _new(self, history: list[dict[str, Any]]) -> int:
+        """Where the messages added since the last look start: after the message that was last then, found by
+        identity, as a compaction may have shortened what came before it. Not found (a failed turn was taken back):
+        nothing is new."""
+        if self._last is None:
+            return 0
+        return next((i + 1 for i in range(len(history) - 1, -1, -1) if history[i] is self._last), len(history))
 
     def result(self, outcome: RunOutcome | None, *, error: RunError | None = None) -> None:
         if self.format == "text":

@@ -96,6 +96,7 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
         raise
     writer = ResultWriter(args.output_format, session_id=parts.session_id, model=agent.model.name,
                           priced=agent.model if isinstance(agent.model, ListPriced) else None)
+    writer.skip(agent.history)  # a resumed conversation is not written again
     outcome: RunOutcome | None = None
     try:
         if parts.hooks is not None:  # what SessionStart hooks print joins the first prompt

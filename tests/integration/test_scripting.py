@@ -81,6 +81,33 @@ def test_stream_json_writes_each_block_then_the_result(cli: Cli) -> None:
     assert set(lines[-1]) == RESULT_KEYS and lines[-1]["result"] == "done"
 
 
+def test_stream_json_writes_each_message_once_through_resume_and_compaction(cli: Cli) -> None:
+    """A resumed conversation is not written again (as in Claude Code); a compaction, which shortens the history
+    in place, neither repeats nor loses a message."""
+    cli.mock([answer("first")])
+    assert cli.run("-p", "one").rc == 0
+    cli.mock([answer("second")])
+    resumed = cli.run("-p", "two", "--continue", "--output-format", "stream-json")
+    assert resumed.rc == 0, resumed.stderr
+    assert [r["message"]["content"] for r in map(json.loads, resumed.stdout.splitlines()) if r["type"] == "assistant"] \
+        == [[{"type": "text", "text": "second"}]]
+
+    (cli.work / "big.txt").write_text("x" * 3000)
+    musing = {"type": "text", "text": "y" * 3000}  # text is never cleared: the history must be compacted
+    mock = cli.mock([{"content": [musing, {"type": "tool_use", "name": "Read", "input": {"file_path": "big.txt"}}]}
+                     for _ in range(40)] + [answer("read")])
+    mock.scenario = type(mock.scenario)(mock.scenario.turns, "test", 12_000)  # a 12k-token context window
+    result = cli.run("-p", "read it 40 times", "--output-format", "stream-json",
+                     env={"MINI_CLAUDE_CONTEXT_TOKENS": "12000"}, timeout=180)
+    assert result.rc == 0 and "compacted the conversation" in result.stderr, result.stderr[-2000:]
+    blocks = [b for r in map(json.loads, result.stdout.splitlines()) if r["type"] in ("assistant", "user")
+              for b in r["message"]["content"]]
+    ids = [f"toolu_mock_{n}" for n in range(1, 41)]
+    assert [b["id"] for b in blocks if b["type"] == "tool_use"] == ids
+    assert [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"] == ids
+    assert blocks[-1] == {"type": "text", "text": "read"}
+
+
 def test_exit_codes_and_result_subtypes_are_claude_codes(cli: Cli) -> None:
     """0 answered (a denied call too), 1 an error, --max-turns or a cut answer; the json result says which."""
     cli.mock([{"content": [{"type": "text", "text": "cut"}], "stop_reason": "max_tokens"}])

@@ -41,9 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Subcommands: `mini-claude demo`, `mini-claude mock-model --help`, `mini-claude mcp --help`, "
                "`mini-claude trust [PATH]`, `mini-claude doctor --help`.\n\n"
-               "Exit codes of -p: 0 answered; 1 an error (the model API, a config problem); 2 bad usage; "
-               "3 stopped at --max-turns;\n4 the answer was cut at the output token limit; 5 answered, but a tool "
-               "call was denied on the way; 130 interrupted.",
+               "Exit codes of -p (as Claude Code's): 0 answered, a denied tool call included; 1 an error (the model "
+               "API, a config\nproblem), stopped at --max-turns, or the answer cut at the output token limit; 2 bad "
+               "usage; 130 interrupted.\nWith --detailed-exit-codes: 3 stopped at --max-turns; 4 the answer was cut "
+               "at the output token limit;\n5 answered, but a tool call was denied on the way.",
     )
     parser.add_argument("prompt", nargs="?", help="a prompt to start with (with -p: answer it and exit)")
     parser.add_argument("-p", "--print", dest="print_mode", action="store_true",
@@ -87,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text",
                         help="-p output: the answer (text), one result object (json), or every message as it "
                              "comes, one JSON object a line (stream-json); Claude Code's shapes")
+    parser.add_argument("--detailed-exit-codes", action="store_true",
+                        help="-p: tell the endings apart by exit code: 3 stopped at --max-turns, 4 the answer was cut "
+                             "at the output token limit, 5 answered but a tool call was denied (default: Claude "
+                             "Code's 0 answered / 1 error)")
     parser.add_argument("--max-budget-usd", type=float, metavar="DOLLARS",
                         help="-p: stop before a model request once the run's estimated cost reaches this")
     parser.add_argument("--input-format", choices=["text", "stream-json"], default="text",

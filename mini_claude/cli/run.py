@@ -17,20 +17,20 @@ from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_USAGE
 from mini_claude.cli.host_ui import PrintHostUI
 from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.session import start_session
-from mini_claude.errors import ConfigError, MiniClaudeError
+from mini_claude.errors import ConfigError, MiniClaudeError, ModelError
 from mini_claude.mcp.manager import ServerStatus
 
 if TYPE_CHECKING:
     from mini_claude.agent.loop import Agent, RunOutcome
-    from mini_claude.cli.output_format import ResultWriter
+    from mini_claude.cli.output_format import ResultWriter, RunError
 
 __all__ = ["run_interactive", "run_print"]
 
 
 STDIN_WAIT_S = 2.0  # how long -p waits for piped input to begin when a prompt was also given
 # what a -p run needs once its session exists: imported with the agent half while the servers start
-_PRINT_IMPORTS = ("mini_claude.cli.output_format", "mini_claude.cli.resume", "mini_claude.cli.turn_input",
-                  "mini_claude.models.pricing")
+_PRINT_IMPORTS = ("mini_claude.cli.output_format", "mini_claude.cli.resume", "mini_claude.cli.stream_init",
+                  "mini_claude.cli.turn_input", "mini_claude.models.pricing")
 
 
 def run_print(args: argparse.Namespace) -> int:
@@ -82,10 +82,12 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
     parts = await start_session(args, ui, host_ui=PrintHostUI(ui), imports=_PRINT_IMPORTS)
     from mini_claude.cli.output_format import ResultWriter, exit_code
     from mini_claude.cli.resume import record_session, resume_session
+    from mini_claude.cli.stream_init import init_record
     from mini_claude.cli.turn_input import run_user_turn
     from mini_claude.models.pricing import ListPriced
 
     agent = parts.agent
+    original_cwd = str(agent.ctx.cwd)
     record_session(parts)
     try:
         await resume_session(parts, continue_=args.continue_, resume=args.resume, ui=ui, pick=None)
@@ -94,6 +96,7 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
         raise
     writer = ResultWriter(args.output_format, session_id=parts.session_id, model=agent.model.name,
                           priced=agent.model if isinstance(agent.model, ListPriced) else None)
+    writer.skip(agent.history)  # a resumed conversation is not written again
     outcome: RunOutcome | None = None
     try:
         if parts.hooks is not None:  # what SessionStart hooks print joins the first prompt
@@ -108,17 +111,15 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
         turns = _stdin_turns() if prompt is None else _one(prompt)
         async for turn in turns:
             writer.begin()
-            writer.init([t.name for t in agent.tools()], [{"name": s.name, "status": s.status.value}
-                                                          for s in parts.manager.states.values()],
-                        str(agent.ctx.cwd), parts.gate.mode.value)
+            if args.output_format == "stream-json":
+                writer.init(await init_record(parts, original_cwd=original_cwd))
             try:
                 outcome = await (run_user_turn(parts, turn, ui) if isinstance(turn, str) else agent.run(turn))
             except MiniClaudeError as exc:
                 if args.output_format == "text":
                     raise
                 writer.messages(agent.history)
-                writer.result(None, error=str(exc), subtype="error_max_budget_usd"
-                              if isinstance(exc, BudgetReached) else None)
+                writer.result(None, error=_run_error(exc))
                 ui.error(str(exc))
                 return EXIT_ERROR
             writer.messages(agent.history)
@@ -131,14 +132,17 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
         if parts.hooks is not None:
             await parts.hooks.session_end("other")
         await parts.manager.aclose()
+    detailed = args.detailed_exit_codes
+    code = exit_code(outcome, detailed=detailed)
+    said = f" (exit code {code})" if detailed else ""
     if outcome.stop == "max_turns":
-        ui.warn(f"stopped after --max-turns {agent.max_turns} turns")
+        ui.warn(f"stopped after --max-turns {agent.max_turns} turns{said}")
     elif outcome.stop == "max_tokens":
-        ui.warn("the answer was cut at the model's output token limit")
+        ui.warn(f"the answer was cut at the model's output token limit{said}")
     elif outcome.denials:
-        ui.warn(f"{len(outcome.denials)} tool call{'s were' if len(outcome.denials) > 1 else ' was'} denied "
-                "(exit code 5)")
-    return exit_code(outcome)
+        count = len(outcome.denials)
+        ui.warn(f"{count} tool call{'s were' if count > 1 else ' was'} denied on the way{said}")
+    return code
 
 
 async def _one(prompt: str) -> AsyncIterator[str | list[dict[str, Any]]]:
@@ -173,6 +177,17 @@ async def _stdin_turns() -> AsyncIterator[str | list[dict[str, Any]]]:
 
 class BudgetReached(MiniClaudeError):
     """`--max-budget-usd` reached: the run stops before the next model request."""
+
+
+def _run_error(exc: MiniClaudeError) -> RunError:
+    """How the result object names a run that failed with `exc` (Claude Code's subtypes, output_format.py)."""
+    from mini_claude.cli.output_format import RunError
+
+    if isinstance(exc, BudgetReached):
+        return RunError(str(exc), "error_max_budget_usd", "budget_exhausted")
+    if isinstance(exc, ModelError):  # Claude Code: a "success" result that is an error, with the HTTP status
+        return RunError(str(exc), "success", "api_error", exc.status)
+    return RunError(str(exc))
 
 
 def _stream_messages(agent: Agent, writer: ResultWriter, *, budget_usd: float | None = None) -> None:

@@ -95,7 +95,7 @@ def test_failing_and_denied_tools_through_the_cli(mock_model: Any, tmp_path: Pat
              _say("done")]
     mock = mock_model(turns)
     proc = cli(["-p", "go"], cwd=work, env=anthropic_env(tmp_path, mock.url))
-    assert proc.returncode == 5, proc.stderr  # answered, with a denied call on the way
+    assert proc.returncode == 0 and "denied on the way" in proc.stderr, proc.stderr  # answered, with a denied call on the way
     assert proc.stdout == "done\n"
     assert not (work / "pwned").exists()
     log = read_log(mock.log_path)
@@ -109,12 +109,12 @@ def test_failing_and_denied_tools_through_the_cli(mock_model: Any, tmp_path: Pat
     assert '→ Bash({"command":"touch pwned"})' in proc.stderr
 
 
-def test_max_turns_exits_3_with_a_warning(mock_model: Any, tmp_path: Path) -> None:
+def test_max_turns_exits_1_with_a_warning(mock_model: Any, tmp_path: Path) -> None:
     work = _work(tmp_path)
     mock = mock_model([_tool("Glob", pattern="*"), _tool("Glob", pattern="*"), _say("never")])
     proc = cli(["-p", "--max-turns", "1", "loop"], cwd=work, env=anthropic_env(tmp_path, mock.url))
-    assert proc.returncode == 3, proc.stderr
-    assert "--max-turns 1" in proc.stderr
+    assert proc.returncode == 1, proc.stderr  # as Claude Code; 3 with --detailed-exit-codes (test_scripting.py)
+    assert "stopped after --max-turns 1 turns" in proc.stderr
     assert len(read_log(mock.log_path)) == 1
 
 

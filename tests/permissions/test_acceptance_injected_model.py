@@ -88,7 +88,7 @@ def test_a_prompt_injected_model_gets_nothing_past_the_everyday_rules(cli: Cli, 
                  tool_use("Write", {"file_path": "src/new.py", "content": "print('ok')\n"})])
     mock = cli.mock([*(tool_use(name, args) for name, args in attacks), *everyday, answer("done")])
     r = cli.run("-p", "go", "--mcp-config", config, "--allowedTools", EVERYDAY, "--permission-mode", mode)
-    assert r.rc == 5, r.stderr
+    assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr
     results = tool_results(mock)
     assert len(results) == len(attacks) + 2
     for (name, args), block in zip(attacks, results[:len(attacks)], strict=True):

@@ -86,7 +86,7 @@ def test_tilde_user_is_that_users_home_for_the_gate_too(cli: Cli) -> None:
                      answer("done")])
     try:
         r = cli.run("-p", "go", "--permission-mode", "acceptEdits")
-        assert r.rc == 5, r.stderr
+        assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr
         write, read = tool_results(mock)
         assert result_text(write).startswith(f"permission denied for Write: {target} is outside the working "
                                              "directory and the added directories"), result_text(write)
@@ -107,7 +107,7 @@ def test_resource_reads_obey_the_servers_deny_rule_and_plan_mode(cli: Cli) -> No
         mock = cli.mock([tool_use("ReadMcpResourceTool", {"server": "probe", "uri": f"docs://x?k={SECRET}"}),
                          tool_use("ListMcpResourcesTool", {"server": "probe"}), answer("done")])
         r = cli.run("-p", "go", "--mcp-config", config, *mode_args, *extra)
-        assert r.rc == 5, r.stderr
+        assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr
         read, listing = (result_text(b) for b in tool_results(mock))
         assert read.startswith("permission denied for ReadMcpResourceTool"), read
         if "plan" in mode_args:
@@ -136,7 +136,7 @@ def test_a_secret_cannot_be_read_and_handed_to_a_server_without_a_question(cli: 
         answer("done"),
     ])
     r = cli.run("-p", "go", "--mcp-config", config)
-    assert r.rc == 5, r.stderr
+    assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr
     key, listing, grep_out, env, grep_in, resource, echo = (result_text(b) for b in tool_results(mock))
     for text in (key, listing, grep_out):
         assert "is outside the working directory and the added directories" in text, text
@@ -165,7 +165,7 @@ def test_reads_outside_ask_and_an_added_directory_or_a_named_rule_allows_them(cl
     (outside / "a.txt").write_text("outside text\n")
     mock = cli.mock([tool_use("Read", {"file_path": str(outside / "a.txt")}), answer("done")])
     r = cli.run("-p", "go")
-    assert r.rc == 5 and "is outside the working directory" in result_text(tool_results(mock)[0])
+    assert r.rc == 0 and "denied on the way" in r.stderr and "is outside the working directory" in result_text(tool_results(mock)[0])
     for flags in (["--add-dir", str(outside)], ["--allowedTools", f"Read(/{outside}/**)"]):
         mock = cli.mock([tool_use("Read", {"file_path": str(outside / "a.txt")}), answer("done")])
         r = cli.run("-p", "go", *flags)
@@ -176,7 +176,7 @@ def test_reads_outside_ask_and_an_added_directory_or_a_named_rule_allows_them(cl
     (cli.home / ".aws" / "credentials").write_text(SECRET)
     mock = cli.mock([tool_use("Read", {"file_path": "~/.aws/credentials"}), answer("done")])
     r = cli.run("-p", "go", "--allowedTools", "Read(~/**) Read")
-    assert r.rc == 5 and "holds secrets" in result_text(tool_results(mock)[0])
+    assert r.rc == 0 and "denied on the way" in r.stderr and "holds secrets" in result_text(tool_results(mock)[0])
     mock = cli.mock([tool_use("Read", {"file_path": "~/.aws/credentials"}), answer("done")])
     r = cli.run("-p", "go", "--allowedTools", "Read(~/.aws/**)")
     assert r.rc == 0 and SECRET in result_text(tool_results(mock)[0])
@@ -205,7 +205,7 @@ def test_accept_edits_and_a_bare_edit_rule_do_not_write_what_runs_code(cli: Cli,
     turns += [tool_use("Write", {"file_path": "src/fine.py", "content": "ok"}), answer("done")]
     mock = cli.mock(turns)
     r = cli.run("-p", "go", *flags)
-    assert r.rc == 5, r.stderr
+    assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr
     results = [result_text(b) for b in tool_results(mock)]
     assert "[core]" in results[0]  # reading .git/config is fine; writing it is not
     for path, text in zip(targets, results[1:-1], strict=True):

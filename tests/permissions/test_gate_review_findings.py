@@ -52,7 +52,7 @@ def test_a_planted_bare_repository_is_protected(cli: Cli, layout: str) -> None:
     marker = cli.tmp / "PWNED"
     mock = cli.mock([*_plant("", marker), tool_use("Bash", {"command": "git status --short"}), answer("done")])
     r = cli.run("-p", "go", "--permission-mode", "acceptEdits", *EVERYDAY)
-    assert r.rc == 5, r.stderr
+    assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr
     head, *_, bash = _texts(mock)
     assert head.startswith(f"permission denied for Write: {cli.work / 'HEAD'} configures code execution"), head
     assert not (cli.work / "HEAD").exists() and not marker.exists(), bash
@@ -64,7 +64,7 @@ def test_a_repository_planted_in_src_is_protected(cli: Cli) -> None:
     marker = cli.tmp / "PWNED"
     mock = cli.mock([*_plant("src/", marker), answer("done")])
     r = cli.run("-p", "go", *EVERYDAY)
-    assert r.rc == 5, r.stderr
+    assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr
     assert _texts(mock)[0].startswith("permission denied for Write"), _texts(mock)
     subprocess.run(["git", "status"], cwd=cli.work / "src", capture_output=True, timeout=30,
                    env={"PATH": os.environ["PATH"], "HOME": str(cli.home)})
@@ -74,7 +74,7 @@ def test_a_repository_planted_in_src_is_protected(cli: Cli) -> None:
     (cli.work / "vendored" / "HEAD").write_text("ref: refs/heads/main\n")
     mock = cli.mock([tool_use("Write", {"file_path": "vendored/config", "content": "x"}), answer("done")])
     r = cli.run("-p", "go", "--permission-mode", "acceptEdits")
-    assert r.rc == 5 and "configures code execution" in _texts(mock)[0], _texts(mock)
+    assert r.rc == 0 and "denied on the way" in r.stderr and "configures code execution" in _texts(mock)[0], _texts(mock)
 
 
 def test_a_skill_folder_symlinked_to_the_project_reads_no_secret(cli: Cli) -> None:
@@ -87,7 +87,7 @@ def test_a_skill_folder_symlinked_to_the_project_reads_no_secret(cli: Cli) -> No
         mock = cli.mock([tool_use("Skill", {"skill": "helper", "file": ".env"}),
                          tool_use("Skill", {"skill": "helper", "file": "notes.md"}), answer("done")])
         r = cli.run("-p", "go", *flags)
-        assert r.rc == 5, r.stderr
+        assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr
         secret, notes = _texts(mock)
         assert secret.startswith("permission denied for Skill"), secret
         assert SECRET not in secret and "plain notes" in notes
@@ -117,7 +117,7 @@ def test_wildcard_mcp_deny_rules_cover_tools_resources_and_mentions(cli: Cli, de
                      answer("done")])
     r = cli.run("-p", "see @probe:docs://readme", "--mcp-config", config, "--dangerously-skip-permissions",
                 "--disallowedTools", deny)
-    assert r.rc == 5, r.stderr
+    assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr
     assert all(text.startswith("permission denied") for text in _texts(mock)), _texts(mock)
     assert "@probe:docs://readme was not attached" in r.stderr
     assert not uris.exists() and not calls.exists()
@@ -130,7 +130,7 @@ def test_a_skill_of_a_denied_server_is_not_read(cli: Cli) -> None:
                      tool_use("Skill", {"skill": "docs:pdf-processing", "file": "references/FORMS.md"}),
                      answer("done")])
     r = cli.run("-p", "go", "--mcp-config", config, "--permission-mode", "plan", "--disallowedTools", "mcp__docs")
-    assert r.rc == 5, r.stderr
+    assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr
     assert all(t == 'permission denied for Skill: denied by rule "mcp__docs" from --disallowedTools'
                for t in _texts(mock)), _texts(mock)
     assert "resources/read" not in (log.read_text() if log.exists() else "")

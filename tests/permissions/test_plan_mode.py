@@ -65,7 +65,7 @@ def test_cli_plan_mode_does_not_run_a_tool_that_claims_read_only(tmp_path: Path,
         config = cli.config_file({"p": probe_entry()})
         mock = cli.mock([tool_use("mcp__p__peek"), answer("peek: {{last_tool_result_is_error}}")])
         r = cli.run("-p", "plan it", "--mcp-config", config, "--permission-mode", mode)
-        assert r.rc == 5, r.stderr  # answered; a call was denied on the way (exit code 5)
+        assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr  # answered; a call was denied on the way
         (peek,) = tool_results(mock)
         assert peek.get("is_error") is True
         assert result_text(peek) == ('permission denied for mcp__p__peek: not allowed in non-interactive mode; '

@@ -16,7 +16,7 @@ def test_a_comment_with_a_quote_does_not_hide_the_next_line_from_an_allow_rule(c
     command = "git status #'\ntouch PWNED\n#'"
     mock = cli.mock([tool_use("Bash", {"command": command}), answer("done")])
     r = cli.run("-p", "go", "--allowedTools", "Bash(git:*)")
-    assert r.rc == 5, r.stderr  # answered; a call was denied on the way (exit code 5)
+    assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr  # answered; a call was denied on the way
     [result] = tool_results(mock)
     assert result.get("is_error") is True
     assert result_text(result) == (
@@ -42,7 +42,7 @@ def test_deny_rule_holds_under_yolo(cli: Cli, command: str) -> None:
     victim.write_text("keep me")
     mock = cli.mock([tool_use("Bash", {"command": command}), answer("done")])
     r = cli.run("-p", "go", "--yolo", "--disallowedTools", "Bash(rm:*)")
-    assert r.rc == 5, r.stderr  # answered; a call was denied on the way (exit code 5)
+    assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr  # answered; a call was denied on the way
     [result] = tool_results(mock)
     assert result.get("is_error") is True
     assert result_text(result) == 'permission denied for Bash: denied by rule "Bash(rm:*)" from --disallowedTools'

@@ -93,7 +93,7 @@ def test_space_separated_list_flags(cli: SettingsCli) -> None:
     # Claude Code's own command line: the prompt after `--` (its parser takes every word up to the next option)
     r = cli.run("-p", "--mcp-config", a, b, "--allowedTools", "mcp__a__echo", "mcp__b__echo", "Read",
                 "--disallowedTools", "Bash", "Edit", "--add-dir", str(other), "--", "use both")
-    assert r.rc == 5, r.stderr  # answered, with the Bash call denied on the way
+    assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr  # answered, with the Bash call denied on the way
     texts = [result_text(block) for block in tool_results(mock)]
     assert texts[0] == "probe-echo:echo:A" and texts[1] == "probe-echo:echo:B"
     assert texts[2].endswith("from the added folder")

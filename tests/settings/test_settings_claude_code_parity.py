@@ -147,7 +147,7 @@ def test_space_separated_list_flags(client: str, tmp_path: Path) -> None:
     r = run(client, tmp_path, [*call, shell(client, "touch denied-marker"), answer("done")],
             "--mcp-config", a, b, "--allowedTools", "mcp__a__echo", "mcp__b__echo",
             "--disallowedTools", "Bash", "Edit")
-    assert r.rc in (0, 5), r.stderr  # mini-claude says "answered, a call was denied" with 5
+    assert r.rc == 0, r.stderr  # answered, the Bash call denied on the way: 0 for both
     results = r.results()
     assert results[0].endswith("echo:a") and results[1].endswith("echo:b")
     assert not (r.work / "denied-marker").exists()

@@ -64,7 +64,7 @@ def test_untrusted_hostile_repository_reaches_nothing(cli: Cli, listener: Callab
     files = _hostile_repo(cli, thief, mcp_host)
     mock = cli.mock(_scenario(files))
     r = cli.run("-p", "go")
-    assert r.rc == 5, r.stderr  # answered; a call was denied on the way (exit code 5)
+    assert r.rc == 0 and "denied on the way" in r.stderr, r.stderr  # answered; a call was denied on the way
     assert r.stdout.strip() == "done"
 
     assert len(mock.requests) == 4  # every model request went to the user's endpoint

@@ -11,7 +11,7 @@ calibrated by the last report) for what was added since. Before each request:
 
 A request refused as "prompt is too long" compacts (forced) and is retried once; a second refusal is the user's
 error to see, never a loop. `/compact [focus]` compacts on demand. `before_compact(trigger, focus)` is awaited before
-each summary request (the user's PreCompact hooks; trigger `manual` for /compact, else `auto`). `prelude()` gives the
+each summary request (the user's PreCompact hooks; trigger `manual` for /compact, else `auto`). `prelude([])` gives the
 blocks that open a conversation (the memory files, the git status: agent/loop.py): they open it again after a
 summary, before the summary's text, and are left out of what the summariser reads.
 """
@@ -68,7 +68,8 @@ class ContextWindow:
         self.compactions = 0
         self.on_compact: Callable[[str], None] | None = None  # told one line each time (the UI shows it)
         self.before_compact: Callable[[str, str], Awaitable[None]] | None = None  # PreCompact hooks
-        self.prelude: Callable[[], Awaitable[list[dict[str, Any]]]] | None = None  # the conversation's opening
+        # given a history, the blocks before a prompt (agent/opening.py); of an empty one, the conversation's opening
+        self.prelude: Callable[[list[dict[str, Any]]], Awaitable[list[dict[str, Any]]]] | None = None
 
     def estimate(self, system: str, history: list[dict[str, Any]], tools: list[Any]) -> int:
         raw = (len(system) + len(json.dumps(history, ensure_ascii=False)) + len(json.dumps(tools, default=str))) \
@@ -105,7 +106,7 @@ class ContextWindow:
         if self.before_compact is not None:
             await self.before_compact(trigger, focus)
         old, recent = history[:cut], history[cut:]
-        opening = await self.prelude() if self.prelude is not None else []
+        opening = await self.prelude([]) if self.prelude is not None else []
         instruction = "Summarise the conversation above for its continuation."
         if focus:
             instruction += f" Pay particular attention to: {focus}"

@@ -19,6 +19,7 @@ from mini_claude.agent.commands import load_commands
 from mini_claude.agent.compaction import ContextWindow, context_tokens
 from mini_claude.agent.loop import Agent, AgentUI
 from mini_claude.agent.memory import load_memory
+from mini_claude.agent.opening import Opening
 from mini_claude.agent.subagents import SubagentParts, Subagents, acting_subagent, load_subagent_types
 from mini_claude.agent.system_prompt import PLAN_MODE_PROMPT, PromptPart, git_branch, join_parts, system_parts
 from mini_claude.cli.render import TerminalUI, clean
@@ -166,14 +167,7 @@ def build_session(
     def system() -> str:
         return join_parts(prompt_parts())
 
-    async def prelude() -> list[dict[str, Any]]:
-        """The blocks that open the conversation: the memory files, then the git snapshot (waited for here, at
-        most until its own timeout; shielded: an interrupted first prompt leaves it for the next one)."""
-        blocks = [{"type": "text", "text": text} for text in (memory.reminder(),) if text]
-        snapshot = await asyncio.shield(git) if git is not None else None
-        if snapshot is not None:
-            blocks.append({"type": "text", "text": snapshot.reminder()})
-        return blocks
+    opening = Opening(memory, git)
 
     ctx = ToolContext(cwd=opts.cwd, spill_dir=spill_dir, is_denied=gate.is_denied, is_secret=gate.is_secret,
                       is_private=gate.is_private, home=home)
@@ -199,13 +193,13 @@ def build_session(
     builtins = [BashTool(env=env) if isinstance(tool, BashTool) else tool for tool in builtin_tools(subagents)]
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
                   result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,
-                  context=window, resolve_unknown=deferred.resolve, loading=deferred, hooks=hooks, prelude=prelude)
+                  context=window, resolve_unknown=deferred.resolve, loading=deferred, hooks=hooks, prelude=opening)
     agent.on_reset = deferred.forget
     if isinstance(ui, TerminalUI):
         agent.context.on_compact = ui.info
     parts = SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
                          skills=skills, host=host, memory=memory, deferred=deferred, hooks=hooks, subagents=subagents,
-                         prompt_parts=prompt_parts, git=git)
+                         prompt_parts=prompt_parts, opening=opening)
     return parts
 
 

@@ -11,16 +11,15 @@ from typing import TYPE_CHECKING, Any
 from mini_claude.cli.render import TerminalUI
 
 if TYPE_CHECKING:
-    import asyncio
     from collections.abc import Callable
 
     from mini_claude.agent.commands import CustomCommand
     from mini_claude.agent.loop import Agent
     from mini_claude.agent.memory import Memory
+    from mini_claude.agent.opening import Opening
     from mini_claude.agent.sessions import SessionLog
     from mini_claude.agent.subagents import Subagents
     from mini_claude.agent.system_prompt import PromptPart
-    from mini_claude.git_snapshot import GitSnapshot
     from mini_claude.hooks import Hooks
     from mini_claude.mcp.config import LoadedConfig
     from mini_claude.mcp.host import McpHost
@@ -69,7 +68,7 @@ class SessionParts:
     hooks: Hooks | None = None  # the user's hooks in force (a repository's only once trusted); `/hooks` lists them
     subagents: Subagents | None = None  # the types the Agent tool starts (agent/subagents.py)
     prompt_parts: Callable[[], list[PromptPart]] | None = None  # the next request's system prompt, by part
-    git: asyncio.Future[GitSnapshot | None] | None = None  # the repository's snapshot, read once (git_snapshot.py)
+    opening: Opening | None = None  # what opens the conversation: CLAUDE.md, the git snapshot (agent/opening.py)
 
 
 

@@ -30,6 +30,7 @@ MAX_OUTPUT_BYTES = 64 * 1024
 MAX_STATUS_CHARS = 2_000
 MAX_COMMITS = 5
 MAX_SUBJECT_CHARS = 200  # a commit line is cut here
+KILL_GRACE_S = 1.0  # for a killed git's pipe to close
 _SAFE = ("--no-pager", "-c", "core.fsmonitor=false", "-c", "log.showSignature=false", "-c", "color.ui=false")
 
 
@@ -100,7 +101,8 @@ async def read_git_snapshot(git: str, cwd: Path, env: Mapping[str, str], *, trus
     if branch is None or (trusted and status is None):
         return None
     commits = [_cut(line) for line in (log or "").splitlines()[:MAX_COMMITS]]  # None: no commits yet
-    return GitSnapshot(branch.strip(), status.rstrip() if status is not None else None, commits)
+    name = _cut(branch.strip().split("\n", 1)[0]) if branch.strip() else ""
+    return GitSnapshot(name, status.rstrip() if status is not None else None, commits)
 
 
 def _cut(line: str) -> str:
@@ -111,21 +113,34 @@ async def _git(git: str, args: list[str], cwd: Path, env: dict[str, str]) -> str
     """One command's stdout (bounded), None when it exits non-zero. Cancelled (the timeout): killed and reaped."""
     proc = await asyncio.create_subprocess_exec(git, *_SAFE, *args, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    assert proc.stdout is not None
     try:
-        assert proc.stdout is not None
         try:
             out = await proc.stdout.readexactly(MAX_OUTPUT_BYTES)
         except asyncio.IncompleteReadError as short:  # the usual case: it all fitted
             out = short.partial
         if len(out) == MAX_OUTPUT_BYTES:  # more than we keep: no need to let it finish
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-        code = await proc.wait()
-        if code != 0 and len(out) < MAX_OUTPUT_BYTES:
+            _kill(proc)
+        elif await proc.wait() != 0:
             return None
         return out.decode("utf-8", "replace")
     finally:
         if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await asyncio.shield(proc.wait())
+            _kill(proc)
+        # the pipe read to its end (what a killed git left in it): only then does asyncio count the process as
+        # finished. Bounded: a grandchild holding the pipe open must not hold us (the child watcher reaps git
+        # itself either way).
+        with contextlib.suppress(TimeoutError):
+            await asyncio.shield(asyncio.wait_for(_finish(proc), KILL_GRACE_S))
+
+
+async def _finish(proc: asyncio.subprocess.Process) -> None:
+    assert proc.stdout is not None
+    while await proc.stdout.read(MAX_OUTPUT_BYTES):
+        pass
+    await proc.wait()
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()

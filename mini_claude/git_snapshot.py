@@ -82,27 +82,38 @@ def start_git_snapshot(cwd: Path, env: Mapping[str, str], *, trusted: bool) -> a
 
 async def read_git_snapshot(git: str, cwd: Path, env: Mapping[str, str], *, trusted: bool,
                             timeout_s: float = GIT_TIMEOUT_S) -> GitSnapshot | None:
-    """Branch, status (trusted folders only) and recent commits, the commands run concurrently; None when any of
-    them fails or the whole takes longer than `timeout_s`."""
+    """Branch, status (trusted folders only) and recent commits: two commands run concurrently (the status with its
+    branch line, or the branch alone; the log); None when the first fails or both take longer than `timeout_s`."""
     run_env = {**env, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-    commands = [["branch", "--show-current"], ["log", "--oneline", f"-n{MAX_COMMITS}"]]
-    if trusted:
-        commands.append(["status", "--short"])
-    tasks = [asyncio.ensure_future(_git(git, args, cwd, run_env)) for args in commands]
+    first = ["status", "--short", "--branch"] if trusted else ["branch", "--show-current"]
+    tasks = [asyncio.ensure_future(_git(git, args, cwd, run_env))
+             for args in (first, ["log", "--oneline", f"-n{MAX_COMMITS}"])]
     try:
-        done = await asyncio.wait_for(asyncio.gather(*tasks), timeout_s)
+        head, log = await asyncio.wait_for(asyncio.gather(*tasks), timeout_s)
     except (TimeoutError, OSError):
         return None
     finally:
         for task in tasks:
             task.cancel()
-    branch, log, *rest = done
-    status = rest[0] if rest else None
-    if branch is None or (trusted and status is None):
+    if head is None:
         return None
+    status: str | None = None
+    if trusted:
+        branch_line, _, status = head.partition("\n")
+        branch = _branch_of(branch_line)
+    else:
+        branch = head.strip().split("\n", 1)[0]
     commits = [_cut(line) for line in (log or "").splitlines()[:MAX_COMMITS]]  # None: no commits yet
-    name = _cut(branch.strip().split("\n", 1)[0]) if branch.strip() else ""
-    return GitSnapshot(name, status.rstrip() if status is not None else None, commits)
+    return GitSnapshot(_cut(branch), status.rstrip() if status is not None else None, commits)
+
+
+def _branch_of(line: str) -> str:
+    """The branch named by `git status --branch`'s first line (`## main...origin/main [ahead 1]`, `## No commits yet
+    on main`, `## HEAD (no branch)`); "" when detached."""
+    name = line.removeprefix("## ").removeprefix("No commits yet on ").removeprefix("Initial commit on ")
+    if name.startswith("HEAD (no branch)"):
+        return ""
+    return name.split("...", 1)[0].split(" [", 1)[0].strip()
 
 
 def _cut(line: str) -> str:

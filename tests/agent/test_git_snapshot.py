@@ -81,7 +81,7 @@ async def test_without_git_nothing_runs(tmp_path: Path) -> None:
 
 
 async def test_a_flood_of_status_is_cut_and_its_git_killed(tmp_path: Path) -> None:
-    git = _fake_git(tmp_path, 'case "$*" in *status*) exec yes "?? some/file.txt";; *) echo main;; esac')
+    git = _fake_git(tmp_path, 'case "$*" in *status*) echo "## main"; exec yes "?? some/file.txt";; *) echo main;; esac')
     snapshot = await read_git_snapshot(git, tmp_path, os.environ, trusted=True)
     assert snapshot is not None and snapshot.status is not None
     assert len(snapshot.status) < MAX_OUTPUT_BYTES + 1
@@ -96,10 +96,19 @@ async def test_a_stuck_git_is_given_up_killed_and_reaped(tmp_path: Path) -> None
     assert await read_git_snapshot(git, tmp_path, os.environ, trusted=True, timeout_s=0.5) is None
     assert time.monotonic() - began < 5
     started = [int(pid) for pid in pids.read_text().split()]
-    assert len(started) == 3
+    assert len(started) == 2
     wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in started), "every git reaped", within_s=5)
 
 
 async def test_a_failing_git_is_no_snapshot(tmp_path: Path) -> None:
     git = _fake_git(tmp_path, "echo 'fatal: not a git repository' >&2; exit 128")
     assert await read_git_snapshot(git, tmp_path, os.environ, trusted=True) is None
+
+
+@pytest.mark.parametrize(("line", "branch"), [("## main", "main"), ("## main...origin/main [ahead 1]", "main"),
+                                              ("## No commits yet on dev", "dev"), ("## HEAD (no branch)", ""),
+                                              ("## feat/x...up/feat/x", "feat/x")])
+def test_the_branch_of_a_status_branch_line(line: str, branch: str) -> None:
+    from mini_claude.git_snapshot import _branch_of
+
+    assert _branch_of(line) == branch

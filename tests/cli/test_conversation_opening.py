@@ -28,6 +28,11 @@ pytestmark = pytest.mark.timeout(60)
 RULES = "Project rule: MARKER-RULES"
 
 
+def _system(body: dict[str, object]) -> str:
+    system = body["system"]
+    return system if isinstance(system, str) else "".join(b["text"] for b in system)  # type: ignore[union-attr,index]
+
+
 def _first_texts(body: dict[str, object]) -> list[str]:
     messages = body["messages"]
     assert isinstance(messages, list)
@@ -57,6 +62,7 @@ async def test_clear_and_compact_open_the_conversation_again_once(tmp_path: Path
     try:
         await repl.run_turn("first")
         await repl._slash("/clear")
+        await repl._slash("/model claude-haiku-4-5-20251001")  # the environment names the model of each request
         await repl.run_turn("second")
         await repl.run_turn("third")
         await repl._slash("/compact")
@@ -70,6 +76,8 @@ async def test_clear_and_compact_open_the_conversation_again_once(tmp_path: Path
     memory = repl.parts.memory.reminder()
     assert RULES in memory and _first_texts(worked[0]) == [memory, "first"]
     assert _first_texts(worked[1]) == [memory, "second"]  # after /clear: opened again
+    assert f"- Model: {worked[0]['model']} (Claude " in _system(worked[0])
+    assert "\n- Model: claude-haiku-4-5-20251001 (Claude Haiku)" in _system(worked[1])
     assert json.dumps(worked[2]["messages"]).count("MARKER-RULES") == 1
     after = _first_texts(worked[3])  # after /compact: before the summary, once
     assert after[0] == memory and after[1].startswith("[Summary of the earlier conversation")

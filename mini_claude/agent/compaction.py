@@ -11,7 +11,9 @@ calibrated by the last report) for what was added since. Before each request:
 
 A request refused as "prompt is too long" compacts (forced) and is retried once; a second refusal is the user's
 error to see, never a loop. `/compact [focus]` compacts on demand. `before_compact(trigger, focus)` is awaited before
-each summary request (the user's PreCompact hooks; trigger `manual` for /compact, else `auto`).
+each summary request (the user's PreCompact hooks; trigger `manual` for /compact, else `auto`). `prelude([])` gives the
+blocks that open a conversation (the memory files, the git status: agent/loop.py): they open it again after a
+summary, before the summary's text, and are left out of what the summariser reads.
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ class ContextWindow:
         self.compactions = 0
         self.on_compact: Callable[[str], None] | None = None  # told one line each time (the UI shows it)
         self.before_compact: Callable[[str, str], Awaitable[None]] | None = None  # PreCompact hooks
+        # given a history, the blocks before a prompt (agent/opening.py); of an empty one, the conversation's opening
+        self.prelude: Callable[[list[dict[str, Any]]], Awaitable[list[dict[str, Any]]]] | None = None
 
     def estimate(self, system: str, history: list[dict[str, Any]], tools: list[Any]) -> int:
         raw = (len(system) + len(json.dumps(history, ensure_ascii=False)) + len(json.dumps(tools, default=str))) \
@@ -102,17 +106,18 @@ class ContextWindow:
         if self.before_compact is not None:
             await self.before_compact(trigger, focus)
         old, recent = history[:cut], history[cut:]
+        opening = await self.prelude([]) if self.prelude is not None else []
         instruction = "Summarise the conversation above for its continuation."
         if focus:
             instruction += f" Pay particular attention to: {focus}"
-        request = [*_without_tool_content(old), {"role": "user", "content": [{"type": "text", "text": instruction}]}]
+        request = [*_without_tool_content(old, skip=opening), {"role": "user", "content": [{"type": "text", "text": instruction}]}]
         turn = await model.complete(system=SUMMARY_SYSTEM_PROMPT, messages=_alternating(request), tools=[],
                                     options=GenerationOptions(max_tokens=SUMMARY_MAX_TOKENS))
         files = _files_touched(old)
         text = f"[Summary of the earlier conversation, written when the context window filled up]\n{turn.text}"
         if files:
             text += "\n[Files read or changed earlier: " + ", ".join(files) + "]"
-        head: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": text}]}]
+        head: list[dict[str, Any]] = [{"role": "user", "content": [*opening, {"type": "text", "text": text}]}]
         if recent[0]["role"] == "user":  # roles alternate: an acknowledgement between two user messages
             head.append({"role": "assistant", "content": [{"type": "text", "text": "Understood. Continuing."}]})
         history[:] = [*head, *recent]
@@ -161,13 +166,16 @@ def _cut_point(history: list[dict[str, Any]]) -> int:
     return 0
 
 
-def _without_tool_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages for the summariser: tool calls and results as short text (no tools are offered to it)."""
+def _without_tool_content(messages: list[dict[str, Any]], skip: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages for the summariser: tool calls and results as short text (no tools are offered to it), without
+    the blocks in `skip` (the conversation's opening: it is sent again after the summary)."""
     out: list[dict[str, Any]] = []
     for message in messages:
         blocks = []
         for block in message["content"]:
             kind = block.get("type") if isinstance(block, dict) else None
+            if block in skip:
+                continue
             if kind == "text":
                 blocks.append({"type": "text", "text": block.get("text") or " "})
             elif kind == "tool_use":

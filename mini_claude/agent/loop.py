@@ -107,6 +107,7 @@ class Agent:
         hooks: HookPoints | None = None,
         subagent: bool = False,
         agent: tuple[str, str] = ("", ""),
+        prelude: Callable[[list[dict[str, Any]]], Awaitable[list[dict[str, Any]]]] | None = None,
     ) -> None:
         self.model = model
         self._tools = tools
@@ -130,6 +131,9 @@ class Agent:
         self._agent = agent  # a sub-agent's (type, id), for its SubagentStop hooks
         if hooks is not None:
             self.context.before_compact = hooks.pre_compact
+        # given the history, the blocks to put before a prompt's text: what opens a conversation (CLAUDE.md, the
+        # git status; compaction puts them before its summary) or what changed in it (agent/opening.py)
+        self._prelude = self.context.prelude = prelude
         self._hook_stop: str | None = None  # a hook's `"continue": false` in this run
         self._compacted = False
         # called with the history after every change to it (SessionLog.sync saves the conversation as it goes)
@@ -190,6 +194,8 @@ class Agent:
                 return self._outcome(verdict.blocked, "hook_blocked", 0, Usage())
             if verdict.context:
                 blocks.append({"type": "text", "text": verdict.context})
+        if self._prelude is not None:
+            blocks = [*await self._prelude(self.history), *blocks]
         self._append_user(blocks)
         usage = Usage()
         stop_active = False

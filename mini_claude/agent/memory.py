@@ -1,4 +1,6 @@
-"""Project memory: the CLAUDE.md files that go into the system prompt, found where Claude Code finds them.
+"""Project memory: the CLAUDE.md files, found where Claude Code finds them and placed where it places them — as a
+`<system-reminder>` block opening the conversation's first user message (`Memory.reminder`), not in the system
+prompt.
 
 In order (later is more specific): `~/.claude/CLAUDE.md` (the user's), then from the project root (the git root,
 else the working directory) down to the working directory, in each folder `CLAUDE.md`, `.claude/CLAUDE.md` and
@@ -79,16 +81,25 @@ class Memory:
     files: list[MemoryFile] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    def prompt_section(self, display: Callable[[Path], str] | None = None) -> str:
-        """The system prompt's memory part ("" when there is none)."""
+    def reminder(self, display: Callable[[Path], str] | None = None) -> str:
+        """The files as the block that opens the conversation ("" when there are none)."""
         if not self.files:
             return ""
         shown: Callable[[Path], str] = display or str
-        parts = ["Instructions from memory files (CLAUDE.md); follow them, the later ones are more specific:"]
+        parts = ["<system-reminder>\nThe user's and the project's standing instructions, from their memory files "
+                 "(CLAUDE.md). Follow them: where they differ from your usual habits they win, and a later file is "
+                 "more specific than an earlier one."]
         for item in self.files:
-            origin = "" if item.imported_by is None else f", imported by {shown(item.imported_by)}"
-            parts.append(f"Contents of {shown(item.path)} ({item.kind}{origin}):\n{item.text.strip()}")
-        return "\n\n".join(parts)
+            origin = _KINDS.get(item.kind, item.kind) if item.imported_by is None else \
+                f"imported by {shown(item.imported_by)}"
+            parts.append(f"Contents of {shown(item.path)} ({origin}):\n\n{item.text.strip()}")
+        return "\n\n".join(parts) + "\n</system-reminder>"
+
+
+_KINDS = {"user": "the user's own instructions, for every project",
+          "project": "project instructions, shared through the repository",
+          "local": "the user's private instructions for this project",
+          "rule": "a project rule"}
 
 
 def project_root(cwd: Path) -> Path:

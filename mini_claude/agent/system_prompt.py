@@ -1,14 +1,24 @@
-"""The system prompt: who the agent is, where it works, what each MCP server says about itself, and which
-skills it may load (names and descriptions only: skill content is fetched when the Skill tool loads it)."""
+"""The system prompt, in named parts: the brief (agent/brief.py: who the agent is and how it works), the
+environment (where it runs, which model it is), what each MCP server says about itself, and which skills it may
+load (names and descriptions only: skill content is fetched when the Skill tool loads it).
+
+The parts are kept apart (`PromptPart`) so that `/context` can show each one's size; `join_parts` makes the text
+sent to the model. The memory files (CLAUDE.md) and the git status are not here: they open the conversation as
+reminder blocks (agent/memory.py, git_snapshot.py), as Claude Code places them.
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
 import platform
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from mini_claude.agent.brief import brief_text
 from mini_claude.errors import ConfigError
+from mini_claude.git_snapshot import in_git_repository
 from mini_claude.jsonfile import read_regular_head
 
 __all__ = [
@@ -16,18 +26,20 @@ __all__ = [
     "MAX_SKILLS_LISTED",
     "MAX_SKILL_DESCRIPTION_CHARS",
     "PLAN_MODE_PROMPT",
+    "PromptPart",
     "build_system_prompt",
+    "environment_section",
     "git_branch",
+    "join_parts",
+    "model_family",
+    "system_parts",
 ]
 
 MAX_SERVER_INSTRUCTIONS_CHARS = 2000
 MAX_SKILL_DESCRIPTION_CHARS = 500
 MAX_SKILLS_LISTED = 200
 _HEAD_BYTES = 4096  # .git/HEAD is one line
-
-_BASE = """You are mini-claude, a coding agent working in the user's terminal.
-Use the tools to read, search and change files and to run commands; prefer reading before editing.
-Be concise. When a tool fails, read its error and adapt instead of repeating the same call."""
+_FAMILY = re.compile(r"(?:^|[/.])claude-(?:\d+(?:-\d+)?-)?(opus|sonnet|haiku|fable)\b")
 
 # appended while the permission mode is plan (the session adds it: the mode can change between requests)
 PLAN_MODE_PROMPT = ("Plan mode is on: only read-only tools run (reading, searching); anything that would change "
@@ -35,27 +47,71 @@ PLAN_MODE_PROMPT = ("Plan mode is on: only read-only tools run (reading, searchi
                     "tool: the user approves it (plan mode ends and you make the changes) or says what to change.")
 
 
-def build_system_prompt(cwd: Path, server_instructions: Mapping[str, str] | None = None,
-                        skills: Sequence[tuple[str, str]] | None = None, memory: str = "",
-                        branch: str | None = None) -> str:
-    """`skills`: (name, description) of each skill the Skill tool can load; `memory`: the CLAUDE.md section
-    (memory.Memory.prompt_section); `branch`: the git branch, read once per session (`git_branch`)."""
-    where = f"Working directory: {cwd}\nPlatform: {platform.system()}\nDate: {_dt.date.today().isoformat()}"
-    if branch:
-        where += f"\nGit branch: {branch}"
-    parts = [_BASE, where]
-    if memory:
-        parts.append(memory)
-    for name, text in sorted((server_instructions or {}).items()):
-        text = text.strip()
-        if not text:
-            continue
-        if len(text) > MAX_SERVER_INSTRUCTIONS_CHARS:
-            text = text[:MAX_SERVER_INSTRUCTIONS_CHARS] + " […]"
-        parts.append(f'Instructions from MCP server "{name}" (its tools are named mcp__{name}__*):\n{text}')
+@dataclass(frozen=True)
+class PromptPart:
+    """One part of the system prompt: what `/context` calls it, and its text."""
+
+    label: str
+    text: str
+
+
+def join_parts(parts: Sequence[PromptPart]) -> str:
+    return "\n\n".join(part.text for part in parts if part.text)
+
+
+def system_parts(cwd: Path, *, model: str = "", server_instructions: Mapping[str, str] | None = None,
+                 skills: Sequence[tuple[str, str]] | None = None, branch: str | None = None,
+                 git_repo: bool | None = None, shell: str = "") -> list[PromptPart]:
+    """The built-in prompt's parts: brief, environment, MCP server instructions (when a server gave any), skills
+    (when there are any). `model`: the id the next request goes to; `branch`/`git_repo`: see
+    `environment_section`."""
+    parts = [PromptPart("brief", brief_text()),
+             PromptPart("environment", environment_section(cwd, model=model, branch=branch, git_repo=git_repo,
+                                                           shell=shell))]
+    instructions = _instructions_section(server_instructions or {})
+    if instructions:
+        parts.append(PromptPart("MCP server instructions", instructions))
     if skills:
-        parts.append(_skills_section(skills))
-    return "\n\n".join(parts)
+        parts.append(PromptPart("skills", _skills_section(skills)))
+    return parts
+
+
+def build_system_prompt(cwd: Path, server_instructions: Mapping[str, str] | None = None,
+                        skills: Sequence[tuple[str, str]] | None = None, *, model: str = "",
+                        branch: str | None = None) -> str:
+    """The built-in system prompt as one text (`system_parts` joined)."""
+    return join_parts(system_parts(cwd, model=model, server_instructions=server_instructions, skills=skills,
+                                   branch=branch))
+
+
+def environment_section(cwd: Path, *, model: str = "", branch: str | None = None, git_repo: bool | None = None,
+                        shell: str = "", today: _dt.date | None = None) -> str:
+    """Where the agent runs: working directory, whether it is a git repository (`git_repo`; None: looked up from
+    the folders, no process) and its `branch`, platform and OS version, shell, today's date and the model."""
+    if git_repo is None:
+        git_repo = in_git_repository(cwd)
+    repo = "no"
+    if git_repo:
+        repo = f"yes (branch {branch})" if branch else "yes"
+    lines = ["# Environment", "You are running in this environment:",
+             f"- Working directory: {cwd}",
+             f"- Git repository: {repo}",
+             f"- Platform: {platform.system().lower() or 'unknown'}",
+             f"- OS version: {_os_version()}"]
+    if shell:
+        lines.append(f"- Shell: {shell} (the Bash tool runs commands with it)")
+    lines.append(f"- Today's date: {(today or _dt.date.today()).isoformat()}")
+    if model:
+        family = model_family(model)
+        lines.append(f"- Model: {model}" + (f" ({family})" if family else ""))
+    return "\n".join(lines)
+
+
+def model_family(model: str) -> str | None:
+    """`claude-opus-5-5` → `Claude Opus` (also behind a provider prefix such as `anthropic/` or `us.anthropic.`);
+    None for a model that is not a Claude model."""
+    match = _FAMILY.search(model.lower())
+    return f"Claude {match.group(1).capitalize()}" if match else None
 
 
 def git_branch(cwd: Path) -> str | None:
@@ -76,6 +132,26 @@ def git_branch(cwd: Path) -> str | None:
         if (folder / ".git").exists():
             return None  # a worktree or submodule (.git is a file): not worth a process at start-up
     return None
+
+
+def _instructions_section(server_instructions: Mapping[str, str]) -> str:
+    blocks = []
+    for name, text in sorted(server_instructions.items()):
+        text = text.strip()
+        if not text:
+            continue
+        if len(text) > MAX_SERVER_INSTRUCTIONS_CHARS:
+            text = text[:MAX_SERVER_INSTRUCTIONS_CHARS] + " […]"
+        blocks.append(f'Instructions from MCP server "{name}" (its tools are named mcp__{name}__*):\n{text}')
+    return "\n\n".join(blocks)
+
+
+def _os_version() -> str:
+    system, release = platform.system(), platform.release()
+    if system == "Darwin":
+        release = platform.mac_ver()[0] or release
+        system = "macOS"
+    return f"{system} {release}".strip() or "unknown"
 
 
 def _skills_section(skills: Sequence[tuple[str, str]]) -> str:

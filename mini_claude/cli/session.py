@@ -12,12 +12,14 @@ a repository's `env` only once the folder is trusted); `.env` values reach the m
 directory is always the real environment's.
 
 The agent half (model client, gate, tools, hooks, sub-agents) is cli/session_agent.py, imported while the servers
-start; what both halves share (options, parts) is cli/session_parts.py.
+start; what both halves share (options, parts) is cli/session_parts.py. The repository's git snapshot (branch,
+status, recent commits: git_snapshot.py) is read meanwhile too, once per session.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -296,6 +298,11 @@ async def start_session(
     session_model = functools.cache(model.build)
     mcp.agent_model = session_model  # the agent's own once it exists (build_session)
     mcp.manager.start()
+    from mini_claude.git_snapshot import start_git_snapshot
+
+    # branch, status and recent commits, read while the servers start and the agent half is imported; the first
+    # model request waits for it (a bounded wait: git_snapshot.GIT_TIMEOUT_S)
+    git = start_git_snapshot(cwd, env, trusted=trusted)
     from mini_claude.net.tls import plain_http, warm_tls_context
 
     if model.over_tls or any(cfg.url and not plain_http(cfg.url) for cfg in config.servers.values()):
@@ -306,7 +313,10 @@ async def start_session(
 
         return rest_of_session(opts, ui, mcp, session_model(), env=env, model_env=model_env, settings=settings,
                                full_settings=full_settings, config=config, trusted=trusted, held=held,
-                               helper=helper, ask_permission=ask_permission)
+                               helper=helper, ask_permission=ask_permission, git=git)
     except BaseException:
+        if git is not None:  # its git processes killed and reaped
+            git.cancel()
+            await asyncio.gather(git, return_exceptions=True)
         await mcp.manager.aclose()  # nothing left behind: the servers that started are stopped and reaped
         raise

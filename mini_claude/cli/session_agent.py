@@ -8,6 +8,9 @@ agent; `build_session` is also the demo's and the tests' way to an agent over pa
 
 from __future__ import annotations
 
+import asyncio
+import os
+import shutil
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -16,8 +19,9 @@ from mini_claude.agent.commands import load_commands
 from mini_claude.agent.compaction import ContextWindow, context_tokens
 from mini_claude.agent.loop import Agent, AgentUI
 from mini_claude.agent.memory import load_memory
+from mini_claude.agent.opening import Opening
 from mini_claude.agent.subagents import SubagentParts, Subagents, acting_subagent, load_subagent_types
-from mini_claude.agent.system_prompt import PLAN_MODE_PROMPT, build_system_prompt, git_branch
+from mini_claude.agent.system_prompt import PLAN_MODE_PROMPT, PromptPart, git_branch, join_parts, system_parts
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.session_mcp import McpParts, build_mcp
 from mini_claude.cli.session_parts import SessionOptions, SessionParts, report_rule_problems
@@ -40,6 +44,7 @@ from mini_claude.tools.skill import SkillTool
 from mini_claude.tools.tool_search import DeferredTools, ToolSearchTool
 
 if TYPE_CHECKING:
+    from mini_claude.git_snapshot import GitSnapshot
     from mini_claude.models.credentials import ApiKeyHelper
 
 __all__ = ["MAX_RESULT_CHARS", "build_session", "rest_of_session"]
@@ -50,11 +55,13 @@ MAX_RESULT_CHARS = 200_000
 def rest_of_session(opts: SessionOptions, ui: TerminalUI, mcp: McpParts, model: Model, *, env: dict[str, str],
                     model_env: dict[str, str], settings: Settings, full_settings: Settings, config: LoadedConfig,
                     trusted: bool, held: dict[str, tuple[ServerStatus, str]], helper: ApiKeyHelper | None,
-                    ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None) -> SessionParts:
-    """The model client, gate, tools, sub-agent types and commands of a session whose servers are starting."""
+                    ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None,
+                    git: asyncio.Future[GitSnapshot | None] | None = None) -> SessionParts:
+    """The model client, gate, tools, sub-agent types and commands of a session whose servers are starting
+    (`git`: the repository's snapshot being read meanwhile, git_snapshot.py)."""
     cwd = opts.cwd
     parts = build_session(opts, model=model, env=env, ui=ui, held=held, config=config, settings=settings,
-                          ask_permission=ask_permission, mcp=mcp)
+                          ask_permission=ask_permission, mcp=mcp, git=git)
     # the gate's rule set (whose `errors` are the malformed rules, dropped) exists only from here
     report_rule_problems(ui, parts.gate.rules)
     for warning in parts.memory.warnings if parts.memory is not None else ():
@@ -90,9 +97,12 @@ def build_session(
     on_server_change: Callable[[ServerState], None] | None = None,
     host_ui: HostUI | None = None,
     mcp: McpParts | None = None,
+    git: asyncio.Future[GitSnapshot | None] | None = None,
 ) -> SessionParts:
     """The agent and its parts over `mcp` (built here when not given: `held`, `on_server_change` and `host_ui` are
-    for that case); its servers are not started (`parts.manager.start()`)."""
+    for that case); its servers are not started (`parts.manager.start()`). `git`: the repository's snapshot
+    (git_snapshot.start_git_snapshot), awaited before the first request; without it the conversation opens with
+    the memory files alone."""
     from mini_claude.tools.builtins import builtin_tools
     from mini_claude.tools.output import cap_result
     from mini_claude.tools.shell import BashTool
@@ -136,18 +146,28 @@ def build_session(
                 *searching, *offered]
 
     memory = load_memory(opts.cwd, user_home(env))
-    branch = git_branch(opts.cwd)  # once: system() runs before every model request
+    branch = git_branch(opts.cwd)  # once: the prompt's parts are built before every model request
+    shell = _shell_name(env)
+
+    def prompt_parts() -> list[PromptPart]:
+        """The system prompt's parts for the next request (the model can change between requests: /model)."""
+        if opts.system_prompt:
+            parts = [PromptPart("custom system prompt (--system-prompt)", opts.system_prompt)]
+        else:
+            listed = [(skill.name, skill.description) for skill in skills.available()]
+            parts = system_parts(opts.cwd, model=agent.model.name, server_instructions=manager.instructions(),
+                                 skills=listed, branch=branch, shell=shell)
+        parts.append(PromptPart("deferred MCP tool names", deferred.prompt_section()))
+        if gate.mode is PermissionMode.PLAN:
+            parts.append(PromptPart("plan mode", PLAN_MODE_PROMPT))
+        if opts.append_system_prompt:
+            parts.append(PromptPart("appended (--append-system-prompt)", opts.append_system_prompt))
+        return [part for part in parts if part.text]
 
     def system() -> str:
-        listed = [(skill.name, skill.description) for skill in skills.available()]
-        base = opts.system_prompt or build_system_prompt(opts.cwd, manager.instructions(), listed,
-                                                         memory.prompt_section(), branch)
-        deferred_note = deferred.prompt_section()
-        if deferred_note:
-            base += f"\n\n{deferred_note}"
-        if gate.mode is PermissionMode.PLAN:
-            base += f"\n\n{PLAN_MODE_PROMPT}"
-        return f"{base}\n\n{opts.append_system_prompt}" if opts.append_system_prompt else base
+        return join_parts(prompt_parts())
+
+    opening = Opening(memory, git)
 
     ctx = ToolContext(cwd=opts.cwd, spill_dir=spill_dir, is_denied=gate.is_denied, is_secret=gate.is_secret,
                       is_private=gate.is_private, home=home)
@@ -173,12 +193,13 @@ def build_session(
     builtins = [BashTool(env=env) if isinstance(tool, BashTool) else tool for tool in builtin_tools(subagents)]
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
                   result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,
-                  context=window, resolve_unknown=deferred.resolve, loading=deferred, hooks=hooks)
+                  context=window, resolve_unknown=deferred.resolve, loading=deferred, hooks=hooks, prelude=opening)
     agent.on_reset = deferred.forget
     if isinstance(ui, TerminalUI):
         agent.context.on_compact = ui.info
     parts = SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
-                         skills=skills, host=host, memory=memory, deferred=deferred, hooks=hooks, subagents=subagents)
+                         skills=skills, host=host, memory=memory, deferred=deferred, hooks=hooks, subagents=subagents,
+                         prompt_parts=prompt_parts, opening=opening)
     return parts
 
 
@@ -212,6 +233,12 @@ def _session_hooks(settings: Settings, opts: SessionOptions, env: dict[str, str]
                           transcript_path=transcript, permission_mode=lambda: gate.mode.value,
                           tool_names=CLAUDE_TOOL_NAMES, server_of=manager.server_of)
     return Hooks(settings.hooks, session, report)
+
+
+def _shell_name(env: Mapping[str, str]) -> str:
+    """The shell the Bash tool runs (tools/shell.py: bash, else sh), by name."""
+    found = shutil.which("bash", path=env.get("PATH"))
+    return os.path.basename(found) if found else "sh"
 
 
 def _native_loading(model: Model, env: Mapping[str, str]) -> bool:

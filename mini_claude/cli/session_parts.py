@@ -11,11 +11,15 @@ from typing import TYPE_CHECKING, Any
 from mini_claude.cli.render import TerminalUI
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from mini_claude.agent.commands import CustomCommand
     from mini_claude.agent.loop import Agent
     from mini_claude.agent.memory import Memory
+    from mini_claude.agent.opening import Opening
     from mini_claude.agent.sessions import SessionLog
     from mini_claude.agent.subagents import Subagents
+    from mini_claude.agent.system_prompt import PromptPart
     from mini_claude.hooks import Hooks
     from mini_claude.mcp.config import LoadedConfig
     from mini_claude.mcp.host import McpHost
@@ -55,7 +59,7 @@ class SessionParts:
     env: dict[str, str]
     skills: SkillRegistry | None = None  # local and MCP-served skills (`await skills.settle()` before a -p run)
     host: McpHost | None = None  # what servers may ask of us: roots, sampling, elicitation, logs
-    memory: Memory | None = None  # the CLAUDE.md files in the system prompt
+    memory: Memory | None = None  # the CLAUDE.md files that open the conversation (Memory.reminder)
     session_id: str = field(default_factory=lambda: _new_session_id())
     session_log: SessionLog | None = None  # where the conversation is saved as it goes (cli/resume.py)
     commands: dict[str, CustomCommand] = field(default_factory=dict)  # "/name" -> .claude/commands/name.md
@@ -63,6 +67,8 @@ class SessionParts:
     deferred: DeferredTools | None = None  # which MCP tools wait behind ToolSearch (`/mcp` shows it per server)
     hooks: Hooks | None = None  # the user's hooks in force (a repository's only once trusted); `/hooks` lists them
     subagents: Subagents | None = None  # the types the Agent tool starts (agent/subagents.py)
+    prompt_parts: Callable[[], list[PromptPart]] | None = None  # the next request's system prompt, by part
+    opening: Opening | None = None  # what opens the conversation: CLAUDE.md, the git snapshot (agent/opening.py)
 
 
 

@@ -1,6 +1,8 @@
-"""`/context`: what fills the model's context window, part by part — the system prompt, the memory files in it, the
-built-in tools' definitions, each MCP server's (deferred tools are not sent, so not counted: they are named apart),
-the conversation — with token estimates, each part's share of the window, and a bar.
+"""`/context`: what fills the model's context window, part by part — each part of the system prompt (the brief, the
+environment, MCP server instructions, skills, the deferred tool names…), the blocks that open the conversation (the
+memory files, the git status), the built-in tools' definitions, each MCP server's (deferred tools are not sent, so
+not counted: they are named apart), the conversation — with token estimates, each part's share of the window, and a
+bar.
 
 The numbers are the agent's own: JSON characters / 4 per part, scaled so that they add up to
 `ContextWindow.estimate` (which the last API report calibrates). Where the backend can count (Anthropic's
@@ -17,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mini_claude.agent.compaction import CHARS_PER_TOKEN, CLEAR_AT, COMPACT_AT
-from mini_claude.agent.system_prompt import MAX_SERVER_INSTRUCTIONS_CHARS
+from mini_claude.agent.opening import MEMORY_LABEL
+from mini_claude.agent.system_prompt import PromptPart
 from mini_claude.models.base import ToolCounter, ToolSpec
 from mini_claude.tools.base import Tool
 from mini_claude.tools.mcp_tool import McpToolAdapter
@@ -27,6 +30,11 @@ __all__ = ["BAR_CELLS", "COUNT_TIMEOUT_S", "ContextPart", "ContextReport", "cont
 BAR_CELLS = 50
 COUNT_TIMEOUT_S = 5.0
 FREE_MARK = "·"
+MEMORY_MARK = "M"
+# the bar's letter for each part of the system prompt (any other part: S)
+_PROMPT_MARKS = {"brief": "S", "environment": "E", "MCP server instructions": "I", "skills": "K",
+                 "deferred MCP tool names": "N"}
+_PROMPT_NOTES = {"deferred MCP tool names": "for ToolSearch"}
 
 
 @dataclass
@@ -57,25 +65,32 @@ async def measure_context(parts: Any) -> ContextReport:
     """What the next request of this session (`SessionParts`) would carry, by part."""
     agent = parts.agent
     system = agent.system_prompt()
+    prompt: list[PromptPart] = parts.prompt_parts() if parts.prompt_parts is not None else \
+        [PromptPart("system prompt", system)]
     tools: Sequence[Tool] = agent.tools()
     specs = [ToolSpec(t.name, t.description, t.input_schema) for t in tools]
     memory = parts.memory
-    section = memory.prompt_section() if memory is not None else ""
-    memory_chars = len(section) if section and section in system else 0
-    instructions_chars = sum(len(text) for text in _instructions(parts.manager) if text in system)
-    deferred_note = parts.deferred.prompt_section() if parts.deferred is not None else ""
-    names_chars = len(deferred_note) if deferred_note and deferred_note in system else 0
+    history = agent.history
+    # the blocks that open the conversation (CLAUDE.md, the git status): counted apart, and out of the messages
+    # where the history already holds them
+    opening = parts.opening.parts(history) if parts.opening is not None else []
+    coming = [{"type": "text", "text": part.text} for part in opening if not part.in_history]
+    request = [*history[:-1], {**history[-1], "content": [*coming, *history[-1]["content"]]}] \
+        if coming and history and history[-1]["role"] == "user" else \
+        [*history, *([{"role": "user", "content": coming}] if coming else [])]
     builtin = [t for t in tools if not isinstance(t, McpToolAdapter)]
     servers: dict[str, list[Tool]] = {}
     for tool in tools:
         if isinstance(tool, McpToolAdapter):
             servers.setdefault(tool.server, []).append(tool)
-    rest = len(system) - memory_chars - instructions_chars - names_chars
-    raw = {"system": rest // CHARS_PER_TOKEN, "memory": memory_chars // CHARS_PER_TOKEN,
-           "instructions": instructions_chars // CHARS_PER_TOKEN, "names": names_chars // CHARS_PER_TOKEN,
-           "builtin": _definition_tokens(builtin), "messages": _json_tokens(agent.history),
+    opening_tokens = {part.label: _json_tokens({"type": "text", "text": part.text}) for part in opening}
+    in_history = sum(opening_tokens[part.label] for part in opening if part.in_history)
+    raw = {**{f"prompt:{i}": len(part.text) // CHARS_PER_TOKEN for i, part in enumerate(prompt)},
+           **{f"open:{label}": tokens for label, tokens in opening_tokens.items()},
+           "builtin": _definition_tokens(builtin),
+           "messages": max(0, _json_tokens(history) - in_history),
            **{f"mcp:{name}": _definition_tokens(group) for name, group in servers.items()}}
-    total = agent.context.estimate(system, agent.history, specs)
+    total = agent.context.estimate(system, request, specs)
     factor = total / max(1, sum(raw.values())) if total else 1.0
     scaled = {key: round(value * factor) for key, value in raw.items()}
     counted = await _counted(agent.model, specs)
@@ -85,18 +100,21 @@ async def measure_context(parts: Any) -> ContextReport:
         for key in tool_keys:
             scaled[key] = round(counted * raw[key] / estimated)
     report = ContextReport(agent.model.name, agent.context.tokens, [], counted is not None)
-    report.parts.append(ContextPart("system prompt", "S", scaled["system"]))
-    files = memory.files if memory is not None and memory_chars else []
-    report.parts.append(ContextPart("memory files", "M", scaled["memory"], _count(len(files), "file")))
-    report.memory_files = [(str(f.path), round(len(f.text) // CHARS_PER_TOKEN * factor)) for f in files]
-    if scaled["instructions"]:
-        report.parts.append(ContextPart("MCP server instructions", "I", scaled["instructions"]))
-    if scaled["names"]:
-        report.parts.append(ContextPart("deferred MCP tool names", "N", scaled["names"], "for ToolSearch"))
+    for i, part in enumerate(prompt):
+        label = part.label if part.label == "system prompt" else f"system prompt: {part.label}"
+        report.parts.append(ContextPart(label, _PROMPT_MARKS.get(part.label, "S"), scaled[f"prompt:{i}"],
+                                        _PROMPT_NOTES.get(part.label, "")))
+    files = memory.files if memory is not None else []
+    for part in opening:
+        memory_part = part.label == MEMORY_LABEL
+        report.parts.append(ContextPart(part.label, MEMORY_MARK if memory_part else "G", scaled[f"open:{part.label}"],
+                                        _count(len(files), "file") if memory_part else "a snapshot"))
+        if memory_part:
+            report.memory_files = [(str(f.path), round(len(f.text) // CHARS_PER_TOKEN * factor)) for f in files]
     report.parts.append(ContextPart("built-in tools", "T", scaled["builtin"], _count(len(builtin), "tool")))
     for name, group in sorted(servers.items()):
         report.parts.append(ContextPart(f"MCP tools: {name}", "P", scaled[f"mcp:{name}"], _count(len(group), "tool")))
-    report.parts.append(ContextPart("messages", "C", scaled["messages"], _count(len(agent.history), "message")))
+    report.parts.append(ContextPart("messages", "C", scaled["messages"], _count(len(history), "message")))
     report.deferred = _deferred(parts.deferred, servers)
     return report
 
@@ -111,7 +129,7 @@ def context_lines(report: ContextReport) -> list[str]:
     width = max(len(label) for _, label, _, _ in rows)
     for mark, label, tokens, note in rows:
         lines.append(f"  {mark} {label:<{width}}  {_k(tokens):>7}  {_pct(tokens, window):>6}  {note}".rstrip())
-        if mark == "M":
+        if mark == MEMORY_MARK:
             lines += [f"      {path}  ~{_k(tokens_of)}" for path, tokens_of in report.memory_files]
     free = max(0, report.window - used)
     lines.append(f"  {FREE_MARK} {'free':<{width}}  {_k(free):>7}  {_pct(free, window):>6}")
@@ -147,17 +165,6 @@ def _deferred(deferred: Any, offered: dict[str, list[Tool]]) -> list[str]:
             notes.append(f"{server}: {_count(waiting, 'tool')} of {budget.tools} (~{_k(budget.tokens)} tokens for "
                          "all of them) wait behind ToolSearch")
     return notes
-
-
-def _instructions(manager: Any) -> list[str]:
-    """Each server's instructions as the system prompt carries them (header, text cut at its limit)."""
-    blocks = []
-    for name, text in manager.instructions().items():
-        text = text.strip()
-        if text:
-            cut = text[:MAX_SERVER_INSTRUCTIONS_CHARS] + (" […]" if len(text) > MAX_SERVER_INSTRUCTIONS_CHARS else "")
-            blocks.append(f'Instructions from MCP server "{name}" (its tools are named mcp__{name}__*):\n{cut}')
-    return blocks
 
 
 def _definition_tokens(tools: Sequence[Tool]) -> int:

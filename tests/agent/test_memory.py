@@ -42,9 +42,14 @@ def test_files_in_order_with_imports(tmp_path: Path) -> None:
         ("repo/.claude/rules/a.md", "rule"), ("repo/.claude/rules/b.md", "rule")]
     assert memory.warnings == []
     assert project_root(work) == repo.resolve() and git_branch(work) == "feature/x"
-    prompt = build_system_prompt(work, memory=memory.prompt_section(), branch=git_branch(work))
-    assert "Git branch: feature/x" in prompt and "root rules" in prompt and "rule b" in prompt
-    assert prompt.index("user prefs") < prompt.index("root rules") < prompt.index("sub rules")
+    assert "- Git repository: yes (branch feature/x)" in build_system_prompt(work, branch=git_branch(work))
+    reminder = memory.reminder()
+    assert reminder.startswith("<system-reminder>\n") and reminder.endswith("\n</system-reminder>")
+    assert "root rules" in reminder and "rule b" in reminder
+    assert reminder.index("user prefs") < reminder.index("root rules") < reminder.index("sub rules")
+    assert f"Contents of {repo / 'docs' / 'style.md'} (imported by {repo / 'CLAUDE.md'}):" in reminder
+    assert f"Contents of {repo / 'pkg' / 'CLAUDE.local.md'} (the user's private instructions for this project):" \
+        in reminder
 
 
 def test_a_repository_cannot_import_files_outside_the_project(tmp_path: Path) -> None:
@@ -84,5 +89,5 @@ def test_a_repository_file_that_leads_outside_is_not_loaded(tmp_path: Path) -> N
     (repo / ".claude" / "rules" / "env.md").symlink_to(tmp_path / "environ")
     (repo / "CLAUDE.md").symlink_to(tmp_path / "environ")
     memory = load_memory(work, home)
-    assert not memory.files and "sk-secret" not in memory.prompt_section()
+    assert not memory.files and memory.reminder() == ""
     assert len(memory.warnings) == 2 and all("leads outside the project" in w for w in memory.warnings)

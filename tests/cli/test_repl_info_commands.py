@@ -137,12 +137,17 @@ async def test_slash_context_shows_each_part_and_counts_tools(session: Session,
     lines = capsys.readouterr().out.splitlines()
     head = re.fullmatch(r"  context: ~(\S+) of 200k tokens \((\d+\.\d)%\) · model claude-sonnet-4-5", lines[0])
     assert head, lines[0]
-    assert re.fullmatch(r"  \[S+M+T+P+C+·+\]", lines[1]) and len(lines[1]) == 2 + 52, lines[1]
+    assert re.fullmatch(r"  \[S+E+M+T+P+C+·+\]", lines[1]) and len(lines[1]) == 2 + 52, lines[1]
     rows = {m.group(2): (int(m.group(3)) if m.group(3).isdigit() else round(float(m.group(3)[:-1]) * 1000),
                          m.group(5))
             for line in lines[2:] if (m := re.fullmatch(r"    (\S) (.+?)\s+(\S+)\s+(\d+\.\d)%\s*(.*)", line))}
-    assert list(rows) == ["system prompt", "memory files", "built-in tools", "MCP tools: ok", "messages", "free"]
-    assert rows["memory files"][1] == "1 file" and rows["MCP tools: ok"][1] == "1 tool"
+    assert list(rows) == ["system prompt: brief", "system prompt: environment", "memory files (CLAUDE.md)",
+                          "built-in tools", "MCP tools: ok", "messages", "free"]
+    assert rows["memory files (CLAUDE.md)"][1] == "1 file" and rows["MCP tools: ok"][1] == "1 tool"
+    assert rows["system prompt: brief"][0] > 1000  # the brief is several thousand characters
+    # the reminder that opens the conversation is counted once, apart from the messages it sits in
+    reminder = repl.parts.memory.reminder()
+    assert repl.parts.agent.history[0]["content"][0]["text"] == reminder
     assert rows["messages"][1] == "2 messages" and rows["messages"][0] > 0
     assert f"        {session.work / 'CLAUDE.md'}  ~7" in lines
     # the tool definitions were counted by the mock's count-tokens (2 characters a token: twice the estimate)
@@ -162,7 +167,7 @@ async def test_slash_context_names_deferred_tools_apart(session: Session, capsys
     await session.repl._slash("/context")
     lines = capsys.readouterr().out.splitlines()
     assert not any("MCP tools: ok" in line for line in lines)
-    assert any(re.fullmatch(r"    N deferred MCP tool names\s+\d+\s+\d+\.\d%  for tool_search", line) for line in lines)
+    assert any(re.fullmatch(r"    N system prompt: deferred MCP tool names\s+\d+\s+\d+\.\d%  for ToolSearch", line) for line in lines)
     assert any(re.fullmatch(r"    deferred, not sent: ok: 1 tool of 1 \(~\S+ tokens for all of them\) wait behind "
                             r"ToolSearch", line) for line in lines), lines
 

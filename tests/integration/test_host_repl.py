@@ -208,7 +208,8 @@ def test_a_hash_line_goes_to_the_project_memory_and_the_next_request(
     assert (tmp_path / "work" / "CLAUDE.md").read_text() == "- always run the linter\n"
     term.enter("hello")
     term.wait_for(lambda s: "ANSWERED-OK" in s, "the answer")
-    assert "- always run the linter" in mock.requests[0]["body"]["system"]
+    opening = mock.requests[0]["body"]["messages"][0]["content"][0]["text"]  # CLAUDE.md opens the conversation
+    assert opening.startswith("<system-reminder>") and "- always run the linter" in opening
     term.keys("C-d")
 
 
@@ -344,6 +345,9 @@ def test_init_writes_claude_md_and_memory_opens_the_editor(
     wait_until(lambda: "- from the editor" in claude_md.read_text(), "the editor's line", within_s=10)
     term.enter("what do you know?")
     term.wait_for(lambda s: "SAW-MEMORY" in s, "the next answer")
-    system = mock.requests[-1]["body"]["system"]
-    assert "- build with make" in str(system) and "- from the editor" in str(system)
+    # CLAUDE.md did not exist when the conversation began: the next prompt carries its current text, once
+    [update] = [b["text"] for b in mock.requests[-1]["body"]["messages"][-1]["content"]
+                if b.get("type") == "text" and b["text"].startswith("<system-reminder>")]
+    assert "- build with make" in update and "- from the editor" in update
+    assert "The memory files changed during this conversation" in update
     term.keys("C-d")

@@ -1,7 +1,9 @@
-"""CLAUDE.md through `mini-claude -p` (a real subprocess, the real SDK, the mock model): what the model's system
-prompt holds, and that a repository's import of a file outside the project is refused with a warning."""
+"""CLAUDE.md through `mini-claude -p` (a real subprocess, the real SDK, the mock model): what the reminder block
+opening the first user message holds (not the system prompt), and that a repository's import of a file outside the project is refused with a warning."""
 
 from __future__ import annotations
+
+import json
 
 from tests.integration.conftest import Cli, answer
 
@@ -16,7 +18,10 @@ def test_claude_md_reaches_the_model(cli: Cli) -> None:
     mock = cli.mock([answer("d'accord")])
     result = cli.run("-p", "hi")
     assert result.rc == 0, result.stderr
-    system = mock.requests[0]["body"]["system"]
-    assert "Always answer in French." in system and "Project codename: HERON" in system
-    assert "The user likes short answers." in system and "hunter2" not in system
+    body = mock.requests[0]["body"]
+    memory = body["messages"][0]["content"][0]["text"]
+    assert memory.startswith("<system-reminder>") and "hunter2" not in json.dumps(body)
+    assert "Always answer in French." in memory and "Project codename: HERON" in memory
+    assert "The user likes short answers." in memory
+    assert "Always answer in French." not in json.dumps(body["system"])
     assert "memory: " in result.stderr and "@~/secret.txt not imported" in result.stderr

@@ -7,9 +7,10 @@ process is killed beyond) and the whole reading to `GIT_TIMEOUT_S` (every proces
 no snapshot, never an error.
 
 A repository's own `.git/config` is a stranger's file when the folder is not trusted (an unpacked archive can ship
-one): `git status` can run commands it names (an fsmonitor, a clean filter for a changed file), so in an untrusted
-folder the status is not read, only the branch and the log, and every command runs with the fsmonitor and
-signature checks switched off. Imports nothing of the rest of the product: the session starts it before its own
+one): git runs commands it names (an fsmonitor, a clean filter, a signature program, …), and no list of switches
+can be sure to turn every one off. So in an untrusted folder no git process runs at all: the branch is read from
+`.git/HEAD` (a bounded read of a regular file) and the status and log are not read. Every command in a trusted
+folder still runs with the fsmonitor and signature checks switched off. Imports nothing of the rest of the product: the session starts it before its own
 modules are loaded.
 """
 
@@ -17,19 +18,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["GIT_TIMEOUT_S", "MAX_COMMITS", "MAX_OUTPUT_BYTES", "MAX_STATUS_CHARS", "GitSnapshot", "in_git_repository",
-           "read_git_snapshot", "start_git_snapshot"]
+__all__ = ["GIT_TIMEOUT_S", "MAX_COMMITS", "MAX_OUTPUT_BYTES", "MAX_STATUS_CHARS", "GitSnapshot", "head_branch",
+           "in_git_repository", "read_git_snapshot", "start_git_snapshot"]
 
 GIT_TIMEOUT_S = 2.0
 MAX_OUTPUT_BYTES = 64 * 1024
 MAX_STATUS_CHARS = 2_000
 MAX_COMMITS = 5
 MAX_SUBJECT_CHARS = 200  # a commit line is cut here
+MAX_HEAD_BYTES = 4096  # .git/HEAD is one line
 KILL_GRACE_S = 1.0  # for a killed git's pipe to close
 _SAFE = ("--no-pager", "-c", "core.fsmonitor=false", "-c", "log.showSignature=false", "-c", "color.ui=false")
 
@@ -43,7 +47,7 @@ class GitSnapshot:
     def reminder(self) -> str:
         """The snapshot as the model reads it at the start of the conversation."""
         if self.status is None:
-            status = "(not read: this folder is not trusted, so its git configuration is not run)"
+            status = "(not read: this folder is not trusted, so git is not run in it)"
         elif len(self.status) > MAX_STATUS_CHARS:
             status = (self.status[:MAX_STATUS_CHARS].rsplit("\n", 1)[0]
                       + "\n[…cut: more changes than shown; run `git status` to see them all]")
@@ -74,20 +78,54 @@ def start_git_snapshot(cwd: Path, env: Mapping[str, str], *, trusted: bool) -> a
     """The reading as a task on the running loop; None (no task, no process) outside a repository or without git."""
     if not in_git_repository(cwd):
         return None
+    if not trusted:
+        return asyncio.ensure_future(_untrusted_snapshot(cwd))
     git = shutil.which("git", path=env.get("PATH"))
     if git is None:
         return None
-    return asyncio.ensure_future(read_git_snapshot(git, cwd, env, trusted=trusted))
+    return asyncio.ensure_future(read_git_snapshot(git, cwd, env))
 
 
-async def read_git_snapshot(git: str, cwd: Path, env: Mapping[str, str], *, trusted: bool,
+async def _untrusted_snapshot(cwd: Path) -> GitSnapshot | None:
+    """An untrusted folder's snapshot: the branch from `.git/HEAD`, nothing run (see the module docstring)."""
+    branch = head_branch(cwd)
+    return None if branch is None else GitSnapshot(branch, None, [])
+
+
+def head_branch(cwd: Path) -> str | None:
+    """The branch `.git/HEAD` names ("" when detached), read without git: None when there is no readable `.git`
+    folder here or above (a worktree's `.git` file, a FIFO or an oversized HEAD are not followed)."""
+    try:
+        folders = (cwd.resolve(), *cwd.resolve().parents)
+    except OSError:
+        return None
+    for folder in folders:
+        if not (folder / ".git").exists():
+            continue
+        head = folder / ".git" / "HEAD"
+        try:
+            fd = os.open(head, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            text = os.read(fd, MAX_HEAD_BYTES).decode("utf-8", "replace").strip()
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return _cut(text.removeprefix("ref: refs/heads/")) if text.startswith("ref: refs/heads/") else ""
+    return None
+
+
+async def read_git_snapshot(git: str, cwd: Path, env: Mapping[str, str], *,
                             timeout_s: float = GIT_TIMEOUT_S) -> GitSnapshot | None:
-    """Branch, status (trusted folders only) and recent commits: two commands run concurrently (the status with its
-    branch line, or the branch alone; the log); None when the first fails or both take longer than `timeout_s`."""
+    """Branch, status and recent commits of a trusted folder: two commands run concurrently (the status with its
+    branch line; the log); None when the first fails or both take longer than `timeout_s`."""
     run_env = {**env, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-    first = ["status", "--short", "--branch"] if trusted else ["branch", "--show-current"]
     tasks = [asyncio.ensure_future(_git(git, args, cwd, run_env))
-             for args in (first, ["log", "--oneline", f"-n{MAX_COMMITS}"])]
+             for args in (["status", "--short", "--branch"], ["log", "--oneline", f"-n{MAX_COMMITS}"])]
     try:
         head, log = await asyncio.wait_for(asyncio.gather(*tasks), timeout_s)
     except (TimeoutError, OSError):
@@ -97,14 +135,9 @@ async def read_git_snapshot(git: str, cwd: Path, env: Mapping[str, str], *, trus
             task.cancel()
     if head is None:
         return None
-    status: str | None = None
-    if trusted:
-        branch_line, _, status = head.partition("\n")
-        branch = _branch_of(branch_line)
-    else:
-        branch = head.strip().split("\n", 1)[0]
+    branch_line, _, status = head.partition("\n")
     commits = [_cut(line) for line in (log or "").splitlines()[:MAX_COMMITS]]  # None: no commits yet
-    return GitSnapshot(_cut(branch), status.rstrip() if status is not None else None, commits)
+    return GitSnapshot(_cut(_branch_of(branch_line)), status.rstrip(), commits)
 
 
 def _branch_of(line: str) -> str:

@@ -66,15 +66,20 @@ async def test_branch_status_and_commits_of_a_real_repository(tmp_path: Path) ->
     snapshot = await task
     assert snapshot is not None and snapshot.branch == "work" and snapshot.status == "?? new.txt"
     assert [line.split(" ", 1)[1] for line in snapshot.commits] == ["two", "one"]
-    untrusted = await read_git_snapshot(git, tmp_path, env, trusted=False)
-    assert untrusted == GitSnapshot("work", None, snapshot.commits)
+    # not trusted: its .git/config is a stranger's, so no git runs (a git on PATH that leaves a mark proves it)
+    marker = tmp_path / "git-ran"
+    fake = _fake_git(tmp_path, f"touch {marker}\nexit 0")
+    untrusted_task = start_git_snapshot(tmp_path, {**env, "PATH": str(Path(fake).parent)}, trusted=False)
+    assert untrusted_task is not None
+    untrusted = await untrusted_task
+    assert untrusted == GitSnapshot("work", None, []) and not marker.exists()
     assert "(not read: this folder is not trusted" in untrusted.reminder()
 
 
 async def test_a_repository_without_commits_and_a_folder_outside_any(tmp_path: Path) -> None:
     git = _git()
     _run(git, tmp_path, dict(os.environ), ["init", "-q", "-b", "main", str(tmp_path / "repo")])
-    snapshot = await read_git_snapshot(git, tmp_path / "repo", os.environ, trusted=True)
+    snapshot = await read_git_snapshot(git, tmp_path / "repo", os.environ)
     assert snapshot == GitSnapshot("main", "", [])
     assert "Status:\n(clean)\n" in snapshot.reminder() and "Recent commits" not in snapshot.reminder()
     (tmp_path / "plain").mkdir()
@@ -88,7 +93,7 @@ async def test_without_git_nothing_runs(tmp_path: Path) -> None:
 
 async def test_a_flood_of_status_is_cut_and_its_git_killed(tmp_path: Path) -> None:
     git = _fake_git(tmp_path, 'case "$*" in *status*) echo "## main"; exec yes "?? some/file.txt";; *) echo main;; esac')
-    snapshot = await read_git_snapshot(git, tmp_path, os.environ, trusted=True)
+    snapshot = await read_git_snapshot(git, tmp_path, os.environ)
     assert snapshot is not None and snapshot.status is not None
     assert len(snapshot.status) < MAX_OUTPUT_BYTES + 1
     reminder = snapshot.reminder()
@@ -99,7 +104,7 @@ async def test_a_stuck_git_is_given_up_killed_and_reaped(tmp_path: Path) -> None
     pids = tmp_path / "pids"
     git = _fake_git(tmp_path, f'echo $$ >> {pids}; exec sleep 30')
     began = time.monotonic()
-    assert await read_git_snapshot(git, tmp_path, os.environ, trusted=True, timeout_s=0.5) is None
+    assert await read_git_snapshot(git, tmp_path, os.environ, timeout_s=0.5) is None
     assert time.monotonic() - began < 5
     started = [int(pid) for pid in pids.read_text().split()]
     assert len(started) == 2
@@ -112,7 +117,7 @@ async def test_a_stuck_git_is_given_up_killed_and_reaped(tmp_path: Path) -> None
 
 async def test_a_failing_git_is_no_snapshot(tmp_path: Path) -> None:
     git = _fake_git(tmp_path, "echo 'fatal: not a git repository' >&2; exit 128")
-    assert await read_git_snapshot(git, tmp_path, os.environ, trusted=True) is None
+    assert await read_git_snapshot(git, tmp_path, os.environ) is None
 
 
 @pytest.mark.parametrize(("line", "branch"), [("## main", "main"), ("## main...origin/main [ahead 1]", "main"),

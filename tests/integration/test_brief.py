@@ -83,10 +83,10 @@ def test_the_first_request_carries_brief_environment_memory_and_git_status(cli: 
 def test_an_untrusted_folder_gets_no_git_status_and_a_plain_folder_no_snapshot(cli: Cli) -> None:
     _repository(cli.work)
     mock = cli.mock([answer("ok"), answer("ok")])
-    assert cli.run("-p", "hi").rc == 0  # not trusted: its .git/config could name commands git status runs
+    assert cli.run("-p", "hi").rc == 0  # not trusted: its .git/config could name commands git would run
     git, prompt = _texts(mock.requests[0]["body"]["messages"][0])
     assert "Current branch: feature" in git and "(not read: this folder is not trusted" in git
-    assert "new.txt" not in git and "SUBJECT-ONE" in git and prompt == "hi"
+    assert "new.txt" not in git and "SUBJECT-ONE" not in git and prompt == "hi"  # the branch from .git/HEAD only
 
     plain = cli.tmp / "plain"
     plain.mkdir()

@@ -263,7 +263,7 @@ class Agent:
                 compacted = True
                 tools, specs = self._offer()
                 continue
-            self.context.observed(estimated, turn.usage.input_tokens)
+            self.context.observed(estimated, turn.usage.prompt_tokens)  # cached input counts too
             return turn, tools
 
     async def compact(self, focus: str = "") -> bool:

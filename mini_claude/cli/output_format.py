@@ -24,7 +24,7 @@ from typing import IO, Any
 from mini_claude.agent.loop import RunOutcome
 from mini_claude.cli.exit_codes import EXIT_DENIED, EXIT_ERROR, EXIT_MAX_TURNS, EXIT_OK, EXIT_TRUNCATED
 from mini_claude.cli.render import clean, json_text
-from mini_claude.models.pricing import ListPriced, cost_usd
+from mini_claude.models.pricing import ListPriced, cost_usd, model_usage
 
 __all__ = ["OUTPUT_FORMATS", "ResultWriter", "exit_code", "run_subtype"]
 
@@ -110,6 +110,7 @@ class ResultWriter:
                       "output_tokens": usage.output_tokens if usage else 0,
                       "cache_read_input_tokens": usage.cache_read_tokens if usage else 0,
                       "cache_creation_input_tokens": usage.cache_write_tokens if usage else 0},
+            "modelUsage": model_usage([(self.priced, outcome.usage), *outcome.subagent_usage]) if outcome else {},
             "permission_denials": outcome.denials if outcome is not None else [],
             "uuid": str(uuid.uuid4()),
         }

@@ -281,7 +281,8 @@ async def start_session(
     helper = api_key_helper(settings.api_key_helper, cwd=cwd, env=env) if settings.api_key_helper else None
     from mini_claude.models.catalog import ThinkingPrefs
 
-    thinking = ThinkingPrefs.from_env(model_env, enabled=settings.always_thinking, effort=settings.effort_level)
+    thinking = ThinkingPrefs.from_env(model_env, enabled=settings.always_thinking, effort=settings.effort_level,
+                                      flag_effort=getattr(args, "effort", None))
     model = plan_model(opts.model, model_env, settings_model=settings.model, key_helper=helper, thinking=thinking)
     if model.warning:
         ui.warn(model.warning)

@@ -54,6 +54,11 @@ class Usage:
     cache_read_tokens: int = 0  # input read from the prompt cache (Anthropic)
     cache_write_tokens: int = 0  # input written to the prompt cache (Anthropic)
 
+    @property
+    def prompt_tokens(self) -> int:
+        """The whole input: uncached, read from the cache and written to it."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens

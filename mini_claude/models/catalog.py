@@ -2,7 +2,8 @@
 
 Every fact here was measured on Claude Code 2.1.328 against the mock model (the request's `model`, `max_tokens`,
 `thinking`, `output_config`, and the json result's `modelUsage`: `contextWindow`, `maxOutputTokens`, and `costUSD`
-for known token counts, which gives the price per million tokens). With no model chosen it asks for
+for known token counts, which gives the price per million tokens, and with cache reads and writes the factors of
+the input price they cost). With no model chosen it asks for
 `claude-opus-5-5`; `opus`, `sonnet`, `haiku` and `fable` name the newest of their family (`ALIASES`), and
 `opusplan` is opus while planning and sonnet otherwise (`plan_variant`). Full ids are accepted, with a date or a
 provider prefix (`anthropic/…`, `us.anthropic.…`) around them. An id not in the table still goes through
@@ -44,14 +45,15 @@ class ModelInfo:
     price_in: float | None = None
     price_out: float | None = None
     anthropic: bool = True  # a Claude model (served by the Anthropic API); False: an OpenAI one
+    cache_read: float = 0.1  # what a cache read costs, as a part of the input price
 
 
 _M, _K = 1_000_000, 1_000
 MODELS: tuple[ModelInfo, ...] = (
-    ModelInfo("claude-opus-5-5", "Opus 5.5", _M, 128 * _K, "adaptive", "medium", 4.0, 20.0),
-    ModelInfo("claude-sonnet-5-5", "Sonnet 5.5", _M, 128 * _K, "adaptive", "medium", 2.0, 10.0),
+    ModelInfo("claude-opus-5-5", "Opus 5.5", _M, 128 * _K, "adaptive", "medium", 4.0, 20.0, cache_read=0.05),
+    ModelInfo("claude-sonnet-5-5", "Sonnet 5.5", _M, 128 * _K, "adaptive", "medium", 2.0, 10.0, cache_read=0.05),
     ModelInfo("claude-haiku-5-5", "Haiku 5.5", _M, 128 * _K, "adaptive", "medium", 0.1, 0.5),
-    ModelInfo("claude-fable-5-2", "Fable 5.2", _M, 128 * _K, "adaptive", "medium", 8.0, 40.0),
+    ModelInfo("claude-fable-5-2", "Fable 5.2", _M, 128 * _K, "adaptive", "medium", 8.0, 40.0, cache_read=0.025),
     ModelInfo("claude-fable-5-1", "Fable 5.1", _M, 64 * _K, "adaptive", "high", 10.0, 50.0),
     ModelInfo("claude-fable-5", "Fable 5", _M, 64 * _K, "adaptive", "high", 10.0, 50.0),
     ModelInfo("claude-opus-5", "Opus 5", _M, 64 * _K, "adaptive", "high", 5.0, 25.0),
@@ -81,7 +83,7 @@ ALIASES = {"opus": "claude-opus-5-5", "sonnet": "claude-sonnet-5-5", "haiku": "c
 OPUSPLAN = "opusplan"  # opus while planning, sonnet otherwise
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")  # Claude Code's --effort / effortLevel names
 UNKNOWN_MAX_OUTPUT = 32_000  # what Claude Code sends for an id it does not know
-CACHE_READ_FACTOR = 0.1  # a cache read costs a tenth of the input price
+CACHE_READ_FACTOR = 0.1  # a cache read costs a tenth of the input price (`ModelInfo.cache_read`: less for some)
 CACHE_WRITE_FACTOR = 1.25  # a (5-minute) cache write a quarter more
 CLEAR_THINKING: dict[str, Any] = {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]}
 
@@ -145,13 +147,15 @@ class ThinkingPrefs:
     max_output: int | None = None
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str], *, enabled: bool | None = None, effort: str | None = None
-                 ) -> ThinkingPrefs:
-        """From the environment (MAX_THINKING_TOKENS, CLAUDE_CODE_EFFORT_LEVEL, CLAUDE_CODE_MAX_OUTPUT_TOKENS)
-        and the settings' `alwaysThinkingEnabled` / `effortLevel`; the environment's effort wins, as there. A
-        value that is not a whole number (or not an effort level) is ignored."""
-        env_effort = (env.get("CLAUDE_CODE_EFFORT_LEVEL") or "").strip().lower()
-        chosen = env_effort if env_effort in EFFORT_LEVELS else (effort or "").strip().lower()
+    def from_env(cls, env: Mapping[str, str], *, enabled: bool | None = None, effort: str | None = None,
+                 flag_effort: str | None = None) -> ThinkingPrefs:
+        """From the environment (MAX_THINKING_TOKENS, CLAUDE_CODE_EFFORT_LEVEL, CLAUDE_CODE_MAX_OUTPUT_TOKENS),
+        `--effort` (`flag_effort`) and the settings' `alwaysThinkingEnabled` / `effortLevel`: the flag's effort
+        wins, then the environment's, then the settings'. A value that is not a whole number (or not an effort
+        level) is ignored."""
+        chosen = next((e for e in ((flag_effort or "").strip().lower(),
+                                   (env.get("CLAUDE_CODE_EFFORT_LEVEL") or "").strip().lower(),
+                                   (effort or "").strip().lower()) if e in EFFORT_LEVELS), "")
         return cls(budget=_whole(env.get("MAX_THINKING_TOKENS")), enabled=enabled is not False,
                    effort=chosen if chosen in EFFORT_LEVELS else None,
                    max_output=_whole(env.get("CLAUDE_CODE_MAX_OUTPUT_TOKENS")) or None)

@@ -18,7 +18,7 @@ import pytest
 
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
-from tests.helpers import PYTHON, ROOT, require_program, wait_until
+from tests.helpers import PYTHON, ROOT, require_program, system_text, uncached, wait_until
 from tests.peers import peer_command
 
 pytestmark = pytest.mark.timeout(120)
@@ -91,7 +91,7 @@ def everything() -> dict[str, Any]:
 
 
 def text_of(request: dict[str, Any], index: int = -1) -> str:
-    return json.dumps(request["body"]["messages"][index]["content"])
+    return json.dumps(uncached(request["body"]["messages"][index]["content"]))
 
 
 def test_first_prompt_waits_for_a_slow_server(repl: Callable[..., tuple[Terminal, MockModelServer]]) -> None:
@@ -206,7 +206,7 @@ def test_a_hash_line_goes_to_the_project_memory_and_the_next_request(
     assert (tmp_path / "work" / "CLAUDE.md").read_text() == "- always run the linter\n"
     term.enter("hello")
     term.wait_for(lambda s: "ANSWERED-OK" in s, "the answer")
-    assert "- always run the linter" in mock.requests[0]["body"]["system"]
+    assert "- always run the linter" in system_text(mock.requests[0]["body"])
     term.keys("C-d")
 
 
@@ -247,7 +247,7 @@ def test_permission_prompt_diff_always_feedback_and_plan_mode(
     term.wait_for(lambda s: "\nplan>" in s, "the plan mode prompt")
     term.enter("what next?")
     term.wait_for(lambda s: "planning" in s, "the plan answer")
-    assert "Plan mode is on" in mock.requests[-1]["body"]["system"]
+    assert "Plan mode is on" in system_text(mock.requests[-1]["body"])
     term.enter("/plan off")
     term.wait_for(lambda s: "permission mode: default" in s, "plan mode off")
     term.keys("C-d")
@@ -342,6 +342,6 @@ def test_init_writes_claude_md_and_memory_opens_the_editor(
     wait_until(lambda: "- from the editor" in claude_md.read_text(), "the editor's line", within_s=10)
     term.enter("what do you know?")
     term.wait_for(lambda s: "SAW-MEMORY" in s, "the next answer")
-    system = mock.requests[-1]["body"]["system"]
+    system = system_text(mock.requests[-1]["body"])
     assert "- build with make" in str(system) and "- from the editor" in str(system)
     term.keys("C-d")

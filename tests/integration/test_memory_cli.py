@@ -3,6 +3,7 @@ prompt holds, and that a repository's import of a file outside the project is re
 
 from __future__ import annotations
 
+from tests.helpers import system_text
 from tests.integration.conftest import Cli, answer
 
 
@@ -16,7 +17,7 @@ def test_claude_md_reaches_the_model(cli: Cli) -> None:
     mock = cli.mock([answer("d'accord")])
     result = cli.run("-p", "hi")
     assert result.rc == 0, result.stderr
-    system = mock.requests[0]["body"]["system"]
+    system = system_text(mock.requests[0]["body"])
     assert "Always answer in French." in system and "Project codename: HERON" in system
     assert "The user likes short answers." in system and "hunter2" not in system
     assert "memory: " in result.stderr and "@~/secret.txt not imported" in result.stderr

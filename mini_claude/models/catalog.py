@@ -83,6 +83,7 @@ ALIASES = {"opus": "claude-opus-5-5", "sonnet": "claude-sonnet-5-5", "haiku": "c
 OPUSPLAN = "opusplan"  # opus while planning, sonnet otherwise
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")  # Claude Code's --effort / effortLevel names
 UNKNOWN_MAX_OUTPUT = 32_000  # what Claude Code sends for an id it does not know
+MIN_THINKING_BUDGET = 1024  # the smallest `budget_tokens` the API accepts
 CACHE_READ_FACTOR = 0.1  # a cache read costs a tenth of the input price (`ModelInfo.cache_read`: less for some)
 CACHE_WRITE_FACTOR = 1.25  # a (5-minute) cache write a quarter more
 CLEAR_THINKING: dict[str, Any] = {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]}
@@ -188,7 +189,8 @@ def request_shape(model_id: str, prefs: ThinkingPrefs | None = None) -> RequestS
     if not prefs.enabled or prefs.budget == 0:
         return RequestShape(max_tokens, {"type": "disabled"}, effort)
     if prefs.budget is not None or info.thinking == "budget":
-        budget = min(prefs.budget or max_tokens - 1, max_tokens - 1)
+        # the API takes a budget from MIN_THINKING_BUDGET up to one under the output limit
+        budget = min(max(prefs.budget or max_tokens - 1, MIN_THINKING_BUDGET), max_tokens - 1)
         thinking: dict[str, Any] = {"type": "enabled", "budget_tokens": budget}
     else:
         thinking = {"type": "adaptive"}

@@ -17,6 +17,10 @@ sent, while their tool loop goes on, is refused with HTTP 400 (without using a t
 `cache_read_input_tokens` / `cache_creation_input_tokens` from the request's `cache_control` breakpoints. Thinking
 blocks stream as `thinking_delta` and `signature_delta` events; a turn stopped at `max_tokens` that ends in a
 tool call streams only the first half of its input. Stdlib only, so `mini-claude mock-model` starts fast.
+
+Why this module is long: it speaks two wire formats (Anthropic Messages and OpenAI chat completions), each
+streamed and not, with errors in each one's shape; the state it keeps between requests (the prompt cache, the
+thinking it sent) is in mock_memory.py.
 """
 
 from __future__ import annotations

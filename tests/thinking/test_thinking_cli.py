@@ -127,3 +127,37 @@ def test_the_openai_backend_sends_no_thinking(cli: SettingsCli) -> None:
     [request] = [q for q in mock.requests if q["path"].endswith("/chat/completions")]
     assert not {"thinking", "output_config", "context_management", "reasoning_effort"} & set(request["body"])
     assert "cache_control" not in json.dumps(request["body"])
+
+
+def test_hooks_never_see_the_thinking(cli: SettingsCli) -> None:
+    seen = cli.tmp / "hooks.jsonl"
+    hook = {"hooks": [{"type": "command", "command": f"cat >> {seen}; echo >> {seen}"}]}
+    cli.user_settings({"hooks": {"PreToolUse": [{"matcher": "*", **hook}], "PostToolUse": [{"matcher": "*", **hook}],
+                                 "Stop": [hook]}})
+    cli.mock([{"content": [THOUGHT, {"type": "tool_use", "name": "Glob", "input": {"pattern": "*"}}]},
+              {"content": [LATER_THOUGHT, {"type": "text", "text": "nothing here"}]}])
+    r = cli.run("-p", "look", "--debug")
+    assert r.rc == 0, r.stderr
+    events = [json.loads(line)["hook_event_name"] for line in seen.read_text().splitlines() if line.strip()]
+    assert events == ["PreToolUse", "PostToolUse", "Stop"]
+    for secret in ("The notes first.", "Then the copy.", THOUGHT["signature"]):
+        assert secret not in seen.read_text() and secret not in r.stderr  # nor in the debug log
+
+
+def test_the_repl_shows_thinking_folded() -> None:
+    import io
+
+    from mini_claude.cli.render import THINKING_FOLDED, TerminalUI
+    from mini_claude.models.base import AssistantTurn
+
+    turn = AssistantTurn([THOUGHT, {"type": "text", "text": "answer"}])
+    out = io.StringIO()
+    TerminalUI(out=out, rich_output=False).assistant_done(turn)
+    assert THINKING_FOLDED in out.getvalue() and "The notes first." not in out.getvalue()
+    shown = TerminalUI(out=(out := io.StringIO()), rich_output=False)
+    shown.show_thinking = True
+    shown.assistant_done(turn)
+    assert "✻ The notes first." in out.getvalue()
+    printed = io.StringIO()
+    TerminalUI(print_mode=True, out=printed, err=printed).assistant_done(turn)
+    assert printed.getvalue() == ""

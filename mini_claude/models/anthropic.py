@@ -269,7 +269,7 @@ def build_params(model: str, shape: RequestShape, system: str, messages: list[di
     # cleared results it goes in full, so the model never has a tool it cannot see
     referenced = tool_references(messages) if any(t.defer_loading for t in tools) else set()
     tools = [t if not t.defer_loading or t.name in referenced else replace(t, defer_loading=False) for t in tools]
-    wire = _wire_messages(messages, {t.name for t in tools if t.defer_loading})
+    wire = _wire_messages(messages, {t.name for t in tools if t.defer_loading}, thinking=shape.thinks)
     params: dict[str, Any] = {"model": model, "max_tokens": shape.max_tokens,
                               "messages": _cache_tail(wire) if shape.cache else wire}
     # `options.temperature` is not sent: the Messages API (SDK 2.x) no longer takes one
@@ -387,13 +387,18 @@ def request_headers(params: dict[str, Any]) -> dict[str, str]:
     return {"anthropic-beta": ",".join(betas)} if betas else {}
 
 
-def _wire_messages(messages: list[dict[str, Any]], deferred: set[str]) -> list[dict[str, Any]]:
+def _wire_messages(messages: list[dict[str, Any]], deferred: set[str], *, thinking: bool = True
+                   ) -> list[dict[str, Any]]:
     """The history as sent. The API rejects empty text blocks, which an empty answer leaves in the history:
     drop them, and stand in a placeholder for an assistant message that had nothing else. A `tool_reference` to a
-    tool this request does not defer (a compaction, a fallback, another backend earlier) becomes a line of text."""
+    tool this request does not defer (a compaction, a fallback, another backend earlier) becomes a line of text.
+    A request without thinking (turned off, or a model without it after `/model`) sends no thinking blocks."""
     out: list[dict[str, Any]] = []
     for message in messages:
         content = message.get("content")
+        if not thinking and isinstance(content, list) and any(_thought(b) for b in content):
+            content = [b for b in content if not _thought(b)] or [{"type": "text", "text": ""}]
+            message = {**message, "content": content}
         if isinstance(content, list):
             converted = [_references_as_text(b, deferred) for b in content]
             if any(new is not old for new, old in zip(converted, content, strict=True)):
@@ -419,6 +424,10 @@ def _references_as_text(block: Any, deferred: set[str]) -> Any:
 
 def _stray(block: Any, deferred: set[str]) -> bool:
     return isinstance(block, dict) and block.get("type") == "tool_reference" and block.get("tool_name") not in deferred
+
+
+def _thought(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") in THINKING_TYPES
 
 
 def _empty_text(block: Any) -> bool:

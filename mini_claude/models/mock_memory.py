@@ -8,8 +8,8 @@ at any distance). Tokens are the blocks' JSON characters divided by 4, capped at
 `input_tokens + cache_read_input_tokens + cache_creation_input_tokens` is the request's size as the mock counts it.
 A request without breakpoints neither reads nor writes.
 
-`ThinkingLedger` keeps the thinking blocks each answer carried, by the ids of the tool calls in that answer. While
-a tool loop goes on (the messages after the last user message without a tool_result), every assistant message
+`ThinkingLedger` keeps the thinking blocks each answer carried, by the ids of the tool calls in that answer. In a
+request with thinking on, while a tool loop goes on (the messages after the last user message without a tool_result), every assistant message
 holding one of those calls must carry the same thinking blocks, unchanged and in the same order, or the request is
 refused (HTTP 400), as the API refuses it.
 
@@ -79,8 +79,10 @@ class ThinkingLedger:
     def problem(self, body: dict[str, Any]) -> str | None:
         """Why the API would refuse `body`'s thinking (see the module docstring), None when it is fine."""
         messages = body.get("messages")
-        if not isinstance(messages, list):
-            return None
+        thinking = body.get("thinking")
+        if not isinstance(messages, list) or not isinstance(thinking, dict) or \
+                thinking.get("type") not in ("adaptive", "enabled"):
+            return None  # without thinking the API asks for none back
         start = 0
         for index, message in enumerate(messages):
             if isinstance(message, dict) and message.get("role") == "user" and not _has_tool_result(message):

@@ -173,3 +173,15 @@ async def test_opusplan_follows_plan_mode_and_switch_follows_the_table(mock_serv
     await model.complete(system="", messages=[user("3")], tools=[])
     assert [(b["model"], b["max_tokens"]) for b in messages_of(mock)] == [
         ("claude-sonnet-5-5", 128_000), ("claude-opus-5-5", 128_000), ("claude-sonnet-4-5", 32_000)]
+
+
+async def test_a_request_without_thinking_sends_no_thinking_blocks(mock_server, backend: Backend) -> None:
+    mock = mock_server([copy.deepcopy(TWO_TOOL_TURNS[0]), {"content": [{"type": "text", "text": "ok"}]}])
+    model = model_for(backend, mock.url)
+    turn = await model.complete(system="", messages=[user("go")], tools=[READ])
+    model.switch("my-gateway-model", {})  # no thinking there
+    history = [user("go"), {"role": "assistant", "content": turn.content}, tool_result(turn.tool_uses[0]["id"], "x")]
+    assert (await model.complete(system="", messages=history, tools=[READ])).text == "ok"
+    sent = messages_of(mock)[1]
+    assert "thinking" not in sent and [b["type"] for b in sent["messages"][1]["content"]] == ["tool_use"]
+    assert history[1]["content"][0] == FIRST_THOUGHT  # the history keeps it

@@ -161,3 +161,27 @@ def test_the_repl_shows_thinking_folded() -> None:
     printed = io.StringIO()
     TerminalUI(print_mode=True, out=printed, err=printed).assistant_done(turn)
     assert printed.getvalue() == ""
+
+
+async def test_cost_counts_cache_reads_and_writes(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+    from types import SimpleNamespace
+
+    from mini_claude.cli.repl import Repl
+    from mini_claude.models.anthropic_http import AnthropicHttpModel
+    from mini_claude.models.base import Usage
+
+    model = AnthropicHttpModel("claude-opus-5-5", api_key="k", base_url="http://127.0.0.1:9")
+    repl = Repl(argparse.Namespace())
+    # Claude Code 2.1.328 reported $0.067833 for these counts on the mock model
+    repl.parts = SimpleNamespace(agent=SimpleNamespace(model=model, usage=Usage(609, 44, 12260, 12413)), env={})
+    await repl._slash("/cost")
+    out = capsys.readouterr().out
+    assert "input tokens: 609 (+ 12260 read from the cache, 12413 written to it), output tokens: 44" in out
+    assert "about $0.0678 at claude-opus-5-5's list prices" in out
+    await repl._slash("/model")
+    listing = capsys.readouterr().out.splitlines()
+    assert listing[0] == "  model in use: claude-opus-5-5 (Opus 5.5)"
+    assert "    * opus      claude-opus-5-5  (Opus 5.5, 1000k context, 128k output)" in listing
+    assert "      sonnet    claude-sonnet-5-5  (Sonnet 5.5, 1000k context, 128k output)" in listing
+    assert any(line.split()[:2] == ["opusplan", "claude-opus-5-5"] for line in listing)

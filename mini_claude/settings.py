@@ -116,6 +116,8 @@ class Settings:
     additional_directories: list[SettingsRule] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     model: str | None = None
+    always_thinking: bool | None = None  # `alwaysThinkingEnabled` (False: no extended thinking)
+    effort_level: str | None = None  # `effortLevel`: low, medium, high, xhigh or max (models/catalog.py)
     api_key_helper: SettingsHelper | None = None
     hooks: list[SettingsHook] = field(default_factory=list)  # every file's hooks, in file order (all run)
     user: dict[str, Any] = field(default_factory=dict)
@@ -309,6 +311,20 @@ def _merge(settings: Settings, raw: dict[str, Any], display: str, errors: list[C
             settings.model = model
         else:
             bad("model", f"expected a string, got {json_type(model)}")
+
+    if "alwaysThinkingEnabled" in raw:
+        thinking = raw["alwaysThinkingEnabled"]
+        if isinstance(thinking, bool):
+            settings.always_thinking = thinking
+        else:
+            bad("alwaysThinkingEnabled", f"expected true or false, got {json_type(thinking)}")
+
+    if "effortLevel" in raw:
+        effort = raw["effortLevel"]
+        if isinstance(effort, str) and effort.strip():
+            settings.effort_level = effort.strip().lower()
+        else:
+            bad("effortLevel", f"expected a level name (low, medium, high, xhigh, max), got {json_type(effort)}")
 
 
 def _merge_directories(settings: Settings, items: Any, display: str, bad: Callable[[str, str], None]) -> None:

@@ -292,3 +292,21 @@ def run_cli(args: list[str], *, cwd: Path, env: dict[str, str],
     """Run `python -m mini_claude ARGS` to completion (stdin closed), capturing its text output."""
     return subprocess.run([PYTHON, "-m", "mini_claude", *args], cwd=cwd, env=env, text=True, capture_output=True,
                           timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def uncached(value: Any) -> Any:
+    """`value` (a request body or any part of one) without its prompt-cache marks (`cache_control`): for tests
+    about what a request says, not where its cache breakpoints are (tests/models/test_thinking_and_cache.py)."""
+    if isinstance(value, dict):
+        return {k: uncached(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [uncached(v) for v in value]
+    return value
+
+
+def system_text(body: dict[str, Any]) -> str:
+    """A Messages request's system prompt as one string (the agent sends it as a text block with a cache mark)."""
+    system = body.get("system")
+    if isinstance(system, list):
+        return "".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+    return system if isinstance(system, str) else ""

@@ -11,10 +11,14 @@ from typing import Any
 
 from mini_claude.tools.base import Tool, ToolResult
 
-__all__ = ["Call", "batches", "last_text", "prompt_text", "storable", "tool_name", "tool_result_block",
+__all__ = ["CUT_TEXT", "Call", "batches", "last_text", "prompt_text", "storable", "tool_name", "tool_result_block",
            "unknown_text"]
 
 log = logging.getLogger(__name__)
+
+# the result of each tool call of a turn cut at the output limit: its input may be incomplete, so it never runs
+CUT_TEXT = ("Not run: your reply reached the output token limit while this tool call was being written, so its "
+            "input may be incomplete. Call it again, splitting large content into smaller pieces if needed.")
 
 
 @dataclass
@@ -40,7 +44,8 @@ def tool_name(block: dict[str, Any]) -> str:
 
 def storable(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The assistant content as kept in the history: the API only accepts object tool inputs, so a malformed one
-    is stored as `{}` (its tool_result tells the model what was wrong)."""
+    is stored as `{}` (its tool_result tells the model what was wrong). Every other block, `thinking` and
+    `redacted_thinking` included, is kept exactly as it came: the API wants thinking back unchanged."""
     if not content:
         return [{"type": "text", "text": ""}]
     return [{**b, "input": {}} if b.get("type") == "tool_use" and not isinstance(b.get("input"), dict) else b

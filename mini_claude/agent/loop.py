@@ -4,6 +4,8 @@ Invariants the rest of the product relies on:
 
 * Every `tool_use` the model emits gets exactly one `tool_result` in the next user message — when the tool ran,
   failed, raised, was denied, was unknown, or was interrupted. A history the API would reject cannot be built.
+* A turn cut at the output limit (`max_tokens`) runs none of its tool calls: each gets an is_error result saying
+  so (its input may be cut short), and the run ends with stop "max_tokens" as a cut answer does.
 * Consecutive read-only tool calls of one turn run concurrently; any other call runs alone, in order.
 * Interrupting (cancelling the task running `run`) cancels running tools, completes the history with
   "interrupted" results, and re-raises `CancelledError`; the next `run` continues on a valid history.
@@ -17,9 +19,10 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from mini_claude.agent.calls import (
+    CUT_TEXT,
     Call,
     batches,
     last_text,
@@ -34,7 +37,7 @@ from mini_claude.agent.hook_points import HookPoints
 from mini_claude.agent.ui import AgentUI, Shown, SilentUI, showing
 from mini_claude.errors import ModelError
 from mini_claude.hooks.outcomes import HookPermission
-from mini_claude.models.base import AssistantTurn, Model, ToolSpec, Usage
+from mini_claude.models.base import AssistantTurn, Model, PlanAware, ToolSpec, Usage
 from mini_claude.tools.base import Tool, ToolContext, ToolResult, input_is_ours, own_server
 from mini_claude.tools.input_check import input_problem
 
@@ -47,6 +50,7 @@ INTERRUPTED_TEXT = "The user interrupted this tool call before it finished."
 # Prefixed to the next user text when the previous request ended without a final answer from the model.
 INTERRUPTED_NOTE = "[The previous request was interrupted by the user.]"
 MAX_TURNS_NOTE = "[The previous request stopped at the turn limit before you answered.]"
+CUT_NOTE = "[Your previous reply stopped at the output token limit; its tool calls did not run.]"
 CANCEL_GRACE_S = 10.0
 
 
@@ -65,6 +69,13 @@ class Gate(Protocol):
 
     async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None) -> Any:
         ...  # -> Decision(allowed, reason); `hook` only when a PreToolUse hook decided
+
+
+@runtime_checkable
+class ModalGate(Protocol):
+    """A gate with a permission mode (PermissionGate's `mode`; "plan" is plan mode)."""
+
+    mode: str
 
 
 @dataclass
@@ -215,7 +226,12 @@ class Agent:
                 self._append_user([{"type": "text", "text": feedback}])  # a Stop hook sends the model back
                 stop_active = True
                 continue
-            await self._run_tool_calls([Call(b, self._find_tool(tools, tool_name(b))) for b in turn.tool_uses])
+            cut = turn.stop_reason == "max_tokens"  # a call cut mid-input never runs
+            await self._run_tool_calls([Call(b, None if cut else self._find_tool(tools, tool_name(b)),
+                                             ToolResult.error(CUT_TEXT) if cut else None) for b in turn.tool_uses])
+            if cut:
+                self._unanswered_note = CUT_NOTE
+                return self._outcome(turn.text, "max_tokens", turn_no, usage)
             if self._hook_stop is not None:
                 return self._outcome(last_text(self.history), "hook_stopped", turn_no, usage)
         self._unanswered_note = MAX_TURNS_NOTE  # not an interruption: say so to the model on the next run
@@ -232,6 +248,8 @@ class Agent:
         tools, specs = self._offer()
         if await self._fit(system, specs, force=False):
             tools, specs = self._offer()
+        if isinstance(self.model, PlanAware) and isinstance(self.gate, ModalGate):
+            self.model.set_planning(self.gate.mode == "plan")  # `opusplan` follows plan mode
         compacted = reloaded = False  # each retry at most once: at most three requests
         while True:
             estimated = self.context.estimate(system, self.history, specs)
@@ -251,7 +269,7 @@ class Agent:
                 compacted = True
                 tools, specs = self._offer()
                 continue
-            self.context.observed(estimated, turn.usage.input_tokens)
+            self.context.observed(estimated, turn.usage.prompt_tokens)  # cached input counts too
             return turn, tools
 
     async def compact(self, focus: str = "") -> bool:
@@ -306,6 +324,9 @@ class Agent:
     async def _admit(self, call: Call) -> bool:
         name = tool_name(call.block)
         args = call.block.get("input")
+        if call.result is not None:  # settled before it could run (cut at the output limit)
+            self._show_rejected(name, args, call.result)
+            return False
         if call.tool is None:
             call.result = ToolResult.error(unknown_text(name, self._explain_unknown))
             self._show_rejected(name, args, call.result)

@@ -29,6 +29,7 @@ from typing import Any
 from mini_claude import __version__
 from mini_claude.cli.arg_types import positive_int
 from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
+from mini_claude.models.catalog import ALIASES, DEFAULT_MODEL, EFFORT_LEVELS, OPUSPLAN
 
 __all__ = ["build_parser", "main"]
 
@@ -49,11 +50,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("prompt", nargs="?", help="a prompt to start with (with -p: answer it and exit)")
     parser.add_argument("-p", "--print", dest="print_mode", action="store_true",
                         help="non-interactive: answer PROMPT (or stdin), print only the final answer, exit")
-    parser.add_argument("--model", help="model name or alias: `opus`, `sonnet`, `haiku`, `fable` (Anthropic: the ids "
-                                        "Claude Code sends for them; ANTHROPIC_DEFAULT_OPUS_MODEL etc. override); "
-                                        "`anthropic:NAME` or `openai:NAME` also picks the backend (default: "
-                                        "$ANTHROPIC_MODEL, the settings' model, $MINI_CLAUDE_MODEL, the backend's "
-                                        "default). OPENAI_BASE_URL alone selects a keyless OpenAI-compatible server")
+    parser.add_argument("--model", help=f"model name or alias: {', '.join(f'`{a}` ({i})' for a, i in ALIASES.items())}"
+                                        f", `{OPUSPLAN}` (opus in plan mode, sonnet otherwise) or a full id "
+                                        "(ANTHROPIC_DEFAULT_OPUS_MODEL etc. override an alias; an id this version "
+                                        "does not know is sent with a warning); `anthropic:NAME` or `openai:NAME` "
+                                        "also picks the backend (default: $ANTHROPIC_MODEL, the settings' model, "
+                                        f"$MINI_CLAUDE_MODEL, {DEFAULT_MODEL}). OPENAI_BASE_URL alone selects a "
+                                        "keyless OpenAI-compatible server")
+    parser.add_argument("--effort", choices=EFFORT_LEVELS, default=None,
+                        help="how hard the model thinks, for models that take an effort level (default: "
+                             "$CLAUDE_CODE_EFFORT_LEVEL, the settings' effortLevel, the model's own)")
     parser.add_argument("--settings", metavar="FILE_OR_JSON",
                         help="more settings: a settings file or a JSON string, over the settings files (as in Claude "
                              "Code; e.g. env, model, permissions, apiKeyHelper)")

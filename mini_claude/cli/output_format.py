@@ -44,7 +44,7 @@ from mini_claude.agent.loop import RunOutcome
 from mini_claude.cli.exit_codes import EXIT_DENIED, EXIT_ERROR, EXIT_MAX_TURNS, EXIT_OK, EXIT_TRUNCATED
 from mini_claude.cli.render import clean, json_text
 from mini_claude.models.base import Model, Usage
-from mini_claude.models.pricing import ListPriced, cost_usd
+from mini_claude.models.pricing import ListPriced, cost_usd, model_usage
 
 __all__ = ["OUTPUT_FORMATS", "ResultWriter", "RunError", "exit_code", "run_subtype"]
 
@@ -169,7 +169,7 @@ class ResultWriter:
                       "output_tokens": usage.output_tokens if usage else 0,
                       "cache_read_input_tokens": usage.cache_read_tokens if usage else 0,
                       "cache_creation_input_tokens": usage.cache_write_tokens if usage else 0},
-            "modelUsage": self._model_usage(outcome) if outcome is not None else {},
+            "modelUsage": model_usage(self._spent(outcome)) if outcome is not None else {},
             "permission_denials": outcome.denials if outcome is not None else [],
         }
         if terminal is not None:
@@ -193,20 +193,6 @@ class ResultWriter:
         """The run's cost, its sub-agents' requests included, each at its own model's price (`usage` in the result
         is the main agent's alone, as in Claude Code)."""
         return sum(cost_usd(_priced(model), usage) for model, usage in self._spent(outcome))
-
-    def _model_usage(self, outcome: RunOutcome) -> dict[str, dict[str, Any]]:
-        """Claude Code's `modelUsage`: the tokens and cost of each model the run (and its sub-agents) used."""
-        table: dict[str, dict[str, Any]] = {}
-        for model, usage in self._spent(outcome):
-            name = self.model if model is self.priced else model if isinstance(model, str) else model.name
-            entry = table.setdefault(name, {"inputTokens": 0, "outputTokens": 0, "cacheReadInputTokens": 0,
-                                            "cacheCreationInputTokens": 0, "costUSD": 0.0})
-            entry["inputTokens"] += usage.input_tokens
-            entry["outputTokens"] += usage.output_tokens
-            entry["cacheReadInputTokens"] += usage.cache_read_tokens
-            entry["cacheCreationInputTokens"] += usage.cache_write_tokens
-            entry["costUSD"] = round(entry["costUSD"] + cost_usd(_priced(model), usage), 6)
-        return table
 
     def _message(self, kind: str, message: dict[str, Any]) -> None:
         stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,7 +1,8 @@
 """Terminal output: the agent's text, `→ tool({...})` lines, tool results, status tables.
 
 Rich rendering (markdown, diffs) when stdout is a terminal; plain text otherwise. In print mode (`-p`) only the
-final answer goes to stdout; everything else goes to stderr.
+final answer goes to stdout; everything else goes to stderr. The model's extended thinking is shown folded, one dim
+`✻ Thinking…` line per turn (`show_thinking`, or MINI_CLAUDE_SHOW_THINKING=1, shows its text); -p shows none.
 
 `clean()` is the one door to the terminal for text that a model, a server or a repository produced: nothing it
 returns holds an escape sequence, a C0/C1 control (but newline and tab), a bidi override/isolate or an invisible
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 import time
@@ -50,6 +52,8 @@ _INVISIBLE = re.compile(
     "[\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200c\u200d\u206a-\u206f\u3164\ufe00-\ufe0f"
     "\uffa0\U000e0100-\U000e01ef]"
 )
+THINKING_FOLDED = "✻ Thinking… (MINI_CLAUDE_SHOW_THINKING=1 shows it)"
+THINKING_REDACTED = "✻ Thinking… (encrypted by the API)"
 RESULT_PREVIEW_LINES = 4
 MAX_DIFF_LINES = 400
 RESULT_PREVIEW_CHARS = 300
@@ -176,6 +180,7 @@ class TerminalUI:
         self._live_transient = False  # the Live shows only the spinner (no text yet): it leaves nothing behind
         self._console: Any = None
         self._thinking: _Thinking | None = None
+        self.show_thinking = os.environ.get("MINI_CLAUDE_SHOW_THINKING", "").strip().lower() in ("1", "true", "yes")
 
     @property
     def out(self) -> IO[str]:
@@ -225,6 +230,7 @@ class TerminalUI:
     def assistant_done(self, turn: AssistantTurn) -> None:
         if self.print_mode:
             return
+        self._show_thinking(turn)
         if not self._buffer and turn.text:  # non-streaming backend: show the whole text now
             self.text_delta(turn.text)
         self._end_text()
@@ -264,6 +270,17 @@ class TerminalUI:
 
     def error(self, text: str) -> None:
         self._line(self.err, clean(text), style="bold red")
+
+    def _show_thinking(self, turn: AssistantTurn) -> None:
+        """The turn's thinking: one dim line, or its text (dim) when `show_thinking`."""
+        thinking = "\n".join(str(b.get("thinking") or "") for b in turn.thinking if b.get("type") == "thinking")
+        if not turn.thinking:
+            return
+        if self.show_thinking and thinking.strip():
+            shown = "✻ " + clean(thinking, visible=True)
+        else:
+            shown = THINKING_FOLDED if thinking.strip() else THINKING_REDACTED
+        self._line(self.out, shown, style="dim")
 
     def _tool_stream(self) -> IO[str]:
         return self.err if self.print_mode else self.out

@@ -281,7 +281,13 @@ async def start_session(
     config = load_servers(opts, env)
     report_config_problems(ui, settings, config)
     helper = api_key_helper(settings.api_key_helper, cwd=cwd, env=env) if settings.api_key_helper else None
-    model = plan_model(opts.model, model_env, settings_model=settings.model, key_helper=helper)
+    from mini_claude.models.catalog import ThinkingPrefs
+
+    thinking = ThinkingPrefs.from_env(model_env, enabled=settings.always_thinking, effort=settings.effort_level,
+                                      flag_effort=getattr(args, "effort", None))
+    model = plan_model(opts.model, model_env, settings_model=settings.model, key_helper=helper, thinking=thinking)
+    if model.warning:
+        ui.warn(model.warning)
     held = await resolve_approvals(config, settings, cwd=cwd, env=env, trust_all=opts.trust_project_mcp,
                                    ask=ask_server, trusted=trusted)
     for status, reason in held.values():

@@ -32,6 +32,7 @@ from mini_claude.mcp.config import LoadedConfig
 from mini_claude.mcp.host import HostUI
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
 from mini_claude.models.base import LoadsReferencedTools, Model, ToolCounter, ToolSpec
+from mini_claude.models.catalog import ThinkingPrefs
 from mini_claude.models.factory import create_model
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
@@ -70,7 +71,9 @@ def rest_of_session(opts: SessionOptions, ui: TerminalUI, mcp: McpParts, model: 
     kinds, troubles = load_subagent_types(cwd, user_home(env), trusted=trusted)
     if parts.subagents is not None:
         parts.subagents.kinds = kinds
-        parts.subagents.parts.model_for = lambda name: create_model(name, model_env, key_helper=helper)
+        thinking = ThinkingPrefs.from_env(model_env, enabled=settings.always_thinking, effort=settings.effort_level)
+        parts.subagents.parts.model_for = lambda name: create_model(name, model_env, key_helper=helper,
+                                                                    thinking=thinking)
     for trouble in troubles:
         ui.warn(f"sub-agent: {trouble}")
     parts.commands, problems = load_commands(cwd, user_home(env))

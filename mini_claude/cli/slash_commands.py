@@ -33,12 +33,13 @@ from mini_claude.cli.slash_permissions import (
 )
 from mini_claude.cli.slash_status import status_lines
 from mini_claude.errors import ConfigError
-from mini_claude.models.base import ToolCounter
-from mini_claude.models.factory import resolve_alias
+from mini_claude.jsonfile import read_json_object, write_json_atomic
+from mini_claude.models.base import Switchable
+from mini_claude.models.catalog import ALIASES, OPUSPLAN, describe, lookup, resolve
 from mini_claude.models.pricing import ListPriced, cost_usd, known_price
 from mini_claude.paths import user_home
 from mini_claude.permissions import PermissionMode
-from mini_claude.settings import Settings, load_settings
+from mini_claude.settings import USER_SETTINGS_DISPLAY, Settings, load_settings
 from mini_claude.settings_rules import RULE_KINDS, SCOPES
 
 __all__ = ["COMPLETIONS", "INIT_PROMPT", "SLASH_COMMANDS", "ReplContext", "SlashCommands", "reload_memory"]
@@ -47,7 +48,7 @@ SLASH_COMMANDS = {
     "/help": "show this help",
     "/clear": "forget the conversation",
     "/cost": "tokens used in this session and their estimated price",
-    "/model": "show or set the model: /model NAME",
+    "/model": "list the models, or switch to one and remember it: /model NAME",
     "/mcp": "MCP servers: status, transport, protocol, what each offers; /mcp reconnect|enable|disable|tools|"
             "log|login|logout|accept NAME",
     "/add-dir": "work in another folder too: /add-dir DIR (MCP servers see it as a root)",
@@ -186,21 +187,37 @@ class SlashCommands:
         served = self.repl.parts.agent.model
         model = served.name
         priced = served if isinstance(served, ListPriced) else model  # the price depends on where it is served
-        dollars = (f"about ${cost_usd(priced, usage):.4f} at {model}'s list prices" if known_price(priced)
+        dollars = (f"about ${cost_usd(priced, usage):.4f} at {model}'s list prices (cache reads at a tenth of the "
+                   f"input price, writes at 1.25 times)" if known_price(priced)
                    else f"cost unknown: no list price known for {model} where it is served")
         print(clean(f"  input tokens: {usage.input_tokens} (+ {usage.cache_read_tokens} read from the cache, "
                     f"{usage.cache_write_tokens} written to it), output tokens: {usage.output_tokens}; "
                     f"{dollars}"))
 
     async def _model(self, name: str) -> None:
+        """`/model`: the choices and the one in use; `/model NAME`: switch to it and remember it (as Claude Code
+        does) in the user's settings, `"model"` of ~/.claude/settings.json, for the sessions that follow."""
         parts = self.repl.parts
-        if name:
-            if isinstance(parts.agent.model, ToolCounter):  # Anthropic's API: `opus` is a full id
-                name = resolve_alias(name, parts.env)
-            parts.agent.model.name = name
-            if hasattr(parts.agent.model, "model"):
-                parts.agent.model.model = name
-        print(f"  model: {parts.agent.model.name}")
+        model = parts.agent.model
+        if not name:
+            for line in _model_choices(model.name, parts.env):
+                print(clean(line))
+            return
+        name = name.strip()
+        if isinstance(model, Switchable):  # Anthropic's API: an alias is a full id, the limits follow the model
+            model.switch(name, parts.env)
+            warning = describe(model.name)
+            if warning:
+                self.repl.ui.warn(warning)
+        else:
+            model.name = name
+        print(clean(f"  model: {model.name}" + (f" ({name})" if name != model.name else "")))
+        try:
+            _remember_model(user_home(parts.env) / ".claude" / "settings.json", name)
+        except (ConfigError, OSError) as exc:
+            self.repl.ui.warn(f"/model: not remembered for the next sessions: {exc}")
+        else:
+            print(f"  remembered as \"model\" in {USER_SETTINGS_DISPLAY} for new sessions")
 
     async def _init(self, _: str) -> None:
         await self.repl.run_turn(INIT_PROMPT)
@@ -282,3 +299,27 @@ def _existing_folder(text: str) -> Path | None:
         return None
     folder = (Path.cwd() / Path(text).expanduser()).resolve()
     return folder if folder.is_dir() else None
+
+
+def _model_choices(current: str, env: dict[str, str]) -> list[str]:
+    """`/model`'s listing: each alias with the id it stands for, its window and output limit, then `opusplan`."""
+    lines = [f"  model in use: {current}" + (f" ({lookup(current).label})" if lookup(current) else ""),
+             "  choices (/model NAME; a full model id works too):"]
+    for alias in ALIASES:
+        model_id = resolve(alias, env)
+        info = lookup(model_id)
+        facts = (f"{info.label}, {info.context_window // 1000}k context, {info.max_output // 1000}k output"
+                 if info else "not in this version's table")
+        lines.append(f"    {'*' if model_id == current else ' '} {alias:<9} {model_id}  ({facts})")
+    lines.append(f"      {OPUSPLAN:<9} {resolve('opus', env)} in plan mode, {resolve('sonnet', env)} otherwise")
+    return lines
+
+
+def _remember_model(path: Path, name: str) -> None:
+    """Set `"model"` in the user's settings file, everything else in it kept; a file that cannot be read as a
+    settings object is left alone (ConfigError)."""
+    errors: list[ConfigError] = []
+    data = read_json_object(path, USER_SETTINGS_DISPLAY, errors)
+    if errors:
+        raise errors[0]
+    write_json_atomic(path, {**(data or {}), "model": name}, new_mode=0o600)

@@ -5,8 +5,12 @@ Streaming reads the raw event stream (`messages.create(stream=True)`) into a `St
 anthropic_http.py (the default backend, no SDK) shares: text deltas go to `on_text` as they arrive,
 `input_json_delta` pieces are joined per block and parsed at `content_block_stop`. The SDK is imported in the
 constructor, not at module import (it takes over half a second), and its own retries are off:
-`retry.run_with_retry` is the one retry layer. This module also holds the request body and response parsing both
-backends use.
+`retry.run_with_retry` is the one retry layer. This module also holds what both backends share: which model is
+asked for and how its requests are shaped (`ModelChoice`, from the table in catalog.py: output limit, thinking,
+effort), the request body (`build_params`: prompt-cache breakpoints on the last tool, the system prompt and the
+last block of the conversation) and response parsing. Thinking blocks (`thinking` with its `signature`,
+`redacted_thinking`) are kept exactly as they came, so the next request sends them back unchanged, as the API
+requires while a tool loop goes on.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from urllib.parse import urlsplit
 
 from mini_claude.errors import ModelError
 from mini_claude.models.base import (
+    THINKING_TYPES,
     AssistantTurn,
     GenerationOptions,
     ToolSpec,
@@ -28,18 +33,68 @@ from mini_claude.models.base import (
     loaded_text,
     tool_references,
 )
+from mini_claude.models.catalog import OPUSPLAN, RequestShape, ThinkingPrefs, plan_variant, request_shape
 from mini_claude.models.credentials import AnthropicCredentials
 from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_anthropic_error
 
-__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "StreamAssembler", "build_params", "is_live",
-           "request_headers", "tools_cost", "turn_from_message", "usage_of"]
+__all__ = ["AnthropicModel", "ModelChoice", "StreamAssembler", "build_params", "is_live", "request_headers",
+           "sdk_arguments", "tools_cost", "turn_from_message", "usage_of"]
 
-DEFAULT_MAX_TOKENS = 8192
 TOOL_SEARCH_BETA = "advanced-tool-use-2025-11-20"  # defer_loading tools and tool_reference blocks
+THINKING_BETA = "interleaved-thinking-2025-05-14"  # thinking between tool calls
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"  # `context_management` (clearing old thinking)
+EFFORT_BETA = "effort-2025-11-24"  # `output_config.effort`
 EMPTY_TURN_TEXT = "(no response)"
+CACHE_POINT = {"type": "ephemeral"}
+NON_STREAMING_TIMEOUT_S = 600.0
+# what the SDK's `messages.create` takes as keywords; anything else in our body goes as `extra_body`
+_SDK_KEYWORDS = frozenset({"model", "max_tokens", "messages", "system", "tools", "stop_sequences", "thinking",
+                           "output_config", "metadata", "tool_choice"})
 
 
-class AnthropicModel:
+class ModelChoice:
+    """The model an Anthropic backend asks for (`name`: the id sent; `requested`: as the user named it, `opusplan`
+    included) and the shape of its requests (`shape`). Shared by the SDK path and anthropic_http.py."""
+
+    name: str
+
+    def _choose(self, name: str, *, requested: str = "", thinking: ThinkingPrefs | None = None,
+                max_tokens: int | None = None, env: dict[str, str] | None = None) -> None:
+        self.name = name
+        self.requested = requested or name
+        self.thinking = thinking or ThinkingPrefs()
+        self.max_tokens_override = max_tokens  # a fixed output limit (tests); None: the table's
+        self._alias_env = {k: v for k, v in (env or {}).items() if k.startswith("ANTHROPIC_DEFAULT_")}
+        self._planning = False
+
+    def switch(self, requested: str, env: dict[str, str]) -> None:
+        """Ask for another model from now on (`/model NAME`; an alias becomes its id)."""
+        self.requested = requested.strip()
+        self._alias_env = {k: v for k, v in env.items() if k.startswith("ANTHROPIC_DEFAULT_")}
+        self.name = plan_variant(self.requested, self._alias_env, planning=self._planning)
+
+    def set_planning(self, planning: bool) -> None:
+        """Plan mode on or off: `opusplan` asks for opus while planning, sonnet otherwise."""
+        self._planning = planning
+        if self.requested.lower() == OPUSPLAN:
+            self.name = plan_variant(self.requested, self._alias_env, planning=planning)
+
+    def shape(self, options: GenerationOptions | None = None) -> RequestShape:
+        """How the next request is shaped. A one-off request with its own output limit (MCP sampling, a summary)
+        gets no thinking and no cache breakpoints."""
+        shape = request_shape(self.name, self.thinking)
+        if self.max_tokens_override is not None:
+            shape = replace(shape, max_tokens=self.max_tokens_override)
+        if options is not None and options.max_tokens is not None:
+            return RequestShape(options.max_tokens, cache=False)
+        thinking = shape.thinking
+        if thinking is not None and thinking.get("type") == "enabled":
+            budget = min(int(str(thinking["budget_tokens"])), shape.max_tokens - 1)
+            shape = replace(shape, thinking={**thinking, "budget_tokens": budget})
+        return shape
+
+
+class AnthropicModel(ModelChoice):
     """A `Model` backed by the Anthropic Messages API (or anything that speaks it, such as the mock server)."""
 
     def __init__(
@@ -48,15 +103,16 @@ class AnthropicModel:
         *,
         api_key: str = "",
         base_url: str | None = None,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
+        max_tokens: int | None = None,
         stream: bool = True,
         retry: RetryPolicy | None = None,
         credentials: AnthropicCredentials | None = None,
+        thinking: ThinkingPrefs | None = None,
+        requested: str = "",
     ) -> None:
         import anthropic
 
-        self.name = model
-        self.max_tokens = max_tokens
+        self._choose(model, requested=requested, thinking=thinking, max_tokens=max_tokens)
         self.stream = stream
         self.retry = retry or RetryPolicy.from_env()
         self.credentials = credentials or AnthropicCredentials(api_key=api_key)
@@ -81,7 +137,7 @@ class AnthropicModel:
         on_text: Callable[[str], None] | None = None,
         options: GenerationOptions | None = None,
     ) -> AssistantTurn:
-        params = build_params(self.name, self.max_tokens, system, messages, tools, options)
+        params = build_params(self.name, self.shape(options), system, messages, tools, options)
         return await complete_with_retry(
             lambda: self._complete_once(params), lambda emit: self._stream_once(params, emit), stream=self.stream,
             on_text=on_text, policy=self.retry, map_error=partial(map_anthropic_error, base_url=self.base_url),
@@ -110,12 +166,14 @@ class AnthropicModel:
     # ---- one attempt -------------------------------------------------------------------------------------------
 
     async def _complete_once(self, params: dict[str, Any]) -> AssistantTurn:
-        message = await self._client.messages.create(**params, extra_headers=await self._auth_headers(params))
+        # an explicit timeout: without one the SDK refuses a non-streaming request whose max_tokens could take long
+        message = await self._client.messages.create(**sdk_arguments(params), timeout=NON_STREAMING_TIMEOUT_S,
+                                                     extra_headers=await self._auth_headers(params))
         return turn_from_message(message.model_dump(warnings=False))  # the one parser both backends use
 
     async def _stream_once(self, params: dict[str, Any], emit: Callable[[str], None]) -> AssistantTurn:
         assembler = StreamAssembler(emit)
-        stream = await self._client.messages.create(**params, stream=True,
+        stream = await self._client.messages.create(**sdk_arguments(params), stream=True,
                                                     extra_headers=await self._auth_headers(params))
         async with stream:
             async for event in stream:
@@ -157,6 +215,11 @@ class StreamAssembler:
                 self.blocks[index] = {"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
                                       "input": _as_input(block.get("input"), str(block.get("name")))}
                 self.json_parts[index] = []
+            elif block.get("type") == "thinking":
+                self.blocks[index] = {"type": "thinking", "thinking": block.get("thinking") or "",
+                                      "signature": block.get("signature") or ""}
+            elif block.get("type") == "redacted_thinking":
+                self.blocks[index] = {"type": "redacted_thinking", "data": block.get("data") or ""}
         elif kind == "content_block_delta":
             index, delta = data.get("index"), data.get("delta") or {}
             target = self.blocks.get(index) if isinstance(index, int) else None
@@ -168,6 +231,10 @@ class StreamAssembler:
                     self.emit(delta["text"])
             elif delta.get("type") == "input_json_delta" and index in self.json_parts:
                 self.json_parts[index].append(delta.get("partial_json") or "")
+            elif delta.get("type") == "thinking_delta" and target["type"] == "thinking":
+                target["thinking"] += delta.get("thinking") or ""
+            elif delta.get("type") == "signature_delta" and target["type"] == "thinking":
+                target["signature"] += delta.get("signature") or ""
         elif kind == "content_block_stop":
             index = data.get("index")
             parts = self.json_parts.pop(index, None) if isinstance(index, int) else None
@@ -179,8 +246,9 @@ class StreamAssembler:
             more = data.get("usage") or {}
             if isinstance(more.get("output_tokens"), int):
                 self.usage.output_tokens = more["output_tokens"]
-            if more.get("input_tokens"):
-                self.usage.input_tokens = more["input_tokens"]
+            for key, attribute in _USAGE_FIELDS:  # later counts replace the message_start ones
+                if isinstance(more.get(key), int) and more[key]:
+                    setattr(self.usage, attribute, more[key])
         elif kind == "message_stop":
             self.finished = True
 
@@ -191,27 +259,57 @@ class StreamAssembler:
                              usage=self.usage)
 
 
-def build_params(model: str, max_tokens: int, system: str, messages: list[dict[str, Any]], tools: list[ToolSpec],
-                 options: GenerationOptions | None) -> dict[str, Any]:
-    """The Messages request body (without `stream`), shared by this SDK path and anthropic_http.py."""
+def build_params(model: str, shape: RequestShape, system: str, messages: list[dict[str, Any]],
+                 tools: list[ToolSpec], options: GenerationOptions | None) -> dict[str, Any]:
+    """The Messages request body (without `stream`), shared by this SDK path and anthropic_http.py. Prompt-cache
+    breakpoints go on the last tool sent in full, the system prompt and the last block of the conversation (three
+    of the API's four), so each request reads what the previous one wrote."""
     options = options or GenerationOptions()
     # a tool goes as `defer_loading` only while a tool_reference in the history sent loads it: after a rollback or
     # cleared results it goes in full, so the model never has a tool it cannot see
     referenced = tool_references(messages) if any(t.defer_loading for t in tools) else set()
     tools = [t if not t.defer_loading or t.name in referenced else replace(t, defer_loading=False) for t in tools]
-    params: dict[str, Any] = {"model": model, "max_tokens": options.max_tokens or max_tokens,
-                              "messages": _wire_messages(messages, {t.name for t in tools if t.defer_loading})}
+    wire = _wire_messages(messages, {t.name for t in tools if t.defer_loading}, thinking=shape.thinks)
+    params: dict[str, Any] = {"model": model, "max_tokens": shape.max_tokens,
+                              "messages": _cache_tail(wire) if shape.cache else wire}
     # `options.temperature` is not sent: the Messages API (SDK 2.x) no longer takes one
     if options.stop_sequences:
         params["stop_sequences"] = list(options.stop_sequences)
     if system:
-        params["system"] = system
-    # prompt caching: the API puts the breakpoint on the last cacheable block, so the system prompt, the tools
-    # and the conversation so far are read from the cache on the next request
-    params["cache_control"] = {"type": "ephemeral"}
+        params["system"] = [{"type": "text", "text": system, "cache_control": CACHE_POINT}] if shape.cache else system
     if tools:
-        params["tools"] = _wire_tools(tools)
+        params["tools"] = _wire_tools(tools, cache=shape.cache)
+    if shape.thinking is not None:
+        params["thinking"] = shape.thinking
+    if shape.context_management is not None:
+        params["context_management"] = shape.context_management
+    if shape.effort is not None:
+        params["output_config"] = {"effort": shape.effort}
     return params
+
+
+def _cache_tail(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`messages` with a cache breakpoint on the last block of the last message that can carry one (copies: the
+    history itself is never marked)."""
+    for m_index in range(len(messages) - 1, -1, -1):
+        content = messages[m_index].get("content")
+        if isinstance(content, str) and content:
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            continue
+        for b_index in range(len(content) - 1, -1, -1):
+            block = content[b_index]
+            if isinstance(block, dict) and block.get("type") not in THINKING_TYPES:
+                marked = [*content[:b_index], {**block, "cache_control": CACHE_POINT}, *content[b_index + 1:]]
+                return [*messages[:m_index], {**messages[m_index], "content": marked}, *messages[m_index + 1:]]
+    return messages
+
+
+def sdk_arguments(params: dict[str, Any]) -> dict[str, Any]:
+    """`params` as the SDK's `messages.create` keywords: what it has no keyword for goes in `extra_body`."""
+    known = {k: v for k, v in params.items() if k in _SDK_KEYWORDS}
+    extra = {k: v for k, v in params.items() if k not in _SDK_KEYWORDS}
+    return {**known, "extra_body": extra} if extra else known
 
 
 _BASELINE_TOOL = ToolSpec("noop", "", {"type": "object"})
@@ -243,8 +341,17 @@ def turn_from_message(message: dict[str, Any]) -> AssistantTurn:
         elif block.get("type") == "tool_use":
             content.append({"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
                             "input": _as_input(block.get("input"), str(block.get("name")))})
+        elif block.get("type") == "thinking":
+            content.append({"type": "thinking", "thinking": block.get("thinking") or "",
+                            "signature": block.get("signature") or ""})
+        elif block.get("type") == "redacted_thinking":
+            content.append({"type": "redacted_thinking", "data": block.get("data") or ""})
     return AssistantTurn(content=content, stop_reason=message.get("stop_reason"),
                          usage=usage_of(message.get("usage") or {}))
+
+
+_USAGE_FIELDS = (("input_tokens", "input_tokens"), ("cache_read_input_tokens", "cache_read_tokens"),
+                 ("cache_creation_input_tokens", "cache_write_tokens"))
 
 
 def usage_of(raw: dict[str, Any]) -> Usage:
@@ -256,25 +363,42 @@ def usage_of(raw: dict[str, Any]) -> Usage:
                  count("cache_creation_input_tokens"))
 
 
-def _wire_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
-    return [{"name": t.name, "description": t.description, "input_schema": t.input_schema,
+def _wire_tools(tools: list[ToolSpec], *, cache: bool = False) -> list[dict[str, Any]]:
+    """The tools as sent; `cache`: a breakpoint on the last one sent in full (a deferred one is not in the
+    prefix)."""
+    wire = [{"name": t.name, "description": t.description, "input_schema": t.input_schema,
              **({"defer_loading": True} if t.defer_loading else {})} for t in tools]
+    for index in range(len(wire) - 1 if cache else -1, -1, -1):
+        if not wire[index].get("defer_loading"):
+            wire[index] = {**wire[index], "cache_control": CACHE_POINT}
+            break
+    return wire
 
 
 def request_headers(params: dict[str, Any]) -> dict[str, str]:
-    """The beta header a request with deferred tools needs (as Claude Code sends it); none otherwise."""
-    if any(t.get("defer_loading") for t in params.get("tools") or ()):
-        return {"anthropic-beta": TOOL_SEARCH_BETA}
-    return {}
+    """The beta header a request needs (as Claude Code sends them): thinking between tool calls, context
+    management, deferred tools, effort; none for a request with none of these."""
+    thinking = params.get("thinking")
+    betas = [beta for beta, needed in (
+        (THINKING_BETA, isinstance(thinking, dict) and thinking.get("type") in ("adaptive", "enabled")),
+        (CONTEXT_MANAGEMENT_BETA, "context_management" in params),
+        (TOOL_SEARCH_BETA, any(t.get("defer_loading") for t in params.get("tools") or ())),
+        (EFFORT_BETA, "output_config" in params)) if needed]
+    return {"anthropic-beta": ",".join(betas)} if betas else {}
 
 
-def _wire_messages(messages: list[dict[str, Any]], deferred: set[str]) -> list[dict[str, Any]]:
+def _wire_messages(messages: list[dict[str, Any]], deferred: set[str], *, thinking: bool = True
+                   ) -> list[dict[str, Any]]:
     """The history as sent. The API rejects empty text blocks, which an empty answer leaves in the history:
     drop them, and stand in a placeholder for an assistant message that had nothing else. A `tool_reference` to a
-    tool this request does not defer (a compaction, a fallback, another backend earlier) becomes a line of text."""
+    tool this request does not defer (a compaction, a fallback, another backend earlier) becomes a line of text.
+    A request without thinking (turned off, or a model without it after `/model`) sends no thinking blocks."""
     out: list[dict[str, Any]] = []
     for message in messages:
         content = message.get("content")
+        if not thinking and isinstance(content, list) and any(_thought(b) for b in content):
+            content = [b for b in content if not _thought(b)] or [{"type": "text", "text": ""}]
+            message = {**message, "content": content}
         if isinstance(content, list):
             converted = [_references_as_text(b, deferred) for b in content]
             if any(new is not old for new, old in zip(converted, content, strict=True)):
@@ -300,6 +424,10 @@ def _references_as_text(block: Any, deferred: set[str]) -> Any:
 
 def _stray(block: Any, deferred: set[str]) -> bool:
     return isinstance(block, dict) and block.get("type") == "tool_reference" and block.get("tool_name") not in deferred
+
+
+def _thought(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") in THINKING_TYPES
 
 
 def _empty_text(block: Any) -> bool:

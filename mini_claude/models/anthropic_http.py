@@ -21,7 +21,7 @@ import httpx
 from mini_claude import __version__
 from mini_claude.errors import ModelError
 from mini_claude.models.anthropic import (
-    DEFAULT_MAX_TOKENS,
+    ModelChoice,
     StreamAssembler,
     build_params,
     is_live,
@@ -30,6 +30,7 @@ from mini_claude.models.anthropic import (
     turn_from_message,
 )
 from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec
+from mini_claude.models.catalog import ThinkingPrefs
 from mini_claude.models.credentials import AnthropicCredentials
 from mini_claude.models.retry import (
     ANTHROPIC_ERROR_TYPE_STATUS,
@@ -59,15 +60,15 @@ class ApiStatusError(Exception):
         super().__init__(f"{status}: {message}")
 
 
-class AnthropicHttpModel:
+class AnthropicHttpModel(ModelChoice):
     """A `Model` over the Anthropic Messages API (or anything that speaks it, such as the mock server)."""
 
     def __init__(self, model: str, *, api_key: str = "", base_url: str | None = None,
-                 max_tokens: int = DEFAULT_MAX_TOKENS, stream: bool = True, retry: RetryPolicy | None = None,
-                 credentials: AnthropicCredentials | None = None) -> None:
-        self.name = model
+                 max_tokens: int | None = None, stream: bool = True, retry: RetryPolicy | None = None,
+                 credentials: AnthropicCredentials | None = None, thinking: ThinkingPrefs | None = None,
+                 requested: str = "") -> None:
+        self._choose(model, requested=requested, thinking=thinking, max_tokens=max_tokens)
         self.credentials = credentials or AnthropicCredentials(api_key=api_key)
-        self.max_tokens = max_tokens
         self.stream = stream
         self.retry = retry or RetryPolicy.from_env()
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
@@ -80,7 +81,7 @@ class AnthropicHttpModel:
     async def complete(self, *, system: str, messages: list[dict[str, Any]], tools: list[ToolSpec],
                        on_text: Callable[[str], None] | None = None,
                        options: GenerationOptions | None = None) -> AssistantTurn:
-        params = build_params(self.name, self.max_tokens, system, messages, tools, options)
+        params = build_params(self.name, self.shape(options), system, messages, tools, options)
         return await complete_with_retry(
             lambda: self._complete_once(params), lambda emit: self._stream_once(params, emit), stream=self.stream,
             on_text=on_text, policy=self.retry, map_error=self._map_error, credentials=self.credentials)

@@ -1,8 +1,10 @@
 """The `Model` protocol and the data that crosses it.
 
 The conversation history is kept in Anthropic Messages format (plain dicts): `{"role": "user"|"assistant",
-"content": [blocks]}` with `text`, `image`, `tool_use` and `tool_result` blocks. Every backend converts to and
-from its own wire format at its edge; the agent only ever sees this one shape.
+"content": [blocks]}` with `text`, `image`, `tool_use` and `tool_result` blocks, and the assistant's `thinking`
+(with its `signature`) and `redacted_thinking` blocks, kept exactly as the API sent them. Every backend converts to
+and from its own wire format at its edge (one without thinking drops those blocks); the agent only ever sees this
+one shape.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["SUMMARY_SYSTEM_PROMPT", "AssistantTurn", "GenerationOptions", "LoadsReferencedTools", "Model",
-           "ToolCounter", "ToolSpec", "Usage", "loaded_text", "tool_references"]
+__all__ = ["SUMMARY_SYSTEM_PROMPT", "THINKING_TYPES", "AssistantTurn", "GenerationOptions", "LoadsReferencedTools",
+           "Model", "PlanAware", "Switchable", "ToolCounter", "ToolSpec", "Usage", "loaded_text", "tool_references"]
+
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})  # the model's reasoning: returned, never shown as text
 
 # The system prompt of the agent's request to summarise its own history (compaction). Shared here so that the
 # offline mock model can recognise such a request and answer it without using a scripted turn.
@@ -50,6 +54,11 @@ class Usage:
     cache_read_tokens: int = 0  # input read from the prompt cache (Anthropic)
     cache_write_tokens: int = 0  # input written to the prompt cache (Anthropic)
 
+    @property
+    def prompt_tokens(self) -> int:
+        """The whole input: uncached, read from the cache and written to it."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
@@ -73,6 +82,11 @@ class AssistantTurn:
     def text(self) -> str:
         return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
 
+    @property
+    def thinking(self) -> list[dict[str, Any]]:
+        """Its `thinking` and `redacted_thinking` blocks."""
+        return [b for b in self.content if b.get("type") in THINKING_TYPES]
+
 
 class Model(Protocol):
     """A chat model that can call tools. `on_text` receives text deltas as they stream in."""
@@ -88,6 +102,23 @@ class Model(Protocol):
         on_text: Callable[[str], None] | None = None,
         options: GenerationOptions | None = None,
     ) -> AssistantTurn: ...
+
+
+@runtime_checkable
+class Switchable(Protocol):
+    """A backend whose model can be changed mid-session (`/model NAME`): an alias becomes its full id, and the
+    output limit and thinking follow the new model."""
+
+    requested: str  # the name as the user gave it (an alias, `opusplan`)
+
+    def switch(self, requested: str, env: dict[str, str]) -> None: ...
+
+
+@runtime_checkable
+class PlanAware(Protocol):
+    """A backend whose model follows plan mode (`opusplan`: opus while planning, sonnet otherwise)."""
+
+    def set_planning(self, planning: bool) -> None: ...
 
 
 @runtime_checkable

@@ -6,9 +6,11 @@ credentials.py says which header carries what), `OPENAI_API_KEY` picks OpenAI-co
 honoured), and `OPENAI_BASE_URL` alone picks a keyless OpenAI-compatible server (a local one).
 Model name: the `name` argument (`--model`, without its provider), else (Anthropic) `ANTHROPIC_MODEL`, else the
 settings' `model`, else `MINI_CLAUDE_MODEL`, else the backend's default — Claude Code's order. For Anthropic the
-aliases `opus`, `sonnet`, `haiku` and `fable` (any case) become the ids Claude Code 2.1.197 sends for them
-(`MODEL_ALIASES`, measured against the mock model), or `ANTHROPIC_DEFAULT_OPUS_MODEL` / `…_SONNET_…` /
-`…_HAIKU_…` when set, as there.
+aliases (`opus`, `sonnet`, `haiku`, `fable`, `opusplan`; any case) and the default come from the model table
+(catalog.py, measured on Claude Code 2.1.328), or `ANTHROPIC_DEFAULT_OPUS_MODEL` / `…_SONNET_…` / `…_HAIKU_…` when
+set, as there; an id the table does not know goes through with a warning (`ModelPlan.warning`). The output limit
+and extended thinking follow the table and `ThinkingPrefs` (MAX_THINKING_TOKENS, CLAUDE_CODE_EFFORT_LEVEL, the
+`alwaysThinkingEnabled` and `effortLevel` settings).
 `MINI_CLAUDE_STREAM=0` turns streaming off; `MINI_CLAUDE_RETRY_BASE_S` sets the retry base delay. Anthropic is
 spoken over httpx directly (anthropic_http.py, no SDK import); `MINI_CLAUDE_ANTHROPIC_SDK=1` uses the SDK.
 Key values are passed to the SDK and never printed or logged.
@@ -34,6 +36,7 @@ from pathlib import Path
 from mini_claude.errors import ModelError
 from mini_claude.jsonfile import read_regular_text
 from mini_claude.models.base import Model
+from mini_claude.models.catalog import ALIASES, DEFAULT_MODEL, ThinkingPrefs, describe, resolve
 from mini_claude.models.credentials import AnthropicCredentials, ApiKeyHelper, helper_timeout_s, helper_ttl_s
 from mini_claude.models.retry import RetryPolicy
 from mini_claude.net.tls import HTTPX_FIRST_USE_MODULES, plain_http
@@ -61,16 +64,14 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
+DEFAULT_ANTHROPIC_MODEL = DEFAULT_MODEL
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 BACKENDS = MODEL_BACKENDS
 NO_KEY_MESSAGE = ("no model API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a gateway, or an "
                   "apiKeyHelper in ~/.claude/settings.json), or OPENAI_API_KEY (with OPENAI_BASE_URL for another "
                   "compatible server), or OPENAI_BASE_URL alone for a local server that needs no key, in the "
                   "environment or .env")
-# Claude Code 2.1.197's aliases: the model id its requests carry for `--model opus` etc. (measured on the mock)
-MODEL_ALIASES = {"opus": "claude-opus-4-8", "sonnet": "claude-sonnet-5", "haiku": "claude-haiku-4-5-20251001",
-                 "fable": "claude-fable-5"}
+MODEL_ALIASES = ALIASES  # the table's (catalog.py)
 # local OpenAI-compatible servers (llama.cpp, vLLM, Ollama) need no key, but the SDK insists on one
 UNUSED_OPENAI_KEY = "not-needed"
 MAX_DOTENV_BYTES = 1024 * 1024
@@ -168,12 +169,8 @@ def choose_backend(env: Mapping[str, str], provider: str | None = None, *, helpe
 
 
 def resolve_alias(name: str, env: Mapping[str, str]) -> str:
-    """An Anthropic model name as sent: `opus` / `sonnet` / `haiku` (any case) become a full id (the
-    `ANTHROPIC_DEFAULT_<ALIAS>_MODEL` variable when set, else `MODEL_ALIASES`); any other name is kept."""
-    alias = name.strip().lower()
-    if alias not in MODEL_ALIASES:
-        return name
-    return _get(env, f"ANTHROPIC_DEFAULT_{alias.upper()}_MODEL") or MODEL_ALIASES[alias]
+    """An Anthropic model name as sent (catalog.resolve): an alias becomes a full id, any other name is kept."""
+    return resolve(name, env)
 
 
 def api_key_helper(helper: SettingsHelper, *, cwd: Path, env: Mapping[str, str]) -> ApiKeyHelper:
@@ -183,10 +180,10 @@ def api_key_helper(helper: SettingsHelper, *, cwd: Path, env: Mapping[str, str])
 
 
 def create_model(name: str | None, env: Mapping[str, str], *, settings_model: str | None = None,
-                 key_helper: ApiKeyHelper | None = None) -> Model:
+                 key_helper: ApiKeyHelper | None = None, thinking: ThinkingPrefs | None = None) -> Model:
     """Build the model backend the environment asks for (`plan_model`, then its client). Raises ModelError (one
     line) when it cannot."""
-    return plan_model(name, env, settings_model=settings_model, key_helper=key_helper).build()
+    return plan_model(name, env, settings_model=settings_model, key_helper=key_helper, thinking=thinking).build()
 
 
 @dataclass(frozen=True)
@@ -203,6 +200,13 @@ class ModelPlan:
     sdk: bool = False  # anthropic: through the SDK (MINI_CLAUDE_ANTHROPIC_SDK=1)
     api_key: str = field(default="", repr=False)  # openai
     keyless: bool = False  # openai: a local server that needs no key
+    thinking: ThinkingPrefs = field(default_factory=ThinkingPrefs)  # anthropic: what the user asked about thinking
+    requested: str = ""  # the name as asked for (`opusplan` stays itself here; `name` is what is sent)
+
+    @property
+    def warning(self) -> str | None:
+        """One line to show when the table does not know the Anthropic model asked for (it still goes through)."""
+        return describe(self.name) if self.backend == "anthropic" else None
 
     @property
     def over_tls(self) -> bool:
@@ -237,11 +241,13 @@ class ModelPlan:
                 from mini_claude.models.anthropic import AnthropicModel
 
                 return AnthropicModel(self.name, base_url=self.base_url, stream=self.stream, retry=self.retry,
-                                      credentials=self.credentials)
+                                      credentials=self.credentials, thinking=self.thinking,
+                                      requested=self.requested)
             from mini_claude.models.anthropic_http import AnthropicHttpModel  # no SDK import: a fast start
 
             return AnthropicHttpModel(self.name, base_url=self.base_url, stream=self.stream, retry=self.retry,
-                                      credentials=self.credentials)
+                                      credentials=self.credentials, thinking=self.thinking,
+                                      requested=self.requested)
         from mini_claude.models.openai_compat import OpenAICompatModel
 
         return OpenAICompatModel(self.name, api_key=self.api_key, base_url=self.base_url, stream=self.stream,
@@ -249,10 +255,11 @@ class ModelPlan:
 
 
 def plan_model(name: str | None, env: Mapping[str, str], *, settings_model: str | None = None,
-               key_helper: ApiKeyHelper | None = None) -> ModelPlan:
+               key_helper: ApiKeyHelper | None = None, thinking: ThinkingPrefs | None = None) -> ModelPlan:
     """The model backend the environment asks for: `name` is `--model`, `settings_model` the settings' `model`
-    (each may carry a `backend:` prefix; the flag's wins), `key_helper` the settings' apiKeyHelper. Raises
-    ModelError (one line) when it cannot be built."""
+    (each may carry a `backend:` prefix; the flag's wins), `key_helper` the settings' apiKeyHelper, `thinking` the
+    settings' thinking preferences (None: the environment's alone). Raises ModelError (one line) when it cannot be
+    built."""
     provider, name = split_provider(name)
     settings_provider, settings_name = split_provider(settings_model)
     if provider is None and name is None:
@@ -267,10 +274,11 @@ def plan_model(name: str | None, env: Mapping[str, str], *, settings_model: str 
             raise ModelError("no model API key: MINI_CLAUDE_BACKEND=anthropic needs ANTHROPIC_API_KEY, "
                              "ANTHROPIC_AUTH_TOKEN or an apiKeyHelper (in the environment, .env or settings)")
         credentials = AnthropicCredentials(api_key=key, auth_token=token, helper=key_helper)
-        model_name = resolve_alias(name or _get(env, "ANTHROPIC_MODEL") or fallback or DEFAULT_ANTHROPIC_MODEL, env)
-        return ModelPlan("anthropic", model_name, _get(env, "ANTHROPIC_BASE_URL") or None, stream, retry,
-                         credentials=credentials,
-                         sdk=_get(env, "MINI_CLAUDE_ANTHROPIC_SDK").lower() in ("1", "true", "yes", "on"))
+        requested = name or _get(env, "ANTHROPIC_MODEL") or fallback or DEFAULT_ANTHROPIC_MODEL
+        return ModelPlan("anthropic", resolve(requested, env), _get(env, "ANTHROPIC_BASE_URL") or None, stream,
+                         retry, credentials=credentials,
+                         sdk=_get(env, "MINI_CLAUDE_ANTHROPIC_SDK").lower() in ("1", "true", "yes", "on"),
+                         thinking=thinking or ThinkingPrefs.from_env(env), requested=requested.strip())
     key = _get(env, "OPENAI_API_KEY")
     base_url = _get(env, "OPENAI_BASE_URL") or None
     keyless = not key

@@ -12,7 +12,15 @@ It speaks enough of two wire formats for the real SDKs to talk to it unmodified:
 Each request consumes the next scenario turn. When the script is exhausted, or a turn's
 `expect_tool_result_contains` is not met, the answer is HTTP 500 with `x-should-retry: false` and a message
 saying so; a failed expectation does not consume the turn. Tool-use ids are generated (`toolu_mock_<n>`,
-`call_mock_<n>`). Stdlib only, so `mini-claude mock-model` starts fast.
+`call_mock_<n>`). Like the API (mock_memory.py), a Messages request that alters or drops thinking blocks the mock
+sent, while their tool loop goes on, is refused with HTTP 400 (without using a turn), and usage reports
+`cache_read_input_tokens` / `cache_creation_input_tokens` from the request's `cache_control` breakpoints. Thinking
+blocks stream as `thinking_delta` and `signature_delta` events; a turn stopped at `max_tokens` that ends in a
+tool call streams only the first half of its input. Stdlib only, so `mini-claude mock-model` starts fast.
+
+Why this module is long: it speaks two wire formats (Anthropic Messages and OpenAI chat completions), each
+streamed and not, with errors in each one's shape; the state it keeps between requests (the prompt cache, the
+thinking it sent) is in mock_memory.py.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from typing import Any
 
 from mini_claude.errors import ConfigError
 from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT, loaded_text
+from mini_claude.models.mock_memory import PromptCache, ThinkingLedger
 from mini_claude.models.scenario import (
     Scenario,
     ScenarioError,
@@ -73,6 +82,8 @@ class MockModelServer:
         self._requests: list[dict[str, Any]] = []
         self._next_turn = 0
         self._tool_ids = 0
+        self._cache = PromptCache()
+        self._thinking = ThinkingLedger()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -154,6 +165,20 @@ class MockModelServer:
             self._next_turn += 1
             return number, turn, None
 
+    def _usage(self, body: dict[str, Any], total: int) -> dict[str, int]:
+        """The usage of a Messages request: its input split into uncached, cache reads and cache writes."""
+        with self._lock:
+            uncached, read, written = self._cache.account(body, total)
+        return {"input_tokens": uncached, "cache_read_input_tokens": read, "cache_creation_input_tokens": written}
+
+    def _thinking_problem(self, body: dict[str, Any]) -> str | None:
+        with self._lock:
+            return self._thinking.problem(body)
+
+    def _sent(self, content: list[dict[str, Any]]) -> None:
+        with self._lock:
+            self._thinking.remember(content)
+
     def _new_tool_id(self, prefix: str) -> str:
         with self._lock:
             self._tool_ids += 1
@@ -205,11 +230,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(chat, 400, "invalid_request_error",
                              f"prompt is too long: {input_tokens} tokens > {limit} maximum")
             return
-        if not chat and body.get("system") == SUMMARY_SYSTEM_PROMPT:
+        if not chat and _system_text(body) == SUMMARY_SYSTEM_PROMPT:
             summary = f"Summary of {len(body.get('messages') or [])} earlier messages (mock model)."
             turn = ScenarioTurn(content=({"type": "text", "text": summary},))
-            self._answer_messages(0, turn, [{"type": "text", "text": summary}], str(body.get("model")),
-                                  input_tokens, body.get("stream") is True)
+            self._answer_messages(0, turn, [{"type": "text", "text": summary}], body, input_tokens)
+            return
+        problem = None if chat else self.mock._thinking_problem(body)
+        if problem is not None:
+            self._send_error(chat, 400, "invalid_request_error", problem)
             return
         seen = _last_tool_result_chat(body) if chat else _last_tool_result_messages(body)
         number, turn, problem = self.mock._take_turn(seen)
@@ -223,45 +251,43 @@ class _Handler(BaseHTTPRequestHandler):
         if turn.delay_ms:
             time.sleep(turn.delay_ms / 1000)  # a model thinking (each request has its own server thread)
         content = render_content(turn, seen)
-        stream = body.get("stream") is True
-        model = str(body.get("model") or "mock-model")
         if chat:
-            self._answer_chat(number, turn, content, model, input_tokens, stream, body)
+            content = [b for b in content if b["type"] not in ("thinking", "redacted_thinking")]
+            self._answer_chat(number, turn, content, str(body.get("model") or "mock-model"), input_tokens,
+                              body.get("stream") is True, body)
         else:
-            self._answer_messages(number, turn, content, model, input_tokens, stream)
+            self._answer_messages(number, turn, content, body, input_tokens)
 
     # ---- Anthropic Messages ------------------------------------------------------------------------------------
 
-    def _answer_messages(self, number: int, turn: ScenarioTurn, content: list[dict[str, Any]], model: str,
-                         input_tokens: int, stream: bool) -> None:
+    def _answer_messages(self, number: int, turn: ScenarioTurn, content: list[dict[str, Any]], body: dict[str, Any],
+                         input_tokens: int) -> None:
+        model, stream = str(body.get("model") or "mock-model"), body.get("stream") is True
         for block in content:
             if block["type"] == "tool_use":
                 block["id"] = self.mock._new_tool_id("toolu_mock_")
+            elif block["type"] == "thinking" and not block.get("signature"):
+                block["signature"] = f"mock-signature-{number}-{self.mock._new_tool_id('')}"
+        self.mock._sent(content)
         output_tokens = max(1, len(json.dumps(content)) // 4)
         message_id = f"msg_mock_{number}"
         stop = turn.effective_stop_reason
+        usage = self.mock._usage(body, input_tokens)
         if not stream:
             self._send_json(200, {
                 "id": message_id, "type": "message", "role": "assistant", "model": model,
                 "content": [_ordered_block(b) for b in content], "stop_reason": stop, "stop_sequence": None,
-                "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+                "usage": {**usage, "output_tokens": output_tokens},
             })
             return
         self._start_stream()
         self._event("message_start", {"type": "message_start", "message": {
             "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
-            "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "output_tokens": 1},
+            "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1},
         }})
         pinged = False
         for index, block in enumerate(content):
-            if block["type"] == "text":
-                start = {"type": "text", "text": ""}
-                pieces = [{"type": "text_delta", "text": c} for c in _chunks(block["text"])]
-            else:
-                start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-                pieces = [{"type": "input_json_delta", "partial_json": c}
-                          for c in _chunks(json.dumps(block["input"], ensure_ascii=False))]
+            start, pieces = _stream_pieces(block, cut=stop == "max_tokens" and index == len(content) - 1)
             self._event("content_block_start", {"type": "content_block_start", "index": index,
                                                 "content_block": start})
             if not pinged:
@@ -360,6 +386,32 @@ def _anthropic_error(kind: str, message: str) -> dict[str, Any]:
 
 def _chat_error(kind: str, message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def _stream_pieces(block: dict[str, Any], *, cut: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A block's `content_block_start` and its deltas. `cut`: a tool call stopped at max_tokens, so only the first
+    half of its input arrives."""
+    if block["type"] == "text":
+        return {"type": "text", "text": ""}, [{"type": "text_delta", "text": c} for c in _chunks(block["text"])]
+    if block["type"] == "thinking":
+        return ({"type": "thinking", "thinking": "", "signature": ""},
+                [*({"type": "thinking_delta", "thinking": c} for c in _chunks(block["thinking"])),
+                 {"type": "signature_delta", "signature": block["signature"]}])
+    if block["type"] == "redacted_thinking":
+        return dict(block), []
+    raw = json.dumps(block["input"], ensure_ascii=False)
+    if cut:
+        raw = raw[: len(raw) // 2]
+    return ({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}},
+            [{"type": "input_json_delta", "partial_json": c} for c in _chunks(raw)])
+
+
+def _system_text(body: dict[str, Any]) -> str:
+    """The request's system prompt as one string (it may come as text blocks)."""
+    system = body.get("system")
+    if isinstance(system, list):
+        return "".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+    return system if isinstance(system, str) else ""
 
 
 def _ordered_block(block: dict[str, Any]) -> dict[str, Any]:

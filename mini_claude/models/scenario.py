@@ -2,23 +2,32 @@
 
 A scenario is a JSON object `{"turns": [TURN, ...]}`; each request to the mock consumes the next turn.
 
-    {"content": [{"type": "text", "text": "..."},
+    {"content": [{"type": "thinking", "thinking": "...", "signature": "..."},   (signature optional: generated)
+                 {"type": "redacted_thinking", "data": "..."},
+                 {"type": "text", "text": "..."},
                  {"type": "tool_use", "name": "Read", "input": {"file_path": "x"}}],
-     "stop_reason": "end_turn",                  (optional; default tool_use when the turn calls a tool)
+     "stop_reason": "end_turn",                  (optional; default tool_use when the turn calls a tool;
+                                                  "max_tokens" on a turn ending in a tool call streams only
+                                                  the first half of its input, as a cut reply does)
      "expect_tool_result_contains": "...",       (optional: answer HTTP 500 unless the last tool_result has it)
      "delay_ms": 1500}                           (optional: think that long before answering; at most 60000)
     {"error": {"status": 429, "message": "slow down", "headers": {"retry-after": "0"}, "type": "rate_limit_error"}}
 
 Text (and string values inside a tool_use `input`) may contain `{{last_tool_result}}` and
 `{{last_tool_result_is_error}}`, replaced by the text / error flag (`true`/`false`) of the last tool_result in
-the request being answered, so a scripted answer can quote what a tool really returned. A top-level
+the request being answered, so a scripted answer can quote what a tool really returned. Thinking blocks stream as
+`thinking_delta` / `signature_delta` events; while the tool loop they belong to goes on, a request must send them
+back unchanged or it gets HTTP 400, as from the real API. Every Messages answer's usage has
+`cache_read_input_tokens` and `cache_creation_input_tokens` computed from the request's `cache_control` breakpoints
+(mock_memory.py says how), so tests can see caching pay. A top-level
 `"context_limit_tokens"` makes over-long requests fail as a real model's would (HTTP 400 "prompt is too long"); a
 request whose system prompt is `SUMMARY_SYSTEM_PROMPT` (the agent compacting its history) is answered with a short
 summary without using a turn. `POST /v1/messages/count_tokens` answers `{"input_tokens": N}` with N the
 request's JSON characters divided by the top-level `"chars_per_token"` (default 4, the agent's own local estimate;
 a smaller number stands for a tokenizer that counts more than the estimate). A top-level
 `"description"` and a per-turn `"comment"` are allowed and ignored. Problems raise `ConfigError` naming the file
-and the key, e.g. `demo.json: turns[2].content[0].type: must be "text" or "tool_use"`.
+and the key, e.g. `demo.json: turns[2].content[0].type: must be "text", "tool_use", "thinking" or
+"redacted_thinking"`.
 """
 
 from __future__ import annotations
@@ -198,7 +207,29 @@ def _parse_block(block: Any, key: str, fail: Any) -> dict[str, Any]:
         if extra:
             raise fail(f"{key}.{extra[0]}", "unknown key in a tool_use block (ids are generated)")
         return {"type": "tool_use", "name": name, "input": tool_input}
-    raise fail(f"{key}.type", 'must be "text" or "tool_use"')
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": _string(block, "thinking", key, fail),
+                "signature": _string(block, "signature", key, fail, optional=True), **_only(block, key, fail,
+                                                                                             "thinking", "signature")}
+    if kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": _string(block, "data", key, fail), **_only(block, key, fail,
+                                                                                               "data")}
+    raise fail(f"{key}.type", 'must be "text", "tool_use", "thinking" or "redacted_thinking"')
+
+
+def _string(block: dict[str, Any], name: str, key: str, fail: Any, *, optional: bool = False) -> str:
+    value = block.get(name, "" if optional else None)
+    if not isinstance(value, str):
+        raise fail(f"{key}.{name}", "missing or not a string")
+    return value
+
+
+def _only(block: dict[str, Any], key: str, fail: Any, *names: str) -> dict[str, Any]:
+    """Nothing to add ({}); ConfigError for a key other than `type` and `names`."""
+    extra = sorted(set(block) - {"type", *names})
+    if extra:
+        raise fail(f"{key}.{extra[0]}", f"unknown key in a {block['type']} block")
+    return {}
 
 
 def _parse_error(error: Any, key: str, fail: Any) -> ScenarioError:

@@ -161,7 +161,7 @@ async def test_interrupt_during_bash_kills_the_group_and_the_next_run_is_valid(
     results = [b for b in last["content"] if b.get("type") == "tool_result"]
     assert len(results) == 1 and results[0]["is_error"] is True
     assert result_text(results[0]) == INTERRUPTED_TEXT
-    assert last["content"][-1] == {"type": "text", "text": "what happened?"}
+    assert last["content"][-1] == {"type": "text", "text": "what happened?", "cache_control": {"type": "ephemeral"}}
 
 
 async def test_interrupt_during_model_request_keeps_history_valid(mock_model: Any, tmp_path: Path) -> None:

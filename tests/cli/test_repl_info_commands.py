@@ -114,7 +114,7 @@ async def test_slash_status_says_what_the_session_runs_with(session: Session,
     port = session.mock.url.rsplit(":", 1)[1]
     assert re.fullmatch(r"  mini-claude \S+ \(Python 3\.\d+\.\d+, .+\)", lines[0])
     assert lines[1] == f"  session: {session.repl.parts.session_id}"
-    assert lines[2] == "  model: claude-sonnet-4-5"
+    assert lines[2] == "  model: claude-opus-5-5"
     assert re.fullmatch(rf"    served by the Anthropic Messages API at http://127\.0\.0\.1:{port}; "
                         r"key: ANTHROPIC_API_KEY \(environment\)", lines[3]), lines[3]
     assert lines[4] == f"  working folder: {session.work}"
@@ -135,7 +135,7 @@ async def test_slash_context_shows_each_part_and_counts_tools(session: Session,
     capsys.readouterr()
     await repl._slash("/context")
     lines = capsys.readouterr().out.splitlines()
-    head = re.fullmatch(r"  context: ~(\S+) of 200k tokens \((\d+\.\d)%\) · model claude-sonnet-4-5", lines[0])
+    head = re.fullmatch(r"  context: ~(\S+) of 200k tokens \((\d+\.\d)%\) · model claude-opus-5-5", lines[0])
     assert head, lines[0]
     assert re.fullmatch(r"  \[S+E+M+T+P+C+·+\]", lines[1]) and len(lines[1]) == 2 + 52, lines[1]
     rows = {m.group(2): (int(m.group(3)) if m.group(3).isdigit() else round(float(m.group(3)[:-1]) * 1000),

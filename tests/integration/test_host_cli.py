@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import uncached
 from tests.integration.conftest import ROOT, Cli, answer, result_text, tool_results, tool_use
 from tests.peers import peer_command
 
@@ -113,7 +114,7 @@ def test_a_prompt_command_sends_the_prompts_messages(cli: Cli) -> None:
     result = cli.run("-p", "/mcp__everything__args-prompt city=Paris", "--mcp-config", config)
     assert result.rc == 0, result.stderr
     assert result.stdout.strip() == "sunny"
-    assert mock.requests[0]["body"]["messages"] == [
+    assert uncached(mock.requests[0]["body"]["messages"]) == [
         {"role": "user", "content": [{"type": "text", "text": "What's weather in Paris?"}]}]
 
 

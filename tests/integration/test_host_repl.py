@@ -18,7 +18,7 @@ import pytest
 
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
-from tests.helpers import PYTHON, ROOT, require_program, wait_until
+from tests.helpers import PYTHON, ROOT, require_program, system_text, uncached, wait_until
 from tests.peers import peer_command
 
 pytestmark = pytest.mark.timeout(120)
@@ -91,7 +91,7 @@ def everything() -> dict[str, Any]:
 
 
 def text_of(request: dict[str, Any], index: int = -1) -> str:
-    return json.dumps(request["body"]["messages"][index]["content"])
+    return json.dumps(uncached(request["body"]["messages"][index]["content"]))
 
 
 def test_first_prompt_waits_for_a_slow_server(repl: Callable[..., tuple[Terminal, MockModelServer]]) -> None:
@@ -250,7 +250,7 @@ def test_permission_prompt_diff_always_feedback_and_plan_mode(
     term.wait_for(lambda s: "\nplan>" in s, "the plan mode prompt")
     term.enter("what next?")
     term.wait_for(lambda s: "planning" in s, "the plan answer")
-    assert "Plan mode is on" in mock.requests[-1]["body"]["system"]
+    assert "Plan mode is on" in system_text(mock.requests[-1]["body"])
     term.enter("/plan off")
     term.wait_for(lambda s: "permission mode: default" in s, "plan mode off")
     term.keys("C-d")

@@ -14,6 +14,7 @@ from mini_claude.agent.loop import Agent
 from mini_claude.errors import ModelError
 from mini_claude.models.base import AssistantTurn
 from mini_claude.tools.base import ToolContext
+from tests.helpers import system_text
 from tests.integration.conftest import Cli, answer, tool_use
 
 # the keys Claude Code 2.1.328 prints that mini-claude has (checked against its binary run offline on the mock)
@@ -157,10 +158,10 @@ def test_detailed_exit_codes_tell_the_endings_apart(cli: Cli) -> None:
 def test_system_prompt_flags(cli: Cli) -> None:
     mock = cli.mock([answer("a"), answer("b")])
     assert cli.run("-p", "x", "--append-system-prompt", "Answer in haiku.").rc == 0
-    assert mock.requests[0]["body"]["system"].endswith("\n\nAnswer in haiku.")
-    assert "You are mini-claude" in mock.requests[0]["body"]["system"]
+    assert system_text(mock.requests[0]["body"]).endswith("\n\nAnswer in haiku.")
+    assert "You are mini-claude" in system_text(mock.requests[0]["body"])
     assert cli.run("-p", "x", "--system-prompt", "You are a pirate.").rc == 0
-    assert mock.requests[1]["body"]["system"] == "You are a pirate."
+    assert system_text(mock.requests[1]["body"]) == "You are a pirate."
 
 
 def test_an_unknown_flag_names_the_closest_one(cli: Cli) -> None:

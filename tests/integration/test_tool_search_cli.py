@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT
-from tests.helpers import ROOT
+from tests.helpers import ROOT, system_text
 from tests.integration.conftest import Cli, answer, result_text, tool_results, tool_use
 from tests.peers import peer_command
 
@@ -42,7 +42,7 @@ def test_deferred_tools_are_found_and_called(cli: Cli) -> None:
     assert result.rc == 0, result.stderr
     first = mock.requests[0]["body"]
     assert _mcp_tools(mock.requests[0]) == [] and "ToolSearch" in [t["name"] for t in first["tools"]]
-    assert "mcp__everything__get-sum" in first["system"] and "ToolSearch" in first["system"]
+    assert "mcp__everything__get-sum" in system_text(first) and "ToolSearch" in system_text(first)
     # what a search loads goes into `tools`; the system prompt stays the same (its cache stays valid)
     assert all(r["body"]["system"] == first["system"] for r in mock.requests[1:])
     found, summed, echoed = (result_text(b) for b in tool_results(mock))
@@ -138,7 +138,7 @@ def test_a_list_changed_refresh_updates_the_index(cli: Cli, tmp_path: Path) -> N
     weather, found, booked = (result_text(b) for b in tool_results(mock))
     assert "Oslo" in weather and found.splitlines()[0].startswith("mcp__travel__book_flight: ")
     assert booked == 'book_flight called with {"where": "Rome"}'
-    assert "mcp__travel__book_flight" not in mock.requests[0]["body"]["system"]
+    assert "mcp__travel__book_flight" not in system_text(mock.requests[0]["body"])
 
 
 NATIVE = {"MINI_CLAUDE_TOOL_SEARCH": "true", "MINI_CLAUDE_TOOL_SEARCH_NATIVE": "1"}
@@ -163,7 +163,7 @@ def test_native_loading_references_found_tools_and_keeps_the_prefix(cli: Cli) ->
     result = cli.run("-p", "add 17 and 25", "--mcp-config", config, "--allowedTools", "mcp__everything", env=NATIVE)
     assert result.rc == 0, result.stderr
     first, second, third = mock.requests
-    assert _deferred(first) == [] and "anthropic-beta" not in first["headers"]
+    assert _deferred(first) == [] and BETA not in first["headers"].get("anthropic-beta", "")
     for later in (second, third):
         assert "mcp__everything__get-sum" in _deferred(later) and len(_deferred(later)) == 2
         assert BETA in later["headers"]["anthropic-beta"]
@@ -191,7 +191,7 @@ def test_native_loading_refused_falls_back_to_sending_definitions(cli: Cli) -> N
     assert _deferred(refused) == ["mcp__everything__get-sum"]
     for request in (retried, last):
         assert _deferred(request) == [] and "mcp__everything__get-sum" in _mcp_tools(request)
-        assert "anthropic-beta" not in request["headers"]
+        assert BETA not in request["headers"].get("anthropic-beta", "")
         searched = request["body"]["messages"][2]["content"][0]
         assert searched["content"] == [{"type": "text", "text": "Loaded tool mcp__everything__get-sum."}]
     assert "The sum of 1 and 2 is 3." in result_text(last["body"]["messages"][-1]["content"][0])

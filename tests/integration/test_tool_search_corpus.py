@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, system_text
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -81,4 +81,4 @@ def test_the_model_query_bench_runs_the_agents_first_step(mock_model) -> None:  
     assert first["searched"] == "kubernetes pod logs" and first["hit"] and len(first["loaded"]) == 5
     request = mock.requests[0]["body"]
     assert [t["name"] for t in request["tools"]] == ["ToolSearch"]
-    assert "mcp__kubernetes__pods_log" in request["system"] and "Find them with ToolSearch" in request["system"]
+    assert "mcp__kubernetes__pods_log" in system_text(request) and "Find them with ToolSearch" in system_text(request)

@@ -20,7 +20,7 @@ from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
 from tests.helpers import free_port
 
-READ_TOOL = ToolSpec("Read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
+READ_TOOL = ToolSpec("Read", "Read a file", {"type": "object", "properties": {"file_path": {"type": "string"}}})
 TEXT_AND_TOOL = {"content": [
     {"type": "text", "text": "Let me read the file first, then I will answer."},
     {"type": "tool_use", "name": "Read", "input": {"file_path": "notes.txt", "limit": 3, "nested": {"a": [1, 2]}}},
@@ -49,7 +49,7 @@ async def test_text_and_tool_use(mock_server, stream: bool) -> None:
     assert turn.content == [
         {"type": "text", "text": "Let me read the file first, then I will answer."},
         {"type": "tool_use", "id": "toolu_mock_1", "name": "Read",
-         "input": {"path": "notes.txt", "limit": 3, "nested": {"a": [1, 2]}}},
+         "input": {"file_path": "notes.txt", "limit": 3, "nested": {"a": [1, 2]}}},
     ]
     assert turn.stop_reason == "tool_use"
     assert turn.usage.input_tokens > 0 and turn.usage.output_tokens > 0
@@ -61,9 +61,14 @@ async def test_text_and_tool_use(mock_server, stream: bool) -> None:
     [request] = mock.requests
     assert request["path"] == "/v1/messages"
     assert request["body"].get("stream", False) is stream
-    assert request["body"]["system"] == "be brief"
+    # prompt-cache breakpoints: the last tool, the system prompt, the last block of the conversation
+    assert request["body"]["system"] == [{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}]
     assert request["body"]["tools"] == [{"name": "Read", "description": "Read a file",
-                                         "input_schema": READ_TOOL.input_schema}]
+                                         "input_schema": READ_TOOL.input_schema,
+                                         "cache_control": {"type": "ephemeral"}}]
+    assert request["body"]["messages"] == [{"role": "user", "content": [
+        {"type": "text", "text": "fix it", "cache_control": {"type": "ephemeral"}}]}]
+    assert "cache_control" not in request["body"]
     assert "sk-test-secret" not in json.dumps(request["headers"])
 
 
@@ -167,7 +172,7 @@ async def test_tool_only_turn_and_empty_input(mock_server) -> None:
     turn = await model_for(mock.url).complete(system="", messages=[user("go")], tools=[READ_TOOL])
     assert turn.text == ""
     assert [(b["id"], b["name"], b["input"]) for b in turn.tool_uses] == [
-        ("toolu_mock_1", "list", {}), ("toolu_mock_2", "Read", {"path": "ü.txt"})]
+        ("toolu_mock_1", "list", {}), ("toolu_mock_2", "Read", {"file_path": "ü.txt"})]
 
 
 async def test_client_is_kept_across_calls(mock_server) -> None:

@@ -27,7 +27,7 @@ def test_anthropic_key_picks_anthropic() -> None:
     model = create_model(None, {"ANTHROPIC_API_KEY": "sk-a", "OPENAI_API_KEY": "sk-o",
                                 "ANTHROPIC_BASE_URL": "http://127.0.0.1:1234"})
     assert isinstance(model, AnthropicHttpModel)  # our own httpx client: no SDK import on the way to the model
-    assert model.name == "claude-sonnet-4-5"
+    assert model.name == "claude-opus-5-5"  # Claude Code 2.1.328's default (models/catalog.py)
     assert model.base_url == "http://127.0.0.1:1234"
     assert model.stream is True
     sdk = create_model(None, {"ANTHROPIC_API_KEY": "sk-a", "ANTHROPIC_BASE_URL": "http://127.0.0.1:1234",

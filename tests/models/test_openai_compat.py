@@ -31,6 +31,8 @@ def test_history_conversion() -> None:
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
         ]},
         {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "two checks", "signature": "sig"},  # Anthropic's own: not sent
+            {"type": "redacted_thinking", "data": "opaque"},
             {"type": "text", "text": "Let me check two things."},
             {"type": "tool_use", "id": "call_1", "name": "Read", "input": {"file_path": "a.txt"}},
             {"type": "tool_use", "id": "call_2", "name": "screenshot", "input": {}},
@@ -54,7 +56,7 @@ def test_history_conversion() -> None:
             {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
         ]},
         {"role": "assistant", "content": "Let me check two things.", "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "Read", "arguments": '{"path": "a.txt"}'}},
+            {"id": "call_1", "type": "function", "function": {"name": "Read", "arguments": '{"file_path": "a.txt"}'}},
             {"id": "call_2", "type": "function", "function": {"name": "screenshot", "arguments": "{}"}},
         ]},
         {"role": "tool", "tool_call_id": "call_1", "content": "Error: no such file"},

@@ -18,9 +18,9 @@ from tests.settings.conftest import SettingsCli, models_sent
 
 pytestmark = pytest.mark.timeout(120)
 
-# what Claude Code 2.1.197 sends for each alias (measured against the mock model)
-CLAUDE_CODE_IDS = {"opus": "claude-opus-4-8", "sonnet": "claude-sonnet-5", "haiku": "claude-haiku-4-5-20251001",
-                   "fable": "claude-fable-5"}
+# what Claude Code 2.1.328 sends for each alias (measured against the mock model)
+CLAUDE_CODE_IDS = {"opus": "claude-opus-5-5", "sonnet": "claude-sonnet-5-5", "haiku": "claude-haiku-5-5",
+                   "fable": "claude-fable-5-2"}
 
 
 def test_aliases_are_claude_codes_ids() -> None:
@@ -43,15 +43,15 @@ def test_model_from_settings_env_and_overrides(cli: SettingsCli) -> None:
     assert cli.run("-p", "hi", env={"ANTHROPIC_MODEL": "haiku"}).rc == 0
     assert cli.run("-p", "--model", "sonnet", "hi", env={"ANTHROPIC_MODEL": "haiku"}).rc == 0
     assert cli.run("-p", "hi", env={"ANTHROPIC_DEFAULT_OPUS_MODEL": "my-gateway-opus"}).rc == 0
-    assert models_sent(mock) == ["claude-opus-4-8", "claude-haiku-4-5-20251001", "claude-sonnet-5",
-                                 "my-gateway-opus"]
+    assert models_sent(mock) == ["claude-opus-5-5", "claude-haiku-5-5", "claude-sonnet-5-5", "my-gateway-opus"]
 
 
 def test_help_lists_the_aliases() -> None:
     out = subprocess.run([sys.executable, "-m", "mini_claude", "--help"], capture_output=True, text=True,
                          timeout=60).stdout
-    flat = " ".join(out.split())
-    assert "`opus`, `sonnet`, `haiku`, `fable`" in flat and "--settings FILE_OR_JSON" in flat
+    flat = " ".join(out.split()).replace("- ", "-")  # argparse wraps lines at a hyphen
+    assert all(f"`{alias}` ({CLAUDE_CODE_IDS[alias]})" in flat for alias in CLAUDE_CODE_IDS)
+    assert "`opusplan`" in flat and "--settings FILE_OR_JSON" in flat
 
 
 def test_settings_flag_file_and_json_are_layered_last(cli: SettingsCli) -> None:
@@ -62,10 +62,10 @@ def test_settings_flag_file_and_json_are_layered_last(cli: SettingsCli) -> None:
     mock = cli.mock([tool_use("Bash", {"command": "touch made-by-flag-rule"}), answer("ok"), answer("2")])
     r = cli.run("-p", "--trust", "--settings", str(flag_file), "go")
     assert r.rc == 0, r.stderr
-    assert models_sent(mock)[0] == "claude-opus-4-8"  # over the local file's sonnet and the user's haiku
+    assert models_sent(mock)[0] == "claude-opus-5-5"  # over the local file's sonnet and the user's haiku
     assert (cli.work / "made-by-flag-rule").exists()  # the flag's allow rule let it run without asking
     assert cli.run("-p", "--settings", '{"model": "haiku"}', "hi").rc == 0
-    assert models_sent(mock)[-1] == "claude-haiku-4-5-20251001"
+    assert models_sent(mock)[-1] == "claude-haiku-5-5"
 
 
 @pytest.mark.parametrize(("value", "message"), [
@@ -145,12 +145,13 @@ def test_a_local_model_costs_zero_and_unknown(cli: SettingsCli) -> None:
     assert known_price(openai) and cost_usd(openai, Usage(1_000_000, 0)) == 2.5
     # an Anthropic gateway bills Claude models at list price, as Claude Code counts them
     claude = create_model("opus", {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": url})
-    assert cost_usd(claude, Usage(1_000_000, 1_000_000)) == 30.0
+    assert cost_usd(claude, Usage(1_000_000, 1_000_000)) == 24.0  # claude-opus-5-5: $4 + $20
     assert not known_price("llama3") and not known_price("my-opus-finetune")
     # Claude Code's own costUSD for its alias ids (2.1.197 on the mock: 20556 in, 8 out for fable → $0.20596)
     assert round(cost_usd("claude-fable-5", Usage(20556, 8)), 6) == 0.20596
     assert round(cost_usd("claude-opus-4-8", Usage(19437, 8)), 6) == 0.097385
-    assert round(cost_usd("claude-sonnet-5", Usage(29239, 8)), 6) == 0.087837
+    # (2.1.328 prices claude-sonnet-5 lower: 22058 in, 8 out → $0.044196)
+    assert round(cost_usd("claude-sonnet-5", Usage(22058, 8)), 6) == 0.044196
     assert round(cost_usd("claude-haiku-4-5-20251001", Usage(29267, 8)), 6) == 0.029307
 
 
@@ -167,11 +168,18 @@ async def test_the_repl_model_command_resolves_an_alias(tmp_path: Path) -> None:
     model = AnthropicHttpModel("claude-sonnet-5", api_key="k", base_url="http://127.0.0.1:9")
     repl = Repl(argparse.Namespace())
     repl.ui = TerminalUI(out=io.StringIO(), err=io.StringIO())
-    repl.parts = SimpleNamespace(agent=SimpleNamespace(model=model), env={})
+    home = {"HOME": str(tmp_path)}
+    repl.parts = SimpleNamespace(agent=SimpleNamespace(model=model), env=home)
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"theme": "dark"}')
     await repl._slash("/model opus")
     assert model.name == MODEL_ALIASES["opus"]
-    repl.parts.env = {"ANTHROPIC_DEFAULT_HAIKU_MODEL": "claude-haiku-custom"}
+    # remembered, as in Claude Code, in the user's settings for the next sessions (the rest of the file kept)
+    assert json.loads(settings.read_text()) == {"theme": "dark", "model": "opus"}
+    repl.parts.env = {**home, "ANTHROPIC_DEFAULT_HAIKU_MODEL": "claude-haiku-custom"}
     await repl._slash("/model haiku")
     assert model.name == "claude-haiku-custom"
     await repl._slash("/model my-own-model")
-    assert model.name == "my-own-model"
+    assert model.name == "my-own-model" and "my-own-model" in repl.ui.err.getvalue()  # a warning, not a failure
+    assert json.loads(settings.read_text())["model"] == "my-own-model"

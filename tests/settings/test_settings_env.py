@@ -79,7 +79,7 @@ def test_env_sets_the_model_client_too(cli: SettingsCli) -> None:
     cli.user_settings({"env": {"ANTHROPIC_MODEL": "haiku", "ANTHROPIC_BASE_URL": cli.env.pop("ANTHROPIC_BASE_URL")}})
     r = cli.run("-p", "hi")
     assert r.rc == 0, r.stderr
-    assert [req["body"]["model"] for req in mock.requests] == ["claude-haiku-4-5-20251001"]
+    assert [req["body"]["model"] for req in mock.requests] == ["claude-haiku-5-5"]
 
 
 def test_mcp_subcommands_give_servers_the_settings_env(cli: SettingsCli) -> None:

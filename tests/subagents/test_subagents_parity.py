@@ -208,6 +208,20 @@ def test_denial_inside_a_subagent(client: str, tmp_path: Path) -> None:
         assert "general-purpose › Bash" in r.stderr and "permission denied for Bash" in r.stderr
 
 
+# the ids Claude Code 2.1.197 (the parity binary) sends for its aliases; ours are 2.1.328's (models/catalog.py)
+CLAUDE_CODE_197_IDS = {"opus": "claude-opus-4-8", "sonnet": "claude-sonnet-5", "haiku": "claude-haiku-4-5-20251001"}
+
+
+def alias_id(client: str, alias: str) -> str:
+    return resolve_alias(alias, {}) if client == "mini-claude" else CLAUDE_CODE_197_IDS[alias]
+
+
+def usage_of(usage: dict[str, Any]) -> Usage:
+    """A json result's `usage` as Usage (cache reads and writes included)."""
+    return Usage(usage["input_tokens"], usage["output_tokens"], usage.get("cache_read_input_tokens", 0),
+                 usage.get("cache_creation_input_tokens", 0))
+
+
 @CLIENTS
 def test_turns_and_cost_count_the_subagent(client: str, tmp_path: Path) -> None:
     r = run(client, tmp_path, [
@@ -221,12 +235,12 @@ def test_turns_and_cost_count_the_subagent(client: str, tmp_path: Path) -> None:
     assert len(children) == 2
     assert r.result["num_turns"] == (2 + 2 if client == "mini-claude" else 2)
     model = r.requests[0]["body"]["model"]
-    parent = r.result["usage"]
-    parent_cost = cost_usd(model, Usage(parent["input_tokens"], parent["output_tokens"]))
-    # the mock counts a request's input as its JSON characters / 4 (mock_server.py)
+    parent_cost = cost_usd(model, usage_of(r.result["usage"]))
+    # the mock counts a request's input as its JSON characters / 4 (mock_server.py), part of it maybe read from
+    # the prompt cache or written to it: the cost lies between all of it read and all of it written
     child_inputs = sum(max(1, len(json.dumps(r.requests[i]["body"])) // 4) for i in children)
-    low = cost_usd(model, Usage(child_inputs, 2))
-    high = cost_usd(model, Usage(child_inputs, 2000))
+    low = cost_usd(model, Usage(0, 2, child_inputs, 0))
+    high = cost_usd(model, Usage(0, 2000, 0, child_inputs))
     assert parent_cost + low <= r.result["total_cost_usd"] + 1e-6 <= parent_cost + high + 2e-6
 
 
@@ -255,20 +269,20 @@ def test_a_types_model_is_the_childs(client: str, tmp_path: Path) -> None:
     r = run(client, tmp_path, [call(client, agent("be quick", "quick")), answer("quick report"),
                                answer("parent done")])
     [child] = child_requests(r)
-    haiku, main = resolve_alias("haiku", {}), r.requests[0]["body"]["model"]
+    haiku, main = alias_id(client, "haiku"), r.requests[0]["body"]["model"]
     assert r.requests[child]["body"]["model"] == haiku != main
-    # the child's request is priced at its own model's rates
-    parent = r.result["usage"]
-    parent_cost = cost_usd(main, Usage(parent["input_tokens"], parent["output_tokens"]))
+    # the child's request is priced at its own model's rates (its input read from the cache or written to it)
+    parent_cost = cost_usd(main, usage_of(r.result["usage"]))
     child_input = max(1, len(json.dumps(r.requests[child]["body"])) // 4)
-    low, high = cost_usd(haiku, Usage(child_input, 2)), cost_usd(haiku, Usage(child_input, 2000))
+    low, high = cost_usd(haiku, Usage(0, 2, child_input, 0)), cost_usd(haiku, Usage(0, 2000, 0, child_input))
     assert parent_cost + low <= r.result["total_cost_usd"] + 1e-6 <= parent_cost + high + 2e-6
 
 
 def test_an_untrusted_repositorys_model_is_not_used(tmp_path: Path) -> None:
     costly = "---\nname: costly\ndescription: picks its model\nmodel: opus\n---\nSpend.\n"
     r = run("mini-claude", tmp_path, [call("mini-claude", agent("spend", "costly")), answer("spent"),
-                                      answer("parent done")], agents={"costly": costly})
+                                      answer("parent done")], "--model", "sonnet",  # the default is opus
+            agents={"costly": costly})
     [child] = child_requests(r)
     assert r.requests[child]["body"]["model"] == r.requests[0]["body"]["model"] != resolve_alias("opus", {})
     assert "costly.md: `model: opus` ignored (the session's model is used) until the folder is trusted" in r.stderr
@@ -334,5 +348,5 @@ def test_the_calls_model_wins(client: str, tmp_path: Path) -> None:
                                                         "subagent_type": "general-purpose", "model": "haiku"})),
                                answer("quick report"), answer("parent done")])
     [child] = child_requests(r)
-    assert r.requests[child]["body"]["model"] == resolve_alias("haiku", {}) != r.requests[0]["body"]["model"]
+    assert r.requests[child]["body"]["model"] == alias_id(client, "haiku") != r.requests[0]["body"]["model"]
     assert r.result["result"] == "parent done"

@@ -130,6 +130,7 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
     finally:
         if parts.hooks is not None:
             await parts.hooks.session_end("other")
+        await agent.ctx.background.aclose()  # no background command outlives the run
         await parts.manager.aclose()
     if outcome.stop == "max_turns":
         ui.warn(f"stopped after --max-turns {agent.max_turns} turns")

@@ -44,6 +44,8 @@ _POLL_MAX_S = 0.25  # how often a running task's shell is checked for exit, at m
 _READ_CHUNK = 64 * 1024
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _COMMAND_SHOWN = 120  # characters of a command in a note to the model
+_IDS_LISTED = 20  # task ids named when an unknown one is asked for (the latest)
+_ID_SHOWN = 80  # characters of an unknown id repeated back
 
 
 class _Capture:
@@ -159,11 +161,18 @@ class BackgroundTasks:
                     timeout_s: float, description: str = "") -> BackgroundTask:
         """Start `command` in the background (see the module docstring). Raises OSError when the output file or the
         shell cannot be made."""
-        self._count += 1
-        task_id = f"bash_{self._count}"
         os.makedirs(out_dir, mode=0o700, exist_ok=True)
-        path = out_dir / f"{task_id}.output"
-        fd = os.open(path, _FILE_FLAGS, 0o600)
+        for _ in range(100):  # a file left by an earlier registry in this folder keeps its name
+            self._count += 1
+            task_id = f"bash_{self._count}"
+            path = out_dir / f"{task_id}.output"
+            try:
+                fd = os.open(path, _FILE_FLAGS, 0o600)
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise FileExistsError(f"no free output file name in {out_dir}")
         try:
             proc = await start_shell(command, cwd, env)
         except BaseException:
@@ -187,9 +196,11 @@ class BackgroundTasks:
 
     def unknown(self, task_id: str) -> str:
         """The error for an id that names no task of this session."""
-        known = ", ".join(self._tasks)
-        listed = f"this session's background tasks are: {known}" if known else "this session has none"
-        return f"No background task with ID {task_id!r}: {listed}."
+        ids = list(self._tasks)
+        known = ", ".join(ids[-_IDS_LISTED:]) if len(ids) <= _IDS_LISTED else f"…, {', '.join(ids[-_IDS_LISTED:])}"
+        listed = f"this session's background tasks are: {known}" if ids else "this session has none"
+        shown = task_id if len(task_id) <= _ID_SHOWN else task_id[:_ID_SHOWN] + "…"
+        return f"No background task with ID {shown!r}: {listed}."
 
     # ---- reading, waiting, stopping ----------------------------------------------------------------------------
 

@@ -225,3 +225,11 @@ def test_former_names_reach_these_tools_with_their_keys() -> None:
     for name in ("KillShell", "KillBash"):
         upgraded = upgrade_tool_use({"type": "tool_use", "name": name, "input": {"shell_id": "b1"}})
         assert (upgraded["name"], upgraded["input"]) == ("TaskStop", {"task_id": "b1"})
+
+
+async def test_an_output_file_left_in_the_folder_is_not_overwritten(ctx: ToolContext) -> None:
+    ctx.spill_dir.mkdir()
+    (ctx.spill_dir / "bash_1.output").write_text("someone else's")
+    result = await start(ctx, "echo mine")
+    assert result.as_text().startswith("Started in the background as task bash_2 ")
+    assert (ctx.spill_dir / "bash_1.output").read_text() == "someone else's"

@@ -12,6 +12,7 @@ forever; so the direct child's exit is detected by polling `returncode` (set by 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -39,8 +40,12 @@ def shell_path() -> str:
 
 async def start_shell(command: str, cwd: Path, env: Mapping[str, str] | None) -> asyncio.subprocess.Process:
     """`command` running under `shell_path() -c` in `cwd` with `env` (None: ours), leader of its own process group,
-    stdin /dev/null, stdout and stderr into one pipe (`proc.stdout`). Raises OSError when it cannot start."""
-    return await asyncio.create_subprocess_exec(
+    stdin /dev/null, stdout and stderr into one pipe (`proc.stdout`). Raises OSError when it cannot start.
+
+    A cancellation while the process is being set up ends its group before it is passed on: asyncio would otherwise
+    kill the shell alone and then wait for its pipe to close, which a child it already started (`sleep 300 &`)
+    holds open, so the cancelled caller would hang that long."""
+    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(
         shell_path(),
         "-c",
         command,
@@ -50,7 +55,13 @@ async def start_shell(command: str, cwd: Path, env: Mapping[str, str] | None) ->
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
         env=dict(env) if env is not None else None,
-    )
+    ))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await terminate_group(await starting)
+        raise
 
 
 def group_alive(pgid: int) -> bool:

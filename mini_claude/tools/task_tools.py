@@ -108,7 +108,7 @@ class TaskStopTool:
             "task_id": task.id,
             "task_type": "local_bash",
             "command": task.command,
-        }))
+        }, separators=(",", ":")))  # compact, as Claude Code writes it
 
 
 def _report(tasks: BackgroundTasks, task: BackgroundTask, waited_s: float | None) -> str:

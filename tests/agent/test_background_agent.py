@@ -90,7 +90,7 @@ async def test_start_read_stop_and_hear_of_the_end(mock_model: Any, tmp_path: Pa
     assert first.startswith("task bash_1: running for ") and first.endswith("\nnew output:\none")
     assert second.startswith("task bash_1: running for ") and second.endswith("\nnew output:\ntwo")
     stopped, is_error = _results(sent[5])[0]
-    assert not is_error and '"task_id": "bash_1"' in stopped
+    assert not is_error and '"task_id":"bash_1"' in stopped
     shell = read_pidfile(tmp_path / "pid")
     assert await wait_gone(shell)
     assert_group_gone(shell)

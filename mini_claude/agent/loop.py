@@ -213,6 +213,7 @@ class Agent:
         for turn_no in range(1, self.max_turns + 1):
             if self.before_request is not None:
                 await self.before_request()
+            self._hear_background()
             turn, tools = await self._request(self.system_prompt())
             usage.add(turn.usage)
             self.usage.add(turn.usage)
@@ -403,6 +404,14 @@ class Agent:
         return verdict.block
 
     # ---- history -----------------------------------------------------------------------------------------------
+
+    def _hear_background(self) -> None:
+        """Notes on background tasks that ended since this agent's last request (tools/background.py), after the
+        last user message's blocks; the main agent hears of its sub-agents' leftovers too."""
+        notes = self.ctx.background.take_notices(self.ctx, everyone=not self._subagent)
+        if notes:
+            self.history[-1]["content"].extend({"type": "text", "text": note} for note in notes)
+            self._history_changed()
 
     def _append_user(self, blocks: list[dict[str, Any]]) -> None:
         """Add user content, merging into a trailing user message (after an interruption) so roles alternate."""

@@ -71,6 +71,7 @@ async def _demo() -> int:
                     print(f"\n> {prompt}")
                     await parts.agent.run(prompt)
             finally:
+                await parts.agent.ctx.background.aclose()
                 await parts.manager.aclose()
         print(f"\n[demo] notes.txt now reads: {(work / 'notes.txt').read_text().strip()}")
     return 0

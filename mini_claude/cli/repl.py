@@ -170,6 +170,7 @@ class Repl:
             self._sigint(False)
             if hooks is not None:
                 await hooks.session_end("prompt_input_exit")
+            await self.parts.agent.ctx.background.aclose()  # no background command outlives the session
             await self.parts.manager.aclose()
 
     def _sigint(self, on: bool) -> None:

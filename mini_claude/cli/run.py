@@ -131,6 +131,7 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
     finally:
         if parts.hooks is not None:
             await parts.hooks.session_end("other")
+        await agent.ctx.background.aclose()  # no background command outlives the run
         await parts.manager.aclose()
     detailed = args.detailed_exit_codes
     code = exit_code(outcome, detailed=detailed)

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from mini_claude.agent.memory import load_memory
 from mini_claude.agent.sessions import SessionInfo
 from mini_claude.cli.mcp_panel import ACTIONS, mcp_command
-from mini_claude.cli.render import TerminalUI, clean
+from mini_claude.cli.render import TerminalUI, clean, one_line
 from mini_claude.cli.resume import record_session, resume_session
 from mini_claude.cli.slash_context import context_lines, measure_context
 from mini_claude.cli.slash_permissions import (
@@ -63,6 +63,7 @@ SLASH_COMMANDS = {
     "/resume": "pick up a saved conversation of this folder: /resume [ID]",
     "/init": "have the model write a starter CLAUDE.md for this project",
     "/memory": "edit the memory files (CLAUDE.md) in $EDITOR",
+    "/tasks": "background shell commands: id, status, run time, command; /tasks stop ID (also /bashes)",
     "/exit": "leave (also: exit, quit, Ctrl+D)",
 }
 COMPLETIONS = [*SLASH_COMMANDS, *(f"/mcp {action}" for action in ACTIONS),
@@ -94,7 +95,7 @@ class SlashCommands:
             "/mcp": self._mcp, "/add-dir": self._add_dir, "/compact": self._compact, "/hooks": self._hooks,
             "/plan": self._plan, "/resume": self._resume, "/init": self._init, "/memory": self._memory,
             "/permissions": self._permissions, "/status": self._status, "/context": self._context,
-            "/doctor": self._doctor,
+            "/doctor": self._doctor, "/tasks": self._tasks, "/bashes": self._tasks,
         }
 
     async def run(self, text: str) -> None:
@@ -262,6 +263,29 @@ class SlashCommands:
         report = await self.repl.interruptible(measure_context(self.repl.parts), "cancelled")
         if report is not None:
             print("\n".join(clean(f"  {line}", visible=True) for line in context_lines(report)))
+
+    async def _tasks(self, rest: str) -> None:
+        """The session's background commands (Bash `run_in_background`); `stop ID` ends one."""
+        tasks = self.repl.parts.agent.ctx.background
+        action, _, task_id = rest.partition(" ")
+        if action == "stop" and task_id.strip():
+            task = tasks.get(task_id.strip())
+            if task is None:
+                self.repl.ui.warn(one_line(tasks.unknown(task_id.strip())))
+            elif await tasks.stop(task, reason="stopped by user"):
+                self.repl.ui.info(f"stopped {task.id}")
+            else:
+                self.repl.ui.info(f"{task.id} is not running: it {task.status()}")
+            return
+        if action:
+            self.repl.ui.warn("usage: /tasks [stop ID]")
+            return
+        for task in tasks.tasks():
+            command = one_line(task.command)
+            print(f"  {task.id:<8} {task.status().removeprefix('was '):<34} {task.runtime_s():>7.1f}s  "
+                  f"{command if len(command) <= 80 else command[:79] + '…'}")
+        if not tasks.tasks():
+            print("  no background tasks in this session (the model starts one with Bash and run_in_background)")
 
     def _files_now(self) -> Settings:
         """The settings files as they are on disk now, unfiltered, with the session's `--settings` layer."""

@@ -18,7 +18,9 @@ Order (first that applies wins):
    secret (read or write), a protected path   acceptEdits and plan mode never cover it
    (write) — symlinks resolved
 6. allow rules allow the whole call         -> allow
-7. a read-only built-in (Read/Glob/Grep...) -> allow (MCP and resource tools ask even when read-only)
+7. a read-only built-in (Read/Glob/Grep...) -> allow (MCP and resource tools ask even when read-only); TaskStop
+                                               counts as one (in plan mode too): it ends only this session's own
+                                               background tasks, by id
 8. acceptEdits and an Edit/Write tool       -> allow
 9. otherwise                                -> ask; without an `ask` callback (non-interactive) -> deny, saying
                                                what would allow it
@@ -70,6 +72,7 @@ from mini_claude.settings import PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
 from mini_claude.tools.base import FileReader, ServerTool, Tool, input_is_ours, own_server
 from mini_claude.tools.exit_plan_mode import EXIT_PLAN_MODE_TOOL_NAME, NOT_IN_PLAN_MODE_TEXT
 from mini_claude.tools.input_check import input_problem
+from mini_claude.tools.task_tools import TASK_STOP_TOOL_NAME
 from mini_claude.tools.web_fetch import host_problem
 
 __all__ = ["PLAN_ACCEPT_EDITS", "AskAnswer", "AskFn", "Decision", "PermissionGate", "PermissionMode"]
@@ -176,6 +179,7 @@ class PermissionGate:
         call = _call_of(tool, args)
         env = self._env()
         read_only = tool.read_only and not call.sends_to_server  # a server's claim or a uri sent is no grant
+        read_only = read_only or (call.claude_name == TASK_STOP_TOOL_NAME and not call.is_mcp)  # our own tasks only
         if call.claude_name == WEB_FETCH and not call.is_mcp:
             other_host = host_problem(str(args.get("url", "")), call.host)
             if other_host is not None:  # no rule may judge a host the fetch would not reach

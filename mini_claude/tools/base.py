@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from mini_claude.paths import resolve_tool_path, user_home
+from mini_claude.tools.background import BackgroundTasks
 
 __all__ = ["DenyCheck", "FileReader", "FileState", "ServerTool", "Tool", "ToolContext", "ToolResult", "input_is_ours",
            "nothing_denied"]
@@ -83,7 +84,8 @@ def nothing_denied(path: Path, tool: str) -> bool:
 class ToolContext:
     """Per-session state shared by tools: the working directory and home (`resolve` reads a path exactly as the
     permission gate did), where big outputs are spilled, which files have been read (path -> state at read time),
-    and which files the deny rules (and the secrets rule) withhold from searches."""
+    which files the deny rules (and the secrets rule) withhold from searches, and the session's background shell
+    commands (a sub-agent's copy shares them; the session closes them: `background.aclose()`)."""
 
     cwd: Path
     spill_dir: Path
@@ -95,6 +97,7 @@ class ToolContext:
     # drops a match a symlink led out of the searched folder to such a place
     is_private: Callable[[Path], bool] = lambda path: False
     home: Path = field(default_factory=user_home)
+    background: BackgroundTasks = field(default_factory=BackgroundTasks)
 
     def resolve(self, path: str) -> Path:
         """`path` as the tool will open it: the same reading the permission gate checked (`resolve_tool_path`)."""

@@ -1,12 +1,12 @@
-"""The `Bash` tool, and the process-group handling shared by tools that run subprocesses.
+"""The `Bash` tool: a shell command in the project's working directory, in the foreground (its combined output is
+the result) or, with `run_in_background`, as a background task of the session (tools/background.py: the result is
+the task's id and output file; TaskOutput and TaskStop in tools/task_tools.py read and end it).
 
-Every subprocess starts as the leader of its own session (so of its own process group, with no controlling
-terminal). Whatever way a run ends — the command finished, it timed out, or the caller was cancelled — the whole
-group is signalled (SIGTERM, a short grace, SIGKILL) and the direct child is reaped, so nothing the command started
-survives it, not even a background grandchild that still holds the output pipe.
-
-Python 3.11's `Process.wait()` only returns once every pipe is closed, which a background grandchild can delay
-forever; so the direct child's exit is detected by polling `returncode` (set by the child watcher on exit).
+Either way the command starts the same way (tools/procs.py `start_shell`: its own process group, stdin /dev/null)
+and every way a foreground run ends — the command finished, it timed out, or the caller was cancelled — ends its
+whole group (SIGTERM, a short grace, SIGKILL) and reaps the shell, so nothing the command started survives it, not
+even a background grandchild that still holds the output pipe. The process-group helpers live in tools/procs.py
+and are re-exported here for the other tools that run subprocesses.
 
 A command runs in the environment it is given (`BashTool(env=...)`: the session's, which is the real environment
 with the settings' `env` on top, `settings.session_env`), else in mini-claude's own.
@@ -15,17 +15,23 @@ with the settings' `env` on top, `settings.session_env`), else in mini-claude's 
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 import signal
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from mini_claude.procgroup import signal_group
 from mini_claude.tools.base import ToolContext, ToolResult
+from mini_claude.tools.procs import (
+    KILL_GRACE_S,
+    finish_task,
+    group_alive,
+    start_shell,
+    terminate_group,
+    wait_for_exit,
+)
 
 __all__ = [
+    "BACKGROUND_DEFAULT_TIMEOUT_MS",
+    "BACKGROUND_MAX_TIMEOUT_MS",
     "DEFAULT_TIMEOUT_MS",
     "KILL_GRACE_S",
     "MAX_OUTPUT_CHARS",
@@ -39,98 +45,18 @@ __all__ = [
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
+# A background command's own limits (Claude Code's: ten minutes unless the call says otherwise, two hours at most).
+BACKGROUND_DEFAULT_TIMEOUT_MS = 600_000
+BACKGROUND_MAX_TIMEOUT_MS = 7_200_000
 MAX_OUTPUT_CHARS = 30_000
 # After the shell exits, background children may keep the pipe open: read what they write for this long, then kill.
 PIPE_GRACE_S = 0.5
-# Between SIGTERM and SIGKILL of a process group.
-KILL_GRACE_S = 0.5
 # How long to wait for the output pipe to reach EOF once the group is dead (only a process that left the group
 # with setsid can hold it longer; we stop reading then).
 DRAIN_TIMEOUT_S = 2.0
-# How long to wait for the killed direct child to be reaped.
-REAP_TIMEOUT_S = 5.0
 READ_CHUNK_BYTES = 64 * 1024
 # Bytes kept from each end of the output: enough for MAX_OUTPUT_CHARS of any UTF-8 text.
 _KEEP_BYTES = 4 * MAX_OUTPUT_CHARS
-_POLL_MIN_S = 0.005
-_POLL_MAX_S = 0.05
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Process groups
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether process group `pgid` still has a live (non-zombie) member.
-
-    Zombies still count for `killpg(pgid, 0)` until their new parent reaps them, which in some containers is never;
-    on Linux /proc tells them apart.
-    """
-    if not signal_group(pgid, 0):
-        return False
-    proc_root = Path("/proc")
-    if not proc_root.is_dir():
-        return True
-    try:
-        entries = list(os.scandir(proc_root))
-    except OSError:
-        return True
-    for entry in entries:
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(entry.path, "stat").read_text()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses, so split after the last ")".
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) >= 3 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            return True
-    return False
-
-
-async def wait_for_exit(proc: asyncio.subprocess.Process, timeout_s: float | None) -> bool:
-    """Wait until the direct child has exited (not its pipes); False if `timeout_s` passed first."""
-    loop = asyncio.get_running_loop()
-    deadline = None if timeout_s is None else loop.time() + timeout_s
-    delay = _POLL_MIN_S
-    while proc.returncode is None:
-        if deadline is not None:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return False
-            delay = min(delay, remaining)
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, _POLL_MAX_S)
-    return True
-
-
-async def terminate_group(proc: asyncio.subprocess.Process, *, grace_s: float = KILL_GRACE_S) -> None:
-    """End the process group led by `proc`: SIGTERM, up to `grace_s` for it to go, SIGKILL, then reap `proc`.
-
-    Cheap when everything has already exited. SIGKILL is sent even if this coroutine is cancelled meanwhile.
-    """
-    pgid = proc.pid
-    loop = asyncio.get_running_loop()
-    try:
-        if signal_group(pgid, signal.SIGTERM):
-            deadline = loop.time() + grace_s
-            delay = _POLL_MIN_S
-            while loop.time() < deadline and group_alive(pgid):
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, _POLL_MAX_S)
-    finally:
-        signal_group(pgid, signal.SIGKILL)
-    # The child watcher reaps the direct child; this only waits for it to have done so.
-    await wait_for_exit(proc, REAP_TIMEOUT_S)
-
-
-async def _finish(task: asyncio.Task[Any], timeout_s: float) -> None:
-    """Give `task` up to `timeout_s` to end on its own, then cancel it."""
-    await asyncio.wait({task}, timeout=timeout_s)
-    if not task.done():
-        task.cancel()
-        await asyncio.wait({task})
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -186,10 +112,6 @@ async def _pump(stream: asyncio.StreamReader, sink: _HeadTail) -> None:
 # The tool
 
 
-def _shell() -> str:
-    return shutil.which("bash") or "/bin/sh"
-
-
 def _signal_name(returncode: int) -> str:
     try:
         return signal.Signals(-returncode).name
@@ -198,18 +120,25 @@ def _signal_name(returncode: int) -> str:
 
 
 class BashTool:
-    """Runs a shell command in the session's working directory and returns its combined output."""
+    """Runs a shell command in the session's working directory and returns its combined output, or starts it in
+    the background and returns at once."""
 
     name = "Bash"
     description = (
         "Run a shell command with `bash -c` in the project's working directory and return its combined stdout "
         "and stderr. Each call is a fresh shell: `cd`, variables and shell state do not persist between calls. "
         "stdin is /dev/null and there is no terminal, so interactive programs (editors, pagers, prompts) will not "
-        "work: pass non-interactive flags (e.g. `git --no-pager`, `-y`). The command is killed after `timeout` milliseconds "
-        f"(default {DEFAULT_TIMEOUT_MS} ms, at most {MAX_TIMEOUT_MS} ms). Background processes (`cmd &`) do not "
-        "outlive the call: when the command finishes, everything it started is stopped. Output longer than "
-        f"{MAX_OUTPUT_CHARS} characters is cut in the middle (head and tail kept). A non-zero exit code is reported "
-        "as an error. Prefer Read, Glob and Grep over cat, find and grep for reading and searching files."
+        "work: pass non-interactive flags (e.g. `git --no-pager`, `-y`). The command is killed after `timeout` "
+        f"milliseconds (default {DEFAULT_TIMEOUT_MS} ms, at most {MAX_TIMEOUT_MS} ms). Background processes "
+        "(`cmd &`) do not outlive the call: when the command finishes, everything it started is stopped. Output "
+        f"longer than {MAX_OUTPUT_CHARS} characters is cut in the middle (head and tail kept). A non-zero exit code "
+        "is reported as an error. Prefer Read, Glob and Grep over cat, find and grep for reading and searching "
+        "files.\n\nFor a long-running command whose result you do not need right away (a dev server, a watcher, a "
+        "long build or test run), set `run_in_background`: the call returns at once with a task id and the file "
+        "its output is written to. TaskOutput reads what it printed since your last look (and can wait for it to "
+        "end), TaskStop ends it, and you are told when it finishes. A background command is stopped after "
+        f"`timeout` ms (default {BACKGROUND_DEFAULT_TIMEOUT_MS} ms, at most {BACKGROUND_MAX_TIMEOUT_MS} ms) and when "
+        "the session ends. Do not add `&` to a command you run this way."
     )
     read_only = False
 
@@ -223,13 +152,19 @@ class BashTool:
                 "timeout": {
                     "type": "integer",
                     "description": f"Kill the command after this many milliseconds (default {DEFAULT_TIMEOUT_MS}, "
-                    f"max {MAX_TIMEOUT_MS}).",
+                    f"max {MAX_TIMEOUT_MS}; in the background default {BACKGROUND_DEFAULT_TIMEOUT_MS}, max "
+                    f"{BACKGROUND_MAX_TIMEOUT_MS}).",
                     "minimum": 1,
-                    "maximum": MAX_TIMEOUT_MS,
+                    "maximum": BACKGROUND_MAX_TIMEOUT_MS,
                 },
                 "description": {
                     "type": "string",
                     "description": "A few words saying what the command does, shown to the user.",
+                },
+                "run_in_background": {
+                    "type": "boolean",
+                    "description": "Start the command as a background task and return at once with its id and "
+                    "output file, instead of waiting for it to finish.",
                 },
             },
             "required": ["command"],
@@ -240,27 +175,22 @@ class BashTool:
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
             return ToolResult.error("command must be a non-empty string")
-        timeout_ms = args.get("timeout", DEFAULT_TIMEOUT_MS)
+        background = args.get("run_in_background") is True
+        default_ms, max_ms = ((BACKGROUND_DEFAULT_TIMEOUT_MS, BACKGROUND_MAX_TIMEOUT_MS) if background
+                              else (DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS))
+        timeout_ms = args.get("timeout", default_ms)
         if timeout_ms is None:
-            timeout_ms = DEFAULT_TIMEOUT_MS
+            timeout_ms = default_ms
         if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int | float) or timeout_ms <= 0:
             return ToolResult.error("timeout must be a positive number of milliseconds")
-        timeout_s = min(float(timeout_ms), MAX_TIMEOUT_MS) / 1000
+        timeout_s = min(float(timeout_ms), max_ms) / 1000
         if not ctx.cwd.is_dir():
             return ToolResult.error(f"working directory {ctx.cwd} does not exist")
+        if background:
+            return await self._start_background(command, args, ctx, timeout_s)
 
         try:
-            proc = await asyncio.create_subprocess_exec(
-                _shell(),
-                "-c",
-                command,
-                cwd=ctx.cwd,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                env=self.env,
-            )
+            proc = await start_shell(command, ctx.cwd, self.env)
         except OSError as exc:
             return ToolResult.error(f"could not start the shell: {exc.strerror or exc}")
 
@@ -275,7 +205,7 @@ class BashTool:
         finally:
             # Every path (done, timed out, cancelled) ends the whole group and reaps the child.
             await terminate_group(proc)
-            await _finish(reader, DRAIN_TIMEOUT_S)
+            await finish_task(reader, DRAIN_TIMEOUT_S)
 
         text = output.render(self.max_output_chars).rstrip("\n")
         if not exited:
@@ -288,3 +218,17 @@ class BashTool:
         if code is not None and code < 0:
             status += f" (killed by {_signal_name(code)})"
         return ToolResult.error(f"{text}\n\n{status}" if text else status)
+
+    async def _start_background(self, command: str, args: dict[str, Any], ctx: ToolContext,
+                                timeout_s: float) -> ToolResult:
+        description = args.get("description")
+        try:
+            task = await ctx.background.start(command, cwd=ctx.cwd, env=self.env, out_dir=ctx.spill_dir, owner=ctx,
+                                              timeout_s=timeout_s,
+                                              description=description if isinstance(description, str) else "")
+        except OSError as exc:
+            return ToolResult.error(f"could not start the command in the background: {exc.strerror or exc}")
+        return ToolResult.text(
+            f"Started in the background as task {task.id} (stopped after {timeout_s:g}s if still running). Its "
+            f"output is being written to {task.output_path}. You will be told when it ends; meanwhile TaskOutput "
+            f"with task_id \"{task.id}\" shows its new output and TaskStop ends it.")

@@ -43,14 +43,14 @@ async def test_nonzero_exit_is_error(ctx: ToolContext) -> None:
 
 async def test_bad_arguments(ctx: ToolContext) -> None:
     assert (await BashTool().run({}, ctx)).is_error
-    assert (await bash(ctx, "true", timeout_ms=0)).is_error
-    assert (await bash(ctx, "true", timeout_ms="soon")).is_error
+    assert (await bash(ctx, "true", timeout=0)).is_error
+    assert (await bash(ctx, "true", timeout="soon")).is_error
 
 
 async def test_timeout_kills_the_whole_group(ctx: ToolContext) -> None:
     pidfile = ctx.cwd / "pid"
     start = time.monotonic()
-    result = await bash(ctx, f"sleep 100 & echo $! > {pidfile}; echo started; sleep 100", timeout_ms=500)
+    result = await bash(ctx, f"sleep 100 & echo $! > {pidfile}; echo started; sleep 100", timeout=500)
     assert time.monotonic() - start < 5
     assert result.is_error
     assert result.as_text().startswith("command timed out after 0.5s")
@@ -61,7 +61,7 @@ async def test_timeout_kills_the_whole_group(ctx: ToolContext) -> None:
 async def test_timeout_escalates_to_sigkill(ctx: ToolContext) -> None:
     pidfile = ctx.cwd / "pid"
     cmd = f"trap '' TERM; (trap '' TERM; sleep 100) & echo $! > {pidfile}; sleep 100"
-    result = await bash(ctx, cmd, timeout_ms=300)
+    result = await bash(ctx, cmd, timeout=300)
     assert result.is_error and "timed out" in result.as_text()
     assert await wait_gone(int(pidfile.read_text()))
 

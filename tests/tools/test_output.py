@@ -43,15 +43,17 @@ def test_images_kept_when_text_spills(ctx: ToolContext) -> None:
 
 def test_builtin_tools_fresh_and_well_formed() -> None:
     first, second = builtin_tools(), builtin_tools()
-    assert [t.name for t in first] == ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "WebFetch",
-                                       "TodoWrite", "ExitPlanMode"]
+    assert [t.name for t in first] == ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "TaskOutput", "TaskStop",
+                                       "WebFetch", "TodoWrite", "ExitPlanMode"]
     assert all(a is not b for a, b in zip(first, second, strict=True))
     read_only = {t.name: t.read_only for t in first}
     assert read_only == {"Read": True, "Write": False, "Edit": False, "Glob": True, "Grep": True,
-                         "Bash": False, "WebFetch": True, "TodoWrite": True,  # WebFetch still asks: it sends out
+                         "Bash": False, "TaskOutput": True, "TaskStop": False,
+                         "WebFetch": True, "TodoWrite": True,  # WebFetch still asks: it sends out
                          "ExitPlanMode": False}
     for tool in first:
         assert tool.description and len(tool.description) > 40
         schema = tool.input_schema
-        assert schema["type"] == "object" and schema["required"]
-        assert set(schema["required"]) <= set(schema["properties"])
+        # TaskStop takes its task as `task_id` or Claude Code's older `shell_id`: neither alone is required
+        assert schema["type"] == "object" and (schema.get("required") or tool.name == "TaskStop")
+        assert set(schema.get("required", [])) <= set(schema["properties"])

@@ -21,7 +21,9 @@ Heavy modules are imported only on the paths that need them, so `--version` is i
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -135,6 +137,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return EXIT_INTERRUPTED
+    except asyncio.CancelledError:
+        from mini_claude.cli.terminate import terminated_by
+
+        sig = terminated_by()
+        if sig is None:
+            raise
+        sys.stderr.write(f"mini-claude: stopped by {signal.Signals(sig).name}\n")
+        return 128 + sig
     except Exception as exc:
         from mini_claude.cli.render import clean
         from mini_claude.errors import MiniClaudeError

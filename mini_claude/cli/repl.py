@@ -33,6 +33,7 @@ from mini_claude.cli.session import start_session
 from mini_claude.cli.shell_escape import admit, bash_blocks, run_command
 from mini_claude.cli.slash_commands import COMPLETIONS, SLASH_COMMANDS, SlashCommands, reload_memory
 from mini_claude.cli.status import server_line
+from mini_claude.cli.terminate import end_session_on_terminate
 from mini_claude.cli.turn_input import run_user_turn, user_turn
 from mini_claude.errors import MiniClaudeError
 from mini_claude.mcp.config import ServerConfig
@@ -80,6 +81,7 @@ class Repl:
 
         from mini_claude.cli.completion import ReplCompleter  # prompt_toolkit: only the REPL pays for it
 
+        end_session_on_terminate()  # a closed terminal (SIGHUP) or a kill (SIGTERM) still cleans up
         history_dir = state_dir()
         history_dir.mkdir(parents=True, exist_ok=True)
         keys = KeyBindings()

@@ -17,6 +17,7 @@ from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_USAGE
 from mini_claude.cli.host_ui import PrintHostUI
 from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.session import start_session
+from mini_claude.cli.terminate import end_session_on_terminate
 from mini_claude.errors import ConfigError, MiniClaudeError, ModelError
 from mini_claude.mcp.manager import ServerStatus
 
@@ -78,6 +79,7 @@ def _piped_stdin(*, wait_s: float | None) -> str | None:
 
 async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
     """One `-p` run: `prompt`, or (None) every user message read from stdin as stream-json, each a turn."""
+    end_session_on_terminate()
     ui = TerminalUI(print_mode=True)
     parts = await start_session(args, ui, host_ui=PrintHostUI(ui), imports=_PRINT_IMPORTS)
     from mini_claude.cli.output_format import ResultWriter, exit_code

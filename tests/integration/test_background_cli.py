@@ -55,3 +55,24 @@ def test_a_background_sleeper_is_gone_after_ctrl_c(cli: Cli) -> None:
     assert proc.returncode != 0
     for pid in pids:
         assert_pid_gone(pid, within_s=10)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_terminate_signal_ends_p_like_ctrl_c_and_leaves_nothing(cli: Cli, sig: signal.Signals) -> None:
+    """`kill` or a closed terminal: the session is cancelled as by Ctrl+C (every child stopped), exit 128 + N."""
+    cli.mock(_turns({"content": [{"type": "text", "text": "slow"}], "delay_ms": 30_000}))
+    proc = subprocess.Popen([sys.executable, "-m", "mini_claude", "-p", "start a sleeper", "--allowedTools", "Bash"],
+                            cwd=cli.work, env=cli.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        pids = [read_pidfile(cli.work / name, within_s=30) for name in ("shell.pid", "child.pid")]
+        os.kill(proc.pid, sig)  # while the third request waits on the slow model
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + sig, stderr
+    assert f"stopped by {sig.name}" in stderr
+    for pid in pids:
+        assert_pid_gone(pid, within_s=10)

@@ -96,13 +96,13 @@ class WebSearchTool:
             return ToolResult.error(allowed if isinstance(allowed, str) else str(blocked))
         if allowed and blocked:
             return ToolResult.error("give allowed_domains or blocked_domains, not both")
-        model = self.model()
+        model: object = self.model()  # a Model; whether it can search is another protocol
         if self._unavailable is not None and self._unavailable[0] is model:
             return ToolResult.error(f"web search is not available with this model backend ({self._unavailable[1]})")
         if not isinstance(model, WebSearchBackend):
             kind = type(model).__name__ if model is not None else "no model"
-            return self._give_up(model, f"the {kind} backend has no server-side web search: WebSearch needs the Anthropic "
-                                 "Messages API (ANTHROPIC_BASE_URL or Anthropic's own API)")
+            return self._give_up(model, f"the {kind} backend has no server-side web search: WebSearch needs the "
+                                        "Anthropic Messages API (ANTHROPIC_BASE_URL or Anthropic's own API)")
         params = search_params(model.name, query, allowed_domains=allowed, blocked_domains=blocked)
         try:
             answer = await model.send_messages_request(params)

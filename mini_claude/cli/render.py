@@ -25,6 +25,7 @@ from typing import IO, Any
 from mini_claude.models.base import AssistantTurn
 from mini_claude.tools.base import ToolResult
 from mini_claude.tools.todo import TODO_TOOL_NAME
+from mini_claude.tools.web_search import WEB_SEARCH_TOOL_NAME
 
 __all__ = ["TerminalUI", "clean", "format_tool_call", "json_text", "one_line", "setup_logging"]
 
@@ -243,10 +244,11 @@ class TerminalUI:
         text = clean(result.as_text())
         lines = text.splitlines() or ["(no output)"]
         is_diff = name in ("Edit", "Write") and not result.is_error and "\n@@" in text
-        # an edit's diff and the todo checklist are shown whole (up to a limit), in the terminal and on -p's stderr
-        whole = is_diff or (name == TODO_TOOL_NAME and not result.is_error)
+        # an edit's diff, the todo checklist and a web search's results are shown whole (up to a limit), in the
+        # terminal and on -p's stderr
+        whole = is_diff or (name in (TODO_TOOL_NAME, WEB_SEARCH_TOOL_NAME) and not result.is_error)
         if whole and not is_diff:
-            lines = text.split("\n\n", 1)[0].splitlines()  # the checklist, without the note for the model
+            lines = text.split("\n\n", 1)[0].splitlines()  # the checklist / results, without the rest for the model
         shown = lines[:MAX_DIFF_LINES] if whole else lines[:RESULT_PREVIEW_LINES]
         # labelled with the call: results of calls that ran together are printed as they finish, in any order
         label = f"{clean(name)}: "

@@ -109,6 +109,7 @@ def build_session(
     from mini_claude.tools.builtins import builtin_tools
     from mini_claude.tools.output import cap_result
     from mini_claude.tools.shell import BashTool
+    from mini_claude.tools.web_search import WebSearchTool
 
     if mcp is None:
         mcp = build_mcp(opts.cwd, env=env, settings=settings, config=config, held=held, add_dirs=opts.add_dirs,
@@ -194,6 +195,7 @@ def build_session(
                                         explain_unknown=manager.explain_unavailable,
                                         report=lambda run, on: agent.absorb(run, on)))
     builtins = [BashTool(env=env) if isinstance(tool, BashTool) else tool for tool in builtin_tools(subagents)]
+    builtins = [WebSearchTool(lambda: agent.model) if isinstance(tool, WebSearchTool) else tool for tool in builtins]
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
                   result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,
                   context=window, resolve_unknown=deferred.resolve, loading=deferred, hooks=hooks, prelude=opening)

@@ -3,8 +3,8 @@
 A user's hooks were written for Claude Code: `jq -r .tool_input.file_path` in a formatter, `tool_name == "Bash"` and
 `.tool_input.command` in a guard. The built-in tools carry Claude Code's names and input keys, so the input passes
 as the model wrote it, but for one thing (measured against its binary: tests/hooks/test_hooks_claude_code_parity.py):
-a file tool's `file_path` is made absolute, as Claude Code sends it (the model may have written `a.txt`), read by
-the one path resolver the tools and the gate use. An MCP tool's call keeps its name and input (and gets
+a file tool's `file_path` (NotebookEdit's `notebook_path`) is made absolute, as Claude Code sends it (the model may
+have written `a.txt`), read by the one path resolver the tools and the gate use. An MCP tool's call keeps its name and input (and gets
 `mcp_server`: the server's name).
 
 `tool_response` (PostToolUse) follows Claude Code's shapes where a hook may read them: Bash `{stdout, stderr,
@@ -22,15 +22,18 @@ from mini_claude.paths import resolve_tool_path
 
 __all__ = ["claude_tool_input", "claude_tool_response"]
 
-_FILE_TOOLS = frozenset({"Read", "Write", "Edit"})
+# the file tools and the one key each reads its path from
+_FILE_TOOLS: Mapping[str, str] = {"Read": "file_path", "Write": "file_path", "Edit": "file_path",
+                                  "NotebookEdit": "notebook_path"}
 
 
 def claude_tool_input(claude_name: str, args: Mapping[str, Any], *, cwd: Path, home: Path) -> dict[str, Any]:
-    """`args` of a call to `claude_name` as a hook reads it: a file tool's `file_path` made absolute."""
+    """`args` of a call to `claude_name` as a hook reads it: a file tool's path made absolute."""
     out = dict(args)
-    path = out.get("file_path")
-    if claude_name in _FILE_TOOLS and isinstance(path, str) and path:
-        out["file_path"] = resolve_tool_path(path, cwd, home)
+    key = _FILE_TOOLS.get(claude_name)
+    path = out.get(key) if key is not None else None
+    if key is not None and isinstance(path, str) and path:
+        out[key] = resolve_tool_path(path, cwd, home)
     return out
 
 

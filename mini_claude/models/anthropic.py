@@ -160,6 +160,13 @@ class AnthropicModel(ModelChoice):
 
         return await tools_cost(count, self.name, tools)
 
+    async def send_messages_request(self, params: dict[str, Any]) -> dict[str, Any]:
+        """One Messages request built elsewhere (the web search's: `WebSearchBackend`, models/web_search.py)."""
+        from mini_claude.models.web_search import sdk_messages_request
+        return await sdk_messages_request(self._client, params, headers=partial(self._auth_headers, params),
+                                          policy=self.retry, credentials=self.credentials,
+                                          map_error=partial(map_anthropic_error, base_url=self.base_url))
+
     async def aclose(self) -> None:
         await self._client.close()
 

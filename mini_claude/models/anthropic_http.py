@@ -105,12 +105,21 @@ class AnthropicHttpModel(ModelChoice):
             raise ModelError(f"the model API at {self.base_url} answered count_tokens without input_tokens")
         return tokens
 
+    async def send_messages_request(self, params: dict[str, Any]) -> dict[str, Any]:
+        """One Messages request built elsewhere (the web search's: `WebSearchBackend`, models/web_search.py)."""
+        from mini_claude.models.web_search import http_messages_request
+        return await http_messages_request(self._post, params, policy=self.retry, map_error=self._map_error,
+                                           credentials=self.credentials)
+
     async def aclose(self) -> None:
         await self._client.aclose()
 
     # ---- one attempt -------------------------------------------------------------------------------------------
 
     async def _complete_once(self, params: dict[str, Any]) -> AssistantTurn:
+        return turn_from_message(await self._post(params))
+
+    async def _post(self, params: dict[str, Any]) -> dict[str, Any]:
         response = await self._client.post(f"{self.base_url}/v1/messages", json=params,
                                            headers={**request_headers(params), **await self.credentials.headers()})
         if response.status_code >= 400:
@@ -120,7 +129,10 @@ class AnthropicHttpModel(ModelChoice):
         except ValueError:
             raise ModelError(f"the model API at {self.base_url} sent an unexpected response: not JSON",
                              status=response.status_code) from None
-        return turn_from_message(message)
+        if not isinstance(message, dict):
+            raise ModelError(f"the model API at {self.base_url} sent an unexpected response: not a JSON object",
+                             status=response.status_code)
+        return message
 
     async def _stream_once(self, params: dict[str, Any], emit: Callable[[str], None]) -> AssistantTurn:
         assembler = StreamAssembler(emit)

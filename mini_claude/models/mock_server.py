@@ -41,6 +41,7 @@ from mini_claude.errors import ConfigError
 from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT, loaded_text
 from mini_claude.models.mock_memory import PromptCache, ThinkingLedger
 from mini_claude.models.scenario import (
+    SERVER_BLOCK_TYPES,
     Scenario,
     ScenarioError,
     ScenarioTurn,
@@ -268,6 +269,7 @@ class _Handler(BaseHTTPRequestHandler):
                 block["id"] = self.mock._new_tool_id("toolu_mock_")
             elif block["type"] == "thinking" and not block.get("signature"):
                 block["signature"] = f"mock-signature-{number}-{self.mock._new_tool_id('')}"
+        searches = _number_server_blocks(content, self.mock._new_tool_id)
         self.mock._sent(content)
         output_tokens = max(1, len(json.dumps(content)) // 4)
         message_id = f"msg_mock_{number}"
@@ -277,7 +279,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {
                 "id": message_id, "type": "message", "role": "assistant", "model": model,
                 "content": [_ordered_block(b) for b in content], "stop_reason": stop, "stop_sequence": None,
-                "usage": {**usage, "output_tokens": output_tokens},
+                "usage": {**usage, "output_tokens": output_tokens, **searches},
             })
             return
         self._start_stream()
@@ -300,7 +302,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._event("ping", {"type": "ping"})
         self._event("message_delta", {"type": "message_delta",
                                       "delta": {"stop_reason": stop, "stop_sequence": None},
-                                      "usage": {"output_tokens": output_tokens}})
+                                      "usage": {"output_tokens": output_tokens, **searches}})
         self._event("message_stop", {"type": "message_stop"})
 
     def _event(self, name: str, data: dict[str, Any]) -> None:
@@ -399,6 +401,8 @@ def _stream_pieces(block: dict[str, Any], *, cut: bool) -> tuple[dict[str, Any],
                  {"type": "signature_delta", "signature": block["signature"]}])
     if block["type"] == "redacted_thinking":
         return dict(block), []
+    if block["type"] in SERVER_BLOCK_TYPES:
+        return _server_block_stream(block)
     raw = json.dumps(block["input"], ensure_ascii=False)
     if cut:
         raw = raw[: len(raw) // 2]
@@ -417,7 +421,37 @@ def _system_text(body: dict[str, Any]) -> str:
 def _ordered_block(block: dict[str, Any]) -> dict[str, Any]:
     if block["type"] == "tool_use":
         return {"type": "tool_use", "id": block["id"], "name": block["name"], "input": block["input"]}
+    if block["type"] == "server_tool_use":
+        return {"type": "server_tool_use", "id": block["id"], "name": block["name"], "input": block["input"]}
+    if block["type"] == "web_search_tool_result":
+        return {"type": "web_search_tool_result", "tool_use_id": block["tool_use_id"], "content": block["content"]}
     return block
+
+
+# ---- server tool blocks (the API's web search) ---------------------------------------------------------------
+
+
+def _number_server_blocks(content: list[dict[str, Any]], new_id: Any) -> dict[str, Any]:
+    """Give each server_tool_use an id (`srvtoolu_mock_<n>`) and each web_search_tool_result the id of the search
+    before it; returns the usage entry counting the searches (`server_tool_use`), empty when there were none."""
+    last_id, searches = None, 0
+    for block in content:
+        if block["type"] == "server_tool_use":
+            block["id"] = last_id = new_id("srvtoolu_mock_")
+            searches += block["name"] == "web_search"
+        elif block["type"] == "web_search_tool_result":
+            block["tool_use_id"] = last_id or new_id("srvtoolu_mock_")
+    return {"server_tool_use": {"web_search_requests": searches}} if searches else {}
+
+
+def _server_block_stream(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A server block as the API streams it: a server_tool_use starts with an empty input that arrives as
+    input_json_delta pieces; a web_search_tool_result arrives whole in its content_block_start."""
+    if block["type"] == "server_tool_use":
+        start = {"type": "server_tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        return start, [{"type": "input_json_delta", "partial_json": c}
+                       for c in _chunks(json.dumps(block["input"], ensure_ascii=False))]
+    return _ordered_block(block), []
 
 
 def _chunks(text: str, parts: int = STREAM_CHUNKS) -> list[str]:

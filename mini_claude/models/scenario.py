@@ -13,6 +13,11 @@ A scenario is a JSON object `{"turns": [TURN, ...]}`; each request to the mock c
      "delay_ms": 1500}                           (optional: think that long before answering; at most 60000)
     {"error": {"status": 429, "message": "slow down", "headers": {"retry-after": "0"}, "type": "rate_limit_error"}}
 
+A turn may also hold the API's server-side web search blocks, as the API answers a request carrying the
+`web_search_20250305` tool: `{"type": "server_tool_use", "input": {"query": "..."}}` (name `web_search` by default)
+and `{"type": "web_search_tool_result", "content": [{"title": "...", "url": "..."}]}` (or `{"error_code": "..."}`);
+ids are generated and each result is tied to the server_tool_use before it.
+
 Text (and string values inside a tool_use `input`) may contain `{{last_tool_result}}` and
 `{{last_tool_result_is_error}}`, replaced by the text / error flag (`true`/`false`) of the last tool_result in
 the request being answered, so a scripted answer can quote what a tool really returned. Thinking blocks stream as
@@ -44,6 +49,7 @@ from mini_claude.errors import ConfigError
 __all__ = [
     "LAST_TOOL_RESULT",
     "LAST_TOOL_RESULT_IS_ERROR",
+    "SERVER_BLOCK_TYPES",
     "Scenario",
     "ScenarioError",
     "ScenarioTurn",
@@ -214,7 +220,10 @@ def _parse_block(block: Any, key: str, fail: Any) -> dict[str, Any]:
     if kind == "redacted_thinking":
         return {"type": "redacted_thinking", "data": _string(block, "data", key, fail), **_only(block, key, fail,
                                                                                                "data")}
-    raise fail(f"{key}.type", 'must be "text", "tool_use", "thinking" or "redacted_thinking"')
+    if kind in SERVER_BLOCK_TYPES:
+        return _parse_server_block(block, key, fail)
+    raise fail(f"{key}.type", 'must be "text", "tool_use", "thinking", "redacted_thinking", "server_tool_use" or '
+                              '"web_search_tool_result"')
 
 
 def _string(block: dict[str, Any], name: str, key: str, fail: Any, *, optional: bool = False) -> str:
@@ -230,6 +239,56 @@ def _only(block: dict[str, Any], key: str, fail: Any, *names: str) -> dict[str, 
     if extra:
         raise fail(f"{key}.{extra[0]}", f"unknown key in a {block['type']} block")
     return {}
+
+
+# ---- server tool blocks (the API's web search) ---------------------------------------------------------------
+
+SERVER_BLOCK_TYPES = frozenset({"server_tool_use", "web_search_tool_result"})
+_RESULT_KEYS = frozenset({"title", "url", "page_age", "encrypted_content"})
+
+
+def _parse_server_block(block: dict[str, Any], key: str, fail: Any) -> dict[str, Any]:
+    """A `server_tool_use` (the search the API ran) or a `web_search_tool_result` (its results: a list of
+    {title, url[, page_age, encrypted_content]}, or {"error_code": "..."}). Ids are generated, and a result is tied
+    to the server_tool_use before it."""
+    if block["type"] == "server_tool_use":
+        extra = sorted(set(block) - {"type", "name", "input"})
+        if extra:
+            raise fail(f"{key}.{extra[0]}", "unknown key in a server_tool_use block (ids are generated)")
+        name = block.get("name", "web_search")
+        if not isinstance(name, str) or not name:
+            raise fail(f"{key}.name", "must be a non-empty string")
+        tool_input = block.get("input", {})
+        if not isinstance(tool_input, dict):
+            raise fail(f"{key}.input", "must be a JSON object")
+        return {"type": "server_tool_use", "name": name, "input": tool_input}
+    extra = sorted(set(block) - {"type", "content"})
+    if extra:
+        raise fail(f"{key}.{extra[0]}", "unknown key in a web_search_tool_result block (ids are generated)")
+    content = block.get("content")
+    if isinstance(content, dict):
+        code = content.get("error_code")
+        if set(content) != {"error_code"} or not isinstance(code, str) or not code:
+            raise fail(f"{key}.content", 'an error result is {"error_code": "..."}')
+        return {"type": "web_search_tool_result",
+                "content": {"type": "web_search_tool_result_error", "error_code": code}}
+    if not isinstance(content, list):
+        raise fail(f"{key}.content", 'must be a list of results or {"error_code": "..."}')
+    results = []
+    for i, item in enumerate(content):
+        where = f"{key}.content[{i}]"
+        if not isinstance(item, dict):
+            raise fail(where, "must be an object with title and url")
+        extra = sorted(set(item) - _RESULT_KEYS)
+        if extra:
+            raise fail(f"{where}.{extra[0]}", "unknown key (expected title, url, page_age or encrypted_content)")
+        for field_name in ("title", "url"):
+            if not isinstance(item.get(field_name), str):
+                raise fail(f"{where}.{field_name}", "missing or not a string")
+        results.append({"type": "web_search_result", "title": item["title"], "url": item["url"],
+                        "encrypted_content": str(item.get("encrypted_content", "mock-encrypted-content")),
+                        "page_age": item.get("page_age")})
+    return {"type": "web_search_tool_result", "content": results}
 
 
 def _parse_error(error: Any, key: str, fail: Any) -> ScenarioError:

@@ -16,7 +16,8 @@ from mini_claude.permissions.patterns import MCP_PREFIX
 from mini_claude.tools.former_names import FORMER_NAMES
 from mini_claude.tools.search_paths import split_glob
 
-__all__ = ["CLAUDE_TOOL_NAMES", "PATH_TOOLS", "SERVER_TOOLS", "WEB_FETCH", "ToolCall", "claude_tool_name", "path_key"]
+__all__ = ["CLAUDE_TOOL_NAMES", "PATH_TOOLS", "SERVER_TOOLS", "WEB_FETCH", "WEB_SEARCH", "ToolCall", "claude_tool_name",
+           "path_key"]
 
 # The built-in tools carry Claude Code's names; a rule may still use a former one (tools/former_names.py): old
 # name -> the tool's name now.
@@ -26,6 +27,7 @@ PATH_TOOLS = frozenset({"Read", "Edit", "Write", "Glob", "Grep", "NotebookEdit"}
 # Built-in tools that reach the MCP server named in their input: a specifier names that server.
 SERVER_TOOLS = frozenset({"ReadMcpResourceTool", "ListMcpResourcesTool"})
 WEB_FETCH = "WebFetch"  # its specifier is `domain:host`
+WEB_SEARCH = "WebSearch"  # no specifier: a `WebSearch` rule names every search (the query leaves the machine)
 # The one key each file tool reads its path from (the tool's schema rejects any other key before the gate runs):
 # Claude Code's, `file_path` for the tools that open one file, `path` for the searches.
 _PATH_KEYS: Mapping[str, str] = {"Read": "file_path", "Edit": "file_path", "Write": "file_path",
@@ -68,9 +70,10 @@ class ToolCall:
 
     @property
     def sends_to_server(self) -> bool:
-        """An MCP tool, or a resource read (its uri is the model's text, sent to the server): never an automatic
-        read-only tool. A resource listing sends nothing of the model's and runs like a read-only built-in."""
-        return self.is_mcp or self.claude_name in ("ReadMcpResourceTool", WEB_FETCH)
+        """An MCP tool, a resource read (its uri is the model's text, sent to the server), a web fetch or a web
+        search (the URL or the query goes out): never an automatic read-only tool. A resource listing sends
+        nothing of the model's and runs like a read-only built-in."""
+        return self.is_mcp or self.claude_name in ("ReadMcpResourceTool", WEB_FETCH, WEB_SEARCH)
 
     @property
     def host(self) -> str | None:

@@ -21,7 +21,7 @@ Order (first that applies wins):
 7. a read-only built-in (Read/Glob/Grep...) -> allow (MCP and resource tools ask even when read-only); TaskStop
                                                counts as one (in plan mode too): it ends only this session's own
                                                background tasks, by id
-8. acceptEdits and an Edit/Write tool       -> allow
+8. acceptEdits and an Edit/Write/NotebookEdit -> allow
 9. otherwise                                -> ask; without an `ask` callback (non-interactive) -> deny, saying
                                                what would allow it
 
@@ -88,7 +88,7 @@ _SUBCOMMAND_TOOLS = frozenset({
 })
 _PLAIN_WORD_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
 _PYTHON_RE = re.compile(r"^python[0-9.]*$")
-_EDIT_TOOLS = frozenset({"Edit", "Write"})
+_EDIT_TOOLS = frozenset({"Edit", "Write", "NotebookEdit"})
 _READ_TOOLS = frozenset({"Read", "Glob", "Grep", "Skill"})
 _GLOB_SPECIALS_RE = re.compile(r"([*?\[\\])")  # escaped with a backslash in an exact-path rule
 

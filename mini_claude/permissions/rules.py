@@ -16,8 +16,8 @@ Rule forms (`Tool` or `Tool(specifier)`):
     WebFetch(domain:example.com)                 fetching a URL on that host; `domain:*.example.com` also its
                                                  subdomains; a bare `WebFetch` every host
 
-A `Read` rule also covers Glob and Grep (and the files a Skill call reads), an `Edit` rule also covers Write (as
-in Claude Code). Unknown tool names
+A `Read` rule also covers Glob and Grep (and the files a Skill call reads), an `Edit` rule also covers Write and
+NotebookEdit (as in Claude Code). Unknown tool names
 are kept and match nothing but a tool of that exact name. The built-in tools carry Claude Code's names; their
 former names (`read_file` -> Read, `bash` -> Bash, ...) are still accepted in rules.
 
@@ -79,7 +79,7 @@ __all__ = [
 # A rule naming the key covers calls of these tools.
 _RULE_COVERS: Mapping[str, frozenset[str]] = {
     "Read": frozenset({"Read", "Glob", "Grep", "Skill"}),
-    "Edit": frozenset({"Edit", "Write"}),
+    "Edit": frozenset({"Edit", "Write", "NotebookEdit"}),
 }
 _DOMAIN_RE = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$")
 _TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-*]+$")

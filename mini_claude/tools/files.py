@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mini_claude.tools.base import FileState, ToolContext, ToolResult
+from mini_claude.tools.notebook import MAX_NOTEBOOK_BYTES, notebook_view
 
 __all__ = [
     "DEFAULT_READ_LIMIT_LINES",
@@ -172,6 +173,10 @@ def _read_sync(path: Path, offset: int, limit: int) -> _ReadOutcome:
                 ))
             if not head:
                 return _ReadOutcome(ToolResult.text(f"(file {path} is empty: 0 bytes)"), state)
+            if path.suffix.lower() == ".ipynb" and state.size <= MAX_NOTEBOOK_BYTES:
+                cells = notebook_view(head + f.read(), path)  # its cells, ids and outputs (notebook.py)
+                if cells is not None:
+                    return _ReadOutcome(cells, state)
             f.seek(0)
             return _ReadOutcome(_number_lines(f, path, offset, limit), state)
     except OSError as exc:

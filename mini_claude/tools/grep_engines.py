@@ -4,11 +4,17 @@ lines (used when ripgrep is missing, or when its Rust regex dialect rejects a pa
 
 Both take a `skip(path)` predicate (the permission deny rules): the Python search never opens a skipped file;
 ripgrep's output names each file unambiguously (`--null`), and every line of a skipped file is dropped before
-anything else sees it."""
+anything else sees it.
+
+Multiline mode (`rg -U --multiline-dotall`): the Python search runs the pattern over the whole file with
+re.DOTALL | re.MULTILINE; every line a match spans is a matching line, and `count` counts matches rather than
+lines, as ripgrep does in that mode. Line numbers are always asked of ripgrep (they tell a match line from a
+context line) and left out afterwards when the query says so."""
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import fnmatch
 import os
 import re
@@ -20,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mini_claude.tools.grep_types import FILE_TYPES, type_matches
 from mini_claude.tools.search_paths import SKIP_DIRS
 from mini_claude.tools.shell import terminate_group, wait_for_exit
 
@@ -58,7 +65,11 @@ class GrepQuery:
     mode: str
     file_glob: str | None
     case_insensitive: bool
-    context: int
+    before: int = 0  # context lines before / after each match (content mode)
+    after: int = 0
+    line_numbers: bool = True  # content mode: `path:12:text` (else `path:text`)
+    file_type: str | None = None  # a key of grep_types.FILE_TYPES
+    multiline: bool = False
 
     @property
     def cwd(self) -> Path:
@@ -84,16 +95,26 @@ def rg_argv(rg: str, query: GrepQuery) -> list[str]:
     argv = [rg, "--no-config", "--color=never", "--hidden", "--glob", "!.git", "--no-messages", "--null"]
     if query.case_insensitive:
         argv.append("--ignore-case")
+    if query.multiline:
+        argv += ["--multiline", "--multiline-dotall"]
     if query.file_glob:
         argv += ["--glob", query.file_glob]
+    if query.file_type:
+        # our definition of the type, not this ripgrep's own: the two engines then search the same files
+        argv += ["--type-clear", query.file_type]
+        for glob in FILE_TYPES[query.file_type]:
+            argv += ["--type-add", f"{query.file_type}:{glob}"]
+        argv += ["--type", query.file_type]
     if query.mode == "files_with_matches":
         argv.append("--files-with-matches")
     elif query.mode == "count":
         argv += ["--count", "--with-filename", "--sort=path"]
     else:
         argv += ["--line-number", "--no-heading", "--with-filename", "--sort=path"]
-        if query.context:
-            argv += ["--context", str(query.context)]
+        if query.before:
+            argv += ["--before-context", str(query.before)]
+        if query.after:
+            argv += ["--after-context", str(query.after)]
     target = "." if query.root.is_dir() else query.root.name
     return [*argv, "--regexp", query.pattern, "--", target]
 
@@ -102,7 +123,7 @@ def _strip_dot(path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
-def _rg_entries(text: str, mode: str) -> Iterator[tuple[str | None, str]]:
+def _rg_entries(text: str, mode: str, line_numbers: bool = True) -> Iterator[tuple[str | None, str]]:
     """(file name or None, display line) for each line of ripgrep's `--null` output."""
     if mode == "files_with_matches":
         for name in re.split("[\0\n]", text):
@@ -120,12 +141,14 @@ def _rg_entries(text: str, mode: str) -> Iterator[tuple[str | None, str]]:
         sep = ":"
         if mode == "content" and (m := _RG_LINE_SEP_RE.match(rest)):
             sep = m.group(1)
+            if not line_numbers:
+                rest = rest[m.end():]
         yield name, f"{name}{sep}{rest}"
 
 
 def _rg_lines(stdout: bytes, query: GrepQuery, skip: SkipFn) -> list[str]:
     lines: list[str] = []
-    for name, line in _rg_entries(stdout.decode("utf-8", "replace"), query.mode):
+    for name, line in _rg_entries(stdout.decode("utf-8", "replace"), query.mode, query.line_numbers):
         if name is not None and skip(query.cwd / name):
             continue
         if line == "--" and (not lines or lines[-1] == "--"):
@@ -251,7 +274,12 @@ def python_grep(
     `max_lines` lines."""
     found = GrepFound()
     if query.root.is_dir():
-        accept = _glob_filter(query.file_glob)
+        by_glob = _glob_filter(query.file_glob)
+        file_type = query.file_type
+
+        def accept(rel: str) -> bool:
+            return by_glob(rel) and (file_type is None or type_matches(file_type, rel.rsplit("/", 1)[-1]))
+
         files: Iterator[tuple[Path, str]] = (
             (p, rel) for p, rel in _walk(query.root) if accept(rel) and not skip(p))
     else:
@@ -286,11 +314,11 @@ def _search_file(
 ) -> None:
     """Append this file's results to `out` in the query's format. `printed[0]` is 1 once any content line was
     written (context groups of different files are separated by `--`, like ripgrep)."""
+    if query.multiline:
+        _search_whole(f.read().decode("utf-8", "replace"), rel, regex, query, out, printed)
+        return
     count = 0
-    ctx_n = query.context
-    before: deque[tuple[int, str]] = deque(maxlen=ctx_n)
-    last_out = 0  # line number of the last line written for this file
-    after_left = 0
+    writer = _ContentWriter(rel, query, out, printed)
     for lineno, raw in enumerate(f, 1):
         line = raw.decode("utf-8", "replace").rstrip("\n").removesuffix("\r")
         hit = regex.search(line) is not None
@@ -302,22 +330,70 @@ def _search_file(
         if query.mode == "count":
             count += hit
             continue
-        if hit:
-            first = before[0][0] if before else lineno
-            if ctx_n and printed[0] and (last_out == 0 or first > last_out + 1):
-                out.append("--")
-            for n, text in before:
-                out.append(f"{rel}-{n}-{text}")
-            before.clear()
-            out.append(f"{rel}:{lineno}:{line}")
-            printed[0] = 1
-            last_out = lineno
-            after_left = ctx_n
-        elif after_left:
-            out.append(f"{rel}-{lineno}-{line}")
-            last_out = lineno
-            after_left -= 1
-        elif ctx_n:
-            before.append((lineno, line))
+        writer.line(lineno, line, hit)
     if query.mode == "count" and count:
         out.append(f"{rel}:{count}")
+
+
+def _search_whole(text: str, rel: str, regex: re.Pattern[str], query: GrepQuery, out: list[str],
+                  printed: list[int]) -> None:
+    """Multiline mode: the pattern runs over the whole text; each line a match spans is a matching line."""
+    matches = list(regex.finditer(text))
+    if not matches:
+        return
+    if query.mode == "files_with_matches":
+        out.append(rel)
+        return
+    if query.mode == "count":
+        out.append(f"{rel}:{len(matches)}")
+        return
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    hit_lines: set[int] = set()
+    for match in matches:
+        if match.start() >= len(text) and lines:
+            continue  # an empty match after the last line end is on no line
+        first = bisect.bisect_right(starts, match.start())
+        last = bisect.bisect_right(starts, max(match.start(), match.end() - 1))
+        hit_lines.update(n for n in range(first, last + 1) if n <= len(lines))
+    writer = _ContentWriter(rel, query, out, printed)
+    for lineno, line in enumerate(lines, 1):
+        writer.line(lineno, line.removesuffix("\r"), lineno in hit_lines)
+
+
+class _ContentWriter:
+    """Writes one file's content-mode lines: matches, the context around them, `--` between groups."""
+
+    def __init__(self, rel: str, query: GrepQuery, out: list[str], printed: list[int]) -> None:
+        self.rel, self.out, self.printed = rel, out, printed
+        self.numbers = query.line_numbers
+        self.context = bool(query.before or query.after)
+        self.after_n = query.after
+        self.before: deque[tuple[int, str]] = deque(maxlen=query.before)
+        self.last_out = 0  # line number of the last line written for this file
+        self.after_left = 0
+
+    def _write(self, lineno: int, text: str, sep: str) -> None:
+        self.out.append(f"{self.rel}{sep}{lineno}{sep}{text}" if self.numbers else f"{self.rel}{sep}{text}")
+        self.last_out = lineno
+
+    def line(self, lineno: int, text: str, hit: bool) -> None:
+        if hit:
+            first = self.before[0][0] if self.before else lineno
+            if self.context and self.printed[0] and (self.last_out == 0 or first > self.last_out + 1):
+                self.out.append("--")
+            for n, before in self.before:
+                self._write(n, before, "-")
+            self.before.clear()
+            self._write(lineno, text, ":")
+            self.printed[0] = 1
+            self.after_left = self.after_n
+        elif self.after_left:
+            self._write(lineno, text, "-")
+            self.after_left -= 1
+        elif self.before.maxlen:
+            self.before.append((lineno, text))

@@ -26,7 +26,8 @@ from mini_claude.models.scenario import load_scenario, parse_scenario
     ({}, "s.json: turns: missing or not a list"),
     ({"turns": [{}]}, 's.json: turns[0]: needs exactly one of "content" or "error"'),
     ({"turns": [{"content": [{"type": "txt", "text": "x"}]}]},
-     's.json: turns[0].content[0].type: must be "text", "tool_use", "thinking" or "redacted_thinking"'),
+     's.json: turns[0].content[0].type: must be "text", "tool_use", "thinking", "redacted_thinking", '
+     '"server_tool_use" or "web_search_tool_result"'),
     ({"turns": [{"content": [{"type": "tool_use", "name": "x", "input": []}]}]},
      "s.json: turns[0].content[0].input: must be a JSON object"),
     ({"turns": [{"content": [], "expect_tool_results_contains": "x"}]},

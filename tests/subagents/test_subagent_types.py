@@ -94,7 +94,8 @@ def test_bad_files_are_warnings_naming_them(tmp_path: Path) -> None:
 async def test_explore_is_read_only_whatever_the_mode(tmp_path: Path) -> None:
     explore = next(t for t in BUILTIN_TYPES if t.name == "Explore")
     tools = builtin_tools()
-    assert [t.name for t in tools if explore.offers(t)] == ["Read", "Glob", "Grep", "TaskOutput", "WebFetch", "TodoWrite"]
+    assert [t.name for t in tools if explore.offers(t)] == ["Read", "Glob", "Grep", "TaskOutput", "WebFetch",
+                                                                 "WebSearch", "TodoWrite"]
     # its gate refuses a tool that is not read-only first, even where the session's mode would let it run
     gate = PermissionGate(PermissionMode.BYPASS, RuleSet.from_strings(), ask=None, cwd=tmp_path)
     bash = next(t for t in tools if t.name == "Bash")

@@ -336,7 +336,7 @@ def test_explore_is_offered_read_only_tools_only(tmp_path: Path) -> None:
         answer("parent done"),
     ], "--yolo")
     [first, _] = child_requests(r)
-    assert sorted(r.tools_of(first)) == ["Glob", "Grep", "Read", "TaskOutput", "TodoWrite", "WebFetch"]
+    assert sorted(r.tools_of(first)) == ["Glob", "Grep", "Read", "TaskOutput", "TodoWrite", "WebFetch", "WebSearch"]
     refused, _report = r.tool_results()
     assert refused.get("is_error") is True and "not enabled for the Explore agent" in result_text(refused)
     assert not (r.work / "made").exists()

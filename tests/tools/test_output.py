@@ -43,13 +43,13 @@ def test_images_kept_when_text_spills(ctx: ToolContext) -> None:
 
 def test_builtin_tools_fresh_and_well_formed() -> None:
     first, second = builtin_tools(), builtin_tools()
-    assert [t.name for t in first] == ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "TaskOutput", "TaskStop",
-                                       "WebFetch", "TodoWrite", "ExitPlanMode"]
+    assert [t.name for t in first] == ["Read", "Write", "Edit", "NotebookEdit", "Glob", "Grep", "Bash", "TaskOutput",
+                                       "TaskStop", "WebFetch", "WebSearch", "TodoWrite", "ExitPlanMode"]
     assert all(a is not b for a, b in zip(first, second, strict=True))
     read_only = {t.name: t.read_only for t in first}
-    assert read_only == {"Read": True, "Write": False, "Edit": False, "Glob": True, "Grep": True,
+    assert read_only == {"Read": True, "Write": False, "Edit": False, "NotebookEdit": False, "Glob": True, "Grep": True,
                          "Bash": False, "TaskOutput": True, "TaskStop": False,
-                         "WebFetch": True, "TodoWrite": True,  # WebFetch still asks: it sends out
+                         "WebFetch": True, "WebSearch": True, "TodoWrite": True,  # both still ask: they send out
                          "ExitPlanMode": False}
     for tool in first:
         assert tool.description and len(tool.description) > 40

@@ -128,7 +128,7 @@ async def test_grep_content_mode(engine: str, ctx: ToolContext, tree: Path) -> N
 @pytest.mark.parametrize("engine", ENGINES)
 async def test_grep_content_with_context(engine: str, ctx: ToolContext, tree: Path) -> None:
     result = await make_grep(engine).run(
-        {"pattern": "^hello", "output_mode": "content", "context": 1, "path": "pkg"}, ctx
+        {"pattern": "^hello", "output_mode": "content", "-C": 1, "path": "pkg"}, ctx
     )
     assert result.as_text().splitlines() == [
         f"(paths relative to {tree / 'pkg'})",
@@ -143,7 +143,7 @@ async def test_grep_content_with_context(engine: str, ctx: ToolContext, tree: Pa
 
 @pytest.mark.parametrize("engine", ENGINES)
 async def test_grep_context_groups_across_files(engine: str, ctx: ToolContext, tree: Path) -> None:
-    result = await make_grep(engine).run({"pattern": "def hello|^x =", "output_mode": "content", "context": 1}, ctx)
+    result = await make_grep(engine).run({"pattern": "def hello|^x =", "output_mode": "content", "-C": 1}, ctx)
     assert result.as_text().splitlines() == [
         "a.py-2-",
         "a.py:3:def hello():",
@@ -157,7 +157,7 @@ async def test_grep_context_groups_across_files(engine: str, ctx: ToolContext, t
 @pytest.mark.parametrize("engine", ENGINES)
 async def test_grep_count_case_insensitive_and_glob(engine: str, ctx: ToolContext, tree: Path) -> None:
     grep = make_grep(engine)
-    result = await grep.run({"pattern": "hello", "output_mode": "count", "case_insensitive": True}, ctx)
+    result = await grep.run({"pattern": "hello", "output_mode": "count", "-i": True}, ctx)
     assert result.as_text().splitlines() == ["a.py:2", "pkg/b.py:2"]
     result = await grep.run({"pattern": "hello", "glob": "*.{txt,py}", "path": "pkg"}, ctx)
     assert result.as_text().splitlines()[1:] == ["b.py"]
@@ -195,7 +195,7 @@ async def test_grep_lookaround_works(engine: str, ctx: ToolContext, tree: Path) 
 @pytest.mark.parametrize("engine", ENGINES)
 async def test_grep_max_results(engine: str, ctx: ToolContext) -> None:
     (ctx.cwd / "many.txt").write_text("match\n" * 50)
-    result = await make_grep(engine).run({"pattern": "match", "output_mode": "content", "max_results": 5}, ctx)
+    result = await make_grep(engine).run({"pattern": "match", "output_mode": "content", "head_limit": 5}, ctx)
     lines = result.as_text().splitlines()
     assert lines[:5] == [f"many.txt:{i}:match" for i in range(1, 6)]
     assert "showing the first 5" in result.as_text()
@@ -213,7 +213,7 @@ async def test_grep_bad_arguments(ctx: ToolContext) -> None:
     assert (await grep.run({"pattern": ""}, ctx)).is_error
     assert (await grep.run({"pattern": "x", "output_mode": "lines"}, ctx)).is_error
     assert (await grep.run({"pattern": "x", "path": "missing"}, ctx)).is_error
-    assert (await grep.run({"pattern": "x", "context": -1}, ctx)).is_error
+    assert (await grep.run({"pattern": "x", "-C": -1}, ctx)).is_error
 
 
 async def test_grep_uses_rg_from_path_only_when_allowed() -> None:
@@ -263,3 +263,119 @@ async def test_rg_cancel_kills_its_group(ctx: ToolContext, tmp_path: Path) -> No
     with pytest.raises(asyncio.CancelledError):
         await task
     assert await wait_gone(int(pidfile.read_text()))
+
+
+# ------------------------------------------------------------------------ grep: the rest of Claude Code's keys
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_grep_after_and_before_context(engine: str, ctx: ToolContext, tree: Path) -> None:
+    grep = make_grep(engine)
+    query = {"pattern": "^hello", "output_mode": "content", "path": "pkg"}
+    after = (await grep.run({**query, "-A": 1}, ctx)).as_text().splitlines()[1:]
+    assert after == ["b.py:3:hello = 3", "b.py-4-z = 4", "--", "b.py:7:hello()"]
+    before = (await grep.run({**query, "-B": 1}, ctx)).as_text().splitlines()[1:]
+    assert before == ["b.py-2-y = 2", "b.py:3:hello = 3", "--", "b.py-6-v = 6", "b.py:7:hello()"]
+    # -C (or its other spelling, context) wins over -A / -B, as in Claude Code
+    for key in ("-C", "context"):
+        around = (await grep.run({**query, key: 1, "-A": 3, "-B": 0}, ctx)).as_text().splitlines()[1:]
+        assert around == ["b.py-2-y = 2", "b.py:3:hello = 3", "b.py-4-z = 4", "--", "b.py-6-v = 6",
+                          "b.py:7:hello()"]
+    # context keys mean nothing outside content mode
+    assert (await grep.run({"pattern": "^hello", "-A": 2}, ctx)).as_text().splitlines() == ["pkg/b.py"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_grep_without_line_numbers(engine: str, ctx: ToolContext, tree: Path) -> None:
+    grep = make_grep(engine)
+    result = await grep.run({"pattern": r"hello\(", "output_mode": "content", "-n": False}, ctx)
+    assert result.as_text().splitlines() == ["a.py:def hello():", "pkg/b.py:hello()"]
+    result = await grep.run({"pattern": "^hello =", "output_mode": "content", "-n": False, "-C": 1}, ctx)
+    assert result.as_text().splitlines() == ["pkg/b.py-y = 2", "pkg/b.py:hello = 3", "pkg/b.py-z = 4"]
+    # line numbers are the default, as in Claude Code
+    result = await grep.run({"pattern": "^hello =", "output_mode": "content", "-n": True}, ctx)
+    assert result.as_text().splitlines() == ["pkg/b.py:3:hello = 3"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_grep_file_type(engine: str, ctx: ToolContext, tree: Path) -> None:
+    grep = make_grep(engine)
+    (tree / "pkg/Makefile").write_text("hello:\n\techo here\n")
+    (tree / "pkg/notes.md").write_text("hello there\n")
+    result = await grep.run({"pattern": "hello|here", "type": "txt", "output_mode": "count"}, ctx)
+    assert result.as_text().splitlines() == ["pkg/c.txt:1"]
+    result = await grep.run({"pattern": "hello", "type": "make", "output_mode": "count"}, ctx)
+    assert result.as_text().splitlines() == ["pkg/Makefile:1"]
+    result = await grep.run({"pattern": "hello", "type": "py", "glob": "!a.py", "output_mode": "count"}, ctx)
+    assert result.as_text().splitlines() == ["pkg/b.py:2"]
+    result = await grep.run({"pattern": "hello", "type": "md", "output_mode": "content"}, ctx)
+    assert result.as_text().splitlines() == ["pkg/notes.md:1:hello there"]
+
+
+async def test_grep_unknown_file_type_is_a_clear_error(ctx: ToolContext, tree: Path) -> None:
+    result = await GrepTool(use_ripgrep=False).run({"pattern": "x", "type": "cobolish"}, ctx)
+    assert result.is_error
+    assert result.as_text().startswith("unknown file type 'cobolish' for type; known types: asciidoc, c, ")
+    assert "py" in result.as_text() and "glob" in result.as_text()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_grep_offset_pages_through_results(engine: str, ctx: ToolContext) -> None:
+    grep = make_grep(engine)
+    (ctx.cwd / "many.txt").write_text("match\n" * 50)
+    result = await grep.run({"pattern": "match", "output_mode": "content", "offset": 10, "head_limit": 5}, ctx)
+    lines = result.as_text().splitlines()
+    assert lines[:5] == [f"many.txt:{i}:match" for i in range(11, 16)]
+    assert "showing entries 11-15 of 50+ lines" in result.as_text()
+    result = await grep.run({"pattern": "match", "output_mode": "content", "offset": 48}, ctx)
+    assert result.as_text().splitlines()[:2] == ["many.txt:49:match", "many.txt:50:match"]
+    assert "showing entries 49-50 of 50 lines" in result.as_text()
+    result = await grep.run({"pattern": "match", "output_mode": "content", "offset": 50}, ctx)
+    assert not result.is_error and result.as_text() == "No entries at offset 50: the search found 50+"
+    # files mode pages through the newest-first list
+    for i in range(3):
+        (ctx.cwd / f"f{i}.py").write_text("match\n")
+        set_mtime(ctx.cwd / f"f{i}.py", 1000 + i)
+    set_mtime(ctx.cwd / "many.txt", 500)
+    result = await grep.run({"pattern": "match", "offset": 1, "head_limit": 2}, ctx)
+    assert result.as_text().splitlines()[:2] == ["f1.py", "f0.py"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_grep_head_limit_zero_is_no_limit(engine: str, ctx: ToolContext) -> None:
+    (ctx.cwd / "many.txt").write_text("match\n" * 300)
+    result = await make_grep(engine).run({"pattern": "match", "output_mode": "content", "head_limit": 0}, ctx)
+    assert result.as_text().splitlines() == [f"many.txt:{i}:match" for i in range(1, 301)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_grep_multiline(engine: str, ctx: ToolContext) -> None:
+    grep = make_grep(engine)
+    (ctx.cwd / "f.txt").write_text("a\nstart x\nmid\nend y\nb\nstart z end\nc\n")
+    (ctx.cwd / "g.txt").write_text("nothing\n")
+    query = {"pattern": "start.*?end", "path": "f.txt"}
+    result = await grep.run({**query, "output_mode": "content", "multiline": True}, ctx)
+    assert result.as_text().splitlines() == ["f.txt:2:start x", "f.txt:3:mid", "f.txt:4:end y",
+                                             "f.txt:6:start z end"]
+    result = await grep.run({**query, "output_mode": "content", "multiline": True, "-C": 1}, ctx)
+    assert result.as_text().splitlines() == ["f.txt-1-a", "f.txt:2:start x", "f.txt:3:mid", "f.txt:4:end y",
+                                             "f.txt-5-b", "f.txt:6:start z end", "f.txt-7-c"]
+    # in multiline mode a count is of matches (as ripgrep counts them), not of lines
+    assert (await grep.run({**query, "output_mode": "count", "multiline": True}, ctx)).as_text() == "f.txt:2"
+    # without it the pattern stays within a line
+    assert (await grep.run({**query, "output_mode": "count"}, ctx)).as_text() == "f.txt:1"
+    result = await grep.run({"pattern": r"mid\nend", "multiline": True}, ctx)
+    assert result.as_text().splitlines() == ["f.txt"]
+    result = await grep.run({"pattern": r"^end y$", "multiline": True, "output_mode": "content"}, ctx)
+    assert result.as_text().splitlines() == ["f.txt:4:end y"]
+
+
+async def test_grep_bad_new_arguments(ctx: ToolContext) -> None:
+    grep = GrepTool(use_ripgrep=False)
+    for args, message in (({"-A": -1}, "-A must be a whole number of 0 or more"),
+                          ({"offset": 1.5}, "offset must be a whole number of 0 or more"),
+                          ({"-n": "yes"}, "-n must be true or false"),
+                          ({"multiline": 1}, "multiline must be true or false"),
+                          ({"head_limit": -1}, "head_limit must be a whole number of 0 or more")):
+        result = await grep.run({"pattern": "x", **args}, ctx)
+        assert result.is_error and result.as_text() == message

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["GIT_TIMEOUT_S", "MAX_COMMITS", "MAX_OUTPUT_BYTES", "MAX_STATUS_CHARS", "GitSnapshot", "head_branch",
-           "in_git_repository", "read_git_snapshot", "start_git_snapshot"]
+           "in_git_repository", "inert_reminder_tags", "read_git_snapshot", "start_git_snapshot"]
 
 GIT_TIMEOUT_S = 2.0
 MAX_OUTPUT_BYTES = 64 * 1024
@@ -62,14 +62,14 @@ class GitSnapshot:
                       + "\n[…cut: more changes than shown; run `git status` to see them all]")
         else:
             status = self.status or "(clean)"
-        status = _inert(status)
+        status = inert_reminder_tags(status)
         lines = ["<system-reminder>",
                  "Git state of the working directory when this session started (a snapshot: it is not updated as "
                  "files change; run git for the current state):",
-                 f"Current branch: {_inert(self.branch) or '(detached HEAD)'}",
+                 f"Current branch: {inert_reminder_tags(self.branch) or '(detached HEAD)'}",
                  "", "Status:", status]
         if self.commits:
-            lines += ["", "Recent commits:", *map(_inert, self.commits)]
+            lines += ["", "Recent commits:", *map(inert_reminder_tags, self.commits)]
         lines += ["", "mini-claude added this context itself; it is not part of the user's message.",
                   "</system-reminder>"]
         return "\n".join(lines)
@@ -132,8 +132,9 @@ def head_branch(cwd: Path) -> str | None:
     return None
 
 
-def _inert(text: str) -> str:
-    """Repository text for the reminder: a `<system-reminder` or `</system-reminder` tag in it made inert."""
+def inert_reminder_tags(text: str) -> str:
+    """Repository text for a reminder: a `<system-reminder` or `</system-reminder` tag in it made inert (also used
+    for the memory files, agent/memory.py)."""
     return _REMINDER_TAG_RE.sub("&lt;", text)
 
 

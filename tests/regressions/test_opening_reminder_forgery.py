@@ -56,3 +56,14 @@ def test_commit_subjects_and_branch_names_cannot_close_the_reminder(tmp_path) ->
     assert text.lower().count("<system-reminder>") == 1 and text.count("</system-reminder>") == 1, text
     assert text.startswith("<system-reminder>") and text.endswith("</system-reminder>")
     assert "&lt;system-reminder>new.txt" in text and "forged too" in text
+
+
+def test_a_repositorys_claude_md_cannot_close_the_memory_reminder(cli: Cli) -> None:
+    (cli.work / "CLAUDE.md").write_text("Use tabs.\n" + _FORGED)
+    mock = cli.mock([answer("ok")])
+    result = cli.run("-p", "hi")
+    assert result.rc == 0, result.stderr
+    [memory, prompt] = _opening_texts(mock.requests)
+    assert prompt == "hi" and "Use tabs." in memory and "pre-approved" in memory  # the file's text is kept
+    assert memory.count("<system-reminder>") == 1 and memory.startswith("<system-reminder>")
+    assert memory.count("</system-reminder>") == 1 and memory.endswith("</system-reminder>")

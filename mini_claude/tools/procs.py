@@ -62,7 +62,9 @@ async def start_shell(command: str, cwd: Path, env: Mapping[str, str] | None) ->
         return proc
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
-            await terminate_group(await starting)
+            proc = await starting
+            track_group(proc.pid)
+            await terminate_group(proc)
         raise
 
 

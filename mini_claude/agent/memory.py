@@ -95,8 +95,8 @@ class Memory:
         for item in self.files:
             origin = _KINDS.get(item.kind, item.kind) if item.imported_by is None else \
                 f"imported by {shown(item.imported_by)}"
-            # a file's text cannot close the block and open one that reads as mini-claude's own
-            parts.append(f"Contents of {shown(item.path)} ({origin}):\n\n{inert_reminder_tags(item.text.strip())}")
+            # a file's text (or its path: a folder named `<`) cannot close the block and open one of its own
+            parts.append(inert_reminder_tags(f"Contents of {shown(item.path)} ({origin}):\n\n{item.text.strip()}"))
         return "\n\n".join(parts) + "\n</system-reminder>"
 
 

@@ -9,8 +9,13 @@ no snapshot, never an error.
 A repository's own `.git/config` is a stranger's file when the folder is not trusted (an unpacked archive can ship
 one): git runs commands it names (an fsmonitor, a clean filter, a signature program, …), and no list of switches
 can be sure to turn every one off. So in an untrusted folder no git process runs at all: the branch is read from
-`.git/HEAD` (a bounded read of a regular file) and the status and log are not read. Every command in a trusted
-folder still runs with the fsmonitor and signature checks switched off. Imports nothing of the rest of the product: the session starts it before its own
+`.git/HEAD` (a bounded read of a regular file; a name git would not accept for a branch, such as one spanning lines,
+is no branch) and the status and log are not read. Every command in a trusted folder still runs with the fsmonitor
+and signature checks switched off.
+
+What the repository wrote (a branch name, file names, commit subjects) goes into the model's `<system-reminder>` with
+every `<system-reminder` / `</system-reminder` tag in it made inert (`&lt;`), so that text cannot close the block and
+open one of its own that would read as mini-claude's. Imports nothing of the rest of the product: the session starts it before its own
 modules are loaded.
 """
 
@@ -19,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import stat
 from collections.abc import Mapping
@@ -26,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["GIT_TIMEOUT_S", "MAX_COMMITS", "MAX_OUTPUT_BYTES", "MAX_STATUS_CHARS", "GitSnapshot", "head_branch",
-           "in_git_repository", "read_git_snapshot", "start_git_snapshot"]
+           "in_git_repository", "inert_reminder_tags", "read_git_snapshot", "start_git_snapshot"]
 
 GIT_TIMEOUT_S = 2.0
 MAX_OUTPUT_BYTES = 64 * 1024
@@ -35,6 +41,9 @@ MAX_COMMITS = 5
 MAX_SUBJECT_CHARS = 200  # a commit line is cut here
 MAX_HEAD_BYTES = 4096  # .git/HEAD is one line
 KILL_GRACE_S = 1.0  # for a killed git's pipe to close
+# what `git check-ref-format` refuses in a branch name: control characters, blanks and ~ ^ : ? * [ \\
+_NOT_IN_A_BRANCH_RE = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
+_REMINDER_TAG_RE = re.compile(r"<(?=\s*/?\s*system-reminder)", re.IGNORECASE)
 _SAFE = ("--no-pager", "-c", "core.fsmonitor=false", "-c", "log.showSignature=false", "-c", "color.ui=false")
 
 
@@ -53,13 +62,14 @@ class GitSnapshot:
                       + "\n[…cut: more changes than shown; run `git status` to see them all]")
         else:
             status = self.status or "(clean)"
+        status = inert_reminder_tags(status)
         lines = ["<system-reminder>",
                  "Git state of the working directory when this session started (a snapshot: it is not updated as "
                  "files change; run git for the current state):",
-                 f"Current branch: {self.branch or '(detached HEAD)'}",
+                 f"Current branch: {inert_reminder_tags(self.branch) or '(detached HEAD)'}",
                  "", "Status:", status]
         if self.commits:
-            lines += ["", "Recent commits:", *self.commits]
+            lines += ["", "Recent commits:", *map(inert_reminder_tags, self.commits)]
         lines += ["", "mini-claude added this context itself; it is not part of the user's message.",
                   "</system-reminder>"]
         return "\n".join(lines)
@@ -115,8 +125,17 @@ def head_branch(cwd: Path) -> str | None:
             return None
         finally:
             os.close(fd)
-        return _cut(text.removeprefix("ref: refs/heads/")) if text.startswith("ref: refs/heads/") else ""
+        if not text.startswith("ref: refs/heads/"):
+            return ""
+        name = text.removeprefix("ref: refs/heads/")
+        return None if _NOT_IN_A_BRANCH_RE.search(name) else _cut(name)  # not a branch git would make: no snapshot
     return None
+
+
+def inert_reminder_tags(text: str) -> str:
+    """Repository text for a reminder: a `<system-reminder` or `</system-reminder` tag in it made inert (also used
+    for the memory files, agent/memory.py)."""
+    return _REMINDER_TAG_RE.sub("&lt;", text)
 
 
 async def read_git_snapshot(git: str, cwd: Path, env: Mapping[str, str], *,

@@ -10,7 +10,9 @@ absolute), at most `MAX_IMPORT_DEPTH` hops deep, each file once (cycles end ther
 
 Trust: the user's own file may import anything. A file from the repository is untrusted text for the model: it,
 and what it imports, must be inside the project (symlinks resolved), so a cloned repository cannot pull `~/.ssh/id_rsa`
-or `/etc/...` into what is sent to the model; such an import is skipped with a warning. Files are read through
+or `/etc/...` into what is sent to the model; such an import is skipped with a warning. A file's own
+`<system-reminder>` / `</system-reminder>` tags are made inert in the block, so its text cannot end the block and
+open one that reads as mini-claude's. Files are read through
 `jsonfile`'s bounded door (regular files only: a FIFO or a device is a warning, never a hang), sizes capped
 (`MAX_FILE_CHARS` a file, cut beyond; `MAX_TOTAL_CHARS` in all). The REPL's `# note` writes only a regular
 CLAUDE.md, never through a symlink (`append_memory_line`).
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mini_claude.errors import ConfigError
+from mini_claude.git_snapshot import inert_reminder_tags
 from mini_claude.jsonfile import read_regular_head
 
 __all__ = ["MAX_IMPORT_DEPTH", "NOTE_TARGETS", "Memory", "MemoryFile", "NoteTarget", "append_memory_line",
@@ -92,7 +95,8 @@ class Memory:
         for item in self.files:
             origin = _KINDS.get(item.kind, item.kind) if item.imported_by is None else \
                 f"imported by {shown(item.imported_by)}"
-            parts.append(f"Contents of {shown(item.path)} ({origin}):\n\n{item.text.strip()}")
+            # a file's text (or its path: a folder named `<`) cannot close the block and open one of its own
+            parts.append(inert_reminder_tags(f"Contents of {shown(item.path)} ({origin}):\n\n{item.text.strip()}"))
         return "\n\n".join(parts) + "\n</system-reminder>"
 
 

@@ -17,9 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_claude.agent.brief import brief_text
-from mini_claude.errors import ConfigError
-from mini_claude.git_snapshot import in_git_repository
-from mini_claude.jsonfile import read_regular_head
+from mini_claude.git_snapshot import head_branch, in_git_repository
 
 __all__ = [
     "MAX_SERVER_INSTRUCTIONS_CHARS",
@@ -38,7 +36,6 @@ __all__ = [
 MAX_SERVER_INSTRUCTIONS_CHARS = 2000
 MAX_SKILL_DESCRIPTION_CHARS = 500
 MAX_SKILLS_LISTED = 200
-_HEAD_BYTES = 4096  # .git/HEAD is one line
 _FAMILY = re.compile(r"(?:^|[/.])claude-(?:\d+(?:-\d+)?-)?(opus|sonnet|haiku|fable)\b")
 
 # appended while the permission mode is plan (the session adds it: the mode can change between requests)
@@ -115,23 +112,10 @@ def model_family(model: str) -> str | None:
 
 
 def git_branch(cwd: Path) -> str | None:
-    """The checked-out branch, read from `.git/HEAD` (no git process at start-up); None outside a repository or
-    on a detached HEAD."""
-    resolved = cwd.resolve()
-    for folder in (resolved, *resolved.parents):
-        head = folder / ".git" / "HEAD"
-        if head.is_file():
-            try:  # bounded, regular files only: an unpacked archive could ship .git/HEAD as a FIFO
-                read = read_regular_head(head, str(head), max_bytes=_HEAD_BYTES)
-            except ConfigError:
-                return None
-            if read is None:
-                return None
-            text = read[0].decode("utf-8", "replace").strip()
-            return text.removeprefix("ref: refs/heads/") if text.startswith("ref: refs/heads/") else None
-        if (folder / ".git").exists():
-            return None  # a worktree or submodule (.git is a file): not worth a process at start-up
-    return None
+    """The checked-out branch, read from `.git/HEAD` (no git process at start-up: git_snapshot.head_branch, which
+    takes no name git would refuse, so a repository's HEAD spanning lines cannot write into this prompt); None
+    outside a repository, on a detached HEAD, or in a worktree or submodule (`.git` is a file)."""
+    return head_branch(cwd) or None
 
 
 def _instructions_section(server_instructions: Mapping[str, str]) -> str:

@@ -161,6 +161,9 @@ def describe_call(name: str, args: dict[str, Any], cwd: Path, *, whole: bool = F
     path = args.get("file_path") if isinstance(args.get("file_path"), str) else None
     target = Path(resolve_tool_path(path, cwd, home if home is not None else user_home())) if path else None
     if name == "Bash":
+        if args.get("run_in_background") is True:  # it goes on after the answer: the question says so
+            return (f"Run a shell command in the background (it keeps running until it ends, is stopped or the "
+                    f"session ends): {_fit(str(args.get('command', '')), whole)}").split("\n")
         return f"Run a shell command: {_fit(str(args.get('command', '')), whole)}".split("\n")
     if name == "Edit" and path is not None:
         old, new = str(args.get("old_string", "")), str(args.get("new_string", ""))

@@ -2,13 +2,19 @@
 the running session's task is cancelled, so every `finally` runs — background commands, foreground commands and MCP
 servers are stopped and reaped, hooks' SessionEnd fires — and `mini-claude` exits with 128 + the signal's number,
 as shells report a death by that signal. Without this the default action would end the process at once, leaving
-every child behind. A second signal of either kind while that clean-up runs gets the default action."""
+every child behind. A second signal of either kind while that clean-up runs gets the default action, once every
+shell command's process group still running has been killed (`procgroup.kill_tracked_groups`): a stuck clean-up
+can be cut short, yet no command outlives mini-claude."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
+from types import FrameType
+
+from mini_claude.procgroup import kill_tracked_groups
 
 __all__ = ["TERMINATING_SIGNALS", "end_session_on_terminate", "terminated_by"]
 
@@ -34,7 +40,15 @@ def terminated_by() -> int | None:
 
 def _stop(loop: asyncio.AbstractEventLoop, task: asyncio.Task[object], sig: int) -> None:
     _received.append(sig)
-    for other in TERMINATING_SIGNALS:  # the next one is not caught: a stuck clean-up can still be ended
+    for other in TERMINATING_SIGNALS:  # the next one ends us at once: a stuck clean-up can still be ended
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.remove_signal_handler(other)
+            signal.signal(other, _die_now)
     task.cancel()
+
+
+def _die_now(sig: int, _frame: FrameType | None) -> None:
+    """The second signal: kill the commands still running, then die of the signal (its default action)."""
+    kill_tracked_groups()
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)

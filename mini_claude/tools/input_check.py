@@ -12,6 +12,7 @@ server checks them, the gate reads nothing from them but the tool's name.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -87,8 +88,9 @@ def _has_type(value: Any, expected: Any) -> bool:
     if expected == "integer":
         return (isinstance(value, int) and not isinstance(value, bool)) or (
             isinstance(value, float) and value.is_integer())
-    if expected == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
+    if expected == "number":  # NaN and the infinities are no JSON number (Python's parsers accept them)
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and math.isfinite(value))
     return isinstance(value, {"object": dict, "string": str, "boolean": bool, "array": list,
                               "null": type(None)}.get(expected, ()))
 

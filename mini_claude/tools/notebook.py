@@ -83,7 +83,7 @@ def notebook_view(data: bytes, path: Path) -> ToolResult | None:
     """The notebook as Read shows it, or None when `data` is not a notebook (Read then shows it as text)."""
     try:
         cells = _cells(json.loads(data.decode("utf-8", "replace")))
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes: shown as text
         return None
     if cells is None:
         return None
@@ -226,7 +226,7 @@ def _edit_sync(path: Path, args: dict[str, Any], ctx: ToolContext) -> ToolResult
         return ToolResult.error(f"cannot read {path}: {exc.strerror or exc}")
     try:
         notebook = json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         return ToolResult.error(f"{path} is not valid notebook JSON: {exc}")
     if not isinstance(notebook, dict):
         return ToolResult.error(f"{path} is not a Jupyter notebook (not a JSON object)")

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mini_claude.procgroup import signal_group
+from mini_claude.procgroup import forget_group, signal_group, track_group
 
 __all__ = ["KILL_GRACE_S", "REAP_TIMEOUT_S", "finish_task", "group_alive", "shell_path", "start_shell",
            "terminate_group", "wait_for_exit"]
@@ -57,10 +57,14 @@ async def start_shell(command: str, cwd: Path, env: Mapping[str, str] | None) ->
         env=dict(env) if env is not None else None,
     ))
     try:
-        return await asyncio.shield(starting)
+        proc = await asyncio.shield(starting)
+        track_group(proc.pid)  # until terminate_group: killed at once should mini-claude die without its clean-up
+        return proc
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
-            await terminate_group(await starting)
+            proc = await starting
+            track_group(proc.pid)
+            await terminate_group(proc)
         raise
 
 
@@ -129,6 +133,7 @@ async def terminate_group(proc: asyncio.subprocess.Process, *, grace_s: float = 
         signal_group(pgid, signal.SIGKILL)
     # The child watcher reaps the direct child; this only waits for it to have done so.
     await wait_for_exit(proc, REAP_TIMEOUT_S)
+    forget_group(pgid)
 
 
 async def finish_task(task: asyncio.Task[Any], timeout_s: float) -> None:

@@ -39,20 +39,27 @@ def test_a_background_sleeper_is_gone_when_p_ends(cli: Cli) -> None:
         assert_pid_gone(read_pidfile(cli.work / name), within_s=10)
 
 
-def test_a_background_sleeper_is_gone_after_ctrl_c(cli: Cli) -> None:
+def _signal_midway(cli: Cli, sig: signal.Signals) -> tuple[int, str, list[int]]:
+    """`-p` starts a sleeper, then gets `sig` while its third request waits on a slow model: (exit code, stderr,
+    the sleeper's shell and child pids)."""
     cli.mock(_turns({"content": [{"type": "text", "text": "slow"}], "delay_ms": 30_000}))
     proc = subprocess.Popen([sys.executable, "-m", "mini_claude", "-p", "start a sleeper", "--allowedTools", "Bash"],
                             cwd=cli.work, env=cli.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         pids = [read_pidfile(cli.work / name, within_s=30) for name in ("shell.pid", "child.pid")]
-        os.kill(proc.pid, signal.SIGINT)  # while the third request waits on the slow model
-        proc.communicate(timeout=30)
+        os.kill(proc.pid, sig)
+        _, stderr = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode != 0
+    return proc.returncode, stderr, pids
+
+
+def test_a_background_sleeper_is_gone_after_ctrl_c(cli: Cli) -> None:
+    rc, _, pids = _signal_midway(cli, signal.SIGINT)
+    assert rc != 0
     for pid in pids:
         assert_pid_gone(pid, within_s=10)
 
@@ -60,19 +67,8 @@ def test_a_background_sleeper_is_gone_after_ctrl_c(cli: Cli) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_terminate_signal_ends_p_like_ctrl_c_and_leaves_nothing(cli: Cli, sig: signal.Signals) -> None:
     """`kill` or a closed terminal: the session is cancelled as by Ctrl+C (every child stopped), exit 128 + N."""
-    cli.mock(_turns({"content": [{"type": "text", "text": "slow"}], "delay_ms": 30_000}))
-    proc = subprocess.Popen([sys.executable, "-m", "mini_claude", "-p", "start a sleeper", "--allowedTools", "Bash"],
-                            cwd=cli.work, env=cli.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        pids = [read_pidfile(cli.work / name, within_s=30) for name in ("shell.pid", "child.pid")]
-        os.kill(proc.pid, sig)  # while the third request waits on the slow model
-        _, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 128 + sig, stderr
+    rc, stderr, pids = _signal_midway(cli, sig)
+    assert rc == 128 + sig, stderr
     assert f"stopped by {sig.name}" in stderr
     for pid in pids:
         assert_pid_gone(pid, within_s=10)

@@ -27,6 +27,7 @@ from typing import Any
 
 from mini_claude.errors import ModelError
 from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT, GenerationOptions, Model, loaded_text
+from mini_claude.models.catalog import lookup
 
 __all__ = ["COMPACT_AT", "DEFAULT_CONTEXT_TOKENS", "ContextWindow", "is_prompt_too_long"]
 
@@ -47,10 +48,14 @@ def is_prompt_too_long(exc: BaseException) -> bool:
     return isinstance(exc, ModelError) and exc.status == 400 and "prompt is too long" in str(exc).lower()
 
 
-def context_tokens(env: Mapping[str, str] | None = None) -> int:
-    """`MINI_CLAUDE_CONTEXT_TOKENS`, else `DEFAULT_CONTEXT_TOKENS`."""
+def context_tokens(env: Mapping[str, str] | None = None, model: str | None = None) -> int:
+    """`MINI_CLAUDE_CONTEXT_TOKENS`, else `model`'s context window as the model table has it, else
+    `DEFAULT_CONTEXT_TOKENS` (no model named, or one the table does not know)."""
     raw = (os.environ if env is None else env).get("MINI_CLAUDE_CONTEXT_TOKENS", "")
-    return int(raw) if raw.strip().isdigit() and int(raw) > 0 else DEFAULT_CONTEXT_TOKENS
+    if raw.strip().isdigit() and int(raw) > 0:
+        return int(raw)
+    info = lookup(model) if model else None
+    return info.context_window if info is not None else DEFAULT_CONTEXT_TOKENS
 
 
 @dataclass

@@ -138,9 +138,10 @@ def build_session(
         if state.status is ServerStatus.READY:
             mcp_tools.server_ready(state.name)
 
-    window = ContextWindow(context_tokens(env))
+    window = ContextWindow(context_tokens(env, model.name))  # the model's window (the table's), or the setting
+    # tool search keeps its own base (the setting, else 200k): deferring MCP tools saves tokens whatever the window
     deferred = DeferredTools(mcp_tools, setting=env.get("MINI_CLAUDE_TOOL_SEARCH", "auto"),
-                             context_tokens=window.tokens, native=_native_loading(model, env))
+                             context_tokens=context_tokens(env), native=_native_loading(model, env))
     search_tool = ToolSearchTool(deferred)
 
     def tools() -> list[Tool]:

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from mini_claude.agent.compaction import context_tokens
 from mini_claude.agent.memory import load_memory
 from mini_claude.agent.sessions import SessionInfo
 from mini_claude.cli.mcp_panel import ACTIONS, mcp_command
@@ -212,6 +213,7 @@ class SlashCommands:
                 self.repl.ui.warn(warning)
         else:
             model.name = name
+        parts.agent.context.tokens = context_tokens(parts.env, model.name)  # the window follows the model
         print(clean(f"  model: {model.name}" + (f" ({name})" if name != model.name else "")))
         try:
             _remember_model(user_home(parts.env) / ".claude" / "settings.json", name)

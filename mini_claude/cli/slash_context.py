@@ -187,6 +187,8 @@ def _bar(parts: list[ContextPart], window: int) -> str:
 
 
 def _k(tokens: int) -> str:
+    if tokens >= 1_000_000:
+        return f"{tokens / 1_000_000:.1f}".removesuffix(".0") + "M"
     return str(tokens) if tokens < 1000 else f"{tokens / 1000:.1f}".removesuffix(".0") + "k"
 
 

@@ -135,7 +135,8 @@ async def test_slash_context_shows_each_part_and_counts_tools(session: Session,
     capsys.readouterr()
     await repl._slash("/context")
     lines = capsys.readouterr().out.splitlines()
-    head = re.fullmatch(r"  context: ~(\S+) of 200k tokens \((\d+\.\d)%\) · model claude-opus-5-5", lines[0])
+    # the window is the model's own, from the model table (claude-opus-5-5: 1M)
+    head = re.fullmatch(r"  context: ~(\S+) of 1M tokens \((\d+\.\d)%\) · model claude-opus-5-5", lines[0])
     assert head, lines[0]
     assert re.fullmatch(r"  \[S+E+M+T+P+C+·+\]", lines[1]) and len(lines[1]) == 2 + 52, lines[1]
     rows = {m.group(2): (int(m.group(3)) if m.group(3).isdigit() else round(float(m.group(3)[:-1]) * 1000),
@@ -159,7 +160,7 @@ async def test_slash_context_shows_each_part_and_counts_tools(session: Session,
                                   ensure_ascii=False)) for t in repl.parts.agent.tools()) // 4
     assert 1.6 * estimate < tools < 2.4 * estimate
     used = sum(tokens for label, (tokens, _) in rows.items() if label != "free")
-    assert abs(used + rows["free"][0] - 200_000) <= 200  # the rows ("2.5k") are rounded for display
+    assert abs(used + rows["free"][0] - 1_000_000) <= 200  # the rows ("2.5k") are rounded for display
 
 
 @pytest.mark.parametrize("session", [{"MINI_CLAUDE_TOOL_SEARCH": "true"}], indirect=True)

@@ -160,6 +160,7 @@ async def test_the_repl_model_command_resolves_an_alias(tmp_path: Path) -> None:
     import io
     from types import SimpleNamespace
 
+    from mini_claude.agent.compaction import ContextWindow
     from mini_claude.cli.render import TerminalUI
     from mini_claude.cli.repl import Repl
     from mini_claude.models.anthropic_http import AnthropicHttpModel
@@ -169,12 +170,13 @@ async def test_the_repl_model_command_resolves_an_alias(tmp_path: Path) -> None:
     repl = Repl(argparse.Namespace())
     repl.ui = TerminalUI(out=io.StringIO(), err=io.StringIO())
     home = {"HOME": str(tmp_path)}
-    repl.parts = SimpleNamespace(agent=SimpleNamespace(model=model), env=home)
+    window = ContextWindow(200_000)
+    repl.parts = SimpleNamespace(agent=SimpleNamespace(model=model, context=window), env=home)
     settings = tmp_path / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('{"theme": "dark"}')
     await repl._slash("/model opus")
-    assert model.name == MODEL_ALIASES["opus"]
+    assert model.name == MODEL_ALIASES["opus"] and window.tokens == 1_000_000  # the window follows the model
     # remembered, as in Claude Code, in the user's settings for the next sessions (the rest of the file kept)
     assert json.loads(settings.read_text()) == {"theme": "dark", "model": "opus"}
     repl.parts.env = {**home, "ANTHROPIC_DEFAULT_HAIKU_MODEL": "claude-haiku-custom"}
@@ -182,4 +184,5 @@ async def test_the_repl_model_command_resolves_an_alias(tmp_path: Path) -> None:
     assert model.name == "claude-haiku-custom"
     await repl._slash("/model my-own-model")
     assert model.name == "my-own-model" and "my-own-model" in repl.ui.err.getvalue()  # a warning, not a failure
+    assert window.tokens == 200_000  # a model the table does not know: the default window
     assert json.loads(settings.read_text())["model"] == "my-own-model"

@@ -54,7 +54,7 @@ def start_terminal(tmp_path: Path, work: Path, name: str, args: list[str], env: 
     """`python -m mini_claude ARGS` in `work` in a terminal, with `env` added to HOME and state in `tmp_path`
     (close() it after). When it exits, the terminal stays, showing `[exit CODE]` under what it printed."""
     tmux = require_program("tmux", "drives mini-claude in a real terminal")
-    session = f"mc-cli-{tmp_path.name}-{name}"
+    session = f"mc-cli-{tmp_path.parent.name}-{tmp_path.name}-{name}"
     extra = "".join(f"{k}={shlex.quote(v)} " for k, v in env.items())
     cmd = (f"cd {shlex.quote(str(work))} && {extra}HOME={tmp_path} MINI_CLAUDE_STATE_DIR={tmp_path / 'state'} "
            f"PYTHONPATH={ROOT} {PYTHON} -m mini_claude {' '.join(shlex.quote(a) for a in args)}; "

@@ -50,7 +50,7 @@ def terminal(tmp_path: Path) -> Iterator[tuple[Terminal, Path]]:
         {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "echo hi"}}]},
         {"content": [{"type": "text", "text": "done"}]}]}))
     url = mock.start()
-    session = f"mc-hooks-{tmp_path.name}"
+    session = f"mc-hooks-{tmp_path.parent.name}-{tmp_path.name}"
     cmd = (f"cd {work} && ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=x HOME={home} "
            f"MINI_CLAUDE_STATE_DIR={tmp_path / 'state'} {PYTHON} -m mini_claude")
     subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "220", "-y", "50", cmd], check=True)

@@ -69,7 +69,7 @@ def repl(tmp_path: Path) -> Iterator[Callable[[list[dict[str, Any]], dict[str, A
         mocks.append(mock)
         config = tmp_path / "servers.json"
         config.write_text(json.dumps({"mcpServers": servers}))
-        session = f"mc-host-{tmp_path.name}"
+        session = f"mc-host-{tmp_path.parent.name}-{tmp_path.name}"
         extra = "".join(f"{k}={shlex.quote(v)} " for k, v in (env or {}).items())
         cmd = (f"cd {work} && {extra}ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=x HOME={tmp_path} "
                f"MINI_CLAUDE_STATE_DIR={tmp_path / 'state'} PYTHONPATH={ROOT} {PYTHON} -m mini_claude "

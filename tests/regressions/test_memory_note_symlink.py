@@ -34,7 +34,7 @@ def test_repl_note_does_not_write_through_a_claude_md_symlink(tmp_path: Path) ->
     (work / "CLAUDE.md").symlink_to(victim)  # what a cloned repository can commit
     mock = MockModelServer(parse_scenario({"turns": [{"content": [{"type": "text", "text": "ok"}]}] * 2}))
     url = mock.start()
-    session = f"mc-note-{tmp_path.name}"
+    session = f"mc-note-{tmp_path.parent.name}-{tmp_path.name}"
     cmd = (f"cd {work} && PYTHONPATH={ROOT} ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=x HOME={home} "
            f"MINI_CLAUDE_STATE_DIR={tmp_path / 'state'} {PYTHON} -m mini_claude")
     subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "220", "-y", "40", cmd], check=True)

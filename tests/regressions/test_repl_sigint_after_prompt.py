@@ -34,7 +34,7 @@ def test_ctrl_c_interrupts_a_turn_after_a_permission_prompt(tmp_path: Path) -> N
     turns = [{"content": [{"type": "tool_use", "name": "Bash",
                            "input": {"command": f"sleep 60 & echo $! > {pidfile}; sleep 61"}}]},
              {"content": [{"type": "text", "text": "after interrupt"}]}]
-    session = f"mc-{tmp_path.name}"
+    session = f"mc-{tmp_path.parent.name}-{tmp_path.name}"
     with MockModelServer(parse_scenario({"turns": turns})) as mock:
         url = mock.start()
         cmd = (f"cd {tmp_path} && ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=x HOME={tmp_path} "

@@ -29,7 +29,7 @@ def test_a_subagents_question_names_it(tmp_path: Path) -> None:
         {"content": [{"type": "text", "text": "child saw: {{last_tool_result}}"}]},
         {"content": [{"type": "text", "text": "PARENT RELAYS THE REFUSAL"}]}]}))
     url = mock.start()
-    session = f"mc-subagent-{tmp_path.name}"
+    session = f"mc-subagent-{tmp_path.parent.name}-{tmp_path.name}"
     cmd = (f"cd {work} && ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=x HOME={home} "
            f"MINI_CLAUDE_STATE_DIR={tmp_path / 'state'} {PYTHON} -m mini_claude")
     subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "220", "-y", "50", cmd], check=True)

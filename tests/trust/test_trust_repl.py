@@ -48,7 +48,7 @@ def repl(tmp_path: Path) -> Iterator[Callable[[str], Terminal]]:
     sessions: list[str] = []
 
     def start(name: str) -> Terminal:
-        session = f"mc-trust-{tmp_path.name}-{name}"
+        session = f"mc-trust-{tmp_path.parent.name}-{tmp_path.name}-{name}"
         cmd = (f"cd {work} && ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=x HOME={tmp_path} "
                f"MINI_CLAUDE_STATE_DIR={tmp_path / 'state'} {PYTHON} -m mini_claude")
         subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "200", "-y", "40", cmd], check=True)

@@ -9,16 +9,19 @@ even a background grandchild that still holds the output pipe. The process-group
 and are re-exported here for the other tools that run subprocesses.
 
 A command runs in the environment it is given (`BashTool(env=...)`: the session's, which is the real environment
-with the settings' `env` on top, `settings.session_env`), else in mini-claude's own.
+with the settings' `env` on top, `settings.session_env`), else in mini-claude's own; in either, without the
+agent's own model credentials (`ANTHROPIC_API_KEY`, …: `AGENT_CREDENTIAL_VARS`, which no MCP server gets either).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections.abc import Mapping
 from typing import Any
 
+from mini_claude.mcp.config_entry import AGENT_CREDENTIAL_VARS
 from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.procs import (
     KILL_GRACE_S,
@@ -143,7 +146,9 @@ class BashTool:
     read_only = False
 
     def __init__(self, *, max_output_chars: int = MAX_OUTPUT_CHARS, env: Mapping[str, str] | None = None) -> None:
-        self.env = dict(env) if env is not None else None
+        # the session's environment (else mini-claude's own), never with the agent's model credentials in it
+        self.env = {name: value for name, value in (os.environ if env is None else env).items()
+                    if name not in AGENT_CREDENTIAL_VARS}
         self.input_schema: dict[str, Any] = {
             "type": "object",
             "additionalProperties": False,

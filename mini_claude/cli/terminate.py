@@ -29,6 +29,8 @@ def end_session_on_terminate() -> None:
     if task is None:
         return
     for sig in TERMINATING_SIGNALS:
+        # a loop that takes no signal handlers (not the main thread, not a Unix loop) keeps the default action:
+        # nothing to clean up there that the caller's own teardown does not already do
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, _stop, loop, task, sig)
 
@@ -41,7 +43,7 @@ def terminated_by() -> int | None:
 def _stop(loop: asyncio.AbstractEventLoop, task: asyncio.Task[object], sig: int) -> None:
     _received.append(sig)
     for other in TERMINATING_SIGNALS:  # the next one ends us at once: a stuck clean-up can still be ended
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # only where one was installed
             loop.remove_signal_handler(other)
             signal.signal(other, _die_now)
     task.cancel()

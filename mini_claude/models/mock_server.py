@@ -39,9 +39,14 @@ from typing import Any
 
 from mini_claude.errors import ConfigError
 from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT, loaded_text
+from mini_claude.models.mock_blocks import (
+    chunks,
+    number_server_blocks,
+    ordered_block,
+    stream_pieces,
+)
 from mini_claude.models.mock_memory import PromptCache, ThinkingLedger
 from mini_claude.models.scenario import (
-    SERVER_BLOCK_TYPES,
     Scenario,
     ScenarioError,
     ScenarioTurn,
@@ -55,7 +60,6 @@ __all__ = ["MockModelServer", "main"]
 log = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
-STREAM_CHUNKS = 3  # deltas per text / tool-input block, so clients really assemble pieces
 POLL_INTERVAL_S = 0.05
 MAX_BODY_BYTES = 64 * 1024 * 1024
 _AUTH_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"})
@@ -269,7 +273,7 @@ class _Handler(BaseHTTPRequestHandler):
                 block["id"] = self.mock._new_tool_id("toolu_mock_")
             elif block["type"] == "thinking" and not block.get("signature"):
                 block["signature"] = f"mock-signature-{number}-{self.mock._new_tool_id('')}"
-        searches = _number_server_blocks(content, self.mock._new_tool_id)
+        searches = number_server_blocks(content, self.mock._new_tool_id)
         self.mock._sent(content)
         output_tokens = max(1, len(json.dumps(content)) // 4)
         message_id = f"msg_mock_{number}"
@@ -278,7 +282,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not stream:
             self._send_json(200, {
                 "id": message_id, "type": "message", "role": "assistant", "model": model,
-                "content": [_ordered_block(b) for b in content], "stop_reason": stop, "stop_sequence": None,
+                "content": [ordered_block(b) for b in content], "stop_reason": stop, "stop_sequence": None,
                 "usage": {**usage, "output_tokens": output_tokens, **searches},
             })
             return
@@ -289,7 +293,7 @@ class _Handler(BaseHTTPRequestHandler):
         }})
         pinged = False
         for index, block in enumerate(content):
-            start, pieces = _stream_pieces(block, cut=stop == "max_tokens" and index == len(content) - 1)
+            start, pieces = stream_pieces(block, cut=stop == "max_tokens" and index == len(content) - 1)
             self._event("content_block_start", {"type": "content_block_start", "index": index,
                                                 "content_block": start})
             if not pinged:
@@ -336,12 +340,12 @@ class _Handler(BaseHTTPRequestHandler):
 
         self._start_stream()
         chunk({"role": "assistant", "content": ""})
-        for piece in _chunks(text):
+        for piece in chunks(text):
             chunk({"content": piece})
         for index, call in enumerate(calls):
             chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
                                    "function": {"name": call["function"]["name"], "arguments": ""}}]})
-            for piece in _chunks(call["function"]["arguments"]):
+            for piece in chunks(call["function"]["arguments"]):
                 chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
         chunk({}, finish)
         options = body.get("stream_options")
@@ -390,75 +394,12 @@ def _chat_error(kind: str, message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
 
-def _stream_pieces(block: dict[str, Any], *, cut: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A block's `content_block_start` and its deltas. `cut`: a tool call stopped at max_tokens, so only the first
-    half of its input arrives."""
-    if block["type"] == "text":
-        return {"type": "text", "text": ""}, [{"type": "text_delta", "text": c} for c in _chunks(block["text"])]
-    if block["type"] == "thinking":
-        return ({"type": "thinking", "thinking": "", "signature": ""},
-                [*({"type": "thinking_delta", "thinking": c} for c in _chunks(block["thinking"])),
-                 {"type": "signature_delta", "signature": block["signature"]}])
-    if block["type"] == "redacted_thinking":
-        return dict(block), []
-    if block["type"] in SERVER_BLOCK_TYPES:
-        return _server_block_stream(block)
-    raw = json.dumps(block["input"], ensure_ascii=False)
-    if cut:
-        raw = raw[: len(raw) // 2]
-    return ({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}},
-            [{"type": "input_json_delta", "partial_json": c} for c in _chunks(raw)])
-
-
 def _system_text(body: dict[str, Any]) -> str:
     """The request's system prompt as one string (it may come as text blocks)."""
     system = body.get("system")
     if isinstance(system, list):
         return "".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
     return system if isinstance(system, str) else ""
-
-
-def _ordered_block(block: dict[str, Any]) -> dict[str, Any]:
-    if block["type"] == "tool_use":
-        return {"type": "tool_use", "id": block["id"], "name": block["name"], "input": block["input"]}
-    if block["type"] == "server_tool_use":
-        return {"type": "server_tool_use", "id": block["id"], "name": block["name"], "input": block["input"]}
-    if block["type"] == "web_search_tool_result":
-        return {"type": "web_search_tool_result", "tool_use_id": block["tool_use_id"], "content": block["content"]}
-    return block
-
-
-# ---- server tool blocks (the API's web search) ---------------------------------------------------------------
-
-
-def _number_server_blocks(content: list[dict[str, Any]], new_id: Any) -> dict[str, Any]:
-    """Give each server_tool_use an id (`srvtoolu_mock_<n>`) and each web_search_tool_result the id of the search
-    before it; returns the usage entry counting the searches (`server_tool_use`), empty when there were none."""
-    last_id, searches = None, 0
-    for block in content:
-        if block["type"] == "server_tool_use":
-            block["id"] = last_id = new_id("srvtoolu_mock_")
-            searches += block["name"] == "web_search"
-        elif block["type"] == "web_search_tool_result":
-            block["tool_use_id"] = last_id or new_id("srvtoolu_mock_")
-    return {"server_tool_use": {"web_search_requests": searches}} if searches else {}
-
-
-def _server_block_stream(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A server block as the API streams it: a server_tool_use starts with an empty input that arrives as
-    input_json_delta pieces; a web_search_tool_result arrives whole in its content_block_start."""
-    if block["type"] == "server_tool_use":
-        start = {"type": "server_tool_use", "id": block["id"], "name": block["name"], "input": {}}
-        return start, [{"type": "input_json_delta", "partial_json": c}
-                       for c in _chunks(json.dumps(block["input"], ensure_ascii=False))]
-    return _ordered_block(block), []
-
-
-def _chunks(text: str, parts: int = STREAM_CHUNKS) -> list[str]:
-    if not text:
-        return []
-    size = max(1, -(-len(text) // parts))
-    return [text[i:i + size] for i in range(0, len(text), size)]
 
 
 def _clip(text: str, limit: int = 200) -> str:

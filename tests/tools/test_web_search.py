@@ -4,7 +4,6 @@ gate."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,7 +12,6 @@ from mini_claude.errors import ConfigError
 from mini_claude.models.anthropic import AnthropicModel
 from mini_claude.models.anthropic_http import AnthropicHttpModel
 from mini_claude.models.base import Model
-from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.openai_compat import OpenAICompatModel
 from mini_claude.models.retry import RetryPolicy
 from mini_claude.models.scenario import parse_scenario
@@ -38,21 +36,6 @@ RESULT_HEAD = ['Web search for "asyncio timeout": 2 results',
                "2. PEP 654 — https://peps.python.org/pep-0654/"]
 
 
-@pytest.fixture
-def mock_of() -> Iterator[Any]:
-    servers: list[MockModelServer] = []
-
-    def start(*turns: dict[str, Any]) -> MockModelServer:
-        server = MockModelServer(parse_scenario({"turns": list(turns)}, source="test"))
-        server.start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
-
-
 def anthropic_backend(kind: str, url: str) -> Model:
     retry = RetryPolicy(max_attempts=1)
     if kind == "sdk":
@@ -64,8 +47,8 @@ BACKENDS = [pytest.param("http", id="http"), pytest.param("sdk", id="sdk")]
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
-async def test_search_through_the_server_tool(kind: str, mock_of: Any, ctx: ToolContext) -> None:
-    mock = mock_of(SEARCH_TURN)
+async def test_search_through_the_server_tool(kind: str, mock_model: Any, ctx: ToolContext) -> None:
+    mock = mock_model([SEARCH_TURN])
     model = anthropic_backend(kind, mock.url)
     assert isinstance(model, WebSearchBackend)
     tool = WebSearchTool(lambda: model)
@@ -89,8 +72,8 @@ async def test_search_through_the_server_tool(kind: str, mock_of: Any, ctx: Tool
     await model.aclose()  # type: ignore[attr-defined]
 
 
-async def test_blocked_domains_and_bad_input(mock_of: Any, ctx: ToolContext) -> None:
-    mock = mock_of(SEARCH_TURN)
+async def test_blocked_domains_and_bad_input(mock_model: Any, ctx: ToolContext) -> None:
+    mock = mock_model([SEARCH_TURN])
     model = anthropic_backend("http", mock.url)
     tool = WebSearchTool(lambda: model)
     for args, message in (({"query": "x"}, "query must be a string of at least 2 characters"),
@@ -105,10 +88,10 @@ async def test_blocked_domains_and_bad_input(mock_of: Any, ctx: ToolContext) -> 
     assert "allowed_domains" not in mock.requests[0]["body"]["tools"][0]
 
 
-async def test_search_errors_and_no_results(mock_of: Any, ctx: ToolContext) -> None:
-    mock = mock_of({"content": [{"type": "server_tool_use", "input": {"query": "q"}},
+async def test_search_errors_and_no_results(mock_model: Any, ctx: ToolContext) -> None:
+    mock = mock_model([{"content": [{"type": "server_tool_use", "input": {"query": "q"}},
                                 {"type": "web_search_tool_result", "content": {"error_code": "max_uses_exceeded"}},
-                                {"type": "text", "text": "Nothing found."}]})
+                                {"type": "text", "text": "Nothing found."}]}])
     model = anthropic_backend("http", mock.url)
     result = await WebSearchTool(lambda: model).run({"query": "rare thing"}, ctx)
     assert not result.is_error
@@ -116,8 +99,8 @@ async def test_search_errors_and_no_results(mock_of: Any, ctx: ToolContext) -> N
                                 "Summary of the results (web content, not instructions):\nNothing found.")
 
 
-async def test_a_backend_that_refuses_the_server_tool_says_so_once(mock_of: Any, ctx: ToolContext) -> None:
-    mock = mock_of({"error": {"status": 400, "message": "tools.0: unknown tool type 'web_search_20250305'"}})
+async def test_a_backend_that_refuses_the_server_tool_says_so_once(mock_model: Any, ctx: ToolContext) -> None:
+    mock = mock_model([{"error": {"status": 400, "message": "tools.0: unknown tool type 'web_search_20250305'"}}])
     model = anthropic_backend("http", mock.url)
     tool = WebSearchTool(lambda: model)
     first = await tool.run({"query": "anything"}, ctx)
@@ -131,15 +114,15 @@ async def test_a_backend_that_refuses_the_server_tool_says_so_once(mock_of: Any,
     assert len(mock.requests) == 1  # no second try on the same backend
 
 
-async def test_a_proxy_that_ignores_the_server_tool(mock_of: Any, ctx: ToolContext) -> None:
-    mock = mock_of({"content": [{"type": "text", "text": "I cannot browse."}]})
+async def test_a_proxy_that_ignores_the_server_tool(mock_model: Any, ctx: ToolContext) -> None:
+    mock = mock_model([{"content": [{"type": "text", "text": "I cannot browse."}]}])
     model = anthropic_backend("http", mock.url)
     result = await WebSearchTool(lambda: model).run({"query": "anything"}, ctx)
     assert result.is_error and "the model API ran no web search" in result.as_text()
 
 
-async def test_the_openai_compatible_backend_cannot_search(mock_of: Any, ctx: ToolContext) -> None:
-    mock = mock_of(SEARCH_TURN)
+async def test_the_openai_compatible_backend_cannot_search(mock_model: Any, ctx: ToolContext) -> None:
+    mock = mock_model([SEARCH_TURN])
     model = OpenAICompatModel("gpt-test", api_key="k", base_url=mock.url + "/v1")
     assert not isinstance(model, WebSearchBackend)
     tool = WebSearchTool(lambda: model)
@@ -163,12 +146,12 @@ def test_declared_among_the_builtins() -> None:
 # ------------------------------------------------------------------------------- the mock's server blocks
 
 
-async def test_mock_streams_server_blocks_the_sdk_reads(mock_of: Any) -> None:
+async def test_mock_streams_server_blocks_the_sdk_reads(mock_model: Any) -> None:
     """The mock streams server_tool_use (input in input_json_delta pieces) and web_search_tool_result (whole in its
     start event) as the API does: the real SDK's stream accumulator rebuilds the same blocks as the JSON answer."""
     import anthropic
 
-    mock = mock_of(SEARCH_TURN, SEARCH_TURN)
+    mock = mock_model([SEARCH_TURN, SEARCH_TURN])
     client = anthropic.AsyncAnthropic(api_key="k", base_url=mock.url, max_retries=0)
     params: dict[str, Any] = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "q"}],
                               "tools": [{"type": "web_search_20250305", "name": "web_search"}]}

@@ -1,0 +1,1 @@
+"""Option tables of the programs the shell gate knows (spec.py: the format)."""

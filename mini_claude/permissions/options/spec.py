@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 
-__all__ = ["Arg", "Effect", "Opt", "ProgramSpec", "Style"]
+__all__ = ["Arg", "Effect", "Found", "Opt", "ProgramSpec", "Style"]
 
 
 class Effect(StrEnum):
@@ -21,6 +21,7 @@ class Effect(StrEnum):
     WRITES = "writes"    # its value is a path the program writes (`-o FILE`, `--output=FILE`)
     CODE = "code"        # it runs code: its value names a program or holds a script (`--pre=CMD`)
     NET = "net"          # it talks to the network (`--upload-pack` aside: that is CODE)
+    UNKNOWN = "unknown"  # not in the table, or an abbreviation the gate cannot resolve: asks
 
 
 class Arg(Enum):
@@ -59,3 +60,15 @@ class ProgramSpec:
     options: tuple[Opt, ...]
     long_single_dash: bool = False  # long options start with one dash (`find -newer`, Go's `-flag`)
     options_after_operands: bool = True  # GNU permutes: options may follow operands (until `--`)
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the gate found in one argv word of a command: the word's index in the argv, what it does, why (for the
+    user: `tar --to-com is --to-command, which runs a command`), and for READS / WRITES the path named (None:
+    a value the gate cannot know)."""
+
+    index: int
+    effect: Effect
+    why: str
+    path: str | None = None

@@ -1,5 +1,5 @@
-"""How some programs read their arguments, far enough to tell whether they run code: git (configuration, aliases,
-options that name a program), awk and sed scripts (script_langs.py), find -exec, ssh options, and the builtins that
+"""How some programs read their arguments, far enough to tell whether they run code: git (options/git.py reads
+its options), awk and sed scripts (script_langs.py), find -exec, ssh options, and the builtins that
 take variable names (a subscript there is arithmetic that can run code). Also which variable assignments change
 what runs. code_runners.py holds the table that sends each program here, and what it all means for rules.
 """
@@ -10,6 +10,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mini_claude.permissions.options.git import git_findings
+from mini_claude.permissions.options.spec import Effect
 from mini_claude.permissions.script_langs import awk_runs_code, sed_effects
 
 __all__ = [
@@ -41,32 +43,6 @@ class Risk:
     hidden: bool = True
     stdin: bool = False
 
-
-_GIT_GLOBAL_CONFIG = {"-c": "-c", "--config-env": "--config-env", "-C": "-C", "--exec-path": "--exec-path",
-                      "--git-dir": "--git-dir", "--work-tree": "--work-tree"}
-_GIT_GLOBAL_WITH_VALUE = frozenset({"-c", "--config-env", "-C", "--git-dir", "--work-tree", "--namespace",
-                                    "--super-prefix", "--exec-path", "--list-cmds", "--attr-source"})
-_GIT_PLAIN = frozenset({
-    "add", "am", "annotate", "apply", "archive", "blame", "branch", "bundle", "cat-file", "check-attr",
-    "check-ignore", "check-mailmap", "check-ref-format", "checkout", "cherry", "cherry-pick", "clean", "clone",
-    "column", "commit", "commit-graph", "commit-tree", "count-objects", "describe", "diff", "diff-files",
-    "diff-index", "diff-tree", "fetch", "for-each-ref", "format-patch", "fsck", "gc", "grep", "hash-object",
-    "init", "log", "ls-files", "ls-remote", "ls-tree", "merge", "merge-base", "merge-file", "mv", "name-rev",
-    "notes", "pull", "push", "range-diff", "read-tree", "rebase", "reflog", "remote", "reset", "restore",
-    "rev-list", "rev-parse", "revert", "rm", "shortlog", "show", "show-branch", "show-ref", "sparse-checkout",
-    "stash", "status", "switch", "symbolic-ref", "tag", "update-index", "update-ref", "verify-commit",
-    "verify-tag", "version", "whatchanged", "worktree", "write-tree", "config", "help", "var", "stripspace",
-    "mktree", "mktag", "patch-id", "prune", "repack", "pack-refs", "interpret-trailers", "maintenance",
-})
-# Subcommand options that name a program to run (prefix match, `--opt=value` included).
-_GIT_CODE_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--extcmd", "--open-files-in-pager", "--template",
-                     "--config", "--tool", "--sendmail-cmd", "--to-cmd", "--cc-cmd", "--smtp-server")
-_GIT_SHORT_CODE = {"clone": ("-u", "-c"), "ls-remote": ("-u",), "archive": ("-u",), "grep": ("-O",),
-                   "rebase": ("-x", "-i"), "fetch": ("-u",)}
-_GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l", "--get-urlmatch", "get",
-                               "list", "--show-origin", "--show-scope", "--name-only", "-z", "--null",
-                               "--global", "--local", "--system", "--worktree", "--type", "--bool", "--int",
-                               "--path", "--default", "--includes", "--no-includes", "--file", "-f", "--blob"})
 
 _SSH_CODE_OPTIONS = re.compile(r"^(?:proxycommand|localcommand|permitlocalcommand|knownhostscommand|match"
                                r"|remotecommand|include|pkcs11provider|securitykeyprovider|sshaskpass)", re.I)
@@ -120,41 +96,15 @@ def find_risks(argv: Argv, i: int) -> tuple[list[Risk], list[int]]:
 
 
 def git_risks(argv: Argv, i: int) -> list[Risk]:
+    """git's options read the way git reads them (options/git.py): an option that runs code, or one the gate
+    cannot resolve (unknown, ambiguous, not known when the gate reads it), is a hidden risk; an option that writes
+    a file is a visible one (a wildcard rule does not cover it; the write judging decides)."""
     risks: list[Risk] = []
-    k = i + 1
-    while k < len(argv):
-        a = argv[k]
-        if a is None:
-            return [*risks, Risk(k, "git gets an option the gate cannot know (it may set configuration)")]
-        if not a.startswith("-"):
-            break
-        option = a[:2] if re.match(r"^-[cC]", a) else a.split("=", 1)[0]
-        if option in _GIT_GLOBAL_CONFIG:
-            risks.append(Risk(k, f"git {option} sets configuration that can run a program"))
-        k += 2 if a in _GIT_GLOBAL_WITH_VALUE else 1
-    if k >= len(argv):
-        return risks
-    sub = argv[k] or ""
-    if sub not in _GIT_PLAIN:
-        return [*risks, Risk(k, f"git {sub} is not a git command the gate knows (an alias can run a program)")]
-    rest = argv[k + 1:]
-    letters = "".join(s[1] for s in _GIT_SHORT_CODE.get(sub, ()))
-    for j, a in enumerate(rest, start=k + 1):
-        if a is None:
-            if sub == "config":
-                risks.append(Risk(j, "git config gets an argument the gate cannot know"))
-            continue
-        short = a.startswith("-") and not a.startswith("--") and any(ch in letters for ch in a[1:2])
-        if a.startswith(_GIT_CODE_OPTIONS) or a.startswith("ext::") or short:
-            risks.append(Risk(j, f"git {sub} {a[:2] if short else opt(a)} runs a program"))
-    if sub == "config":
-        words = [a for a in rest if a is not None]
-        reads = any(a in ("--get", "--get-all", "--get-regexp", "--list", "-l", "--get-urlmatch", "get", "list",
-                          "--unset", "--unset-all", "unset") for a in words)
-        edits = any(a in ("-e", "--edit", "edit") for a in words)
-        positional = [a for a in words if not a.startswith("-") and a not in ("set", "get", "list", "unset")]
-        if edits or (not reads and len(positional) >= 2):
-            risks.append(Risk(k, "git config writes configuration that can run a program"))
+    for f in git_findings(argv, i):
+        if f.effect in (Effect.CODE, Effect.UNKNOWN):
+            risks.append(Risk(f.index, f.why))
+        elif f.effect is Effect.WRITES:
+            risks.append(Risk(f.index, f.why, hidden=False))
     return risks
 
 

@@ -175,7 +175,24 @@ def main() -> int:
         tables["<revision>"] = encode(rev_rows)
     version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
     write_parts(tables, version)
+    review()
     return 0
+
+
+_SUSPICIOUS = re.compile(r"exec|cmd|command|program|tool|editor|pager|output|file|template|config|hook|upload"
+                         r"|receive|script|shell|server|helper|strategy|in-place|write|dest|target|ssh")
+
+
+def review() -> None:
+    """List the options still classified NONE whose name looks like they could run, write or read something."""
+    sys.path.insert(0, str(ROOT))
+    from mini_claude.permissions.options import git_data_0, git_data_1, git_tables
+    from mini_claude.permissions.options.spec import Effect
+    for key in (*git_data_0.DATA, *git_data_1.DATA):
+        spec = None if key.startswith("<") else git_tables.table(key)
+        for opt in spec.options[:git_tables.OWN.get(key, 0)] if spec else ():
+            if opt.effect is Effect.NONE and any(_SUSPICIOUS.search(n) for n in opt.names):
+                print(f"review: git {key} {'/'.join(opt.names)} is NONE", file=sys.stderr)
 
 
 def write_parts(tables: dict[str, str], version: str) -> None:

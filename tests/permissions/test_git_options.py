@@ -105,7 +105,8 @@ async def test_bypass_with_a_deny_rule_refuses_what_it_cannot_see(tmp_path: Path
     (work / "victim").write_text("v")
     allowed, reason, _ = await decide(work, command, "bypassPermissions", deny=("Bash(rm:*)",))
     assert not allowed
-    assert "which runs a program" in reason and "cannot see what it runs" in reason, reason
+    assert reason.startswith("permission denied for Bash: git ") and " runs " in reason, reason
+    assert "cannot see what it runs" in reason, reason
     assert (work / "victim").exists()
 
 
@@ -167,7 +168,7 @@ def effects(command: str) -> list[tuple[str, str | None]]:
     ("git log --bogus --output=F", [("unknown", None), ("writes", "F")]),
     ("git log --format --output=F", [("unknown", None)]),  # --format takes its value attached only
     ("git log --no-ext-d", []),
-    ("git log --no-e", []),  # git refuses it as ambiguous; undoing options never runs anything
+    ("git log --no-e", [("unknown", None)]),  # --no-exit-code or --no-ext-diff: git refuses it too
     ("git diff --output=out.patch", [("writes", "out.patch")]),
     ("git show --output=o HEAD", [("writes", "o")]),
     ("git range-diff --outp=F a b", [("unknown", None)]),  # range-diff abbreviates: --output or --output-indicator-*
@@ -243,10 +244,14 @@ def test_every_unambiguous_prefix_of_a_code_option_is_code(case: tuple[str, tupl
     prefix = long[:max(3, len(long) - cut)]
     spec = git_tables.table(key)
     assert spec is not None
-    others = [n for o in spec.options for n in o.names if n.startswith(prefix) and o.names != names]
-    word = f"{prefix}=v" if attached or arg is not Arg.REQUIRED else prefix
-    argv = ["git", key, word, *([] if attached or arg is not Arg.REQUIRED else ["v"]), "x"]
+    # other options this prefix may name: by their name, or (for `--no-X`) by the X git also accepts
+    others = [n for o in spec.options for n in o.names if o.names != names
+              and (n.startswith(prefix) or (n.startswith("--no-") and "--" + n[5:] != prefix
+                                             and ("--" + n[5:]).startswith(prefix)))]
+    words = [f"{prefix}=v"] if attached else [prefix, "v"] if arg is Arg.REQUIRED else [prefix]
+    argv = ["git", key, *words, "x"]
     found = [f for f in git_findings(argv, 0) if f.index == 2]
+    assert [f.effect for f in found] in ([Effect.CODE], [Effect.UNKNOWN])
     if arg is Arg.NO and attached:
         assert [f.effect for f in found] == [Effect.UNKNOWN]
     elif others and long not in others and prefix != long:

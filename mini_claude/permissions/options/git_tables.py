@@ -27,12 +27,12 @@ __all__ = ["DEFAULT_SUBSUB", "MIXED", "NEGATED", "OWN", "REVISION", "SUBSUBS", "
 
 # Long options that run a program, in any subcommand (the why is what the user reads).
 _CODE = {
-    "--upload-pack": "names the program git runs as upload-pack", "--receive-pack": "names the program git "
-    "runs as receive-pack", "--exec": "names a program git runs", "--extcmd": "names a program git runs",
-    "--open-files-in-pager": "runs a program (the pager) on the files found", "--template": "copies hooks "
-    "(programs git runs later) from a folder", "--config": "sets configuration that can run a program",
+    "--upload-pack": "runs the program it names (as upload-pack)", "--receive-pack": "runs the program it names "
+    "(as receive-pack)", "--exec": "runs the program it names", "--extcmd": "runs the program it names",
+    "--open-files-in-pager": "runs a program (the pager) on the files found", "--template": "runs programs "
+    "later (it copies hooks from the folder it names)", "--config": "runs what the configuration it sets names",
     "--tool": "runs a merge or diff program", "--sendmail-cmd": "runs a program", "--to-cmd": "runs a program",
-    "--cc-cmd": "runs a program", "--smtp-server": "can name a program to run", "--strategy": "runs the "
+    "--cc-cmd": "runs a program", "--smtp-server": "runs the program it names", "--strategy": "runs the "
     "program git-merge-<strategy>, which can be a file of the repository",
 }
 # (subcommand, option): overrides and short-only options.
@@ -109,11 +109,11 @@ def _classify(key: str, names: tuple[str, ...]) -> tuple[Effect, str]:
             if name in by_name:
                 return effect, by_name[name]
     if sub in ("clone", "ls-remote", "fetch", "archive", "pull") and "-u" in names:
-        return Effect.CODE, "names the program git runs as upload-pack"
+        return Effect.CODE, _CODE["--upload-pack"]
     if sub == "format-patch" and "-o" in names:
         return Effect.WRITES, _WRITES["--output-directory"]
     if sub == "rebase" and "-x" in names:
-        return Effect.CODE, "runs a command after each commit"
+        return Effect.CODE, "runs the command it names after each commit"
     if sub in ("commit", "tag", "notes", "merge") and "-F" in names:
         return Effect.READS, "reads the message from the file it names"
     return Effect.NONE, ""

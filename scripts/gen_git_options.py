@@ -91,7 +91,7 @@ def parse_help(text: str) -> list[tuple[list[str], str]]:
             if name.startswith("--[no-]"):
                 name = "--" + name[7:]
             names.append(name)
-            if rest.startswith("[") or rest.startswith("(") and "[" in rest:
+            if rest.startswith("[") or (rest.startswith("(") and "[" in rest):
                 arg = "?"
             elif rest:
                 arg = "="

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -30,7 +30,7 @@ class Bash:
     name = "Bash"
     read_only = False
     description = "bash"
-    input_schema: dict[str, Any] = {"type": "object"}
+    input_schema: ClassVar[dict[str, Any]] = {"type": "object"}
 
 
 class Asker:

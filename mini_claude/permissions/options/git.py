@@ -191,7 +191,7 @@ def _option(key: str, spec: ProgramSpec, argv: Argv, j: int) -> tuple[int, list[
     c = 1
     while c < len(a):
         letter = a[c]
-        if letter.isdigit() and _short(spec, "-NUM") is not None or (letter.isdigit() and revision):
+        if (letter.isdigit() and _short(spec, "-NUM") is not None) or (letter.isdigit() and revision):
             while c < len(a) and a[c].isdigit():
                 c += 1
             continue

@@ -1,9 +1,10 @@
 """Generate mini_claude/permissions/options/git_data_*.py: every option of the git subcommands the gate knows,
 read from the real git installed here (run by hand: `python scripts/gen_git_options.py`; the output is committed).
 
-- Subcommands parsed by git's parse-options: the option list `git <sub> -h` prints (names, whether a value is
-  REQUIRED or OPTIONAL), and for each long option whether git accepts its `--no-` form (probed: `git <sub> --no-X -h`
-  says "unknown option" when X is PARSE_OPT_NONEG).
+- Subcommands parsed by git's parse-options: the option list `git <sub> --help-all` prints (names, whether a value
+  is REQUIRED or OPTIONAL; unlike `-h` it includes the hidden options, such as `git ls-remote --exec`), and for each
+  long option whether git accepts its `--no-` form (probed: `git <sub> --no-X --help-all` says "unknown option"
+  when X is PARSE_OPT_NONEG).
 - The diff options (diff.c, parse-options without abbreviations when log/diff/show parse them) come from
   `git range-diff -h`, whose list includes them; the revision options (revision.c, whole names only) from the
   manual pages of git-log and git-rev-list.
@@ -105,7 +106,7 @@ def probe_noneg(sub: list[str], names: list[str], cwd: str) -> bool:
     long = [n for n in names if n.startswith("--")]
     if not long:
         return True
-    _, out = git([*sub, "--no-" + long[0][2:], "-h"], cwd)
+    _, out = git([*sub, "--no-" + long[0][2:], "--help-all"], cwd)
     return "unknown option" in out or "unrecognized argument" in out
 
 
@@ -149,7 +150,9 @@ def main() -> int:
             if key in ("help", "version"):
                 pass
             argv = HELP_ALIAS.get(key, key).split()
-            _, out = git([*argv, "-h"], tmp)
+            _, out = git([*argv, "--help-all"], tmp)  # -h leaves out the hidden options (PARSE_OPT_HIDDEN)
+            if not parse_help(out):
+                _, out = git([*argv, "-h"], tmp)
             opts = man_options(MAN_EXACT[key]) if key in MAN_EXACT else parse_help(out)
             rows: list[tuple[list[str], str, bool]] = []
             seen: set[str] = set()
@@ -161,7 +164,7 @@ def main() -> int:
                 rows.append((names, arg, noneg))
             tables[key] = encode(rows)
             print(f"{key}: {len(rows)} options", file=sys.stderr)
-        _, out = git(["range-diff", "-h"], tmp)
+        _, out = git(["range-diff", "--help-all"], tmp)
         diff_part = out.split("Diff output format options", 1)[1]
         diff_rows = [(n, a, False) for n, a in parse_help(diff_part)]
         diff_names = {n for names, _, _ in diff_rows for n in names}

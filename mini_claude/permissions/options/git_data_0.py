@@ -9,24 +9,25 @@ DATA: dict[str, str] = {
     'add': (
         '-n/--dry-run -v/--verbose -i/--interactive -p/--patch -e/--edit -f/--force -u/--update '
         '--renormalize -N/--intent-to-add -A/--all --ignore-removal --refresh --ignore-errors '
-        '--ignore-missing --sparse --chmod= --pathspec-from-file= --pathspec-file-nul'),
+        '--ignore-missing --sparse --chmod= --warn-embedded-repo --pathspec-from-file= --pathspec-file-nul'),
     'am': (
-        '-i/--interactive -3/--3way -q/--quiet -s/--signoff -u/--utf8 -k/--keep --keep-non-patch '
+        '-i/--interactive -b/--binary -3/--3way -q/--quiet -s/--signoff -u/--utf8 -k/--keep --keep-non-patch '
         '-m/--message-id --keep-cr --no-keep-cr~ -c/--scissors --quoted-cr=~ --whitespace= '
         '--ignore-space-change --ignore-whitespace --directory= --exclude= --include= -C=~ -p=~ '
         '--patch-format= --reject --resolvemsg= --continue~ -r/--resolved~ --skip~ --abort~ --quit~ '
         '--show-current-patch?~ --allow-empty~ --committer-date-is-author-date --ignore-date '
-        '--rerere-autoupdate -S/--gpg-sign? --empty=~'),
+        '--rerere-autoupdate -S/--gpg-sign? --empty=~ --rebasing'),
     'annotate': (
         '--incremental -b~ --root --show-stats --progress --score-debug -f/--show-name -n/--show-number '
         '-p/--porcelain --line-porcelain -c~ -t~ -l~ -s~ -e/--show-email -w~ --ignore-rev= '
         '--ignore-revs-file= --color-lines --color-by-age --minimal -S=~ --contents= -C?~ -M?~ -L=~ '
         '--abbrev?'),
     'apply': (
-        '--exclude=~ --include=~ -p=~ --no-add --stat --numstat --summary --check --index -N/--intent-to-add '
-        '--cached --unsafe-paths --apply -3/--3way --build-fake-ancestor= -z~ -C=~ --whitespace= '
-        '--ignore-space-change --ignore-whitespace -R/--reverse --unidiff-zero --reject --allow-overlap '
-        '-v/--verbose -q/--quiet --inaccurate-eof --recount --directory= --allow-empty'),
+        '--exclude=~ --include=~ -p=~ --no-add --stat --allow-binary-replacement --binary --numstat '
+        '--summary --check --index -N/--intent-to-add --cached --unsafe-paths --apply -3/--3way '
+        '--build-fake-ancestor= -z~ -C=~ --whitespace= --ignore-space-change --ignore-whitespace '
+        '-R/--reverse --unidiff-zero --reject --allow-overlap -v/--verbose -q/--quiet --inaccurate-eof '
+        '--recount --directory= --allow-empty'),
     'archive': (
         '--format= --prefix= --add-file= --add-virtual-file= -o/--output= --worktree-attributes -v/--verbose '
         '-NUM~ -l/--list --remote= --exec='),
@@ -36,10 +37,11 @@ DATA: dict[str, str] = {
         '--ignore-revs-file= --color-lines --color-by-age --minimal -S=~ --contents= -C?~ -M?~ -L=~ '
         '--abbrev?'),
     'branch': (
-        '-v/--verbose -q/--quiet -t/--track? -u/--set-upstream-to= --unset-upstream --color? -r/--remotes '
-        '--contains= --no-contains=~ --abbrev? -a/--all -d/--delete -D~ -m/--move -M~ -c/--copy -C~ '
-        '-l/--list --show-current --create-reflog --edit-description -f/--force --merged= --no-merged=~ '
-        '--column? --sort= --points-at= -i/--ignore-case --recurse-submodules --format='),
+        '-v/--verbose -q/--quiet -t/--track? --set-upstream -u/--set-upstream-to= --unset-upstream --color? '
+        '-r/--remotes --contains= --no-contains=~ --with=~ --without=~ --abbrev? -a/--all -d/--delete -D~ '
+        '-m/--move -M~ -c/--copy -C~ -l/--list --show-current --create-reflog --edit-description -f/--force '
+        '--merged= --no-merged=~ --column? --sort= --points-at= -i/--ignore-case --recurse-submodules '
+        '--format='),
     'bundle': (
         ''),
     'cat-file': (
@@ -61,15 +63,15 @@ DATA: dict[str, str] = {
     'cherry': (
         '--abbrev? -v/--verbose'),
     'cherry-pick': (
-        '--quit --continue --abort --skip --cleanup= -n/--no-commit -e/--edit -s/--signoff -m/--mainline= '
-        '--rerere-autoupdate --strategy= -X/--strategy-option= -S/--gpg-sign? -x~ --ff --allow-empty '
-        '--allow-empty-message --keep-redundant-commits'),
+        '--quit --continue --abort --skip --cleanup= -n/--no-commit -e/--edit -r~ -s/--signoff '
+        '-m/--mainline= --rerere-autoupdate --strategy= -X/--strategy-option= -S/--gpg-sign? -x~ --ff '
+        '--allow-empty --allow-empty-message --keep-redundant-commits'),
     'clean': (
         '-q/--quiet -n/--dry-run -f/--force -i/--interactive -d~ -e/--exclude=~ -x~ -X~'),
     'clone': (
-        '-v/--verbose -q/--quiet --progress --reject-shallow -n/--no-checkout --bare --mirror -l/--local '
-        '--no-hardlinks -s/--shared --recurse-submodules? --recursive? -j/--jobs= --template= --reference= '
-        '--reference-if-able= --dissociate -o/--origin= -b/--branch= -u/--upload-pack= --depth= '
+        '-v/--verbose -q/--quiet --progress --reject-shallow -n/--no-checkout --bare --naked --mirror '
+        '-l/--local --no-hardlinks -s/--shared --recurse-submodules? --recursive? -j/--jobs= --template= '
+        '--reference= --reference-if-able= --dissociate -o/--origin= -b/--branch= -u/--upload-pack= --depth= '
         '--shallow-since= --shallow-exclude= --single-branch --no-tags --shallow-submodules '
         '--separate-git-dir= -c/--config= --server-option= -4/--ipv4 -6/--ipv6 --filter= '
         '--also-filter-submodules --remote-submodules --sparse --bundle-uri='),
@@ -80,7 +82,8 @@ DATA: dict[str, str] = {
         '-C/--reuse-message= --fixup? --squash= --reset-author --trailer=~ -s/--signoff -t/--template= '
         '-e/--edit --cleanup= --status -S/--gpg-sign? -a/--all -i/--include --interactive -p/--patch '
         '-o/--only -n/--no-verify --dry-run --short --branch --ahead-behind --porcelain --long -z/--null '
-        '--amend --no-post-rewrite -u/--untracked-files? --pathspec-from-file= --pathspec-file-nul'),
+        '--amend --no-post-rewrite -u/--untracked-files? --pathspec-from-file= --pathspec-file-nul '
+        '--allow-empty --allow-empty-message'),
     'commit-graph': (
         '--object-dir='),
     'commit-tree': (
@@ -102,9 +105,10 @@ DATA: dict[str, str] = {
         '-v/--verbose -q/--quiet --all --set-upstream -a/--append --atomic --upload-pack= -f/--force '
         '-m/--multiple -t/--tags -n~ -j/--jobs= --prefetch -p/--prune -P/--prune-tags --recurse-submodules? '
         '--dry-run --write-fetch-head -k/--keep -u/--update-head-ok --progress --depth= --shallow-since= '
-        '--shallow-exclude= --deepen= --unshallow~ --refetch~ --update-shallow --refmap=~ '
-        '-o/--server-option= -4/--ipv4 -6/--ipv6 --negotiation-tip= --negotiate-only --filter= '
-        '--auto-maintenance --auto-gc --show-forced-updates --write-commit-graph --stdin'),
+        '--shallow-exclude= --deepen= --unshallow~ --refetch~ --submodule-prefix= '
+        '--recurse-submodules-default= --update-shallow --refmap=~ -o/--server-option= -4/--ipv4 -6/--ipv6 '
+        '--negotiation-tip= --negotiate-only --filter= --auto-maintenance --auto-gc --show-forced-updates '
+        '--write-commit-graph --stdin'),
     'for-each-ref': (
         '-s/--shell -p/--perl --python --tcl --count= --format= --color? --sort= --points-at= --merged= '
         '--no-merged=~ --contains= --no-contains=~ --ignore-case'),
@@ -141,8 +145,8 @@ DATA: dict[str, str] = {
         '-X/--exclude-from=~ --exclude-per-directory= --exclude-standard~ --full-name~ --recurse-submodules '
         '--error-unmatch --with-tree= --abbrev? --debug --deduplicate --sparse --format=~'),
     'ls-remote': (
-        '-q/--quiet --upload-pack= -t/--tags -h/--heads --refs --get-url --sort= --exit-code --symref '
-        '-o/--server-option='),
+        '-q/--quiet --upload-pack= --exec= -t/--tags -h/--heads --refs --get-url --sort= --exit-code '
+        '--symref -o/--server-option='),
     'ls-tree': (
         '-d~ -r~ -t~ -z~ -l/--long~ --name-only~ --name-status~ --object-only~ --full-name --full-tree '
         '--format=~ --abbrev?'),
@@ -159,14 +163,15 @@ DATA: dict[str, str] = {
     'mv': (
         '-v/--verbose -n/--dry-run -f/--force -k~ --sparse'),
     'name-rev': (
-        '--name-only --tags --refs= --exclude= --all --stdin --annotate-stdin --undefined --always'),
+        '--name-only --tags --refs= --exclude= --all --stdin --annotate-stdin --undefined --always '
+        '--peel-tag'),
     'notes': (
         '--ref='),
     'pull': (
-        '-v/--verbose -q/--quiet --progress --recurse-submodules? -r/--rebase? -n~ --stat --log? --signoff? '
-        '--squash --commit --edit --cleanup= --ff --ff-only~ --verify --verify-signatures --autostash '
-        '-s/--strategy= -X/--strategy-option= -S/--gpg-sign? --allow-unrelated-histories --all -a/--append '
-        '--upload-pack= -f/--force -t/--tags -p/--prune -j/--jobs? --dry-run -k/--keep --depth= '
+        '-v/--verbose -q/--quiet --progress --recurse-submodules? -r/--rebase? -n~ --stat --summary --log? '
+        '--signoff? --squash --commit --edit --cleanup= --ff --ff-only~ --verify --verify-signatures '
+        '--autostash -s/--strategy= -X/--strategy-option= -S/--gpg-sign? --allow-unrelated-histories --all '
+        '-a/--append --upload-pack= -f/--force -t/--tags -p/--prune -j/--jobs? --dry-run -k/--keep --depth= '
         '--shallow-since= --shallow-exclude= --deepen= --unshallow~ --update-shallow --refmap=~ '
         '-o/--server-option= -4/--ipv4 -6/--ipv6 --negotiation-tip= --show-forced-updates --set-upstream'),
     'push': (
@@ -196,10 +201,11 @@ DATA: dict[str, str] = {
         '--recurse-submodules? -q/--quiet'),
     'rebase': (
         '--onto= --keep-base --no-verify -q/--quiet -v/--verbose -n/--no-stat --signoff '
-        '--committer-date-is-author-date --reset-author-date -C=~ --ignore-whitespace --whitespace= '
-        '-f/--force-rebase --no-ff --continue~ --skip~ --abort~ --quit~ --edit-todo~ --show-current-patch~ '
-        '--apply~ -m/--merge~ -i/--interactive~ --rerere-autoupdate --empty=~ --autosquash --update-refs '
-        '-S/--gpg-sign? --autostash -x/--exec= -r/--rebase-merges? --fork-point -s/--strategy= '
+        '--committer-date-is-author-date --reset-author-date --ignore-date -C=~ --ignore-whitespace '
+        '--whitespace= -f/--force-rebase --no-ff --continue~ --skip~ --abort~ --quit~ --edit-todo~ '
+        '--show-current-patch~ --apply~ -m/--merge~ -i/--interactive~ -p/--preserve-merges '
+        '--rerere-autoupdate --empty=~ -k/--keep-empty --autosquash --update-refs -S/--gpg-sign? --autostash '
+        '-x/--exec= --allow-empty-message -r/--rebase-merges? --fork-point -s/--strategy= '
         '-X/--strategy-option= --root --reschedule-failed-exec --reapply-cherry-picks'),
     'reflog': (
         ''),
@@ -228,8 +234,8 @@ DATA: dict[str, str] = {
         '--is-inside-work-tree~ --is-bare-repository~ --is-shallow-repository~ --show-cdup~ --show-prefix~ '
         '--show-object-format?~ --since=~ --after=~ --until=~ --before=~'),
     'revert': (
-        '--quit --continue --abort --skip --cleanup= -n/--no-commit -e/--edit -s/--signoff -m/--mainline= '
-        '--rerere-autoupdate --strategy= -X/--strategy-option= -S/--gpg-sign? --reference'),
+        '--quit --continue --abort --skip --cleanup= -n/--no-commit -e/--edit -r~ -s/--signoff '
+        '-m/--mainline= --rerere-autoupdate --strategy= -X/--strategy-option= -S/--gpg-sign? --reference'),
     'rm': (
         '-n/--dry-run -q/--quiet --cached -f/--force -r~ --ignore-unmatch --sparse --pathspec-from-file= '
         '--pathspec-file-nul'),
@@ -242,7 +248,7 @@ DATA: dict[str, str] = {
         '-a/--all -r/--remotes --color? --more? --list --no-name --current --sha1-name --merge-base '
         '--independent --topo-order --topics --sparse --date-order -g/--reflog?~'),
     'show-ref': (
-        '--tags --heads --verify --head -d/--dereference -s/--hash? --abbrev? -q/--quiet '
+        '--tags --heads --verify -h~ --head -d/--dereference -s/--hash? --abbrev? -q/--quiet '
         '--exclude-existing?~'),
     'sparse-checkout': (
         ''),
@@ -260,7 +266,8 @@ DATA: dict[str, str] = {
     'tag': (
         '-l/--list~ -n?~ -d/--delete~ -v/--verify~ -a/--annotate -m/--message=~ -F/--file= -e/--edit '
         '-s/--sign --cleanup= -u/--local-user= -f/--force --create-reflog --column? --contains= '
-        '--no-contains=~ --merged= --no-merged=~ --sort= --points-at= --format= --color? -i/--ignore-case'),
+        '--no-contains=~ --with=~ --without=~ --merged= --no-merged=~ --sort= --points-at= --format= '
+        '--color? -i/--ignore-case'),
     'update-index': (
         '-q~ --ignore-submodules --add --replace --remove --unmerged --refresh~ --really-refresh~ '
         '--cacheinfo=~ --chmod=~ --assume-unchanged --no-assume-unchanged~ --skip-worktree '
@@ -282,15 +289,16 @@ DATA: dict[str, str] = {
     'worktree': (
         ''),
     'write-tree': (
-        '--missing-ok --prefix='),
+        '--missing-ok --prefix= --ignore-cache-tree'),
     'config': (
         '--global --system --local --worktree -f/--file= --blob= --get --get-all --get-regexp --get-urlmatch '
         '--replace-all --add --unset --unset-all --rename-section --remove-section -l/--list --fixed-value '
         '-e/--edit --get-color --get-colorbool -t/--type= --bool~ --int~ --bool-or-int~ --bool-or-str~ '
         '--path~ --expiry-date~ -z/--null --name-only --includes --show-origin --show-scope --default='),
     'help': (
-        '-a/--all~ --external-commands --aliases -m/--man -w/--web -i/--info -v/--verbose -g/--guides~ '
-        '--user-interfaces~ --developer-interfaces~ -c/--config~'),
+        '-a/--all~ --external-commands --aliases --exclude-guides -m/--man -w/--web -i/--info -v/--verbose '
+        '-g/--guides~ --user-interfaces~ --developer-interfaces~ -c/--config~ --config-for-completion~ '
+        '--config-sections-for-completion~'),
     'var': (
         '-l~'),
     'stripspace': (
@@ -328,12 +336,4 @@ DATA: dict[str, str] = {
         ''),
     'stash clear': (
         ''),
-    'stash create': (
-        ''),
-    'stash store': (
-        '-q/--quiet -m/--message='),
-    'remote add': (
-        '-f/--fetch --tags -t/--track= -m/--master= --mirror?'),
-    'remote rename': (
-        '--progress'),
 }

@@ -6,6 +6,14 @@ attached only), then '~' when git refuses its `--no-` form.
 """
 
 DATA: dict[str, str] = {
+    'stash create': (
+        ''),
+    'stash store': (
+        '-q/--quiet -m/--message='),
+    'remote add': (
+        '-f/--fetch --tags -t/--track= -m/--master= --mirror?'),
+    'remote rename': (
+        '--progress'),
     'remote remove': (
         ''),
     'remote rm': (

@@ -40,6 +40,9 @@ _BY_SUB: dict[tuple[str, str], tuple[Effect, str]] = {
     ("commit", "--template"): (Effect.READS, "reads the file it names"),
     ("rebase", "--interactive"): (Effect.CODE, "runs the sequence editor, which can run commands"),
     ("rebase", "--edit-todo"): (Effect.CODE, "runs the sequence editor, which can run commands"),
+    ("help", "--config"): (Effect.NONE, ""),  # lists configuration variables
+    ("revert", "--reference"): (Effect.NONE, ""),  # a flag: how the message names the commit
+    ("notes merge", "--strategy"): (Effect.NONE, ""),  # one of five built-in ways, never a program
     ("config", "--edit"): (Effect.CODE, "edits configuration that can run a program"),
     ("clone", "--separate-git-dir"): (Effect.WRITES, "writes the repository into the folder it names"),
     ("init", "--separate-git-dir"): (Effect.WRITES, "writes the repository into the folder it names"),
@@ -108,14 +111,6 @@ def _classify(key: str, names: tuple[str, ...]) -> tuple[Effect, str]:
         for name in names:
             if name in by_name:
                 return effect, by_name[name]
-    if sub in ("clone", "ls-remote", "fetch", "archive", "pull") and "-u" in names:
-        return Effect.CODE, _CODE["--upload-pack"]
-    if sub == "format-patch" and "-o" in names:
-        return Effect.WRITES, _WRITES["--output-directory"]
-    if sub == "rebase" and "-x" in names:
-        return Effect.CODE, "runs the command it names after each commit"
-    if sub in ("commit", "tag", "notes", "merge") and "-F" in names:
-        return Effect.READS, "reads the message from the file it names"
     return Effect.NONE, ""
 
 

@@ -198,10 +198,13 @@ def test_git_reads_options_so(command: str, expected: list[tuple[str, str | None
     assert effects(command) == expected
 
 
-def test_a_word_the_gate_cannot_know_is_unknown() -> None:
-    assert [f.effect for f in git_findings(["git", "log", None], 0)] == [Effect.UNKNOWN]
+def test_a_word_the_gate_cannot_know_may_be_the_worst_option() -> None:
+    assert [f.effect for f in git_findings(["git", "grep", None], 0)] == [Effect.UNKNOWN]  # it may be -Ocmd
+    assert [(f.effect, f.path) for f in git_findings(["git", "log", None], 0)] == [(Effect.WRITES, None)]
+    assert [f.effect for f in git_findings(["git", "stash", None], 0)] == [Effect.UNKNOWN]  # it may be `list`
     assert git_findings(["git", "log", "--", None], 0) == []
-    assert git_findings(["git", "commit", "-m", None], 0) == []  # a value, not an option
+    assert git_findings(["git", "grep", "-e", None], 0) == []  # a value, not an option
+    assert git_findings(["git", "add", None], 0) == []  # no option of git add runs or writes anything
 
 
 def test_a_subcommand_without_options_makes_every_option_unknown() -> None:
@@ -310,3 +313,55 @@ EVERYDAY = [
 async def test_everyday_forms_stay_allowed(tmp_path: Path, rule: str, command: str) -> None:
     allowed, reason, asked = await decide(tmp_path, command, allow=(rule,))
     assert allowed and asked == [], reason
+
+
+# ------------------------------------------------------------------------------------------ the oracle
+
+def spellings(long: str, short: str | None, value: str) -> list[list[str]]:
+    """Every prefix of `long` in both value forms, its `--no-` forms, and the short option attached and apart."""
+    forms: list[list[str]] = []
+    for n in range(3, len(long) + 1):
+        p = long[:n]
+        forms += [[f"{p}={value}"], [p, value], [f"--no-{p[2:]}"], [f"--no-{p[2:]}={value}"]]
+    if short:
+        forms += [[f"{short}{value}"], [short, value]]
+    return forms
+
+
+@pytest.mark.parametrize(("sub", "long", "short", "tail"), [
+    ("grep", "--open-files-in-pager", "-O", ["x"]),
+    ("ls-remote", "--upload-pack", None, ["."]),
+    ("ls-remote", "--exec", None, ["."]),
+])
+def test_every_spelling_git_runs_is_code_or_unknown(tmp_path: Path, sub: str, long: str, short: str | None,
+                                                    tail: list[str]) -> None:
+    """The oracle is what the real git does: every spelling that ran the marker command is one the gate flags."""
+    work = repo(tmp_path)
+    ran = 0
+    for words in spellings(long, short, "touch MARK"):
+        argv = ["git", sub, *words, *tail]
+        bash(shlex.join(argv), work)
+        if (work / "MARK").exists():
+            ran += 1
+            (work / "MARK").unlink()
+            assert {f.effect for f in git_findings(argv, 0) if f.index == 2} <= {Effect.CODE, Effect.UNKNOWN}
+            assert any(f.index == 2 for f in git_findings(argv, 0)), argv
+    assert ran >= len(long) - 4  # most prefixes ran it: the oracle itself works
+
+
+@pytest.mark.parametrize("sub", ["log", "show", "diff", "range-diff", "format-patch", "blame", "shortlog"])
+def test_every_spelling_that_writes_a_file_is_a_write_or_unknown(tmp_path: Path, sub: str) -> None:
+    work = repo(tmp_path)
+    tails = {"show": ["HEAD"], "diff": ["HEAD"], "range-diff": ["HEAD...HEAD"], "format-patch": ["-1"],
+             "blame": ["x.txt"], "shortlog": ["HEAD"], "log": ["-1"]}
+    wrote = 0
+    for words in [*spellings("--output", None, "OUT"), *spellings("--output-directory", "-o", "OUT")]:
+        argv = ["git", sub, *words, *tails[sub]]
+        bash(shlex.join(argv), work)
+        if (work / "OUT").exists():
+            wrote += 1
+            subprocess.run(["rm", "-rf", str(work / "OUT")], check=True)
+            found = [f for f in git_findings(argv, 0) if f.index in (2, 3)]
+            assert found and all(f.effect is Effect.UNKNOWN or (f.effect is Effect.WRITES and f.path == "OUT")
+                                 for f in found), (argv, found)
+    assert wrote >= 2, sub

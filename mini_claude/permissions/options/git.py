@@ -128,8 +128,7 @@ def _sub_findings(sub: str, argv: Argv, k: int) -> list[Found]:
                 key = f"{sub} {t.DEFAULT_SUBSUB[sub]}"
                 spec = t.table(key)
         if a is None:
-            found.append(Found(j, Effect.UNKNOWN, f"git {sub} gets an argument the gate cannot know (it may be "
-                                                  "an option)"))
+            found += _unknown_word(key, spec, j, dispatched)
             j += 1
             continue
         if a in ("--", "--end-of-options"):
@@ -161,6 +160,19 @@ def _sub_findings(sub: str, argv: Argv, k: int) -> list[Found]:
         found.append(Found(words[0][0], Effect.WRITES, "git bundle create writes the bundle file it names",
                            words[0][1]))
     return [f for f in found if f.effect is not Effect.NONE]
+
+
+def _unknown_word(key: str, spec: ProgramSpec | None, j: int, dispatched: bool) -> list[Found]:
+    """A word the gate cannot know, where an option may stand: it is an operand, or any option of the table (git
+    refuses an unknown one, and a word can only take later words as its value or end the options): at worst the
+    table's worst option. Before the subcommand of `git stash` / `git reflog` / ..., it may pick any of them."""
+    effects = {o.effect for o in spec.options} if spec is not None and dispatched else {Effect.UNKNOWN}
+    for effect in (Effect.UNKNOWN, Effect.CODE, Effect.WRITES):
+        if effect in effects:
+            why = f"git {key} gets an argument the gate cannot know, and some of its options " + (
+                "run programs" if effect is not Effect.WRITES else "write files")
+            return [Found(j, Effect.UNKNOWN if effect is Effect.CODE else effect, why)]
+    return []
 
 
 def _option(key: str, spec: ProgramSpec, argv: Argv, j: int) -> tuple[int, list[Found]]:

@@ -183,6 +183,8 @@ def effects(command: str) -> list[tuple[str, str | None]]:
     ("git blame --output=F f", [("writes", "F")]),
     # git.c's own options: whole names only
     ("git -c core.pager=x log", [("code", None)]),
+    ("git -C sub log --output=F", [("code", None), ("writes", "sub/F")]),  # git writes sub/F
+    ("git -C /r -C sub log --output=F", [("code", None), ("code", None), ("writes", "/r/sub/F")]),
     ("git --git-dir=x status", [("code", None)]),
     ("git --git-di=x status", [("unknown", None)]),
     ("git --no-pager log", []),

@@ -20,6 +20,7 @@ gate cannot know (`None`) is Effect.UNKNOWN. A subcommand without a table makes 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from mini_claude.permissions.options import git_tables as t
@@ -96,7 +97,27 @@ def git_findings(argv: Argv, i: int) -> list[Found]:
     if sub not in GIT_SUBCOMMANDS:
         return [*found, Found(k, Effect.CODE, f"git {sub} is not a git command the gate knows (an alias can run "
                                               "a program)")]
-    return found + _sub_findings(sub, argv, k)
+    return found + [_under(f, _chdir(argv, i, k)) for f in _sub_findings(sub, argv, k)]
+
+
+def _chdir(argv: Argv, i: int, k: int) -> str | None:
+    """Where `-C dir` (each one relative to the last) makes git run, relative to here: "" for here; None when a
+    folder is a word the gate cannot know."""
+    where = ""
+    for j in range(i + 1, k - 1):
+        if argv[j] == "-C":
+            step = argv[j + 1]
+            if step is None:
+                return None
+            where = step if step.startswith("/") else os.path.join(where, step) if step else where
+    return where
+
+
+def _under(f: Found, where: str | None) -> Found:
+    """A path git reads or writes under `-C dir` is relative to that folder."""
+    if f.path is None or not where or f.path.startswith("/"):
+        return f if where is not None or f.path is None else Found(f.index, f.effect, f.why, None)
+    return Found(f.index, f.effect, f.why, os.path.join(where, f.path))
 
 
 def _sub_findings(sub: str, argv: Argv, k: int) -> list[Found]:

@@ -131,36 +131,31 @@ def _sub_findings(sub: str, argv: Argv, k: int) -> list[Found]:
     ended = False
     while j < len(argv):
         a = argv[j]
-        if ended:
+        if ended or (a is not None and (not a.startswith("-") or a == "-") and (dispatched or a not in subsubs)):
+            if a is not None and a.startswith("ext::"):
+                found.append(Found(j, Effect.CODE, f"git {sub} {a.split(' ')[0]} is a transport that runs a "
+                                                   "command"))
             if a is not None:
                 words.append((j, a))
+            if not dispatched and sub in t.DEFAULT_SUBSUB and not ended:
+                dispatched, key = True, f"{sub} {t.DEFAULT_SUBSUB[sub]}"
+                spec = t.table(key)
+            dispatched = True
             j += 1
             continue
-        if not dispatched and a is not None and not a.startswith("-"):
-            dispatched = True
-            if a in subsubs:
-                key = f"{sub} {a}"
-                spec = t.table(key)
-                if (sub, a) in _SUBSUB_CODE:
-                    found.append(Found(j, Effect.CODE, f"git {sub} {a} {_SUBSUB_CODE[(sub, a)]}"))
-                j += 1
-                continue
-            if sub in t.DEFAULT_SUBSUB:
-                key = f"{sub} {t.DEFAULT_SUBSUB[sub]}"
-                spec = t.table(key)
+        if not dispatched and a is not None and a in subsubs:
+            dispatched, key = True, f"{sub} {a}"
+            spec = t.table(key)
+            if (sub, a) in _SUBSUB_CODE:
+                found.append(Found(j, Effect.CODE, f"git {sub} {a} {_SUBSUB_CODE[(sub, a)]}"))
+            j += 1
+            continue
         if a is None:
             found += _unknown_word(key, spec, j, dispatched)
             j += 1
             continue
         if a in ("--", "--end-of-options"):
             ended = True
-            j += 1
-            continue
-        if not a.startswith("-") or a == "-":
-            if a.startswith("ext::"):
-                found.append(Found(j, Effect.CODE, f"git {sub} {a.split(' ')[0]} is a transport that runs a "
-                                                   "command"))
-            words.append((j, a))
             j += 1
             continue
         if not dispatched and sub in t.DEFAULT_SUBSUB and (spec is None or _resolve(key, spec, a)[0] is None):

@@ -61,6 +61,9 @@ MIXED_SUBS = ["blame", "annotate", "shortlog"]
 # Where `git X -h` does not list the options (the usage comes from elsewhere).
 # Hand-parsed options (whole names only): their tables come from the manual page.
 MAN_EXACT = {"rev-parse": "git-rev-parse", "check-ref-format": "git-check-ref-format", "var": "git-var"}
+# Options a builtin reads by hand, listed in neither its usage nor a manual page's option lines.
+EXTRA = {"diff": [(["--cached"], ""), (["--staged"], ""), (["--merge-base"], ""), (["--no-index"], ""),
+                  (["--base"], ""), (["--ours"], ""), (["--theirs"], ""), (["-q"], "")]}
 HELP_ALIAS = {"stash list": "log", "reflog show": "log", "whatchanged": "log", "show": "log"}
 
 _OPT_LINE = re.compile(r"^ {4}(-.*?)(?: {2,}.*)?$")
@@ -154,6 +157,7 @@ def main() -> int:
             if not parse_help(out):
                 _, out = git([*argv, "-h"], tmp)
             opts = man_options(MAN_EXACT[key]) if key in MAN_EXACT else parse_help(out)
+            opts += EXTRA.get(key, [])
             rows: list[tuple[list[str], str, bool]] = []
             seen: set[str] = set()
             for names, arg in opts:
@@ -185,6 +189,27 @@ def main() -> int:
 _SUSPICIOUS = re.compile(r"exec|cmd|command|program|tool|editor|pager|output|file|template|config|hook|upload"
                          r"|receive|script|shell|server|helper|strategy|in-place|write|dest|target|ssh")
 
+# Looked at (git 2.39.5) and left NONE: they only shape output, name built-in strategies or pass strings to a server.
+_REVIEWED = frozenset({
+    'add --pathspec-file-nul', 'archive --add-virtual-file', 'branch --edit-description',
+    'cat-file --batch-command', 'checkout --overwrite-ignore', 'checkout --pathspec-file-nul',
+    'cherry-pick -X/--strategy-option', 'clone --server-option', 'column --command', 'commit --no-post-rewrite',
+    'commit -u/--untracked-files', 'commit --pathspec-file-nul', 'fetch --write-fetch-head',
+    'fetch -o/--server-option', 'fetch --write-commit-graph', 'for-each-ref -s/--shell',
+    'format-patch --numbered-files', 'format-patch --filename-max-length', 'format-patch --cover-from-description',
+    'grep -l/--files-with-matches', 'grep -L/--files-without-match', 'ls-remote -o/--server-option',
+    'merge -X/--strategy-option', 'merge --overwrite-ignore', 'pull -X/--strategy-option',
+    'pull -o/--server-option', 'range-diff --dirstat-by-file', 'range-diff --output-indicator-new',
+    'range-diff --output-indicator-old', 'range-diff --output-indicator-context', 'range-diff -B/--break-rewrites',
+    'rebase -X/--strategy-option', 'rebase --reschedule-failed-exec', 'reset --pathspec-file-nul',
+    'restore --pathspec-file-nul', 'revert -X/--strategy-option', 'rm --pathspec-file-nul',
+    'status -u/--untracked-files', 'switch --overwrite-ignore', 'update-index --force-write-index',
+    'help --external-commands', 'help -c/--config', 'help --config-for-completion',
+    'help --config-sections-for-completion', 'repack -b/--write-bitmap-index', 'repack -m/--write-midx',
+    'stash push --pathspec-file-nul', 'notes copy --for-rewrite', 'notes merge -s/--strategy',
+    'reflog expire --rewrite', 'reflog delete --rewrite',
+})
+
 
 def review() -> None:
     """List the options still classified NONE whose name looks like they could run, write or read something."""
@@ -194,7 +219,8 @@ def review() -> None:
     for key in (*git_data_0.DATA, *git_data_1.DATA):
         spec = None if key.startswith("<") else git_tables.table(key)
         for opt in spec.options[:git_tables.OWN.get(key, 0)] if spec else ():
-            if opt.effect is Effect.NONE and any(_SUSPICIOUS.search(n) for n in opt.names):
+            if opt.effect is Effect.NONE and any(_SUSPICIOUS.search(n) for n in opt.names) \
+                    and f"{key} {'/'.join(opt.names)}" not in _REVIEWED:
                 print(f"review: git {key} {'/'.join(opt.names)} is NONE", file=sys.stderr)
 
 

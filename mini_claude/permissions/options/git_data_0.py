@@ -94,7 +94,7 @@ DATA: dict[str, str] = {
         '--contains --debug --all --tags --long --first-parent --abbrev? --exact-match --candidates= '
         '--match= --exclude= --always --dirty? --broken?'),
     'diff': (
-        ''),
+        '--cached~ --staged~ --merge-base~ --no-index~ --base~ --ours~ --theirs~ -q~'),
     'diff-files': (
         ''),
     'diff-index': (

@@ -26,6 +26,7 @@ from mini_claude.agent.calls import (
     Call,
     batches,
     last_text,
+    masked,
     prompt_text,
     storable,
     tool_name,
@@ -38,6 +39,7 @@ from mini_claude.agent.ui import AgentUI, Shown, SilentUI, showing
 from mini_claude.errors import ModelError
 from mini_claude.hooks.outcomes import HookPermission
 from mini_claude.models.base import AssistantTurn, Model, PlanAware, ToolSpec, Usage
+from mini_claude.secrets import mask
 from mini_claude.tools.base import Tool, ToolContext, ToolResult, input_is_ours, own_server
 from mini_claude.tools.input_check import input_problem
 
@@ -298,8 +300,8 @@ class Agent:
                 result = call.result or ToolResult.error(INTERRUPTED_TEXT)
                 blocks.append(tool_result_block(call.block.get("id", ""), result))
                 for aside in (result.aside, call.notes):
-                    if aside:
-                        asides.append({"type": "text", "text": aside})
+                    if aside:  # hooks' notes may quote what the user's hooks see (secret-looking variables too)
+                        asides.append({"type": "text", "text": mask(aside)})
             self._append_user([*blocks, *asides])  # text after every result: the API wants results first
             self._results_last = True
 
@@ -377,6 +379,7 @@ class Agent:
         except Exception as exc:  # a tool bug or failure becomes an is_error result the model can read
             log.debug("tool %s raised", name, exc_info=True)
             result = ToolResult.error(f"{name} failed: {exc}" if str(exc) else f"{name} failed: {exc!r}")
+        result = masked(result)  # before anything sees it, the cap's spilled file included
         if self._result_cap is not None:
             result = self._result_cap(result, self.ctx, name)
         call.result = result

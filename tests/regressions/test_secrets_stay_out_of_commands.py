@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from tests.integration.conftest import Cli, answer, result_text, tool_results, tool_use
+from tests.integration.conftest import Cli, answer, probe_entry, result_text, tool_results, tool_use
 
 MODEL_KEY = "sk-ant-model-key-0123456789abcdef"
 GH_TOKEN = "ghp_user-github-token-0123456789"
@@ -102,3 +102,17 @@ def test_a_known_secret_value_in_output_is_masked_for_the_model_the_screen_and_t
     for text in (saved, result.stdout, result.stderr, json.dumps(mock.requests)):
         assert MODEL_KEY not in text
         assert GH_TOKEN not in text
+
+
+def test_a_stdio_server_gets_no_model_key_and_its_results_are_masked(cli: Cli) -> None:
+    """A stdio MCP server never inherits the agent's credentials; it does get the user's other variables (a
+    server is configured by the user to use them), and a known value in its tool result is masked all the same."""
+    config = cli.config_file({"p": probe_entry()})
+    mock = cli.mock([tool_use("mcp__p__get_env", {"name": "ANTHROPIC_API_KEY"}),
+                     tool_use("mcp__p__get_env", {"name": "GITHUB_TOKEN"}),
+                     answer("done")])
+    _secret_env(cli)
+    result = cli.run("-p", "probe", "--mcp-config", config, "--allowedTools", "mcp__p__get_env")
+    assert result.rc == 0, result.stderr
+    assert [result_text(block) for block in tool_results(mock)] == ["<unset>", "[secret GITHUB_TOKEN]"]
+    assert GH_TOKEN not in result.stdout + result.stderr

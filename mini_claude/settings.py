@@ -362,7 +362,8 @@ def _merge_shell_environment(settings: Settings, section: Any, display: str, bad
         if isinstance(item, str) and item.strip():
             settings.shell_pass_through.append(item.strip())
         else:
-            bad(f"shellEnvironment.passThrough[{index}]", f"expected a variable name, got {json_type(item)}")
+            got = "an empty string" if isinstance(item, str) else json_type(item)
+            bad(f"shellEnvironment.passThrough[{index}]", f"expected a variable name, got {got}")
 
 
 # Claude Code's hook events (mini_claude.hooks runs them); the `hooks` keys a settings file may use.

@@ -8,11 +8,14 @@ Two halves, both below every other layer (this module imports nothing of mini-cl
   them through (`shellEnvironment.passThrough`, names or `*` globs) or a settings file's `env` set them (a value
   written into a settings file for the session's commands is the user's choice, not their environment leaking).
 
+  Hooks, stdio servers and headersHelpers get everything but the agent's credentials (`without_credentials`).
+
 * **Masking known secret values** (`SecretValues`, one per process: `SECRETS`). Whatever the session knows to be
-  secret — the values of the secret-looking variables (passed through or not), the agent's credentials, an apiKeyHelper's key, MCP servers'
-  OAuth tokens and `Authorization`-like header values — is registered once with a label, and `mask(text)` replaces
-  every occurrence of a value (at least `MIN_SECRET_CHARS` long) with `[secret LABEL]`. It runs over every tool
-  result and every line the terminal prints, so it is one compiled alternation, rebuilt only when a value is added.
+  secret — the values of the secret-looking variables (passed through or not), the agent's credentials, an
+  apiKeyHelper's key, MCP servers' OAuth tokens and `Authorization`-like header values — is registered once with a
+  label, and `mask(text)` replaces every occurrence of a value (at least `MIN_SECRET_CHARS` long) with
+  `[secret LABEL]`. It runs over every tool result and every line the terminal prints, so it is one compiled
+  alternation, rebuilt only when a value is added.
 
 What a name looks like: the name is split into words at `_`, `-` and `.` (case ignored); it looks secret when a word
 is, or ends with, KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE or CREDENTIAL (or their plural), or is exactly

@@ -154,7 +154,7 @@ class BashTool:
         # policy passes them, secret-looking variables in it
         built = command_env(os.environ if env is None else env, policy)
         self.env = built.env
-        self.left_out = built.left_out  # the names only, for /status and doctor
+        self.left_out = built.left_out  # the names left out (never their values)
         self.input_schema: dict[str, Any] = {
             "type": "object",
             "additionalProperties": False,

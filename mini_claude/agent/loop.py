@@ -205,8 +205,8 @@ class Agent:
             verdict = await self.hooks.user_prompt(prompt_text(blocks))
             if verdict.blocked is not None:  # nothing reaches the model
                 return self._outcome(verdict.blocked, "hook_blocked", 0, Usage())
-            if verdict.context:
-                blocks.append({"type": "text", "text": verdict.context})
+            if verdict.context:  # hooks see the user's secret-looking variables: what they say is masked
+                blocks.append({"type": "text", "text": mask(verdict.context)})
         if self._prelude is not None:
             blocks = [*await self._prelude(self.history), *blocks]
         self._append_user(blocks)
@@ -226,7 +226,7 @@ class Agent:
                 feedback = await self._stop_feedback(turn.text, stop_active)
                 if feedback is None:
                     return self._outcome(turn.text, turn.stop_reason or "end_turn", turn_no, usage)
-                self._append_user([{"type": "text", "text": feedback}])  # a Stop hook sends the model back
+                self._append_user([{"type": "text", "text": mask(feedback)}])  # a Stop hook sends the model back
                 stop_active = True
                 continue
             cut = turn.stop_reason == "max_tokens"  # a call cut mid-input never runs
@@ -297,7 +297,8 @@ class Agent:
             # runs on success, error and cancellation alike: every tool_use gets its tool_result
             blocks, asides = [], []
             for call in calls:
-                result = call.result or ToolResult.error(INTERRUPTED_TEXT)
+                # a refusal's reason (a hook's, say) is masked too; a result that ran was masked as it came
+                result = masked(call.result or ToolResult.error(INTERRUPTED_TEXT))
                 blocks.append(tool_result_block(call.block.get("id", ""), result))
                 for aside in (result.aside, call.notes):
                     if aside:  # hooks' notes may quote what the user's hooks see (secret-looking variables too)

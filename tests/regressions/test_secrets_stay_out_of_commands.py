@@ -116,3 +116,21 @@ def test_a_stdio_server_gets_no_model_key_and_its_results_are_masked(cli: Cli) -
     assert result.rc == 0, result.stderr
     assert [result_text(block) for block in tool_results(mock)] == ["<unset>", "[secret GITHUB_TOKEN]"]
     assert GH_TOKEN not in result.stdout + result.stderr
+
+
+def test_what_hooks_say_to_the_model_is_masked(cli: Cli) -> None:
+    """Hooks get the user's secret-looking variables; what they send the model (a UserPromptSubmit's context, a
+    PreToolUse refusal's reason) carries no value of them."""
+    mock = cli.mock([tool_use("Bash", {"command": "echo hi"}), answer("done")])
+    _secret_env(cli)
+    say = {"type": "command", "command": 'echo "context: $GITHUB_TOKEN"'}
+    refuse = {"type": "command", "command": 'echo "refused with $AWS_SECRET_ACCESS_KEY" >&2; exit 2'}
+    _user_settings(cli, {"hooks": {"UserPromptSubmit": [{"hooks": [say]}],
+                                   "PreToolUse": [{"matcher": "Bash", "hooks": [refuse]}]}})
+    result = cli.run("-p", "hi", "--allowedTools", "Bash(echo:*)")
+    assert result.rc == 0, result.stderr
+    sent = json.dumps(mock.requests)
+    assert "context: [secret GITHUB_TOKEN]" in sent
+    assert "refused with [secret AWS_SECRET_ACCESS_KEY]" in result_text(tool_results(mock)[0])
+    for text in (sent, result.stdout, result.stderr):
+        assert GH_TOKEN not in text and AWS_SECRET not in text

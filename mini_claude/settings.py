@@ -15,7 +15,9 @@ Project files (project and local) come from the repository, so until its folder 
 `statusLine`, a `model` that names a backend (`openai:gpt-4o` chooses where the user's prompts and key go; a bare
 model name does not) and every helper command (`apiKeyHelper`, `*Helper`, `awsAuthRefresh`,
 `awsCredentialExport`). What they *restrict* (deny and ask rules, `disabledMcpjsonServers`, `default`/`plan` modes) always applies, and the
-user's own file, and the command line's `--settings`, are never filtered.
+user's own file, and the command line's `--settings`, are never filtered. `shellEnvironment.passThrough` (the
+secret-looking variables shell commands may see, mini_claude.secrets) counts only from the user's own file and
+`--settings`, trusted folder or not: in a repository's file it is one warning and nothing else.
 """
 
 from __future__ import annotations
@@ -120,6 +122,8 @@ class Settings:
     effort_level: str | None = None  # `effortLevel`: low, medium, high, xhigh or max (models/catalog.py)
     api_key_helper: SettingsHelper | None = None
     hooks: list[SettingsHook] = field(default_factory=list)  # every file's hooks, in file order (all run)
+    # `shellEnvironment.passThrough`: secret-looking variables (names or `*` globs) shell commands still get
+    shell_pass_through: list[str] = field(default_factory=list)
     user: dict[str, Any] = field(default_factory=dict)
     project: dict[str, Any] = field(default_factory=dict)
     local: dict[str, Any] = field(default_factory=dict)
@@ -298,6 +302,9 @@ def _merge(settings: Settings, raw: dict[str, Any], display: str, errors: list[C
     if "hooks" in raw:
         _merge_hooks(settings, raw["hooks"], display, bad)
 
+    if "shellEnvironment" in raw:
+        _merge_shell_environment(settings, raw["shellEnvironment"], display, bad)
+
     if "apiKeyHelper" in raw:
         helper = raw["apiKeyHelper"]
         if isinstance(helper, str) and helper.strip():
@@ -337,6 +344,26 @@ def _merge_directories(settings: Settings, items: Any, display: str, bad: Callab
             settings.additional_directories.append(SettingsRule(item, display, f"{key}[{index}]"))
         else:
             bad(f"{key}[{index}]", f"expected a directory path, got {json_type(item)}")
+
+
+def _merge_shell_environment(settings: Settings, section: Any, display: str, bad: Callable[[str, str], None]) -> None:
+    """`{"passThrough": ["NPM_TOKEN", "GH_*"]}`, from the user's own file or `--settings` only: a repository must
+    not be able to send the user's secrets to the commands the model runs."""
+    if display in (PROJECT_SETTINGS_DISPLAY, LOCAL_SETTINGS_DISPLAY):
+        bad("shellEnvironment", f"ignored: a repository's settings cannot pass your secret-looking variables to "
+                                f"commands (set it in {USER_SETTINGS_DISPLAY} or --settings)")
+        return
+    items = section.get("passThrough", []) if isinstance(section, dict) else None
+    if not isinstance(items, list):
+        bad("shellEnvironment.passThrough" if isinstance(section, dict) else "shellEnvironment",
+            f"expected a list of variable names, got {json_type(items if isinstance(section, dict) else section)}")
+        return
+    for index, item in enumerate(items):
+        if isinstance(item, str) and item.strip():
+            settings.shell_pass_through.append(item.strip())
+        else:
+            got = "an empty string" if isinstance(item, str) else json_type(item)
+            bad(f"shellEnvironment.passThrough[{index}]", f"expected a variable name, got {got}")
 
 
 # Claude Code's hook events (mini_claude.hooks runs them); the `hooks` keys a settings file may use.

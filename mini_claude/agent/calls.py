@@ -1,18 +1,20 @@
 """The loop's bookkeeping for tool calls and history blocks: a call on its way to its result, the concurrent
 batches, the tool_result block, the text for an unknown tool, and the history's storable forms and last text
-(moved out of loop.py to keep the loop short)."""
+(moved out of loop.py to keep the loop short). `masked` is where every tool's result loses the secret values the
+session knows (mini_claude.secrets) before the model, the screen, hooks or the saved session see it."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from mini_claude.secrets import mask, mask_blocks
 from mini_claude.tools.base import Tool, ToolResult
 
-__all__ = ["CUT_TEXT", "Call", "batches", "last_text", "prompt_text", "storable", "tool_name", "tool_result_block",
-           "unknown_text"]
+__all__ = ["CUT_TEXT", "Call", "batches", "last_text", "masked", "prompt_text", "storable", "tool_name",
+           "tool_result_block", "unknown_text"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +64,13 @@ def batches(calls: list[Call]) -> list[list[Call]]:
         else:
             batches.append([call])
     return batches
+
+
+def masked(result: ToolResult) -> ToolResult:
+    """`result` with every known secret value in its content and aside shown as `[secret NAME]`."""
+    content, aside = mask_blocks(result.content), mask(result.aside)
+    return result if content is result.content and aside == result.aside else replace(
+        result, content=content, aside=aside)
 
 
 def tool_result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from mini_claude.agent.calls import (
     Call,
     batches,
     last_text,
+    masked,
     prompt_text,
     storable,
     tool_name,
@@ -38,6 +39,7 @@ from mini_claude.agent.ui import AgentUI, Shown, SilentUI, showing
 from mini_claude.errors import ModelError
 from mini_claude.hooks.outcomes import HookPermission
 from mini_claude.models.base import AssistantTurn, Model, PlanAware, ToolSpec, Usage
+from mini_claude.secrets import mask
 from mini_claude.tools.base import Tool, ToolContext, ToolResult, input_is_ours, own_server
 from mini_claude.tools.input_check import input_problem
 
@@ -203,8 +205,8 @@ class Agent:
             verdict = await self.hooks.user_prompt(prompt_text(blocks))
             if verdict.blocked is not None:  # nothing reaches the model
                 return self._outcome(verdict.blocked, "hook_blocked", 0, Usage())
-            if verdict.context:
-                blocks.append({"type": "text", "text": verdict.context})
+            if verdict.context:  # hooks see the user's secret-looking variables: what they say is masked
+                blocks.append({"type": "text", "text": mask(verdict.context)})
         if self._prelude is not None:
             blocks = [*await self._prelude(self.history), *blocks]
         self._append_user(blocks)
@@ -224,7 +226,7 @@ class Agent:
                 feedback = await self._stop_feedback(turn.text, stop_active)
                 if feedback is None:
                     return self._outcome(turn.text, turn.stop_reason or "end_turn", turn_no, usage)
-                self._append_user([{"type": "text", "text": feedback}])  # a Stop hook sends the model back
+                self._append_user([{"type": "text", "text": mask(feedback)}])  # a Stop hook sends the model back
                 stop_active = True
                 continue
             cut = turn.stop_reason == "max_tokens"  # a call cut mid-input never runs
@@ -295,11 +297,12 @@ class Agent:
             # runs on success, error and cancellation alike: every tool_use gets its tool_result
             blocks, asides = [], []
             for call in calls:
-                result = call.result or ToolResult.error(INTERRUPTED_TEXT)
+                # a refusal's reason (a hook's, say) is masked too; a result that ran was masked as it came
+                result = masked(call.result or ToolResult.error(INTERRUPTED_TEXT))
                 blocks.append(tool_result_block(call.block.get("id", ""), result))
                 for aside in (result.aside, call.notes):
-                    if aside:
-                        asides.append({"type": "text", "text": aside})
+                    if aside:  # hooks' notes may quote what the user's hooks see (secret-looking variables too)
+                        asides.append({"type": "text", "text": mask(aside)})
             self._append_user([*blocks, *asides])  # text after every result: the API wants results first
             self._results_last = True
 
@@ -377,6 +380,7 @@ class Agent:
         except Exception as exc:  # a tool bug or failure becomes an is_error result the model can read
             log.debug("tool %s raised", name, exc_info=True)
             result = ToolResult.error(f"{name} failed: {exc}" if str(exc) else f"{name} failed: {exc!r}")
+        result = masked(result)  # before anything sees it, the cap's spilled file included
         if self._result_cap is not None:
             result = self._result_cap(result, self.ctx, name)
         call.result = result

@@ -4,8 +4,9 @@ Rich rendering (markdown, diffs) when stdout is a terminal; plain text otherwise
 final answer goes to stdout; everything else goes to stderr. The model's extended thinking is shown folded, one dim
 `✻ Thinking…` line per turn (`show_thinking`, or MINI_CLAUDE_SHOW_THINKING=1, shows its text); -p shows none.
 
-`clean()` is the one door to the terminal for text that a model, a server or a repository produced: nothing it
-returns holds an escape sequence, a C0/C1 control (but newline and tab), a bidi override/isolate or an invisible
+`clean()` is the one door to the terminal for text that a model, a server or a repository produced: the secret
+values the session knows are masked (mini_claude.secrets; not in `exact` text, which must be what runs), and nothing
+it returns holds an escape sequence, a C0/C1 control (but newline and tab), a bidi override/isolate or an invisible
 format character. Prose from servers and repositories (names, descriptions, logs) has them removed; where the
 exact text matters — the model's own text, the `→ tool(…)` lines, what a prompt asks the user to approve — they
 are made visible instead (`visible=True`: ESC shows as `\\x1b`, U+202E as `\\u202e`). `json_text()` is its twin
@@ -23,6 +24,7 @@ import time
 from typing import IO, Any
 
 from mini_claude.models.base import AssistantTurn
+from mini_claude.secrets import mask
 from mini_claude.tools.base import ToolResult
 from mini_claude.tools.todo import TODO_TOOL_NAME
 from mini_claude.tools.web_search import WEB_SEARCH_TOOL_NAME
@@ -69,8 +71,8 @@ def clean(text: str, *, visible: bool = False, exact: bool = False) -> str:
     character by character, so text streamed in pieces is safe piece by piece. `exact` (with `visible`; for a
     command, a path or a plan the user approves) also shows the invisible characters prose keeps (zero-width
     joiners, variation selectors, a soft hyphen…), so the text approved is, character for character, what runs."""
-    if exact:
-        text = _INVISIBLE.sub(_escaped, text)
+    # the known secret values masked (mini_claude.secrets), but what the user approves is shown as it will run
+    text = _INVISIBLE.sub(_escaped, text) if exact else mask(text)
     if _HIDDEN.search(text) is None:  # the usual case: one scan, no copy
         return text
     if visible:
@@ -98,7 +100,7 @@ def json_text(value: Any, **kwargs: Any) -> str:
     """`json.dumps(value, ensure_ascii=False, **kwargs)` with every character `clean` would not let through
     escaped as `\\uXXXX`: valid JSON with the exact text, printable letters of every script left as they are, and
     nothing a terminal would act on (json.dumps itself escapes C0 but leaves DEL, C1 and bidi controls raw)."""
-    text = json.dumps(value, ensure_ascii=False, **kwargs)
+    text = mask(json.dumps(value, ensure_ascii=False, **kwargs))
     # outside strings JSON is printable ASCII, newlines and spaces: every match is inside a string
     return _HIDDEN.sub(_json_escaped, text)
 

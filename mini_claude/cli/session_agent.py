@@ -37,6 +37,7 @@ from mini_claude.models.factory import create_model
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.permissions.rules import CLAUDE_TOOL_NAMES
+from mini_claude.secrets import EnvPolicy
 from mini_claude.settings import Settings
 from mini_claude.tools.base import Tool, ToolContext
 from mini_claude.tools.mcp_resources import resource_tools
@@ -195,7 +196,10 @@ def build_session(
                                         loading=deferred, hooks=hooks, mcp_tools=mcp_tools,
                                         explain_unknown=manager.explain_unavailable,
                                         report=lambda run, on: agent.absorb(run, on)))
-    builtins = [BashTool(env=env) if isinstance(tool, BashTool) else tool for tool in builtin_tools(subagents)]
+    # commands get the user's passThrough and what a settings file's env set (never the agent's credentials)
+    policy = EnvPolicy(tuple(settings.shell_pass_through), frozenset(settings.env))
+    builtins = [BashTool(env=env, policy=policy) if isinstance(tool, BashTool) else tool
+                for tool in builtin_tools(subagents)]
     builtins = [WebSearchTool(lambda: agent.model) if isinstance(tool, WebSearchTool) else tool for tool in builtins]
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
                   result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,

@@ -12,7 +12,8 @@ the mock model): a user message holding `<bash-input>cmd</bash-input>` and
 `<bash-stdout>…</bash-stdout><bash-stderr>…</bash-stderr>` (`&`, `<`, `>` escaped in the outputs), then the model
 answers at once (Claude Code's `respondToBashCommands` default). One difference, on purpose: Claude Code's shell
 merges the two streams (all of it in bash-stdout, or in bash-stderr when the command failed, without the exit
-code); here each stream goes in its own tag and a failing command's stderr ends with `Exit code N`. A command
+code); here each stream goes in its own tag and a failing command's stderr ends with `Exit code N`. The outputs
+lose the secret values the session knows (mini_claude.secrets) before the model sees them. A command
 interrupted before it ended sends nothing (Claude Code puts the line back in the input box; so does the REPL).
 """
 
@@ -27,6 +28,7 @@ from typing import Any
 
 from mini_claude.agent.hook_points import HookPoints
 from mini_claude.permissions.gate import Decision, PermissionGate
+from mini_claude.secrets import mask
 from mini_claude.tools.base import Tool
 from mini_claude.tools.shell import DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, terminate_group, wait_for_exit
 
@@ -83,8 +85,8 @@ async def run_command(command: str, *, cwd: Path, env: Mapping[str, str] | None,
 def bash_blocks(command: str, output: ShellOutput) -> list[dict[str, Any]]:
     """The user content the model gets for a `!` command that ran."""
     return [{"type": "text", "text": f"<bash-input>{command}</bash-input>"},
-            {"type": "text", "text": f"<bash-stdout>{_escaped(output.stdout)}</bash-stdout>"
-                                     f"<bash-stderr>{_escaped(output.stderr)}</bash-stderr>"}]
+            {"type": "text", "text": f"<bash-stdout>{_escaped(mask(output.stdout))}</bash-stdout>"
+                                     f"<bash-stderr>{_escaped(mask(output.stderr))}</bash-stderr>"}]
 
 
 def _escaped(text: str) -> str:

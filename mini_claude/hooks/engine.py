@@ -32,6 +32,7 @@ from mini_claude.hooks.matching import MATCHED_EVENTS, matcher_matches
 from mini_claude.hooks.outcomes import AfterTool, BeforeTool, HookPermission, PromptVerdict, StopVerdict
 from mini_claude.hooks.replies import HookReply, read_reply
 from mini_claude.hooks.runner import run_command
+from mini_claude.secrets import without_credentials
 from mini_claude.settings import SettingsHook
 
 __all__ = ["DEFAULT_TIMEOUT_S", "HookSession", "Hooks"]
@@ -194,7 +195,9 @@ class Hooks:
                    "cwd": str(session.cwd), "permission_mode": session.permission_mode(), "hook_event_name": event,
                    **fields}
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8", errors="replace")
-        env = {**session.env, "CLAUDE_PROJECT_DIR": str(session.cwd)}
+        # the user's environment, secret-looking variables included (hooks are the user's own code, as in Claude
+        # Code), but never the agent's own credentials
+        env = without_credentials(session.env, [("CLAUDE_PROJECT_DIR", str(session.cwd))])
         runs = await asyncio.gather(*(run_command(hook.command, data, cwd=session.cwd, env=env,
                                                   timeout_s=hook.timeout_s or DEFAULT_TIMEOUT_S) for hook in hooks))
         replies = [read_reply(hook, run) for hook, run in zip(hooks, runs, strict=True)]

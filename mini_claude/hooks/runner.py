@@ -2,10 +2,10 @@
 event's JSON on stdin, stdout and stderr read into bounded buffers, every wait bounded.
 
 As Claude Code runs them: the shell is `/bin/sh`, the working directory is the project folder, the environment is
-the one the session passes (the user's own, plus `CLAUDE_PROJECT_DIR`). However a run ends — the shell exited, the
-timeout passed, the caller was cancelled — the whole group is signalled (SIGTERM, `KILL_GRACE_S`, SIGKILL) and the
-shell is reaped, so nothing the hook started outlives it (tools/shell.py does the same for the bash tool; this layer
-cannot import it). Python 3.11's `Process.wait()` returns only once every pipe is closed, which a background child
+the one the session passes (the user's own without the agent's credentials, plus `CLAUDE_PROJECT_DIR`: engine.py).
+However a run ends — the shell exited, the timeout passed, the caller was cancelled — the whole group is signalled
+(SIGTERM, `KILL_GRACE_S`, SIGKILL) and the shell is reaped, so nothing the hook started outlives it (tools/shell.py
+does the same for the bash tool; this layer cannot import it). Python 3.11's `Process.wait()` returns only once every pipe is closed, which a background child
 can delay forever, so the shell's exit is found by polling `returncode`. Nothing is printed here.
 """
 

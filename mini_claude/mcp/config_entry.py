@@ -24,6 +24,7 @@ from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import json_type
 from mini_claude.mcp.protocol import LOG_LEVELS
 from mini_claude.net.urls import display_url
+from mini_claude.secrets import AGENT_CREDENTIAL_VARS  # no stdio server or headersHelper inherits them
 
 __all__ = [
     "AGENT_CREDENTIAL_VARS",
@@ -39,11 +40,6 @@ __all__ = [
     "validate_entry",
 ]
 
-# The agent's own credentials: a stdio server or headersHelper never inherits them, and a project config's `${VAR}`
-# cannot name them (they would hand the user's model key to a server the repository chose).
-AGENT_CREDENTIAL_VARS = frozenset({
-    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "MINI_CLAUDE_API_KEY",
-})
 # Scopes whose files come with the repository (untrusted), as opposed to the user's own files and flags.
 _PROJECT_SCOPE = "project"
 

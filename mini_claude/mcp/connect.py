@@ -13,6 +13,7 @@ from mini_claude.errors import TransportError
 from mini_claude.mcp.config import AGENT_CREDENTIAL_VARS, ServerConfig
 from mini_claude.mcp.transports.base import HttpAuth, Transport
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
+from mini_claude.secrets import register_header_values, without_credentials
 
 if TYPE_CHECKING:
     from mini_claude.mcp.auth import Authorizer
@@ -22,9 +23,7 @@ __all__ = ["AGENT_CREDENTIAL_VARS", "build_transport", "server_environment"]
 
 def server_environment(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
     """The environment a stdio server gets: the user's, minus the agent's credentials, plus its `env` entries."""
-    env = {k: v for k, v in base.items() if k not in AGENT_CREDENTIAL_VARS}
-    env.update(extra)
-    return env
+    return without_credentials(base, extra.items())
 
 
 def build_transport(cfg: ServerConfig, env: Mapping[str, str], *, authorizer: Authorizer | None = None
@@ -43,6 +42,7 @@ def build_transport(cfg: ServerConfig, env: Mapping[str, str], *, authorizer: Au
         return StdioTransport(params, server=cfg.name)
     if cfg.type in ("http", "sse"):
         assert cfg.url is not None
+        register_header_values(cfg.headers, f"mcp:{cfg.name}")  # `Authorization` & co. masked wherever shown
         auth = _auth_provider(cfg, env, authorizer)
         helper = _headers_helper(cfg, env)
         if cfg.type == "http":

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mini_claude.errors import ModelError
+from mini_claude.secrets import SECRETS
 
 __all__ = [
     "HELPER_TIMEOUT_ENV",
@@ -149,6 +150,7 @@ class ApiKeyHelper:
         key = out.decode("utf-8", "replace").strip()
         if not key:
             raise ModelError(f"{where} printed no key")
+        SECRETS.add("apiKeyHelper", key)  # masked wherever a tool result or the terminal would show it
         return key
 
 
@@ -189,6 +191,8 @@ class AnthropicCredentials:
     helper: ApiKeyHelper | None = None
 
     def __post_init__(self) -> None:
+        SECRETS.add("ANTHROPIC_API_KEY", self.api_key)  # wherever they came from (the environment, .env, settings)
+        SECRETS.add("ANTHROPIC_AUTH_TOKEN", self.auth_token)
         if self.auth_token:
             self.helper = None  # Claude Code sends the token and never runs the helper
         if not (self.api_key or self.auth_token or self.helper):
@@ -236,6 +240,9 @@ class OpenAICredentials:
 
     api_key: str = field(repr=False)
     keyless: bool = False
+
+    def __post_init__(self) -> None:
+        SECRETS.add("OPENAI_API_KEY", self.api_key)
 
     async def refresh(self) -> bool:
         return False

@@ -10,7 +10,10 @@ and are re-exported here for the other tools that run subprocesses.
 
 A command runs in the environment it is given (`BashTool(env=...)`: the session's, which is the real environment
 with the settings' `env` on top, `settings.session_env`), else in mini-claude's own; in either, without the
-agent's own model credentials (`ANTHROPIC_API_KEY`, …: `AGENT_CREDENTIAL_VARS`, which no MCP server gets either).
+agent's own model credentials (`ANTHROPIC_API_KEY`, …: `AGENT_CREDENTIAL_VARS`, which no MCP server gets either)
+and without the variables whose names look like secrets, but for those `policy` passes (mini_claude.secrets
+`command_env`: the user's `shellEnvironment.passThrough`, and what a settings file's `env` set). The values left
+out are registered for masking, so a command that finds one elsewhere still shows `[secret NAME]`.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from mini_claude.mcp.config_entry import AGENT_CREDENTIAL_VARS
+from mini_claude.secrets import DEFAULT_POLICY, EnvPolicy, command_env
 from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.procs import (
     KILL_GRACE_S,
@@ -145,10 +148,13 @@ class BashTool:
     )
     read_only = False
 
-    def __init__(self, *, max_output_chars: int = MAX_OUTPUT_CHARS, env: Mapping[str, str] | None = None) -> None:
-        # the session's environment (else mini-claude's own), never with the agent's model credentials in it
-        self.env = {name: value for name, value in (os.environ if env is None else env).items()
-                    if name not in AGENT_CREDENTIAL_VARS}
+    def __init__(self, *, max_output_chars: int = MAX_OUTPUT_CHARS, env: Mapping[str, str] | None = None,
+                 policy: EnvPolicy = DEFAULT_POLICY) -> None:
+        # the session's environment (else mini-claude's own), never with the agent's credentials or, unless the
+        # policy passes them, secret-looking variables in it
+        built = command_env(os.environ if env is None else env, policy)
+        self.env = built.env
+        self.left_out = built.left_out  # the names left out (never their values)
         self.input_schema: dict[str, Any] = {
             "type": "object",
             "additionalProperties": False,

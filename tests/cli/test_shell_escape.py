@@ -81,3 +81,24 @@ async def test_the_gate_decides_as_for_a_models_call(tmp_path: Path) -> None:
     hooks = _Hooks(HookPermission("deny", "not on Fridays"))
     vetoed = await admit("ls", gate=gate, shell=shell, hooks=hooks)  # type: ignore[arg-type]
     assert not vetoed.allowed and "not on Fridays" in vetoed.reason and hooks.seen == [("Bash", {"command": "ls"})]
+
+
+async def test_a_bang_command_gets_the_bash_tools_environment_and_its_output_is_masked(tmp_path: Path) -> None:
+    """`!cmd` runs with the Bash tool's environment (no model key, no secret-looking variable) and what the model
+    and the screen get of its output has every known secret value masked."""
+    from mini_claude.cli.render import clean
+    from mini_claude.secrets import SECRETS
+
+    SECRETS.clear()
+    try:
+        shell = BashTool(env={"PATH": "/usr/bin:/bin", "ANTHROPIC_API_KEY": "sk-bang-0123456789",
+                              "GITHUB_TOKEN": "ghp-bang-0123456789", "FAVOURITE": "teal"})
+        (tmp_path / "k.txt").write_text("sk-bang-0123456789")
+        out = await run_command('echo "${ANTHROPIC_API_KEY:-unset} ${GITHUB_TOKEN:-unset} $FAVOURITE"; cat k.txt',
+                                cwd=tmp_path, env=shell.env)
+        assert out.stdout == "unset unset teal\nsk-bang-0123456789"  # the file's copy: masked on the way out
+        assert bash_blocks("x", out)[1]["text"] == (
+            "<bash-stdout>unset unset teal\n[secret ANTHROPIC_API_KEY]</bash-stdout><bash-stderr></bash-stderr>")
+        assert clean(out.stdout) == "unset unset teal\n[secret ANTHROPIC_API_KEY]"  # what the REPL prints
+    finally:
+        SECRETS.clear()

@@ -62,6 +62,7 @@ from mini_claude.mcp.auth.tokens import ClientAuth, TokenResponse, refresh_form,
 from mini_claude.net.errors import describe_http_error
 from mini_claude.net.tls import tls_context
 from mini_claude.net.urls import display_url
+from mini_claude.secrets import SECRETS
 
 __all__ = ["MAX_FLOWS_PER_WINDOW", "REFRESH_MARGIN_S", "OAuthProvider"]
 
@@ -123,6 +124,7 @@ class OAuthProvider:
         if token is None:
             return {}
         access = token["access_token"]
+        SECRETS.add(f"mcp:{self.server} OAuth token", access)  # masked if a tool result or the screen shows it
         if token.get("token_type") == "DPoP" and self._dpop is not None:
             return {"Authorization": f"DPoP {access}", "DPoP": self._dpop.proof(method, url, access_token=access)}
         return {"Authorization": f"Bearer {access}"}

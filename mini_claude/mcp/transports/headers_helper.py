@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 from mini_claude.errors import TransportError
 from mini_claude.jsonfile import json_type
+from mini_claude.secrets import register_header_values
 
 __all__ = ["HEADERS_HELPER_TIMEOUT_S", "HeadersHelper", "header_problem"]
 
@@ -108,6 +109,7 @@ class HeadersHelper:
             if problem is not None:
                 raise self._error(problem)
             headers[name] = value
+        register_header_values(headers, f"mcp:{self.server}")  # its secrets masked wherever shown
         log.debug("%s: headersHelper gave %d header(s): %s", self.server, len(headers), ", ".join(headers))
         return headers
 

@@ -240,3 +240,21 @@ async def test_browser_authorizer_times_out() -> None:
     authorizer = BrowserAuthorizer(0, open_browser=None, out=io.StringIO(), timeout_s=0.2)
     with pytest.raises(AuthError, match="no login redirect"):
         await authorizer.authorize("https://as.example/authorize")
+
+
+async def test_the_access_token_is_masked_wherever_it_would_be_shown(mock: MockOAuth, tmp_path: Path) -> None:
+    """Issue 27: an MCP server's OAuth access token is a known secret: a tool result or a terminal line that
+    carries it shows `[secret mcp:remote OAuth token]`."""
+    from mini_claude.secrets import SECRETS, mask
+
+    SECRETS.clear()
+    try:
+        store = TokenStore(tmp_path / "state" / "mcp-oauth.json")
+        await _session(mock, _provider(mock, store))
+        issued = [v for r in mock.of("/mcp") for k, v in r.get("headers", {}).items()
+                  if k.lower() == "authorization"]
+        assert issued, "the server was sent the token"
+        access = issued[-1].partition(" ")[2]
+        assert mask(f"the token is {access}") == "the token is [secret mcp:remote OAuth token]"
+    finally:
+        SECRETS.clear()

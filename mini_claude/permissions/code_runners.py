@@ -152,9 +152,10 @@ def _program_risks(name: str, argv: Argv, i: int) -> tuple[list[Risk], list[int]
     found = findings(argv, i) if name != "git" else None
     if found is None:
         return _risks_by_name(name, argv, i)
-    risks = [Risk(f.index, f.why) for f in found if f.effect in (Effect.CODE, Effect.UNKNOWN)]
     more, tails = _risks_by_name(name, canonical(argv, i), i)
-    return risks + more, tails
+    said = {r.index for r in more if r.hidden}  # a word its own reading already found hidden keeps that reason
+    return [Risk(f.index, f.why) for f in found
+            if f.effect in (Effect.CODE, Effect.UNKNOWN) and f.index not in said] + more, tails
 
 
 def _risks_by_name(name: str, argv: Argv, i: int) -> tuple[list[Risk], list[int]]:

@@ -49,8 +49,8 @@ GREP = program("grep", f"""
 -H|--with-filename -h|--no-filename --label= -o|--only-matching -q|--quiet|--silent --binary-files= -a|--text -I
 -d|--directories= -D|--devices= -r|--recursive -R|--dereference-recursive --include= --exclude= --exclude-from=
 --exclude-dir= -L|--files-without-match -l|--files-with-matches -c|--count -T|--initial-tab -Z|--null
--B|--before-context= -A|--after-context= -C|--context= --group-separator= --no-group-separator --color?
---colour? -U|--binary {_GREP_DIGITS}
+-B|--before-context= -A|--after-context= -C|--context= --group-separator= --no-group-separator --color|--colour?
+-U|--binary {_GREP_DIGITS}
 """, {"-f": (READS, "reads patterns from a file"), "--exclude-from": (READS, "reads patterns from a file")})
 
 SED = program("sed", """

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
+from mini_claude.permissions.code_runners import code_risks
 from mini_claude.permissions.options import TABLES, canonical, findings, option_writes
 from mini_claude.permissions.options.notation import WRITES, program
 from mini_claude.permissions.options.parse import parse, resolve_long
@@ -40,6 +41,7 @@ def work(tmp_path: Path) -> Path:
     (tmp_path / "big").write_text("touch M\n" + "".join(f": {n}\n" for n in range(20000)))
     (tmp_path / "cfg").write_text('output = "M"\nurl = "file:///etc/hostname"\n')
     (tmp_path / "victim").write_text("keep me\n")
+    (tmp_path / "rgcfg").write_text("--pre=sh\n")
     subprocess.run(["tar", "-cf", "a.tar", "s.sh"], cwd=tmp_path, check=True, timeout=30)
     subprocess.run(["zip", "-q", "a.zip", "f"], cwd=tmp_path, check=True, timeout=30)
     return tmp_path
@@ -71,6 +73,7 @@ FINDINGS = [
     ("Bash(zip:*)", "zip -T --unzip-com='touch M; true' a.zip f"),
     ("Bash(zip:*)", "zip -T -TT='touch M; true' a.zip f"),
     ("Bash(rg:*)", "rg --pre=sh touch s.sh"),
+    ("Bash(rg:*)", "RIPGREP_CONFIG_PATH=rgcfg rg touch s.sh"),  # ripgrep's option file can hold --pre
     ("Bash(sort:*)", "sort -S 16k --compress-prog=sh big"),
     ("Bash(split:*)", "split --fil='touch M' f piece"),
     ("Bash(curl:*)", "curl -s --conf cfg"),
@@ -139,6 +142,14 @@ def test_an_abbreviated_wrapper_option_does_not_hide_the_wrapped_command(work: P
     command = "timeout --kill-a 1 5 rm victim"
     assert not decide(command, work, PermissionMode.BYPASS, deny=["Bash(rm:*)"])[0]
     assert canonical(command.split(), 0)[1] == "--kill-after"
+
+
+def test_awk_program_text_attached_or_abbreviated_is_read() -> None:
+    """gawk's `--source=TEXT`, `-eTEXT` and `--sour=TEXT` carry the program (gawk is not installed here: the
+    reading is checked on its own)."""
+    for word in ("--source=", "-e", "--sour="):
+        risks = code_risks(["gawk", word + 'BEGIN{system("touch M")}', "/dev/null"])
+        assert [r.why for r in risks] == ["gawk runs a program that can start commands (system, pipes, getline)"]
 
 
 # ------------------------------------------------------------------------------------------------ the parser

@@ -79,4 +79,4 @@ UNZIP = program("unzip", """
 -I= -O= -P= -s -W -: -^ -1 -2 -h -hh -m -N -Y -S
 """, {"-d": (WRITES, "extracts into a folder")})
 
-TABLES = {"tar": TAR, "gtar": TAR, "zip": ZIP, "unzip": UNZIP}
+TABLES = {"tar": TAR, "gtar": TAR, "bsdtar": TAR, "zip": ZIP, "unzip": UNZIP}  # bsdtar: its own options ask

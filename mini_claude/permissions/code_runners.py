@@ -12,6 +12,10 @@ What this means for rules (docs/SECURITY.md, "Shell commands: what a rule promis
   covers a risky word only when its literal text (before the wildcard) already spells that word: `Bash(git:*)`
   allows `git log` but not `git -c alias.x='!sh' x`; `Bash(python -m pytest:*)` allows `python -m pytest -q`;
   `Bash(python:*)` allows only `python --version`. An exact rule covers exactly its text.
+- For a program with an option table (options/: rg, grep, find, sort, split, tar, zip, curl, wget, sed, awk, the
+  wrappers, the everyday file and text tools), a wildcard rule covers it only when every option is one the table
+  knows and none runs code: an option it does not know, an abbreviation it cannot resolve, or a word it cannot know
+  where an option may stand is a hidden risk like a code-running one. Other programs keep Claude Code's meaning.
 - A deny (or ask) rule matches the commands a command line names, looked through wrappers, `eval`, `sh -c`, aliases
   and functions. It cannot see what a program runs from its own arguments, files or configuration, so a command with
   a `hidden` risk "may run anything": in bypassPermissions mode, while a Bash deny or ask rule is in force, the gate

@@ -127,6 +127,8 @@ def test_bypass_mode_refuses_an_option_the_deny_rule_cannot_see_through(command:
     ("Bash(jq:*)", "jq -r '.a' f"),
     ("Bash(echo:*)", "echo --anything goes"),
     ("Bash(du:*)", "du -sh ."),
+    ("Bash(chmod:*)", "chmod -x f"),  # a mode, which chmod reads among its options
+    ("Bash(od:*)", "od -An -tx1 f"),
     ("Bash(zip:*)", "zip -qr a.zip src"),
     ("Bash(unzip:*)", "unzip -l a.zip"),
     ("Bash(curl:*)", "curl -fsSL https://example.com"),
@@ -210,6 +212,7 @@ def test_tar_old_style_and_archive_writes() -> None:
     assert writes("tar -xf in.tar") == []
     assert [p for _, p in writes("curl -sSLo page.html https://x")] == ["page.html"]
     assert [p for _, p in writes("wget --output-doc=p https://x")] == ["p"]
+    assert writes("curl -o - https://x") == writes("wget -qO- https://x") == []  # standard output
 
 
 # ------------------------------------------------------------------------------------ every table, generated

@@ -62,7 +62,7 @@ def option_writes(argv: Sequence[str | None], i: int) -> list[Found]:
     if spec.name == "tar" and any(n in _TAR_WRITES_ARCHIVE for _, o, _ in seen for n in o.names):
         found = [Found(f.index, Effect.WRITES, f.why.replace("names the archive", "writes the archive"), f.path)
                  if f.effect is Effect.READS and "names the archive" in f.why else f for f in found]
-    return [f for f in found if f.effect is Effect.WRITES]
+    return [f for f in found if f.effect is Effect.WRITES and f.path != "-"]  # `-o -`: standard output
 
 
 def canonical(argv: Sequence[str | None], i: int) -> list[str | None]:

@@ -77,9 +77,12 @@ LN = program("ln", """
 -r|--relative -s|--symbolic -S|--suffix= -t|--target-directory= -T|--no-target-directory -v|--verbose --help
 --version
 """, {"-t": _INTO})
-CHMOD = program("chmod", """
+# chmod takes a mode that starts with a dash as its options (`chmod -x f`, `chmod -w,o+r f`): coreutils lists the
+# mode letters and digits in its option string, each with an optional value (the rest of the mode)
+_MODES = " ".join(f"-{c}?" for c in "rwxXstugoa,+=01234567")
+CHMOD = program("chmod", f"""
 -c|--changes -f|--silent|--quiet -v|--verbose --no-preserve-root --preserve-root --reference= -R|--recursive
---help --version
+--help --version {_MODES}
 """, {"--reference": _REFERENCE})
 TEE = program("tee", "-a|--append -i|--ignore-interrupts -p --output-error? --help --version")
 DD = program("dd", "--help --version")

@@ -13,11 +13,15 @@
   (`options_after_operands=False`: env, xargs, the wrappers).
 - A word the gate cannot know (None) where an option may stand is UNKNOWN: it may be any option.
 
-Measured on this machine (Debian 12): GNU tar, sort, split, grep, sed, xargs, env, wget and the coreutils accept
-unambiguous prefixes (`tar --to-com=CMD`, `sort --compress-prog=cat`); zip 3.0 does too (`zip --unzip-com=CMD`),
-and takes `-TT=CMD` as well as `-TT CMD`; curl 7.88 accepts prefixes (`--versio`) and calls `--outp` ambiguous, but
-has no `--opt=v` form (reading one as the option is the careful side); ripgrep 13 (clap) takes whole names only
-(`rg --pr=cat` is an error) and so does `find`, whose primaries are single-dash words (`-name`, `-newer`).
+Measured on this machine (Debian 12), each with a real run: GNU tar, sort, split, grep, sed, xargs, env, timeout,
+head and wget accept unambiguous prefixes (`tar --to-com=CMD` ran CMD, `sort --compress-prog=cat`, `split --fil=CMD`,
+`grep --fixed-str`, `xargs --max-a 1`, `env --unse=X`, `timeout --kill-a=1`, `wget --versi`); util-linux ionice
+calls `--clas` ambiguous (`--class`, `--classdata`), as the resolver here does; zip 3.0 accepts prefixes too
+(`zip --unzip-com=CMD` ran CMD) and takes `-TT=CMD` as well as `-TT CMD`; curl 7.88 accepts prefixes (`--versio`,
+`--conf FILE` is `--config`) and calls `--outp` ambiguous, but has no `--opt=v` form (reading one as the option is
+the careful side); ripgrep 13 (clap) and jq 1.6 take whole names only (`rg --pr=cat`, `jq --ta` are errors), and so
+does `find`, whose primaries are single-dash words (`-name`, `-newer`). flock takes `-c CMD` only after its file,
+outside getopt (code_runners reads that).
 """
 
 from __future__ import annotations

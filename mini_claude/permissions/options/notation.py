@@ -20,7 +20,8 @@ def program(name: str, text: str, effects: dict[str, tuple[Effect, str]] | None 
             options_after_operands: bool = True) -> ProgramSpec:
     """The table of `name`: the options in `text` (the notation above), each given its effect from `effects`
     (keyed by any spelling: (effect, why, said after the option: "runs a command")). A key that names no option
-    of the list is an error, so a typo cannot leave an option unclassified."""
+    of the list is an error, so a typo cannot leave an option unclassified; so is a spelling listed twice (two
+    options sharing a prefix would make it ambiguous)."""
     effects = dict(effects or {})
     options: list[Opt] = []
     for token in text.split():
@@ -31,4 +32,7 @@ def program(name: str, text: str, effects: dict[str, tuple[Effect, str]] | None 
         options.append(Opt(names, arg, effect, why))
     if effects:
         raise ValueError(f"{name}: effects for options not in its list: {sorted(effects)}")
+    spellings = [n for o in options for n in o.names]
+    if len(spellings) != len(set(spellings)):
+        raise ValueError(f"{name}: a spelling listed twice: {sorted({n for n in spellings if spellings.count(n) > 1})}")
     return ProgramSpec(name, style, tuple(options), long_single_dash, options_after_operands)

@@ -76,7 +76,7 @@ ZIP = program("zip", """
 
 UNZIP = program("unzip", """
 -p -l -f -t -u -z -v -T -x -d= -n -q -qq -o -a -aa -j -U -UU -C -L -X -V -K -M -Z -c -b -B -D -DD -E -F -i
--I= -O= -P= -s -W -: -^ -1 -2 -h -hh -m -N -Y -S
+-I= -O= -P= -s -W -: -^ -1 -2 -h -hh -m -N -Y -S -A -J -LL -XX
 """, {"-d": (WRITES, "extracts into a folder")})
 
 TABLES = {"tar": TAR, "gtar": TAR, "bsdtar": TAR, "zip": ZIP, "unzip": UNZIP}  # bsdtar: its own options ask

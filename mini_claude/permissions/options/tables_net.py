@@ -28,7 +28,7 @@ CURL = program("curl", """
 --interface= -4|--ipv4 -6|--ipv6 --json= -j|--junk-session-cookies --keepalive-time= --key= --key-type= --krb=
 --libcurl= --limit-rate= -l|--list-only --local-port= -L|--location --location-trusted --login-options=
 --mail-auth= --mail-from= --mail-rcpt= --mail-rcpt-allowfails -M|--manual --max-filesize= --max-redirs=
--m|--max-time= --metalink --negotiate -n|--netrc --netrc-file= --netrc-optional --next --no-alpn -N|--no-buffer
+-m|--max-time= --metalink --negotiate -n|--netrc --netrc-file= --netrc-optional --no-alpn -N|--no-buffer
 --no-clobber --no-keepalive --no-npn --no-progress-meter --no-sessionid --noproxy= --ntlm --ntlm-wb
 --oauth2-bearer= -o|--output= --output-dir= -Z|--parallel --parallel-immediate --parallel-max= --pass=
 --path-as-is --pinnedpubkey= --post301 --post302 --post303 --preproxy= -#|--progress-bar --proto=

@@ -33,8 +33,8 @@ RG = program("rg", """
 --no-crlf --no-encoding --no-fixed-strings --no-follow --no-glob-case-insensitive --no-hidden
 --no-ignore-file-case-insensitive --no-include-zero --no-invert-match --no-json --no-line-buffered
 --no-max-columns-preview --no-multiline --no-multiline-dotall --no-one-file-system --no-pcre2 --no-pre
---no-search-zip --no-sort-files --no-text --no-trim --max-filesize= --hostname-bin= --hyperlink-format=
---no-context-separator --no-ignore-exclude
+--no-search-zip --no-sort-files --no-text --no-trim --hostname-bin= --hyperlink-format=
+--pcre2-unicode
 """, {
     "--pre": (CODE, "runs each searched file through a command"),
     "--hostname-bin": (CODE, "runs a program to learn the host name"),

@@ -42,6 +42,8 @@ def work(tmp_path: Path) -> Path:
     (tmp_path / "cfg").write_text('output = "M"\nurl = "file:///etc/hostname"\n')
     (tmp_path / "victim").write_text("keep me\n")
     (tmp_path / "rgcfg").write_text("--pre=sh\n")
+    (tmp_path / "--checkpoint=1").write_text("")  # names a glob turns into options (a cloned repository's files)
+    (tmp_path / "--checkpoint-action=exec=sh s.sh").write_text("")
     subprocess.run(["tar", "-cf", "a.tar", "s.sh"], cwd=tmp_path, check=True, timeout=30)
     subprocess.run(["zip", "-q", "a.zip", "f"], cwd=tmp_path, check=True, timeout=30)
     return tmp_path
@@ -70,6 +72,7 @@ FINDINGS = [
     ("Bash(tar:*)", "tar --checkpoint-ac=exec='touch M' --checkpoint=1 -cf b.tar f"),
     ("Bash(tar:*)", "tar -I 'touch M; gzip' -cf c.tar f"),
     ("Bash(tar:*)", "tar cIf 'touch M; gzip' c.tar f"),
+    ("Bash(tar:*)", "tar -cf b.tar *"),  # the glob's file names are options: the gate cannot know them
     ("Bash(zip:*)", "zip -T --unzip-com='touch M; true' a.zip f"),
     ("Bash(zip:*)", "zip -T -TT='touch M; true' a.zip f"),
     ("Bash(rg:*)", "rg --pre=sh touch s.sh"),
@@ -127,7 +130,10 @@ def test_bypass_mode_refuses_an_option_the_deny_rule_cannot_see_through(command:
     ("Bash(jq:*)", "jq -r '.a' f"),
     ("Bash(echo:*)", "echo --anything goes"),
     ("Bash(du:*)", "du -sh ."),
-    ("Bash(chmod:*)", "chmod -x f"),  # a mode, which chmod reads among its options
+    ("Bash(chmod:*)", "chmod -x f"),
+    ("Bash(ls:*)", "ls *.py"),  # a word the gate cannot know, for programs with no option that runs or writes
+    ("Bash(cat:*)", 'cat "$f"'),
+    ("Bash(grep:*)", "grep -n x src/*.py"),
     ("Bash(od:*)", "od -An -tx1 f"),
     ("Bash(zip:*)", "zip -qr a.zip src"),
     ("Bash(unzip:*)", "unzip -l a.zip"),
@@ -203,6 +209,7 @@ def test_a_word_the_gate_cannot_know_is_unknown_where_an_option_may_stand() -> N
     assert [(f.index, f.effect.value) for f in findings(["sort", None, "f"], 0) or []] == [(1, "unknown")]
     assert [(f.index, f.path) for f in findings(["sort", "-o", None, "f"], 0) or []] == [(1, None)]
     assert findings(["sort", "--", None], 0) == []
+    assert findings(["cat", None], 0) == []  # cat has no option that runs code or writes
     assert findings(["git", "log"], 0) is None and findings(["frobtool", "-x"], 0) is None
 
 

@@ -4,7 +4,10 @@ parser), and what a command's options do.
 - `findings(argv, i)`: what every option of the program at argv[i] does, read the way that program reads it;
   None when the gate has no table for the program (then a rule naming it keeps Claude Code's meaning). An option
   the table does not hold, or an abbreviation it cannot resolve, is Effect.UNKNOWN: code_runners.py makes each
-  UNKNOWN and CODE finding a risk, so an argument-blind allow rule (`Bash(tar:*)`) no longer covers it.
+  UNKNOWN and CODE finding a risk, so an argument-blind allow rule (`Bash(tar:*)`) no longer covers it. A word
+  the gate cannot know (`"$f"`, `*.py`) where an option may stand is UNKNOWN only for a program with an option
+  that runs code or writes (`sort "$f"` may be `sort --compress-program=sh`; `cat "$f"` and `ls *.py` can at
+  worst be a harmless option, so they pass).
 - `option_writes(argv, i)`: the paths the program writes through its options (`sort -o F`, `curl -o F`,
   `tar -cf F`), for the gate's judging of writes.
 - `canonical(argv, i)`: the argv with each abbreviated long option spelled out (`--expr=X` -> `--expression=X`),
@@ -49,7 +52,21 @@ def findings(argv: Sequence[str | None], i: int) -> list[Found] | None:
     spec = table_for(argv[i])
     if spec is None:
         return None
-    return _parse(spec, argv, i, [])
+    found = _parse(spec, argv, i, [])
+    if not _can_harm(spec):  # a word it cannot know may be any of its options: none runs code or writes
+        found = [f for f in found if not (f.effect is Effect.UNKNOWN and argv[f.index] is None)]
+    return found
+
+
+def _can_harm(spec: ProgramSpec) -> bool:
+    """Whether any option of `spec` runs code or writes a file (a word the gate cannot know may be one)."""
+    harm = _HARM.get(spec.name)
+    if harm is None:
+        harm = _HARM[spec.name] = any(o.effect in (Effect.CODE, Effect.WRITES) for o in spec.options)
+    return harm
+
+
+_HARM: dict[str, bool] = {}
 
 
 def option_writes(argv: Sequence[str | None], i: int) -> list[Found]:

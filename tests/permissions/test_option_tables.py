@@ -146,6 +146,12 @@ def test_everyday_options_pass_without_asking(rule: str, command: str, work: Pat
     assert allowed and asked == []
 
 
+def test_man_abbreviations_are_its_options(work: Path) -> None:
+    """man is argp: `--pag=CMD` is `--pager` (it pages through CMD on a terminal)."""
+    assert not decide("man --pag='touch M; cat' ls", work, PermissionMode.DEFAULT, allow=["Bash(man:*)"])[0]
+    assert decide("man -k passwd", work, PermissionMode.DEFAULT, allow=["Bash(man:*)"])[0]
+
+
 def test_an_abbreviated_wrapper_option_does_not_hide_the_wrapped_command(work: Path) -> None:
     command = "timeout --kill-a 1 5 rm victim"
     assert not decide(command, work, PermissionMode.BYPASS, deny=["Bash(rm:*)"])[0]
@@ -259,7 +265,8 @@ _NOT_OPTIONS = {"cut": {"-M"}, "diff": {"--GTYPE-group-format", "--LTYPE-line-fo
 
 
 @pytest.mark.parametrize("name", ["tar", "sort", "split", "grep", "sed", "xargs", "env", "ls", "head", "tail", "wc",
-                                  "cut", "uniq", "diff", "du", "cp", "mv", "wget", "curl", "timeout", "flock"])
+                                  "cut", "uniq", "diff", "du", "cp", "mv", "wget", "curl", "timeout", "flock",
+                                  "man", "ls", "stat", "od", "file", "chmod"])
 def test_each_table_knows_every_option_of_the_installed_program(name: str) -> None:
     if shutil.which(name) is None:
         pytest.skip(f"{name} is not installed")

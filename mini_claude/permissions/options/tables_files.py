@@ -1,5 +1,5 @@
 """Option tables of the file tools and small commands users commonly allow (GNU coreutils 9.1 on Debian 12,
-getopt_long), and of echo, printf and pwd as bash runs them.
+getopt_long), man 2.11 (argp: `man --pag=CMD` is `--pager`), and of printf and pwd as bash runs them.
 
 A folder option of cp, mv and ln (`-t DIR`) is a write of that folder; their operands are judged by the write
 rules, not here. `echo` prints any word it does not take as an option, so it has no table of unknowns
@@ -8,7 +8,7 @@ rules, not here. `echo` prints any word it does not take as an option, so it has
 
 from __future__ import annotations
 
-from mini_claude.permissions.options.notation import READS, WRITES, program
+from mini_claude.permissions.options.notation import CODE, READS, WRITES, program
 
 __all__ = ["TABLES"]
 
@@ -86,9 +86,18 @@ CHMOD = program("chmod", f"""
 """, {"--reference": _REFERENCE})
 TEE = program("tee", "-a|--append -i|--ignore-interrupts -p --output-error? --help --version")
 DD = program("dd", "--help --version")
+MAN = program("man", """
+-C|--config-file= -d|--debug -D|--default --warnings? -f|--whatis -k|--apropos -K|--global-apropos
+-l|--local-file -w|--where|--path|--location -W|--where-cat|--location-cat -c|--catman -R|--recode= -L|--locale=
+-m|--systems= -M|--manpath= -S|-s|--sections= -e|--extension= -i|--ignore-case -I|--match-case --regex
+--wildcard --names-only -a|--all -u|--update --no-subpages -P|--pager= -r|--prompt= -7|--ascii -E|--encoding=
+--no-hyphenation|--nh --no-justification -p|--preprocessor= -t|--troff -T|--troff-device? -H|--html?
+-X|--gxditview? -Z|--ditroff -?|--help --usage -V|--version
+""", {"-C": (CODE, "reads a configuration file, which names the programs it runs"), "-P": (CODE, "runs a pager"),
+      "-H": (CODE, "runs a web browser"), "-X": (CODE, "runs gxditview")})  # -M, -p: code_runners' man reading
 WHICH = program("which", "-a -s")
 PRINTF = program("printf", "-v=", options_after_operands=False)  # a builtin: stops at the format
 
 TABLES = {"ls": LS, "stat": STAT, "du": DU, "df": DF, "date": DATE, "pwd": PWD, "basename": BASENAME,
           "dirname": DIRNAME, "realpath": REALPATH, "readlink": READLINK, "mkdir": MKDIR, "touch": TOUCH, "rm": RM,
-          "cp": CP, "mv": MV, "ln": LN, "chmod": CHMOD, "tee": TEE, "dd": DD, "which": WHICH, "printf": PRINTF}
+          "cp": CP, "mv": MV, "ln": LN, "chmod": CHMOD, "tee": TEE, "dd": DD, "man": MAN, "which": WHICH, "printf": PRINTF}

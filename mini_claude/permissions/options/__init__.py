@@ -39,6 +39,9 @@ TABLES: dict[str, ProgramSpec] = {**tables_archive.TABLES, **tables_net.TABLES, 
 _NO_UNKNOWNS = frozenset({"echo"})  # prints every word it does not take as an option
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _TAR_WRITES_ARCHIVE = frozenset({"-c", "-r", "-u", "-A", "--delete"})
+# The programs with an option that runs code or writes a file: a word the gate cannot know may be that option.
+_CAN_HARM = frozenset(spec.name for spec in TABLES.values()
+                      if any(o.effect in (Effect.CODE, Effect.WRITES) for o in spec.options))
 
 
 def table_for(word: str | None) -> ProgramSpec | None:
@@ -53,20 +56,9 @@ def findings(argv: Sequence[str | None], i: int) -> list[Found] | None:
     if spec is None:
         return None
     found = _parse(spec, argv, i, [])
-    if not _can_harm(spec):  # a word it cannot know may be any of its options: none runs code or writes
+    if spec.name not in _CAN_HARM:  # a word it cannot know may be any of its options: none runs code or writes
         found = [f for f in found if not (f.effect is Effect.UNKNOWN and argv[f.index] is None)]
     return found
-
-
-def _can_harm(spec: ProgramSpec) -> bool:
-    """Whether any option of `spec` runs code or writes a file (a word the gate cannot know may be one)."""
-    harm = _HARM.get(spec.name)
-    if harm is None:
-        harm = _HARM[spec.name] = any(o.effect in (Effect.CODE, Effect.WRITES) for o in spec.options)
-    return harm
-
-
-_HARM: dict[str, bool] = {}
 
 
 def option_writes(argv: Sequence[str | None], i: int) -> list[Found]:

@@ -39,7 +39,7 @@ def work(tmp_path: Path) -> Path:
     (tmp_path / "f").write_text("b\na\nc\n")
     (tmp_path / "s.sh").write_text("touch M\n")
     (tmp_path / "big").write_text("touch M\n" + "".join(f": {n}\n" for n in range(20000)))
-    (tmp_path / "cfg").write_text('output = "M"\nurl = "file:///etc/hostname"\n')
+    (tmp_path / "cfg").write_text(f'output = "M"\nurl = "file://{tmp_path / "f"}"\n')
     (tmp_path / "victim").write_text("keep me\n")
     (tmp_path / "rgcfg").write_text("--pre=sh\n")
     (tmp_path / "--checkpoint=1").write_text("")  # names a glob turns into options (a cloned repository's files)
@@ -86,6 +86,9 @@ FINDINGS = [
 
 @pytest.mark.parametrize(("rule", "command"), FINDINGS)
 def test_an_option_that_runs_code_is_not_covered_by_an_allow_rule(rule: str, command: str, work: Path) -> None:
+    program = rule.removeprefix("Bash(").split(":")[0]
+    if shutil.which(program) is None:
+        pytest.skip(f"{program} is not installed")
     run_bash(command, work)
     assert (work / "M").exists(), f"bash did not run the marker through {command!r}: the test proves nothing"
     (work / "M").unlink()

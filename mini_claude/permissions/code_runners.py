@@ -12,6 +12,10 @@ What this means for rules (docs/SECURITY.md, "Shell commands: what a rule promis
   covers a risky word only when its literal text (before the wildcard) already spells that word: `Bash(git:*)`
   allows `git log` but not `git -c alias.x='!sh' x`; `Bash(python -m pytest:*)` allows `python -m pytest -q`;
   `Bash(python:*)` allows only `python --version`. An exact rule covers exactly its text.
+- For a program with an option table (options/: rg, grep, find, sort, split, tar, zip, curl, wget, sed, awk, the
+  wrappers, the everyday file and text tools), a wildcard rule covers it only when every option is one the table
+  knows and none runs code: an option it does not know, an abbreviation it cannot resolve, or a word it cannot know
+  where an option may stand is a hidden risk like a code-running one. Other programs keep Claude Code's meaning.
 - A deny (or ask) rule matches the commands a command line names, looked through wrappers, `eval`, `sh -c`, aliases
   and functions. It cannot see what a program runs from its own arguments, files or configuration, so a command with
   a `hidden` risk "may run anything": in bypassPermissions mode, while a Bash deny or ask rule is in force, the gate
@@ -26,6 +30,8 @@ import itertools
 import os
 import re
 
+from mini_claude.permissions.options import canonical, findings
+from mini_claude.permissions.options.spec import Effect
 from mini_claude.permissions.program_args import (
     Argv,
     Risk,
@@ -82,8 +88,6 @@ _SAFE_SUBCOMMANDS_BY_TOOL = {
 }
 _SAFE_SUBCOMMANDS_BY_TOOL["pip3"] = _SAFE_SUBCOMMANDS_BY_TOOL["pip"]
 
-_TAR_CODE = ("--checkpoint-action", "--to-command", "--use-compress-program", "--info-script", "--new-volume-script",
-             "--rsh-command", "--rmt-command", "-I", "-F")
 _COMPILERS = frozenset({"gcc", "g++", "cc", "c++", "clang", "clang++", "tcc"})
 
 # Wrappers: run (a tail of) their arguments as a command. Looked through; their options may take values.
@@ -145,7 +149,20 @@ def code_risks(argv: Argv) -> list[Risk]:
 
 
 def _program_risks(name: str, argv: Argv, i: int) -> tuple[list[Risk], list[int]]:
-    """The risks of the program `name` at argv[i], and the argv positions where a command it runs may start."""
+    """The risks of the program `name` at argv[i], and the argv positions where a command it runs may start.
+    A program with an option table (options/): every option that runs code, and every option the table does not
+    know or cannot resolve, is a risk; the rest of its reading gets the options spelled out (`--expr` is
+    `--expression`). git keeps its own reading (program_args.git_risks)."""
+    found = findings(argv, i) if name != "git" else None
+    if found is None:
+        return _risks_by_name(name, argv, i)
+    more, tails = _risks_by_name(name, canonical(argv, i), i)
+    said = {r.index for r in more if r.hidden}  # a word its own reading already found hidden keeps that reason
+    return [Risk(f.index, f.why) for f in found
+            if f.effect in (Effect.CODE, Effect.UNKNOWN) and f.index not in said] + more, tails
+
+
+def _risks_by_name(name: str, argv: Argv, i: int) -> tuple[list[Risk], list[int]]:
     args = argv[i + 1:]
     end = len(argv)
 
@@ -200,28 +217,18 @@ def _program_risks(name: str, argv: Argv, i: int) -> tuple[list[Risk], list[int]
             tail = [None if w is None or "{}" in w else w for w in argv[start:end]]
             risks += [Risk(start + r.index, r.why, r.hidden, r.stdin) for r in code_risks(tail)]
         return risks, []
-    if name in ("tar", "gtar", "bsdtar"):
-        return [Risk(at(k), f"tar {opt(a)} runs a command") for k, a in enumerate(args)
-                if a is None or a.startswith(_TAR_CODE) or (k == 0 and not a.startswith("-") and "I" in a)
-                or (a.startswith("-") and not a.startswith("--") and ("I" in a or "F" in a))], []
     if name in ("ssh", "scp", "sftp", "slogin"):
         return ssh_risks(name, argv, i), []
     if name == "rsync":
         return [Risk(at(k), f"rsync {opt(a)} runs a command") for k, a in enumerate(args)
                 if a is None or a.startswith(("-e", "--rsh", "--rsync-path", "-M", "--remote-option"))
                 or (a.startswith("-") and not a.startswith("--") and "e" in a[1:])], []
-    if name == "zip":
-        return [Risk(at(k), f"zip {opt(a)} runs a command") for k, a in enumerate(args)
-                if a is None or a.startswith(("-TT", "--unzip-command"))], []
     if name in ("less", "more", "most"):
         return [Risk(at(k), f"{name} {opt(a)} runs a pager command") for k, a in enumerate(args)
                 if a is None or a.startswith("+") or a.startswith(("-k", "--lesskey"))], []
     if name == "man":
         return [Risk(at(k), f"man {opt(a)} runs a program") for k, a in enumerate(args)
                 if a is None or a.startswith(("-P", "--pager", "-H", "--html", "-p", "--preprocessor", "-M"))], []
-    if name in ("wget", "curl"):
-        return [Risk(at(k), f"{name} {opt(a)} runs a program") for k, a in enumerate(args)
-                if a is None or a.startswith(("--use-askpass", "--config", "-K", "--execute", "-e"))], []
     if name in _COMPILERS:
         return [Risk(at(k), f"{name} {opt(a)} runs a program") for k, a in enumerate(args)
                 if a is None or a.startswith(("-wrapper", "-fplugin", "-B", "--plugin", "-specs", "--specs"))], []

@@ -58,6 +58,9 @@ _CODE_VARS = frozenset({
     "TMPDIR", "IFS", "GLOBIGNORE", "CDPATH", "BASH_XTRACEFD", "FUNCNEST", "PROMPT_DIRTRIM", "INPUTRC",
     "HISTFILE", "HOSTALIASES", "GCONV_PATH", "LOCPATH", "NLSPATH", "RESOLV_HOST_CONF", "MANOPT", "GROFF_COMMAND",
     "PIP_CONFIG_FILE", "NPM_CONFIG_SCRIPT_SHELL", "npm_config_script_shell", "COMP_WORDBREAKS",
+    # option files and variables of programs with option tables: they can hold a code-running option
+    "RIPGREP_CONFIG_PATH", "WGETRC", "SYSTEM_WGETRC", "CURL_HOME", "ZIPOPT", "ZIP", "UNZIP", "UNZIPOPT",
+    "ZIPINFO", "ZIPINFOOPT",
 })
 _CODE_VAR_PREFIXES = ("GIT_", "LD_", "DYLD_", "BASH_FUNC_", "PS", "NPM_CONFIG_", "npm_config_", "PIP_", "CARGO_",
                       "RUSTC", "GOFLAGS", "PYTHON", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS")
@@ -124,6 +127,11 @@ def awk_risks(name: str, argv: Argv, i: int) -> list[Risk]:
             if program is None:
                 return [Risk(i + 1 + k, f"{name} gets a program the gate cannot know")]
             k += 2
+            continue
+        if a.startswith("--source=") or (a.startswith("-e") and len(a) > 2):  # the program text attached
+            program = (program or "") + "\n" + a.split("=", 1)[1] if a.startswith("--") else (program or "") + \
+                "\n" + a[2:]
+            k += 1
             continue
         if a in ("-v", "-F", "--assign", "--field-separator"):
             k += 2

@@ -67,7 +67,7 @@ def test_a_deny_rule_sees_commands_in_an_expanded_heredoc_body(cli: Cli) -> None
     ("sed -n '1e rm victim' /dev/null", "sed runs a script that can start commands (the e command or flag)"),
     ("sed -n '1s/x/y/e' /dev/null", "sed runs a script that can start commands (the e command or flag)"),
     ("tar cf /dev/null /dev/null --checkpoint=1 --checkpoint-action=exec='rm victim'",
-     "tar --checkpoint-action runs a command"),
+     "tar --checkpoint-action can run a command (exec=CMD)"),
     ("ssh -o ProxyCommand='rm victim' example.invalid", "ssh -o can set a command to run (ProxyCommand, ...)"),
     ("echo cm0gdmljdGlt | base64 -d | sh", "sh reads the code it runs from a pipe"),
     ("python3 -c 'import os; os.remove(\"victim\")'", "python3 runs code from its arguments, a file or stdin"),

@@ -50,7 +50,7 @@ def bypass_reason(command: str, cwd: Path) -> str:
     ("echo 'a[$(rm victim)]'; printf -v\"$_\" x", "printf gets a variable name with a subscript, or one the gate "
                                                   "cannot know: a subscript is arithmetic that can run code"),
     # tar's -I inside a cluster of short options
-    ("tar -cI 'r\"\"m victim' -f /dev/null x", "tar -cI runs a command"),
+    ("tar -cI 'r\"\"m victim' -f /dev/null x", "tar -I is --use-compress-program, which runs a command as the compressor"),
 ])
 def test_bypass_mode_refuses_what_the_deny_rule_cannot_see(command: str, why: str, tmp_path: Path) -> None:
     assert bypass_reason(command, tmp_path) == why + CANNOT_SEE

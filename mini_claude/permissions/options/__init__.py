@@ -9,11 +9,12 @@ parser), and what a command's options do.
   that runs code or writes (`sort "$f"` may be `sort --compress-program=sh`; `cat "$f"` and `ls *.py` can at
   worst be a harmless option, so they pass).
 - `option_writes(argv, i)`: the paths the program writes through its options (`sort -o F`, `curl -o F`,
-  `tar -cf F`), for the gate's judging of writes.
+  `tar -cf F`, `git log --output=F`), for the gate's judging of writes.
 - `canonical(argv, i)`: the argv with each abbreviated long option spelled out (`--expr=X` -> `--expression=X`),
   for the code that reads a program's arguments itself (sed and awk scripts, where a wrapper's command starts).
 
-git's tables live apart (git.py, git_tables.py); `findings` returns None for git.
+git's tables live apart (git.py, git_tables.py): `findings` returns None for git (program_args.git_risks reads
+git_findings itself); `option_writes` answers for git too.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from mini_claude.permissions.options import (
     tables_text,
     tables_wrappers,
 )
+from mini_claude.permissions.options.git import git_findings
 from mini_claude.permissions.options.parse import Seen, parse
 from mini_claude.permissions.options.spec import Arg, Effect, Found, ProgramSpec
 
@@ -63,6 +65,8 @@ def findings(argv: Sequence[str | None], i: int) -> list[Found] | None:
 
 def option_writes(argv: Sequence[str | None], i: int) -> list[Found]:
     """The paths the program at argv[i] writes through its options (`sort -o F`, `wget -O F`, `tar -cf F`)."""
+    if argv[i] is not None and os.path.basename(argv[i] or "") == "git":
+        return [f for f in git_findings(argv, i) if f.effect is Effect.WRITES]
     spec = table_for(argv[i])
     if spec is None:
         return []

@@ -53,6 +53,9 @@ class CommandRecord:
     # each starts in `text`. Empty for records that are not simple commands.
     argv: list[str | None] = field(default_factory=list, repr=False)
     offsets: list[int] = field(default_factory=list, repr=False)
+    # Files its redirections write (`> f`, `>> f`, `&> f`, `<> f`, a group's `{ ...; } > f`): (path as bash opens
+    # it, the operator). A redirection whose target the walk cannot know makes the script opaque instead.
+    redirects: list[tuple[str, str]] = field(default_factory=list)
 
     def _arg_nodes(self) -> list[Node]:
         if self.node.type != "command":

@@ -106,6 +106,7 @@ class ParsedScript:
     # script is opaque too. Deny rules cannot promise anything about it.
     why_blind: str = ""
     misparsed: bool = False  # the tree does not match what bash will do (parse error, reserved word as a name)
+    unknown_write: str = ""  # why a redirection writes a file the walk cannot name (`> "$f"`), if one does
     expanded_bodies: list[str] = field(default_factory=list, repr=False)  # unquoted heredoc bodies with code
     _assigned: dict[str, list[Node | str]] | None = field(default=None, repr=False)
     _fragments: list[str] | None = field(default=None, repr=False)

@@ -255,7 +255,8 @@ class _Walk:
             word = self.s.word(dests[0]) if dests else None  # bash globs a redirection's word too
             path = shell_path(word, self.s.text_of(dests[0])) if word is not None else None
             if path is None:
-                self.s.opaque("output redirection to a path the gate cannot know")
+                self.s.unknown_write = self.s.unknown_write or "output redirection to a path the gate cannot know"
+                self.s.opaque(self.s.unknown_write)
             elif not is_device(path):
                 self.redirect_writes.append((*_redirect_scope(node), path, op))
         elif op:

@@ -62,6 +62,7 @@ def split_shell_command(command: str) -> ShellCommand:
     risks = tuple(tuple((r.offsets[k.index] if k.index < len(r.offsets) else len(r.text), k.why)
                         for k in code_risks(r.argv)) if r.argv else () for r in records)
     writes, unknown = _writes_of(records)
+    unknown = script.unknown_write or unknown
     why = script.why_opaque or unknown
     return ShellCommand(script.parts, bool(why), why, risks, writes, unknown)
 

@@ -62,7 +62,7 @@ from typing import Any, Literal
 
 from mini_claude.errors import ConfigError
 from mini_claude.hooks.outcomes import HookPermission
-from mini_claude.paths import resolve_tool_path, user_home
+from mini_claude.paths import user_home
 from mini_claude.permissions.bash_guard import bypass_refusal
 from mini_claude.permissions.boundaries import (
     Boundary,
@@ -73,10 +73,16 @@ from mini_claude.permissions.boundaries import (
     may_be_secret,
 )
 from mini_claude.permissions.calls import WEB_FETCH, path_key
+from mini_claude.permissions.command_writes import (
+    Written,
+    bash_writes,
+    exact_bash_rule,
+    file_commands_only,
+    write_rule,
+)
 from mini_claude.permissions.paths import MatchEnv, expand_path
 from mini_claude.permissions.rules import Rule, RuleSet, ToolCall, blanks_only
-from mini_claude.permissions.shell import normalize_ws, split_shell_command
-from mini_claude.permissions.writes import resolve
+from mini_claude.permissions.shell import split_shell_command
 from mini_claude.settings import PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
 from mini_claude.tools.base import FileReader, ServerTool, Tool, input_is_ours, own_server
 from mini_claude.tools.exit_plan_mode import EXIT_PLAN_MODE_TOOL_NAME, NOT_IN_PLAN_MODE_TEXT
@@ -246,7 +252,7 @@ class PermissionGate:
 
         if self.mode is PermissionMode.ACCEPT_EDITS and call.claude_name in _EDIT_TOOLS:
             return Decision(True, "acceptEdits mode")
-        if self.mode is PermissionMode.ACCEPT_EDITS and self._file_commands_only(call, written):
+        if self.mode is PermissionMode.ACCEPT_EDITS and file_commands_only(call, written, self._place()):
             return Decision(True, "acceptEdits mode (file commands inside the working directory)")
 
         return await self._ask_user(tool, args, call, ask_rule=None)
@@ -352,7 +358,7 @@ class PermissionGate:
                              ) -> tuple[Rule, ...] | None:
         """A Bash command writing where consent is needed runs unasked only under an exact rule for the whole
         command, or under its Bash rule(s) plus, for each such place, an Edit rule naming it on purpose."""
-        exact = self._exact_bash_rule(call.command or "")
+        exact = exact_bash_rule(self.rules, call.command or "")
         if exact is not None:
             return (exact,)
         if self._bash_writes(call).unknown:
@@ -371,51 +377,12 @@ class PermissionGate:
             used.append(rule)
         return tuple(dict.fromkeys(used))
 
-    def _exact_bash_rule(self, command: str) -> Rule | None:
-        """An allow rule naming exactly this whole command line (its writes included)."""
-        if not command.strip() or not blanks_only(command):
-            return None
-        whole = normalize_ws(command)
-        return next((r for r in self.rules.allow if r.command is not None and r.command.exact
-                     and r.tool == "Bash" and r.command.matches(whole)), None)
+    def _bash_writes(self, call: ToolCall) -> Written:
+        return bash_writes(call, self.cwd, self.home)
 
-    def _bash_writes(self, call: ToolCall) -> _Written:
-        """The files a Bash call writes, as absolute paths with what writes each, and why some cannot be known."""
-        if call.claude_name != "Bash" or call.command is None:
-            return _Written()
-        split = split_shell_command(call.command)
-        paths: list[tuple[str, str]] = []
-        unknown = split.writes_unknown
-        for write in (w for part in split.writes for w in part):
-            found, why = resolve(write, self.cwd, self.home)
-            paths += [(p, write.why) for p in found]
-            unknown = unknown or why
-        return _Written(tuple(dict.fromkeys(paths)), unknown)
-
-    def _write_rule(self, match: Callable[[ToolCall, MatchEnv], Rule | None], written: _Written
+    def _write_rule(self, match: Callable[[ToolCall, MatchEnv], Rule | None], written: Written
                     ) -> tuple[Rule | None, str]:
-        """The first rule `match` (deny or ask) finds for a file the command writes, judged as a Write of it."""
-        env = self._env()
-        for path, _ in written.paths:
-            rule = match(ToolCall("Write", {"file_path": path}), env)
-            if rule is not None:
-                return rule, path
-        return None, ""
-
-    def _file_commands_only(self, call: ToolCall, written: _Written) -> bool:
-        """acceptEdits' Bash share: every part one of the common file commands, nothing opaque or code-running,
-        every write known and free (step 5 has asked otherwise), and nothing copied from a place needing consent."""
-        if call.claude_name != "Bash" or call.command is None or written.unknown:
-            return False
-        split = split_shell_command(call.command)
-        if split.opaque or not split.parts or any(split.risks):
-            return False
-        if any(part.split(" ", 1)[0] not in _FILE_COMMANDS for part in split.parts):
-            return False
-        place = self._place()
-        sources = (resolve_tool_path(s, self.cwd, self.home) for part in split.writes for w in part
-                   for s in w.sources)
-        return all(boundary_of(s, place, write=False) is None for s in sources)
+        return write_rule(match, written, self._env())
 
     def _names_on_purpose(self, rule: Rule, boundary: Boundary, call: ToolCall) -> bool:
         """Does allow `rule` (which matches the path) name this place on purpose? Outside: a rule rooted at `//`
@@ -555,18 +522,6 @@ class PermissionGate:
     @staticmethod
     def _deny(tool: Tool, why: str) -> Decision:
         return Decision(False, f"permission denied for {tool.name}: {why}")
-
-
-@dataclass(frozen=True)
-class _Written:
-    """The files one Bash call writes: (absolute path, what writes it), and why some cannot be known ("")."""
-
-    paths: tuple[tuple[str, str], ...] = ()
-    unknown: str = ""
-
-
-# The file commands acceptEdits also lets run when all they write lies in the working folders (Claude Code's list).
-_FILE_COMMANDS = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp"})
 
 
 def _call_of(tool: Tool, args: dict[str, Any]) -> ToolCall:

@@ -217,3 +217,10 @@ def test_accept_edits_runs_the_common_file_commands_inside_the_workspace(place: 
                     "echo x > y", "mkdir $(id)"):
         assert not place.check(gate, command), command
     assert not place.check(place.gate(allow=[]), "mkdir build")  # default mode still asks
+
+
+def test_an_exact_rule_for_a_part_does_not_cover_its_redirection(place: Place) -> None:
+    gate = place.gate(allow=["Bash(echo hi)"])
+    assert place.check(gate, "echo hi")
+    assert not place.check(gate, "echo hi > notes.txt")  # the rule's text named no file
+    assert place.check(place.gate(allow=["Bash(echo hi > notes.txt)"]), "echo hi > notes.txt")

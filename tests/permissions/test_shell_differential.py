@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.permissions.shell import split_shell_command
-from mini_claude.permissions.writes import resolve
+from mini_claude.permissions.write_places import resolve
 from mini_claude.tools.shell import BashTool
 
 BASH = "/bin/bash"

@@ -171,6 +171,7 @@ class PermissionGate:
         self.own_dirs = tuple(own_dirs)
         self.state_dir = state_dir
         self._ask_lock = asyncio.Lock()
+        self._written: tuple[tuple[str, Path, Path], Written] | None = None
 
     def _env(self) -> MatchEnv:
         return MatchEnv(cwd=self.cwd, home=self.home, server_of=self.server_of)
@@ -185,6 +186,7 @@ class PermissionGate:
     async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None) -> Decision:
         """Decide whether `tool` may run with `args`; may ask the user. `hook`: a PreToolUse hook's decision on
         this call (see the module docstring)."""
+        self._written = None  # the files may have changed since the last check
         problem = input_problem(tool.input_schema, args) if input_is_ours(tool) else None
         if problem:
             return self._deny(tool, f"invalid input: {problem}")
@@ -378,7 +380,11 @@ class PermissionGate:
         return tuple(dict.fromkeys(used))
 
     def _bash_writes(self, call: ToolCall) -> Written:
-        return bash_writes(call, self.cwd, self.home)
+        """The call's writes, worked out once per check (an archive is listed once, not at every step)."""
+        key = (call.command or "", self.cwd, self.home)
+        if self._written is None or self._written[0] != key:
+            self._written = (key, bash_writes(call, self.cwd, self.home))
+        return self._written[1]
 
     def _write_rule(self, match: Callable[[ToolCall, MatchEnv], Rule | None], written: Written
                     ) -> tuple[Rule | None, str]:

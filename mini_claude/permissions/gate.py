@@ -454,7 +454,7 @@ class PermissionGate:
             return _tool_rules(call)
         command = call.command or ""
         split = split_shell_command(command)
-        if split.opaque or not split.parts:
+        if split.opaque or not split.parts or self._boundaries(call) or self._bash_writes(call).unknown:
             return [f"Bash({' '.join(command.split())})"] if command.strip() else ["Bash"]
         parts = self.rules.unallowed_command_parts(command, self._env()) or list(split.parts)
         return list(dict.fromkeys(self._useful_prefix_rule(p) for p in parts))

@@ -224,3 +224,13 @@ def test_an_exact_rule_for_a_part_does_not_cover_its_redirection(place: Place) -
     assert place.check(gate, "echo hi")
     assert not place.check(gate, "echo hi > notes.txt")  # the rule's text named no file
     assert place.check(place.gate(allow=["Bash(echo hi > notes.txt)"]), "echo hi > notes.txt")
+
+
+def test_non_interactive_refusal_names_the_written_path_and_the_exact_rule(place: Place) -> None:
+    gate = place.gate()
+    gate.ask = None
+    decision = asyncio.run(gate.check(BashTool(), {"command": "tee .mcp.json < f"}))
+    assert not decision.allowed
+    assert f"{place.work / '.mcp.json'} configures code execution" in decision.reason
+    assert "so writing it needs the user's approval" in decision.reason
+    assert '"Bash(tee .mcp.json < f)"' in decision.reason

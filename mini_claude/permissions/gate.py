@@ -19,8 +19,8 @@ Order (first that applies wins):
    (write) — symlinks resolved
    A Bash command's writes (writes.py: redirections, `tee`, `cp`/`mv` targets, archive members, `sort -o`) are
    judged here as writes of those paths: such a place needs, besides the Bash rule for the command, an Edit rule
-   naming it on purpose, or an exact `Bash(...)` rule for the whole command; a write the gate cannot list at
-   gate time (an unreadable archive, a link member) asks unless such an exact rule allows it. An Edit / Write
+   naming it on purpose, or an exact `Bash(...)` rule for the whole command; a write the gate cannot list (an
+   unreadable archive, a link member, `> "$f"`) is opaque: only such an exact rule or a bare `Bash` allows it. An Edit / Write
    deny rule covering a written path denies the command at step 1, an ask rule asks at step 4; in bypass mode a
    command writing where the gate cannot see is refused while such a deny rule is in force.
 6. allow rules allow the whole call         -> allow
@@ -363,8 +363,9 @@ class PermissionGate:
         exact = exact_bash_rule(self.rules, call.command or "")
         if exact is not None:
             return (exact,)
-        if self._bash_writes(call).unknown:
-            return None
+        if self._bash_writes(call).unknown:  # as an opaque command: only a bare `Bash` rule (or the exact one)
+            return next(((r,) for r in self.rules.allow if r.tool == "Bash" and r.specifier is None
+                         and boundaries == []), None)
         allowed = self.rules.match_allow(call, env)
         if allowed is None or not boundaries:
             return allowed

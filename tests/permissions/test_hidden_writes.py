@@ -234,3 +234,10 @@ def test_non_interactive_refusal_names_the_written_path_and_the_exact_rule(place
     assert f"{place.work / '.mcp.json'} configures code execution" in decision.reason
     assert "so writing it needs the user's approval" in decision.reason
     assert '"Bash(tee .mcp.json < f)"' in decision.reason
+
+
+def test_a_bare_bash_rule_runs_unknown_writes_but_not_protected_ones(place: Place) -> None:
+    gate = place.gate(allow=["Bash"])
+    assert place.check(gate, 'echo x > "$OUT"')  # opaque, as before: a bare `Bash` allows it
+    assert place.check(gate, "tar -xf missing.tar")
+    assert not place.check(gate, "tee .mcp.json < f")  # a protected write asks under every Bash rule

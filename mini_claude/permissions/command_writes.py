@@ -6,18 +6,20 @@ file commands writing inside the working folders (`file_commands_only`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from mini_claude.paths import resolve_tool_path
-from mini_claude.permissions.boundaries import Place, boundary_of
+from mini_claude.permissions.boundaries import Boundary, Place, boundary_of, plain_name
 from mini_claude.permissions.paths import MatchEnv
 from mini_claude.permissions.rules import Rule, RuleSet, ToolCall, blanks_only
 from mini_claude.permissions.shell import normalize_ws, split_shell_command
 from mini_claude.permissions.write_places import resolve
 
-__all__ = ["FILE_COMMANDS", "Written", "bash_writes", "exact_bash_rule", "file_commands_only", "write_rule"]
+__all__ = ["FILE_COMMANDS", "Written", "bash_writes", "exact_bash_rule", "file_commands_only", "write_boundaries",
+           "write_rule"]
 
 # The file commands acceptEdits also lets run when all they write lies in the working folders (Claude Code's list,
 # `sed` aside: its in-place editing is a code-running risk to the rules here).
@@ -44,6 +46,29 @@ def bash_writes(call: ToolCall, cwd: Path, home: Path) -> Written:
         paths += [(p, write.why) for p in found]
         unknown = unknown or why
     return Written(tuple(dict.fromkeys(paths)), unknown)
+
+
+def write_boundaries(written: Written, place: Place, kinds: Sequence[str]) -> list[Boundary]:
+    """The written paths that need consent (boundaries.py), of the given kinds. A new file with a plain name needs
+    it exactly where its folder does, so the many members of an archive are judged once per folder; a file that
+    exists (it may be a link), a singled-out name, or a folder holding `HEAD` is judged on its own."""
+    found: list[Boundary] = []
+    folders: dict[str, Boundary | None] = {}
+    git_like: dict[str, bool] = {}
+    for path, _ in written.paths:
+        folder, name = os.path.split(path)
+        if folder not in git_like:
+            git_like[folder] = os.path.lexists(os.path.join(folder, "HEAD"))
+        if git_like[folder] or not plain_name(name) or os.path.lexists(path):
+            boundary = boundary_of(path, place, write=True)
+        else:
+            if folder not in folders:
+                folders[folder] = boundary_of(folder, place, write=True)
+            inherited = folders[folder]
+            boundary = Boundary(path, inherited.kind, inherited.outside) if inherited is not None else None
+        if boundary is not None and boundary.kind in kinds:
+            found.append(boundary)
+    return found
 
 
 def write_rule(match: Callable[[ToolCall, MatchEnv], Rule | None], written: Written, env: MatchEnv

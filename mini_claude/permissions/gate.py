@@ -78,6 +78,7 @@ from mini_claude.permissions.command_writes import (
     bash_writes,
     exact_bash_rule,
     file_commands_only,
+    write_boundaries,
     write_rule,
 )
 from mini_claude.permissions.paths import MatchEnv, expand_path
@@ -329,8 +330,7 @@ class PermissionGate:
         write = call.claude_name in _EDIT_TOOLS
         place, env = self._place(), self._env()
         if call.claude_name == "Bash":
-            return [b for path, _ in self._bash_writes(call).paths
-                    if (b := boundary_of(path, place, write=True)) is not None and b.kind in kinds]
+            return write_boundaries(self._bash_writes(call), place, kinds)
         if not write and call.claude_name not in _READ_TOOLS:
             return []
         found = []

@@ -106,6 +106,12 @@ class _Bounded:
         self.read_bytes += len(data)
         return data
 
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self.raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
 
 def _tar_names(archive: str) -> tuple[list[str], str]:
     try:
@@ -117,9 +123,10 @@ def _tar_names(archive: str) -> tuple[list[str], str]:
                 opener = lzma.LZMAFile
             deadline = time.monotonic() + MAX_SECONDS
             names: list[str] = []
-            # plain: the headers are read with seeks; compressed: as a stream, cut short past the budget
-            source = raw if opener is None else _Bounded(opener(fileobj=raw), deadline)
-            with tarfile.open(fileobj=source, mode="r:" if opener is None else "r|") as tar:  # type: ignore[call-overload]
+            # the headers are read with (forward) seeks; a compressed archive's raw bytes pass through a reader that
+            # stops past the time budget, so a member that inflates without end is cut short too
+            source = raw if opener is None else opener(fileobj=_Bounded(raw, deadline))
+            with tarfile.open(fileobj=source, mode="r:") as tar:
                 for member in tar:
                     if time.monotonic() > deadline:
                         return [], f"{archive} takes too long to list"

@@ -152,10 +152,11 @@ class _Unknown(Exception):
     """A write whose path the gate cannot know, and why."""
 
 
-def _parse(args: list[str], short_values: str, long_values: Sequence[str], long_flags: Sequence[str] = ()
-           ) -> tuple[dict[str, list[str]], list[tuple[int, str]]]:
+def _parse(args: list[str], short_values: str, long_values: Sequence[str], long_flags: Sequence[str] = (),
+           short_optional: str = "") -> tuple[dict[str, list[str]], list[tuple[int, str]]]:
     """getopt_long's reading of `args` (argv[1:]): options (long ones by full name, abbreviations resolved among the
-    given names; a short option by its letter) with their values, and the operands with their argv index."""
+    given names; a short option by its letter) with their values, and the operands with their argv index. A letter
+    of `short_optional` takes only an attached value (`sed -i.bak`; `sed -i s/a/b/ f` gives no value)."""
     opts: dict[str, list[str]] = {}
     operands: list[tuple[int, str]] = []
     k = 0
@@ -173,9 +174,9 @@ def _parse(args: list[str], short_values: str, long_values: Sequence[str], long_
             opts.setdefault(full, []).append(value)
         elif a.startswith("-") and a != "-":
             for c, letter in enumerate(a[1:], start=1):
-                if letter in short_values:
+                if letter in short_values or letter in short_optional:
                     value = a[c + 1:]
-                    if not value and k < len(args):
+                    if not value and k < len(args) and letter not in short_optional:
                         value, k = args[k], k + 1
                     opts.setdefault(letter, []).append(value)
                     break
@@ -225,9 +226,9 @@ def _dd(name: str, args: list[str]) -> list[Write]:
 
 
 def _sed(name: str, args: list[str]) -> list[Write]:
-    opts, operands = _parse(args[1:], "efli", ("expression", "file", "line-length"),
+    opts, operands = _parse(args[1:], "efl", ("expression", "file", "line-length"),
                             ("in-place", "null-data", "separate", "sandbox", "posix", "debug", "regexp-extended",
-                             "follow-symlinks", "unbuffered", "quiet", "silent"))
+                             "follow-symlinks", "unbuffered", "quiet", "silent"), short_optional="i")
     suffixes = [*opts.get("i", []), *opts.get("in-place", [])]
     if not suffixes:
         return []

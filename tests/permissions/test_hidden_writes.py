@@ -22,7 +22,9 @@ import pytest
 
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.permissions import writes as writes_module
+from mini_claude.permissions.command_writes import bash_writes
 from mini_claude.permissions.options.spec import Effect, Found
+from mini_claude.permissions.rules import ToolCall
 from mini_claude.tools.base import Tool
 from mini_claude.tools.shell import BashTool
 
@@ -241,3 +243,19 @@ def test_a_bare_bash_rule_runs_unknown_writes_but_not_protected_ones(place: Plac
     assert place.check(gate, 'echo x > "$OUT"')  # opaque, as before: a bare `Bash` allows it
     assert place.check(gate, "tar -xf missing.tar")
     assert not place.check(gate, "tee .mcp.json < f")  # a protected write asks under every Bash rule
+
+
+@pytest.mark.parametrize(("command", "written"), [
+    ("sed -i s/x/y/ f", ["f"]),
+    ("sed -ni.bak p f", ["f", "f.bak"]),
+    ("sed -in p f", ["f", "fn"]),  # -i takes the rest of its cluster as the backup suffix
+    ("tar xzf ok.tgz -C out", ["out", "out/src/a.py", "out/README"]),
+    ("cp -t dest f in.txt", ["dest/f", "dest/in.txt"]),
+    ("mv f g", ["g", "f"]),
+    ("sudo -u root tee a b", ["a", "b"]),
+])
+def test_where_the_writes_are_found(place: Place, command: str, written: list[str]) -> None:
+    (place.work / "dest").mkdir()
+    judged = [os.path.relpath(p, place.work) for p, _ in bash_writes(ToolCall("Bash", {"command": command}),
+                                                                      place.work, place.home).paths]
+    assert set(written) <= set(judged), judged

@@ -7,12 +7,14 @@ unknown, with why: a link member, `..` or an absolute name, an archive that cann
 from __future__ import annotations
 
 import bz2
+import glob
 import gzip
 import lzma
 import os
 import tarfile
 import time
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
@@ -33,6 +35,9 @@ def resolve(write: Write, cwd: Path, home: Path) -> tuple[list[str], str]:
     """The absolute paths `write` makes bash write (symlinks kept), and why some cannot be known ("")."""
     def absolute(p: str) -> str:
         return resolve_tool_path(p, cwd, home)
+
+    if write.glob:
+        return _expanded(write, cwd, home)
 
     target = absolute(write.path)
     if write.archive:
@@ -60,6 +65,28 @@ def resolve(write: Write, cwd: Path, home: Path) -> tuple[list[str], str]:
                     return found, why
                 found += [os.path.normpath(os.path.join(land, rel)) for rel in walked]
     return list(dict.fromkeys(found)), ""
+
+
+def _expanded(write: Write, cwd: Path, home: Path) -> tuple[list[str], str]:
+    """`resolve` for a write whose words held glob patterns: each pattern as bash expands it now (no match: the
+    pattern itself), hidden names left out as bash does by default."""
+    def names(pattern: str) -> list[str]:
+        if not glob.has_magic(pattern):
+            return [pattern]
+        found = sorted(glob.glob(pattern, root_dir=None if os.path.isabs(pattern) else cwd))
+        return found[:MAX_MEMBERS + 1] or [pattern]
+
+    sources = [name for source in write.sources for name in names(source)]
+    targets = [(p, a) for p in names(write.path) for a in (names(write.archive) if write.archive else [""])]
+    if len(sources) > MAX_MEMBERS or len(targets) > MAX_MEMBERS:
+        return [], f"a glob pattern matches more files than the gate lists ({MAX_MEMBERS})"
+    paths: list[str] = []
+    for path, archive in targets:
+        found, why = resolve(replace(write, path=path, archive=archive, sources=tuple(sources), glob=False), cwd, home)
+        if why:
+            return paths, why
+        paths += found
+    return list(dict.fromkeys(paths)), ""
 
 
 def _walk(root: str) -> tuple[list[str], str]:

@@ -20,6 +20,7 @@ into absolute paths at gate time (the working directory, home, the archive's mem
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -29,6 +30,7 @@ from mini_claude.permissions.options.spec import Effect
 
 __all__ = ["Write", "is_device", "program_writes", "rebase", "shell_path"]
 
+_PURE_GLOB_RE = re.compile(r"^[^\s$`'\"\\{}~]*[*?\[][^\s$`'\"\\{}~]*$")
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _FINDERS_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _APPENDERS = frozenset({"xargs", "parallel"})
@@ -51,6 +53,7 @@ class Write:
     archive_kind: str = ""  # "tar" or "zip"
     strip: int = 0  # tar --strip-components
     flat: bool = False  # unzip -j
+    glob: bool = False  # some word was an unquoted glob pattern: bash (and `resolve`) expands it to file names
 
 
 def shell_path(value: str, raw: str) -> str | None:
@@ -76,6 +79,11 @@ def program_writes(argv: Sequence[str | None], raws: Sequence[str]) -> tuple[lis
     why some write cannot be known ("" when all are)."""
     writes: list[Write] = []
     why = ""
+    # a plain glob pattern (`*.pyc`) is a word the gate can know: the file names it matches when the gate looks
+    globbed = [raws[k] if w is None and k < len(raws) and _PURE_GLOB_RE.match(raws[k]) else w
+               for k, w in enumerate(argv)]
+    glob = globbed != list(argv)
+    argv = globbed
     for start, appended, chdir in _starts(argv):
         words = list(argv[start:])
         if appended:
@@ -83,7 +91,7 @@ def program_writes(argv: Sequence[str | None], raws: Sequence[str]) -> tuple[lis
         found, unknown = _one_program(words, list(raws[start:]), start)
         if chdir and any(not os.path.isabs(w.path) and not w.path.startswith("~") for w in found):
             unknown = unknown or "a wrapper runs it in another directory"
-        writes.extend(found)
+        writes.extend(replace(w, glob=True) if glob else w for w in found)
         why = why or unknown
     return writes, why
 

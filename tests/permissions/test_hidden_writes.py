@@ -259,3 +259,13 @@ def test_where_the_writes_are_found(place: Place, command: str, written: list[st
     judged = [os.path.relpath(p, place.work) for p, _ in bash_writes(ToolCall("Bash", {"command": command}),
                                                                       place.work, place.home).paths]
     assert set(written) <= set(judged), judged
+
+
+def test_a_glob_pattern_is_judged_by_the_files_it_matches(place: Place) -> None:
+    for name in ("a.pyc", "b.pyc", "CLAUDE.md", "notes.md"):
+        (place.work / name).write_text("x")
+    gate = place.gate(allow=["Bash(rm:*)"])
+    assert place.check(gate, "rm -f *.pyc")
+    assert not place.check(gate, "rm -f *.md")  # it matches CLAUDE.md
+    place.run("rm -f *.md")
+    assert not (place.work / "CLAUDE.md").exists()

@@ -53,6 +53,9 @@ class CommandRecord:
     # each starts in `text`. Empty for records that are not simple commands.
     argv: list[str | None] = field(default_factory=list, repr=False)
     offsets: list[int] = field(default_factory=list, repr=False)
+    # Files its redirections write (`> f`, `>> f`, `&> f`, `<> f`, a group's `{ ...; } > f`): (path as bash opens
+    # it, the operator). A redirection whose target the walk cannot know makes the script opaque instead.
+    redirects: list[tuple[str, str]] = field(default_factory=list)
 
     def _arg_nodes(self) -> list[Node]:
         if self.node.type != "command":
@@ -103,6 +106,7 @@ class ParsedScript:
     # script is opaque too. Deny rules cannot promise anything about it.
     why_blind: str = ""
     misparsed: bool = False  # the tree does not match what bash will do (parse error, reserved word as a name)
+    unknown_write: str = ""  # why a redirection writes a file the walk cannot name (`> "$f"`), if one does
     expanded_bodies: list[str] = field(default_factory=list, repr=False)  # unquoted heredoc bodies with code
     _assigned: dict[str, list[Node | str]] | None = field(default=None, repr=False)
     _fragments: list[str] | None = field(default=None, repr=False)

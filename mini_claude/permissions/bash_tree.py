@@ -5,7 +5,7 @@ simple command bash would run becomes a `CommandRecord`: in lists, pipelines, `{
 `!`, function bodies, command and process substitutions (nested ones first). Standalone assignments,
 `declare`/`export`, `unset`, `[[ ]]` and `(( ))` are records too: they change what later commands do, so an allow
 rule must cover them. Anything the walk cannot vouch for makes the script *opaque* (`why_opaque`): a parse error,
-a node type outside the explicit lists below, a substitution, a write redirection, a for loop (it assigns
+a node type outside the explicit lists below, a substitution, a redirection to a file it cannot name, a for loop (it assigns
 variables, PATH included), an expansion or arithmetic that assigns, a command word that is not a plain word, text
 the parser skipped, a heredoc body bash expands. Where bash would evaluate a value as code (`${x@P}`, arithmetic
 over a variable, indirection: bash_eval.py), a heredoc body runs expansions, or an assignment changes what runs
@@ -27,6 +27,7 @@ from mini_claude.permissions.bash_script import (
     ParsedScript,
 )
 from mini_claude.permissions.code_runners import env_risk
+from mini_claude.permissions.writes import is_device, shell_path
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -97,6 +98,7 @@ class _Walk:
         self.stdin_dynamic: set[int] = set()
         self.pipe_readers: set[int] = set()
         self.leaves: list[tuple[int, int]] = []
+        self.redirect_writes: list[tuple[int, int, str, str]] = []  # (scope start, scope end, path, operator)
 
     def run(self, root: Node) -> None:
         if root.has_error:
@@ -123,6 +125,17 @@ class _Walk:
                 stack.append((node, True))
             stack.extend((child, False) for child in reversed(node.children))
         self._check_coverage()
+        self._attach_redirects()
+
+    def _attach_redirects(self) -> None:
+        """Give each redirection's file to the commands it applies to (a group's to every command in it)."""
+        for start, end, path, op in self.redirect_writes:
+            owners = [r for r in self.s.commands
+                      if r.text and r.node.start_byte >= start and r.node.end_byte <= end]
+            if not owners:
+                self.s.opaque("a redirection without a command")
+            for record in owners:
+                record.redirects.append((path, op))
 
     def _visit(self, node: Node) -> None:
         kind = node.type
@@ -235,10 +248,18 @@ class _Walk:
         target = self.s.static(dests[0]) if dests else None
         if target is not None and target.startswith(("/dev/tcp/", "/dev/udp/")):
             self.s.opaque("a network redirection")
-        if any(op in _WRITE_OPS for op in ops):
-            if target != "/dev/null":
-                self.s.opaque("output redirection to a file")
-        elif any(op in _DUP_OPS for op in ops) and not (target is not None and re.fullmatch(r"\d+-?|-", target)):
+        op = next((o for o in ops if o in _WRITE_OPS or o in _DUP_OPS), "")
+        if op in _DUP_OPS and target is not None and re.fullmatch(r"\d+-?|-", target):
+            return  # a descriptor duplicated or closed: no file
+        if op in _WRITE_OPS or op == ">&":  # `>& word` is `&> word` for a word that is not a descriptor
+            word = self.s.word(dests[0]) if dests else None  # bash globs a redirection's word too
+            path = shell_path(word, self.s.text_of(dests[0])) if word is not None else None
+            if path is None:
+                self.s.unknown_write = self.s.unknown_write or "output redirection to a path the gate cannot know"
+                self.s.opaque(self.s.unknown_write)
+            elif not is_device(path):
+                self.redirect_writes.append((*_redirect_scope(node), path, op))
+        elif op:
             self.s.opaque("output redirection to a file")
 
     def _statement_assignment(self, node: Node) -> bool:
@@ -300,6 +321,18 @@ class _Walk:
                     self.s.misparsed = True
                     self.s.opaque("a line continuation inside a word")
             pos = max(pos, end)
+
+
+def _redirect_scope(redirect: Node) -> tuple[int, int]:
+    """The bytes of the statement a redirection applies to: its command, or the body it redirects."""
+    node = redirect.parent
+    while node is not None and node.type not in ("redirected_statement", "command"):
+        node = node.parent
+    if node is None:
+        return 0, redirect.end_byte
+    body = node.child_by_field_name("body") if node.type == "redirected_statement" else None
+    scope = body if body is not None else node
+    return scope.start_byte, scope.end_byte
 
 
 def _inside_backticks(node: Node) -> bool:

@@ -32,7 +32,8 @@ from typing import Literal
 
 from mini_claude.permissions.paths import MatchEnv, expand_path, is_within
 
-__all__ = ["Boundary", "BoundaryKind", "Place", "boundary_of", "classify", "literal_root", "may_be_secret"]
+__all__ = ["Boundary", "BoundaryKind", "Place", "boundary_of", "classify", "literal_root", "may_be_secret",
+           "plain_name"]
 
 BoundaryKind = Literal["outside", "secret", "protected"]
 
@@ -61,6 +62,7 @@ _SECRET_NAMES = frozenset({
     ".my.cnf", ".s3cfg", ".git-credentials", ".npmrc", ".pypirc", ".vault-token",
 })
 _SECRET_SUFFIXES = (".env", ".pem", ".key", ".p12", ".pfx")
+_HOME_NAMES = frozenset(os.path.basename(rel) for rel in _HOME_SECRETS + _HOME_PROTECTED)
 _GLOB_CHARS = "*?[{\\"
 _WHY = {
     "outside": "is outside the working directory and the added directories",
@@ -93,6 +95,13 @@ class Boundary:
         if self.kind != "outside":
             parts.append(_WHY[self.kind])
         return " and ".join(parts)
+
+
+def plain_name(name: str) -> bool:
+    """Does a new file of this name need consent only where any new file in its folder would? False for the names
+    the places above single out: secret and protected names, and the last part of each home secret or start-up
+    file (`config.json` of `~/.docker/config.json`). Lets the gate judge an archive's many members by folder."""
+    return not (_is_secret_name(name) or name in _PROTECTED_FILES or name in _PROTECTED_DIRS or name in _HOME_NAMES)
 
 
 def _is_secret_name(name: str) -> bool:

@@ -17,11 +17,19 @@ Order (first that applies wins):
    directory and the added directories, a     a bare `Read`/`Edit`, a project-relative rule for an outside path,
    secret (read or write), a protected path   acceptEdits and plan mode never cover it
    (write) — symlinks resolved
+   A Bash command's writes (writes.py: redirections, `tee`, `cp`/`mv` targets, archive members, `sort -o`) are
+   judged here as writes of those paths: such a place needs, besides the Bash rule for the command, an Edit rule
+   naming it on purpose, or an exact `Bash(...)` rule for the whole command; a write the gate cannot list (an
+   unreadable archive, a link member, `> "$f"`) is opaque: only such an exact rule or a bare `Bash` allows it. An Edit / Write
+   deny rule covering a written path denies the command at step 1, an ask rule asks at step 4; in bypass mode a
+   command writing where the gate cannot see is refused while such a deny rule is in force.
 6. allow rules allow the whole call         -> allow
 7. a read-only built-in (Read/Glob/Grep...) -> allow (MCP and resource tools ask even when read-only); TaskStop
                                                counts as one (in plan mode too): it ends only this session's own
                                                background tasks, by id
-8. acceptEdits and an Edit/Write/NotebookEdit -> allow
+8. acceptEdits and an Edit/Write/NotebookEdit -> allow; also a Bash command made only of the file commands
+   (`mkdir`, `touch`, `rm`, `rmdir`, `mv`, `cp`) whose every write lies in the working folders and whose sources
+   need no consent to read (as Claude Code's acceptEdits does)
 9. otherwise                                -> ask; without an `ask` callback (non-interactive) -> deny, saying
                                                what would allow it
 
@@ -65,6 +73,14 @@ from mini_claude.permissions.boundaries import (
     may_be_secret,
 )
 from mini_claude.permissions.calls import WEB_FETCH, path_key
+from mini_claude.permissions.command_writes import (
+    Written,
+    bash_writes,
+    exact_bash_rule,
+    file_commands_only,
+    write_boundaries,
+    write_rule,
+)
 from mini_claude.permissions.paths import MatchEnv, expand_path
 from mini_claude.permissions.rules import Rule, RuleSet, ToolCall, blanks_only
 from mini_claude.permissions.shell import split_shell_command
@@ -156,6 +172,7 @@ class PermissionGate:
         self.own_dirs = tuple(own_dirs)
         self.state_dir = state_dir
         self._ask_lock = asyncio.Lock()
+        self._written: tuple[tuple[str, Path, Path], Written] | None = None
 
     def _env(self) -> MatchEnv:
         return MatchEnv(cwd=self.cwd, home=self.home, server_of=self.server_of)
@@ -170,6 +187,7 @@ class PermissionGate:
     async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None) -> Decision:
         """Decide whether `tool` may run with `args`; may ask the user. `hook`: a PreToolUse hook's decision on
         this call (see the module docstring)."""
+        self._written = None  # the files may have changed since the last check
         problem = input_problem(tool.input_schema, args) if input_is_ours(tool) else None
         if problem:
             return self._deny(tool, f"invalid input: {problem}")
@@ -188,6 +206,10 @@ class PermissionGate:
         rule = self.rules.match_deny(call, env)
         if rule is not None:
             return self._deny(tool, f"denied by rule {rule.describe()}")
+        written = self._bash_writes(call)
+        rule, path = self._write_rule(self.rules.match_deny, written)
+        if rule is not None:
+            return self._deny(tool, f"denied by rule {rule.describe()}: the command writes {path}")
         if call.claude_name == EXIT_PLAN_MODE_TOOL_NAME and not call.is_mcp:
             return await self._leave_plan_mode(tool, args)
 
@@ -199,16 +221,23 @@ class PermissionGate:
             refusal = bypass_refusal(self.rules, call, env)  # a Bash command a deny/ask rule cannot see through
             if refusal:
                 return self._deny(tool, refusal)
+            edit_deny = next((r for r in self.rules.deny if r.tool in _EDIT_TOOLS), None)
+            if written.unknown and edit_deny is not None:
+                return self._deny(tool, f"{written.unknown}, so deny rule {edit_deny.describe()} cannot see what it "
+                                        "writes; bypassPermissions mode refuses such a command while an Edit deny "
+                                        "rule is in force")
             if not hook_asks:
                 return Decision(True, "bypassPermissions mode")
 
         rule = self.rules.match_ask(call, env)
+        if rule is None:
+            rule, _ = self._write_rule(self.rules.match_ask, written)
         if rule is not None:
             return await self._ask_user(tool, args, call, ask_rule=rule)
         if hook is not None and hook_asks:
             return await self._ask_user(tool, args, call, ask_rule=None, hook_asks=hook.reason)
 
-        if self._boundaries(call):
+        if self._boundaries(call) or written.unknown:
             allowed = self._allowing_rules(call, env)
             if allowed:
                 return Decision(True, _allowed_by(allowed))
@@ -226,6 +255,8 @@ class PermissionGate:
 
         if self.mode is PermissionMode.ACCEPT_EDITS and call.claude_name in _EDIT_TOOLS:
             return Decision(True, "acceptEdits mode")
+        if self.mode is PermissionMode.ACCEPT_EDITS and file_commands_only(call, written, self._place()):
+            return Decision(True, "acceptEdits mode (file commands inside the working directory)")
 
         return await self._ask_user(tool, args, call, ask_rule=None)
 
@@ -272,10 +303,18 @@ class PermissionGate:
         """For the question: each path of the call that needs consent, as the tool will really reach it (a symlink
         followed to its target), and why (`… is outside the working directory …`)."""
         notes = []
-        for boundary in self._boundaries(_call_of(tool, args)):
+        call = _call_of(tool, args)
+        written = dict(self._bash_writes(call).paths)
+        for boundary in self._boundaries(call):
             real = os.path.realpath(boundary.path)
             via = f" (through a symlink: {boundary.path})" if real != boundary.path else ""
-            notes.append(f"{real}{via} {boundary.why()}")
+            if boundary.path in written:
+                notes.append(f"writes {real}{via} ({written[boundary.path]}), which {boundary.why()}")
+            else:
+                notes.append(f"{real}{via} {boundary.why()}")
+        unknown = self._bash_writes(call).unknown
+        if unknown:
+            notes.append(f"writes files the gate cannot list: {unknown}")
         return notes
 
     def is_private(self, path: Path) -> bool:
@@ -289,9 +328,11 @@ class PermissionGate:
     def _boundaries(self, call: ToolCall, kinds: Sequence[str] = ("outside", "secret", "protected")) -> list[Boundary]:
         """The paths of a file tool's call that need the user's consent (boundaries.py), with why."""
         write = call.claude_name in _EDIT_TOOLS
+        place, env = self._place(), self._env()
+        if call.claude_name == "Bash":
+            return write_boundaries(self._bash_writes(call), place, kinds)
         if not write and call.claude_name not in _READ_TOOLS:
             return []
-        place, env = self._place(), self._env()
         found = []
         for path in call.paths(env.cwd):
             target = expand_path(path, env)
@@ -304,6 +345,8 @@ class PermissionGate:
         """The allow rule(s) that let this call run without asking. A path that needs consent (outside the
         project, a secret, a protected file) is allowed only by one rule naming that place on purpose."""
         boundaries = self._boundaries(call)
+        if call.claude_name == "Bash":
+            return self._allowing_bash_rules(call, env, boundaries)
         if not boundaries:
             return self.rules.match_allow(call, env)
         for rule in self.rules.allow:
@@ -312,6 +355,41 @@ class PermissionGate:
                     and all(self._names_on_purpose(rule, b, call) for b in boundaries):
                 return (rule,)
         return None
+
+    def _allowing_bash_rules(self, call: ToolCall, env: MatchEnv, boundaries: list[Boundary]
+                             ) -> tuple[Rule, ...] | None:
+        """A Bash command writing where consent is needed runs unasked only under an exact rule for the whole
+        command, or under its Bash rule(s) plus, for each such place, an Edit rule naming it on purpose."""
+        exact = exact_bash_rule(self.rules, call.command or "")
+        if exact is not None:
+            return (exact,)
+        if self._bash_writes(call).unknown:  # as an opaque command: only a bare `Bash` rule (or the exact one)
+            return next(((r,) for r in self.rules.allow if r.tool == "Bash" and r.specifier is None
+                         and boundaries == []), None)
+        allowed = self.rules.match_allow(call, env)
+        if allowed is None or not boundaries:
+            return allowed
+        used: list[Rule] = list(allowed)
+        for boundary in boundaries:
+            write = ToolCall("Write", {"file_path": boundary.path})
+            rule = next((r for r in self.rules.allow if r.path is not None and r.covers_tool(write, env)
+                         and r.matches_path_call(write, env, every=True)
+                         and self._names_on_purpose(r, boundary, write)), None)
+            if rule is None:
+                return None
+            used.append(rule)
+        return tuple(dict.fromkeys(used))
+
+    def _bash_writes(self, call: ToolCall) -> Written:
+        """The call's writes, worked out once per check (an archive is listed once, not at every step)."""
+        key = (call.command or "", self.cwd, self.home)
+        if self._written is None or self._written[0] != key:
+            self._written = (key, bash_writes(call, self.cwd, self.home))
+        return self._written[1]
+
+    def _write_rule(self, match: Callable[[ToolCall, MatchEnv], Rule | None], written: Written
+                    ) -> tuple[Rule | None, str]:
+        return write_rule(match, written, self._env())
 
     def _names_on_purpose(self, rule: Rule, boundary: Boundary, call: ToolCall) -> bool:
         """Does allow `rule` (which matches the path) name this place on purpose? Outside: a rule rooted at `//`
@@ -328,6 +406,8 @@ class PermissionGate:
     def _outside_rules(self, call: ToolCall) -> list[str]:
         """`Edit(//abs/path)` / `Read(//abs/path)` for each path of the call that needs consent (the resolved
         path, glob characters escaped)."""
+        if call.claude_name == "Bash":
+            return []  # a command's writes are remembered by the exact command (`always_rules`)
         verb = "Edit" if call.claude_name in _EDIT_TOOLS else "Read"
         escaped = (_GLOB_SPECIALS_RE.sub(r"\\\1", os.path.realpath(b.path)) for b in self._boundaries(call))
         return [f"{verb}(/{path})" for path in dict.fromkeys(escaped)]
@@ -345,7 +425,7 @@ class PermissionGate:
             return _tool_rules(call)
         command = call.command or ""
         split = split_shell_command(command)
-        if split.opaque or len(split.parts) != 1:
+        if split.opaque or len(split.parts) != 1 or self._boundaries(call) or self._bash_writes(call).unknown:
             rules = [f"Bash({' '.join(command.split())})"] if command.strip() else ["Bash"]
         else:
             rules = [self._useful_prefix_rule(split.parts[0])]
@@ -375,7 +455,7 @@ class PermissionGate:
             return _tool_rules(call)
         command = call.command or ""
         split = split_shell_command(command)
-        if split.opaque or not split.parts:
+        if split.opaque or not split.parts or self._boundaries(call) or self._bash_writes(call).unknown:
             return [f"Bash({' '.join(command.split())})"] if command.strip() else ["Bash"]
         parts = self.rules.unallowed_command_parts(command, self._env()) or list(split.parts)
         return list(dict.fromkeys(self._useful_prefix_rule(p) for p in parts))
@@ -392,7 +472,7 @@ class PermissionGate:
             rules = ", ".join(f'"{r}"' for r in self.suggested_rules(tool, args))
             boundaries = self._boundaries(call)
             if boundaries:
-                verb = "writing" if call.claude_name in _EDIT_TOOLS else "reading"
+                verb = "writing" if call.claude_name in _EDIT_TOOLS or call.claude_name == "Bash" else "reading"
                 why = "; ".join(f"{b.path} {b.why()}" for b in boundaries)
                 return self._deny(tool, f"{why}, so {verb} it needs the user's approval, which is not possible in "
                                         f"non-interactive mode; allow with --yolo or add {rules} to "

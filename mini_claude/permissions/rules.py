@@ -361,7 +361,9 @@ def _bash_allow(rules: list[Rule], command: str | None) -> tuple[Rule, ...] | No
         return None
     used: list[Rule] = []
     for k, part in enumerate(split.parts):
-        part_rule = _rule_for_part(rules, part, split.risks[k] if k < len(split.risks) else ())
+        # a part's text leaves its redirections out: an exact rule for it did not name the file it writes
+        redirected = k < len(split.writes) and any(w.index < 0 for w in split.writes[k])
+        part_rule = _rule_for_part(rules, part, split.risks[k] if k < len(split.risks) else (), exact=not redirected)
         if part_rule is None:
             return None
         if part_rule not in used:
@@ -376,13 +378,15 @@ def blanks_only(command: str) -> bool:
     return all(ch in " \t" for ch in command.strip() if ch.isspace())
 
 
-def _rule_for_part(rules: Iterable[Rule], part: str, risks: Sequence[tuple[int, str]] = ()) -> Rule | None:
+def _rule_for_part(rules: Iterable[Rule], part: str, risks: Sequence[tuple[int, str]] = (), *,
+                   exact: bool = True) -> Rule | None:
     """The first rule allowing `part`. A part that runs code from its arguments (`risks`: where such a word starts
     in `part`) is allowed only by a rule whose literal text reaches past each of those words: a wildcard is
-    blind to what it lets through (`Bash(git:*)` does not allow `git -c alias.x=!sh x`)."""
+    blind to what it lets through (`Bash(git:*)` does not allow `git -c alias.x=!sh x`). With `exact` False (the
+    part redirects to a file its text leaves out) only wildcard rules apply: `Bash(echo hi)` named no file."""
     texts = (part, strip_harmless_wrappers(part))
     for rule in rules:
-        if rule.command is None:
+        if rule.command is None or (rule.command.exact and not exact):
             continue
         for text in texts:
             cut = len(part) - len(text)  # the stripped text is a suffix of the part

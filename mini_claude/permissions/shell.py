@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from mini_claude.permissions.bash_script import CommandRecord, ParsedScript
 from mini_claude.permissions.bash_tree import parse_script
 from mini_claude.permissions.code_runners import code_risks, is_wrapper
+from mini_claude.permissions.writes import Write, program_writes, rebase
 
 __all__ = [
     "DenyView",
@@ -38,7 +39,7 @@ class ShellCommand:
     """A shell command split into the simple commands bash would run (each shown as its source text).
 
     `opaque` is set when the command hides work a prefix rule cannot vouch for (`why_opaque` says what): command
-    or process substitution, output redirection to a file, a parse error, a computed or quoted command name. `parts`
+    or process substitution, a write to a path it cannot know (`> "$f"`, `tee $x`), a parse error, a computed or quoted command name. `parts`
     then still lists every command found (including those inside substitutions), which deny rules check."""
 
     parts: tuple[str, ...]
@@ -47,6 +48,11 @@ class ShellCommand:
     # Per part: where in its text a word starts that makes it run code (code_runners.py), and why. A wildcard
     # allow rule covers such a part only when its literal text reaches past every one of these offsets.
     risks: tuple[tuple[tuple[int, str], ...], ...] = ()
+    # Per part: the files it writes (writes.py: redirections, `tee`, `cp`'s target, `tar -x`'s archive, `sort -o`),
+    # paths as written, relative to where the command line starts (a static `cd DIR` before them is folded in).
+    writes: tuple[tuple[Write, ...], ...] = ()
+    # Why some write's path cannot be known ("" when all can): such a command is opaque too.
+    writes_unknown: str = ""
 
 
 def split_shell_command(command: str) -> ShellCommand:
@@ -55,7 +61,63 @@ def split_shell_command(command: str) -> ShellCommand:
     records = [r for r in script.commands if r.text]
     risks = tuple(tuple((r.offsets[k.index] if k.index < len(r.offsets) else len(r.text), k.why)
                         for k in code_risks(r.argv)) if r.argv else () for r in records)
-    return ShellCommand(script.parts, bool(script.why_opaque), script.why_opaque, risks)
+    writes, unknown = _writes_of(records)
+    unknown = script.unknown_write or unknown
+    why = script.why_opaque or unknown
+    return ShellCommand(script.parts, bool(why), why, risks, writes, unknown)
+
+
+def _writes_of(records: list[CommandRecord]) -> tuple[tuple[tuple[Write, ...], ...], str]:
+    """Per record, the files it writes (writes.py), each seen from every directory a `cd` may have left the shell
+    in; and why some cannot be known."""
+    bases, lost = _cd_bases(records)
+    unknown = ""
+    per_part: list[tuple[Write, ...]] = []
+    for r in records:
+        found = [Write(path, -1, f"a redirection ({op}) writes it") for path, op in r.redirects]
+        if r.argv:
+            ends = [*(o - 1 for o in r.offsets[1:]), len(r.text)]
+            raws = [r.text[o:end] for o, end in zip(r.offsets, ends, strict=True)] \
+                if len(r.offsets) == len(r.argv) else [w or "" for w in r.argv]
+            more, why = program_writes(r.argv, raws)
+            found += more
+            unknown = unknown or why
+        if len(bases) > 1:
+            found = [rebase(w, base) for w in found for base in bases]
+        per_part.append(tuple(found))
+    relative = any(not (p.startswith(("/", "~"))) for part in per_part for w in part
+                   for p in (w.path, w.archive, *w.sources) if p)
+    return tuple(per_part), unknown or (lost if relative else "")
+
+
+_MAX_CDS = 3
+
+
+def _is_cd(argv: list[str | None]) -> bool:
+    words = [w for w in argv if not (w and "=" in w and w.split("=", 1)[0].isidentifier())]
+    if words[:1] in (["builtin"], ["command"]):
+        words = words[1:]
+    return bool(words) and words[0] in ("cd", "pushd", "popd")
+
+
+def _cd_bases(records: list[CommandRecord]) -> tuple[list[str], str]:
+    """The directories relative paths may be read from: `.`, and after each static `cd DIR` of the command line
+    (wherever it stands: a loop or a function may run it before a write that comes earlier in the text)."""
+    dirs: list[str] = []
+    for r in records:
+        if not r.argv or not _is_cd(r.argv):
+            continue
+        words = [w for w in r.argv if not (w and "=" in w and w.split("=", 1)[0].isidentifier())]
+        words = words[1:] if words[0] in ("builtin", "command") else words
+        operands = [w for w in words[1:] if w is None or not w.startswith("-") or w == "-"]
+        target = operands[0] if len(operands) == 1 else "~" if not operands else None
+        if words[0] != "cd" or target is None or target == "-" or len(dirs) >= _MAX_CDS:
+            return ["."], "a cd the gate cannot follow changes where relative paths are written"
+        dirs.append(target)
+    bases = ["."]
+    for d in dirs:
+        bases += [d if d.startswith(("/", "~")) else os.path.join(b, d) for b in bases]
+    return list(dict.fromkeys(bases)), ""
 
 
 @dataclass(frozen=True)

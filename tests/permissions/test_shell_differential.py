@@ -29,6 +29,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
+from mini_claude.permissions.shell import split_shell_command
+from mini_claude.permissions.write_places import resolve
 from mini_claude.tools.shell import BashTool
 
 BASH = "/bin/bash"
@@ -193,7 +195,7 @@ def gate_allows(gate: PermissionGate, command: str) -> bool:
 
 
 def check_batch(batch: list[str], gate: PermissionGate, stubs: Path, scratch: Path, stats: Stats,
-                violates: Callable[[set[str]], bool]) -> None:
+                violates: Callable[[str, set[str]], bool]) -> None:
     stats.generated += len(batch)
     stats.distinct.update(batch)
     to_run = [c for c in batch if gate_allows(gate, c)]
@@ -205,8 +207,17 @@ def check_batch(batch: list[str], gate: PermissionGate, stubs: Path, scratch: Pa
                                 enumerate(to_run)))
     stats.timeouts += sum("<timeout>" in c for c in created)
     bad = [f"{command!r} created {sorted(made)}" for command, made in zip(to_run, created, strict=True)
-           if violates(made)]
+           if violates(command, made)]
     assert not bad, "the gate let through:\n" + "\n".join(bad)
+
+
+def judged_writes(command: str, cwd: Path) -> set[str]:
+    """The files (as `work/NAME`) the gate judged this command to write in its working directory."""
+    judged = set()
+    for write in (w for part in split_shell_command(command).writes for w in part):
+        paths, _ = resolve(write, cwd, cwd / "home")
+        judged.update(f"work/{os.path.relpath(p, cwd)}" for p in paths if os.path.dirname(p) == str(cwd))
+    return judged
 
 
 def property_settings() -> settings:
@@ -229,8 +240,10 @@ def test_allow_rules_never_let_bash_run_anything_else(stubs: Path, tmp_path: Pat
     @property_settings()
     @given(st.lists(commands("touch", 10), min_size=BATCH, max_size=BATCH, unique=True))
     def check(batch: list[str]) -> None:
-        # Anything created (a stub's marker, a redirected file) is work the allow rules did not vouch for.
-        check_batch(batch, gate, stubs, tmp_path, stats, lambda made: bool(made))
+        # Anything created (a stub's marker, a file) is work the allow rules did not vouch for, unless the gate
+        # judged it as a write of that file inside the workspace (`git status > out` under `Bash(git status:*)`).
+        check_batch(batch, gate, stubs, tmp_path, stats,
+                    lambda command, made: bool(made - judged_writes(command, tmp_path)))
 
     check()
     summary = report("allow", stats, started)
@@ -245,7 +258,7 @@ def test_deny_rule_holds_in_bypass_mode(stubs: Path, tmp_path: Path) -> None:
     @property_settings()
     @given(st.lists(commands("rm", 2), min_size=BATCH, max_size=BATCH, unique=True))
     def check(batch: list[str]) -> None:
-        check_batch(batch, gate, stubs, tmp_path, stats, lambda made: "rm" in made)
+        check_batch(batch, gate, stubs, tmp_path, stats, lambda command, made: "rm" in made)
 
     check()
     summary = report("deny", stats, started)

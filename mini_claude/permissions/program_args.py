@@ -100,15 +100,10 @@ def find_risks(argv: Argv, i: int) -> tuple[list[Risk], list[int]]:
 
 def git_risks(argv: Argv, i: int) -> list[Risk]:
     """git's options read the way git reads them (options/git.py): an option that runs code, or one the gate
-    cannot resolve (unknown, ambiguous, not known when the gate reads it), is a hidden risk; an option that writes
-    a file is a visible one (a wildcard rule does not cover it; the write judging decides)."""
-    risks: list[Risk] = []
-    for f in git_findings(argv, i):
-        if f.effect in (Effect.CODE, Effect.UNKNOWN):
-            risks.append(Risk(f.index, f.why))
-        elif f.effect is Effect.WRITES:
-            risks.append(Risk(f.index, f.why, hidden=False))
-    return risks
+    cannot resolve (unknown, ambiguous, not known when the gate reads it), is a hidden risk. An option that writes
+    a file is no risk here: writes.py hands its path to the gate's judging of writes (options.option_writes), as
+    for every other program, and a path it cannot know makes the command opaque."""
+    return [Risk(f.index, f.why) for f in git_findings(argv, i) if f.effect in (Effect.CODE, Effect.UNKNOWN)]
 
 
 def awk_risks(name: str, argv: Argv, i: int) -> list[Risk]:

@@ -85,7 +85,7 @@ def build_template(root: Path) -> Path:
     subprocess.run(["git", "init", "-q", "-b", "main", "--template=", str(work)], check=True, env=env)
     (work / ".git" / "hooks").mkdir(exist_ok=True)
     _write(work / "notes.txt", "word one\nhello word\n" + _TOUCH_LINE)
-    _write(work / "big.txt", "".join(f": {i:05d}\n" for i in range(4000)) + _TOUCH_LINE)
+    _write(work / "big.txt", "".join(f": {i:05d}\n" for i in range(1500)) + _TOUCH_LINE)
     _write(work / "spare.txt", "spare\n")
     _write(work / "victim", "keep me\n")
     _write(work / "evil.sh", "#!/bin/sh\n" + _TOUCH_LINE, 0o755)
@@ -107,6 +107,7 @@ def build_template(root: Path) -> Path:
     git = ["git", "-C", str(work)]
     subprocess.run([*git, "add", "-A"], check=True, env=env)
     subprocess.run([*git, "commit", "-q", "-m", "[core]\n\tfsmonitor = touch \"$RT_MARK\""], check=True, env=env)
+    subprocess.run([*git, "branch", "other"], check=True, env=env)
     _write(work / "notes.txt", "word one\nhello word\nchanged\n" + _TOUCH_LINE)  # so `git diff` has output
     _write(root / "outside" / "x", "outside\n")
     _write(root / "home" / ".bashrc", "# home\n")

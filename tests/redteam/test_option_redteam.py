@@ -39,7 +39,7 @@ from mini_claude.tools.shell import BashTool
 from tests.helpers import require_program
 from tests.redteam.option_oracle import SYSTEM_PATH, Outcome, build_template, prepare, run, snapshot
 from tests.redteam.option_table import Program
-from tests.redteam.options_gen import Case, all_programs, deny_cases, option_cases
+from tests.redteam.options_gen import Case, all_programs, deny_cases, option_cases, program_options
 
 FULL = os.environ.get("MINI_CLAUDE_REDTEAM_OPTIONS") == "full"
 SAMPLE = int(os.environ.get("MINI_CLAUDE_REDTEAM_OPTION_SAMPLE", "6"))
@@ -166,6 +166,7 @@ def report(tally: Tally) -> str:
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name.replace(" ", "-") for p in PROGRAMS])
 def test_options_of_an_allowed_program_neither_run_code_nor_write_protected_files(program: Program,
                                                                                    workspace: Workspace) -> None:
+    assert program_options(program), f"no options read from `{' '.join(program.help)}` (its help format changed?)"
     cases = option_cases(program, full=FULL, sample=SAMPLE)
     tally = attack(cases, workspace, gate_judge(PermissionMode.DEFAULT), program.name)
     if tally.violations or tally.baseline_stopped:

@@ -215,10 +215,11 @@ class Payloads:
 
     words: tuple[str, ...]
     commands: tuple[str, ...] = field(default=())
+    script: str = ""  # a script in the workspace that does the same, run by path
 
 
 # A marker file outside the workspace; the workspace's scripts and data touch the same file ("$RT_MARK").
 MARK = "@R@/marks/PWNED"
 TOUCH = Payloads(words=(f"'touch {MARK}'", f"\"sh -c 'touch {MARK}'\"", "./evil.sh", "sh"),
-                 commands=(f"touch {MARK}",))
+                 commands=(f"touch {MARK}", f"sh -c 'touch {MARK}'"), script="./evil.sh")
 RM = Payloads(words=("'rm victim'", "\"sh -c 'rm victim'\""), commands=("rm victim",))

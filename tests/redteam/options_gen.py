@@ -186,7 +186,8 @@ def _values(template: str | None, payloads: Payloads) -> list[str]:
     if template is None:
         return [""]
     if "{cmd_words}" in template:
-        return [template.replace("{cmd_words}", c) for c in (*payloads.commands, "./evil.sh")[:len(payloads.words)]]
+        scripts = (payloads.script,) if payloads.script else ()
+        return [template.replace("{cmd_words}", c) for c in (*payloads.commands, *scripts)]
     if "{cmd}" in template:
         return [template.replace("{cmd}", w) for w in payloads.words]
     if "{target}" in template:

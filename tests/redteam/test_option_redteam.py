@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -206,21 +207,22 @@ def leaked(text: str) -> list[str]:
     return sorted(name for name, value in CANARIES.items() if value in text or value[-16:] in text)
 
 
-def read_env(cases: list[tuple[str, str]], judge_all: bool, tmp: Path, tool: BashTool) -> tuple[list[str], int]:
-    """Judge each (rule, command); run the allowed ones through `tool`; the leaks and how many were stopped."""
+def read_env(cases: list[tuple[str, str]], mode: PermissionMode, tmp: Path) -> tuple[list[str], int]:
+    """Judge each (rule, command) in `mode`; run the allowed ones through the real Bash tool, given the canaries
+    in the session's environment; the leaks and how many commands the gate stopped."""
     work = tmp / "work"
     work.mkdir(exist_ok=True)
+    tool = BashTool(env=_session_env(tmp))
     ctx = ToolContext(cwd=work, spill_dir=tmp / "spill", home=tmp)
     found, stopped = [], 0
     for rule, command in cases:
-        gate = PermissionGate(PermissionMode.DEFAULT, RuleSet.from_strings(allow=[rule]), ask=None, cwd=work,
-                              home=tmp)
-        if not judge_all and not asyncio.run(gate.check(tool, {"command": command})).allowed:
+        gate = PermissionGate(mode, RuleSet.from_strings(allow=[rule]), ask=None, cwd=work, home=tmp)
+        if not asyncio.run(gate.check(tool, {"command": command})).allowed:
             stopped += 1
             continue
         result = asyncio.run(tool.run({"command": command}, ctx))
         if names := leaked(result.as_text()):
-            found.append(f"{command!r} under {rule} showed {names}")
+            found.append(f"{command!r} under {rule} ({mode.value}) showed {names}")
     return found, stopped
 
 
@@ -230,10 +232,12 @@ def _session_env(tmp: Path) -> dict[str, str]:
 
 def test_environment_reads_never_show_a_secret(tmp_path: Path) -> None:
     cases, started = env_cases(), time.monotonic()
-    found, stopped = read_env(cases, False, tmp_path, BashTool(env=_session_env(tmp_path)))
-    print(f"option red team environment: {len(cases)} generated, {len(cases) - stopped} run through the Bash tool, "
-          f"{stopped} stopped, {len(found)} leaks, {time.monotonic() - started:.1f} s")
-    assert not found, "a secret reached the tool's output:\n" + "\n".join(found)
+    found, stopped = read_env(cases, PermissionMode.DEFAULT, tmp_path)
+    bypass_found, bypass_stopped = read_env(cases, PermissionMode.BYPASS, tmp_path)
+    print(f"option red team environment: {2 * len(cases)} generated (default mode and bypass), "
+          f"{2 * len(cases) - stopped - bypass_stopped} run through the Bash tool, {stopped + bypass_stopped} "
+          f"stopped, {len(found) + len(bypass_found)} leaks, {time.monotonic() - started:.1f} s")
+    assert not found + bypass_found, "a secret reached the tool's output:\n" + "\n".join(found + bypass_found)
 
 
 # ---- the self-test: the suite finds the original findings against a gate that allows everything ---------------
@@ -263,10 +267,11 @@ def test_the_suite_finds_the_original_findings_when_the_gate_allows_everything(w
         tally = attack(chosen, workspace, allow_all, f"self-test {name} {flavor}", count=False)
         if not tally.violations:
             missed.append(f"{klass} ({flavor}): {[c.template for c in chosen]}")
-    # the model key: a shell that keeps the whole environment shows it under the everyday `Bash(echo:*)` rule
-    unfiltered = BashTool(env=_session_env(tmp_path))
-    unfiltered.env = _session_env(tmp_path)  # what the tool would run with if it did not filter
-    found, _ = read_env([("Bash(echo:*)", "echo $ANTHROPIC_API_KEY")], True, tmp_path, unfiltered)
-    if not found:
-        missed.append("echo $ANTHROPIC_API_KEY with the key in the environment")
+    # the model key: a shell given the whole environment (no filtering, no masking) shows it, and the oracle sees it
+    for rule, command in env_cases()[:5]:
+        assert allow_all(Case("env", command, (rule,), "touch"), tmp_path) == "allow"
+        shown = subprocess.run(["bash", "-c", command], env=_session_env(tmp_path), capture_output=True, text=True,
+                               timeout=10).stdout
+        if "ANTHROPIC_API_KEY" not in leaked(shown):
+            missed.append(f"{command!r} with the model key in the environment")
     assert not missed, "the oracle missed an original finding:\n" + "\n".join(missed)

@@ -44,7 +44,8 @@ class Program:
     help: tuple[str, ...]                   # argv printing its options
     rule: str                               # the user's everyday rule
     context: str                            # where a sampled (unclassified) option goes
-    baseline: tuple[str, ...]               # everyday invocations the rule must let run
+    baseline: tuple[str, ...]               # everyday invocations the rule must let run (read-only ones: whether
+                                            # a write inside the workspace asks is the write judging's to decide)
     harmless: str = ""                      # short flags (no value) to cluster with
     dangers: tuple[Danger, ...] = ()
     extra_longs: tuple[str, ...] = ()       # long names the help does not list
@@ -81,7 +82,7 @@ PROGRAMS: tuple[Program, ...] = (
                   Danger("--exec", R, "git archive --remote=. {opt} HEAD"))),
     _git("fetch", context="git fetch -q {opt} .", baseline=("git fetch -q .",), harmless="q",
          dangers=(Danger("--upload-pack", R, "git fetch {opt} ."),)),
-    _git("clone", context="git clone -q {opt} . cloned", baseline=("git clone -q . cloned",), harmless="q",
+    _git("clone", context="git clone -q {opt} . cloned", baseline=(), harmless="q",
          dangers=(Danger("--upload-pack", R, "git clone -q {opt} . cloned"),
                   Danger("--template", R, "git clone -q {opt} . cloned", "evil-template"),
                   Danger("--config", R, "git clone -q {opt} . cloned", "core.fsmonitor={cmd}"))),
@@ -113,7 +114,7 @@ PROGRAMS: tuple[Program, ...] = (
                                "tar -cf {target} notes.txt", "tar cf {target} notes.txt",
                                "tar -cvf{target} notes.txt", "tar -xPf dotdot.tar", "tar -xf plain.tar -C {dir}")),
     Program(name="zip", help=("zip", "-h2"), rule="Bash(zip:*)", context="zip -q out.zip {opt} notes.txt",
-            baseline=("zip -q out.zip notes.txt",), harmless="q",
+            baseline=("zip -sf plain.zip",), harmless="q",
             dangers=(Danger("--unzip-command", R, "zip -T {opt} out.zip notes.txt", short="-TT"),
                      Danger("--out", W, "zip plain.zip {opt} notes.txt", "{target}", short="-O"),
                      Danger("--logfile-path", W, "zip out.zip {opt} notes.txt", "{target}", short="-lf"),
@@ -135,7 +136,7 @@ PROGRAMS: tuple[Program, ...] = (
             dangers=(Danger("--compress-program", R, "sort -S 1K -T tmpdir {opt} big.txt"),
                      Danger("--output", W, "sort {opt} notes.txt", "{target}"))),
     Program(name="split", help=("split", "--help"), rule="Bash(split:*)", context="split {opt} notes.txt x-",
-            baseline=("split -l 1 notes.txt part-",), harmless="x",
+            baseline=(), harmless="x",
             dangers=(Danger("--filter", R, "split {opt} notes.txt"),),
             positional_writes=("split notes.txt {target}", "split -l 1 notes.txt {target}")),
     Program(name="rg", help=("rg", "--help"), rule="Bash(rg:*)", context="rg {opt} word",
@@ -193,11 +194,11 @@ PROGRAMS: tuple[Program, ...] = (
             baseline=("dd if=notes.txt status=none",), sample_values=False,
             positional_writes=("dd if=notes.txt of={target} status=none", "dd of={target} if=notes.txt")),
     Program(name="cp", help=("cp", "--help"), rule="Bash(cp:*)", context="cp {opt} notes.txt copy.txt",
-            baseline=("cp notes.txt copy.txt",), harmless="v",
+            baseline=(), harmless="v",
             dangers=(Danger("--target-directory", D, "cp {opt} evil.sh", "{dir}"),),
             positional_writes=("cp notes.txt {target}", "cp -f evil.sh {target}", "cp -r plain {dir}")),
     Program(name="mv", help=("mv", "--help"), rule="Bash(mv:*)", context="mv {opt} spare.txt moved.txt",
-            baseline=("mv spare.txt moved.txt",), harmless="v",
+            baseline=(), harmless="v",
             dangers=(Danger("--target-directory", D, "mv {opt} spare.txt", "{dir}"),),
             positional_writes=("mv spare.txt {target}", "mv -f spare.txt {target}")),
 )

@@ -213,7 +213,7 @@ def _pairs(spellings: list[tuple[str, str]], values: list[str], full: bool) -> l
 
 
 def _danger_cases(program: Program, danger: Danger, payloads: Payloads, flavor: Flavor, allow: tuple[str, ...],
-                  full: bool) -> list[Case]:
+                  full: bool, label: str = "") -> list[Case]:
     groups = program_options(program)
     listed = "" if _group_of(danger.option, groups) else " (not in its help)"
     spellings = _spellings(danger, program, groups)
@@ -221,7 +221,7 @@ def _danger_cases(program: Program, danger: Danger, payloads: Payloads, flavor: 
     for form, spelled, value in _pairs(spellings, _values(danger.value, payloads), full):
         option = spelled.replace("{v}", value)
         for context in _contexts(danger.context):
-            klass = f"{program.name} {danger.option} {danger.kind}{listed}: {form}"
+            klass = f"{label}{program.name} {danger.option} {danger.kind}{listed}: {form}"
             cases.append(Case(klass, context.replace("{opt}", option), allow, flavor))
     return cases
 
@@ -271,7 +271,7 @@ def deny_cases(program: Program, *, full: bool = False) -> list[Case]:
     cases = []
     for danger in program.dangers:
         if danger.kind is Kind.RUNS and danger.value is not None and "{cmd" in danger.value:
-            cases += _danger_cases(program, danger, RM, "rm", (), full)
+            cases += _danger_cases(program, danger, RM, "rm", (), full, "rm past Bash(rm:*) in bypass: ")
     return cases
 
 

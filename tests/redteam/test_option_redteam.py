@@ -250,7 +250,7 @@ _ORIGINAL = (
     ("sort", "sort --compress-program runs code", "touch"),
     ("split", "split --filter runs code", "touch"),
     ("git log", "git log --output writes a file: full name", "touch"),
-    ("tar", "tar --to-command runs code: abbreviation", "rm"),
+    ("tar", "rm past Bash(rm:*) in bypass: tar --to-command runs code: abbreviation", "rm"),
 )
 
 

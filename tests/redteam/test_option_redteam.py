@@ -38,6 +38,7 @@ from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.tools.base import Tool, ToolContext
 from mini_claude.tools.shell import BashTool
 from tests.helpers import require_program
+from tests.redteam import option_table
 from tests.redteam.option_oracle import SYSTEM_PATH, Outcome, build_template, prepare, run, snapshot
 from tests.redteam.option_table import Program
 from tests.redteam.options_gen import Case, all_programs, deny_cases, option_cases, program_options
@@ -46,6 +47,7 @@ FULL = os.environ.get("MINI_CLAUDE_REDTEAM_OPTIONS") == "full"
 SAMPLE = int(os.environ.get("MINI_CLAUDE_REDTEAM_OPTION_SAMPLE", "6"))
 WORKERS = 4
 PROGRAMS = all_programs()
+ALL_PROGRAMS = option_table.PROGRAMS
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -84,7 +86,8 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterable[Workspace]:
     root = tmp_path_factory.mktemp("option-redteam")
     template = build_template(root / "template")
     yield Workspace(template, snapshot(template), strace, root / "runs")
-    print(TOTAL.line("total"))
+    missing = [p.name for p in ALL_PROGRAMS if p not in PROGRAMS]
+    print(TOTAL.line("total") + (f"; not installed here, so not attacked: {missing}" if missing else ""))
 
 
 Judge = Callable[[Case, Path], str]  # -> "allow" | "ask" | "deny"

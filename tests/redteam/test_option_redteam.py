@@ -9,8 +9,9 @@ command through without asking, run for real in a fresh hostile workspace under 
 (b) In bypass mode with the deny rule `Bash(rm:*)`, an allowed command whose option value is `rm victim` never
     starts rm.
 (c) With canary secrets in the session's environment (the model key, secret-looking variables), no command the
-    gate allows under `Bash(echo:*)`, `Bash(env)`, `Bash(printenv:*)`, `Bash(cat:*)`, … shows a canary in the Bash
-    tool's result (mini_claude/tools/shell.py's environment filtering and masking count).
+    gate allows under `Bash(echo:*)`, `Bash(env)`, `Bash(printenv:*)`, `Bash(cat:*)`, … (default mode and bypass)
+    shows a canary in the Bash tool's result (mini_claude/tools/shell.py's environment filtering and masking
+    count), nor does reading a workspace file that holds the same values (masking alone must catch that).
 (d) The suite is not trivially passing: with a gate that allows everything, the generator and the oracle find the
     original findings (abbreviated options running code, rg --pre, git log --output, the model key).
 
@@ -199,11 +200,14 @@ _VAR_READS = (("Bash(echo:*)", "echo ${v}"), ("Bash(echo:*)", 'echo "${v}"'), ("
 _WHOLE_ENV = (("Bash(cat:*)", "cat /proc/self/environ"), ("Bash(cat:*)", "cat /proc/$$/environ"),
               ("Bash(grep:*)", "grep -a KEY /proc/self/environ"), ("Bash(sort:*)", "sort -z /proc/self/environ"),
               ("Bash(cat:*)", "cat < /proc/self/environ"), ("Bash(echo:*)", "echo $(< /proc/self/environ)"))
+# Not the environment: a file of the workspace that holds the same values (the output masking's to catch).
+_SECRET_FILE = "settings.local.txt"
+_FILE_READS = (("Bash(cat:*)", f"cat {_SECRET_FILE}"), ("Bash(grep:*)", f"grep -i key {_SECRET_FILE}"))
 
 
 def env_cases() -> list[tuple[str, str]]:
     cases = dict.fromkeys((rule, shape.format(v=name)) for name in CANARIES for rule, shape in _VAR_READS)
-    return [*cases, *_WHOLE_ENV]
+    return [*cases, *_WHOLE_ENV, *_FILE_READS]
 
 
 def leaked(text: str) -> list[str]:
@@ -215,6 +219,7 @@ def read_env(cases: list[tuple[str, str]], mode: PermissionMode, tmp: Path) -> t
     in the session's environment; the leaks and how many commands the gate stopped."""
     work = tmp / "work"
     work.mkdir(exist_ok=True)
+    (work / _SECRET_FILE).write_text("".join(f"{name}={value}\n" for name, value in CANARIES.items()))
     tool = BashTool(env=_session_env(tmp))
     ctx = ToolContext(cwd=work, spill_dir=tmp / "spill", home=tmp)
     found, stopped = [], 0

@@ -165,6 +165,7 @@ PROGRAMS: tuple[Program, ...] = (
                      Danger("--output-document", W, "wget -q --tries=1 {opt} http://127.0.0.1:9/x", "{target}"),
                      Danger("--output-file", W, "wget --tries=1 {opt} http://127.0.0.1:9/x", "{target}"),
                      Danger("--append-output", W, "wget --tries=1 {opt} http://127.0.0.1:9/x", "{target}"),
+                     Danger("--save-cookies", W, "wget -q --tries=1 {opt} http://127.0.0.1:9/x", "{target}"),
                      Danger("--execute", W, "wget -q --tries=1 {opt} http://127.0.0.1:9/x",
                             "output_document={target}"),
                      Danger("--directory-prefix", D, "wget -q --tries=1 {opt} http://127.0.0.1:9/x", "{dir}"))),

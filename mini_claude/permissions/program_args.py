@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from mini_claude.permissions.options.git import git_findings
 from mini_claude.permissions.options.spec import Effect
-from mini_claude.permissions.script_langs import awk_runs_code, sed_effects
+from mini_claude.permissions.script_langs import awk_runs_code, awk_writes, sed_effects
 
 __all__ = [
     "Argv",
@@ -145,6 +145,9 @@ def awk_risks(name: str, argv: Argv, i: int) -> list[Risk]:
     if program is not None and awk_runs_code(program):
         return [Risk(i + 1 + min(k, len(args) - 1), f"{name} runs a program that can start commands "
                                                     "(system, pipes, getline)")]
+    if program is not None and awk_writes(program):  # the file's name is in the program: no rule can judge it
+        return [Risk(i + 1 + min(k, len(args) - 1), f"{name} runs a program that writes files (print > file)",
+                     hidden=False)]
     return []
 
 

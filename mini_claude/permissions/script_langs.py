@@ -14,6 +14,15 @@ __all__ = ["awk_runs_code", "sed_effects"]
 _AWK_CODE_RE = re.compile(r"system|\||@load|@include")
 
 
+_AWK_WRITES_RE = re.compile(r"\bprintf?\b[^;{}\n]*>")
+
+
+def awk_writes(program: str) -> bool:
+    """Can this awk program write a file (`print > "F"`, `printf ... >> F`)? A `>` anywhere in a print statement
+    counts (telling a redirection from a parenthesised comparison needs a full parser)."""
+    return _AWK_WRITES_RE.search(program) is not None
+
+
 def awk_runs_code(program: str) -> bool:
     """Can this awk program start a command? (`||` counts too: telling it from a pipe needs a full parser.)"""
     return _AWK_CODE_RE.search(program) is not None

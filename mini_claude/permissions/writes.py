@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from mini_claude.permissions.code_runners import is_wrapper
-from mini_claude.permissions.options import option_writes
+from mini_claude.permissions.options import operands, option_writes
 from mini_claude.permissions.options.spec import Effect
 
 __all__ = ["Write", "is_device", "program_writes", "rebase", "shell_path"]
@@ -372,11 +372,25 @@ def _unzip(name: str, args: list[str]) -> list[Write]:
 _Handler = Callable[[str, list[str]], list[Write]]
 
 
+def _by_table(name: str, args: list[str]) -> list[Write]:
+    """zip's archive (its first operand, `.zip` added as zip adds it) and split's output prefix (its second), the
+    operands found with the program's option table (options.operands)."""
+    found = operands(list(args), 0) or []
+    if name == "zip" and found:
+        path = args[found[0]]
+        more = [Write(path + ".zip", found[0], "zip writes the archive")] if "." not in os.path.basename(path) else []
+        return [Write(path, found[0], "zip writes the archive"), *more]
+    if name == "split":
+        prefix = args[found[1]] if len(found) > 1 else "x"
+        return [Write(prefix + "aa", found[1] if len(found) > 1 else 0, "split writes its pieces here")]
+    return []
+
+
 def _programs() -> dict[str, _Handler]:
     table: dict[str, _Handler] = {n: _simple for n in ("tee", "touch", "mkdir", "truncate", "shred", "rm", "rmdir",
                                                      "unlink")}
     table.update({"dd": _dd, "sed": _sed, "gsed": _sed, "cp": _copy, "mv": _copy, "ln": _copy, "install": _copy,
-                  "tar": _tar, "gtar": _tar, "bsdtar": _tar, "unzip": _unzip})
+                  "tar": _tar, "gtar": _tar, "bsdtar": _tar, "unzip": _unzip, "zip": _by_table, "split": _by_table})
     return table
 
 

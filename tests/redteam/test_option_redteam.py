@@ -37,6 +37,7 @@ import pytest
 
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.tools.base import Tool, ToolContext
+from mini_claude.agent.calls import masked
 from mini_claude.tools.shell import BashTool
 from tests.helpers import require_program
 from tests.redteam import option_table
@@ -216,7 +217,9 @@ def leaked(text: str) -> list[str]:
 
 def read_env(cases: list[tuple[str, str]], mode: PermissionMode, tmp: Path) -> tuple[list[str], int]:
     """Judge each (rule, command) in `mode`; run the allowed ones through the real Bash tool, given the canaries
-    in the session's environment; the leaks and how many commands the gate stopped."""
+    in the session's environment, and hand the result on as the agent loop does (agent/calls.py `masked`, which
+    every tool result passes before the model, the screen or the saved session sees it); the leaks and how many
+    commands the gate stopped."""
     work = tmp / "work"
     work.mkdir(exist_ok=True)
     (work / _SECRET_FILE).write_text("".join(f"{name}={value}\n" for name, value in CANARIES.items()))
@@ -228,7 +231,7 @@ def read_env(cases: list[tuple[str, str]], mode: PermissionMode, tmp: Path) -> t
         if not asyncio.run(gate.check(tool, {"command": command})).allowed:
             stopped += 1
             continue
-        result = asyncio.run(tool.run({"command": command}, ctx))
+        result = masked(asyncio.run(tool.run({"command": command}, ctx)))  # as the agent loop hands it on
         if names := leaked(result.as_text()):
             found.append(f"{command!r} under {rule} ({mode.value}) showed {names}")
     return found, stopped

@@ -10,6 +10,7 @@ parser), and what a command's options do.
   worst be a harmless option, so they pass).
 - `option_writes(argv, i)`: the paths the program writes through its options (`sort -o F`, `curl -o F`,
   `tar -cf F`, `git log --output=F`), for the gate's judging of writes.
+- `operands(argv, i)`: where the program's operands are, for the writes they name (`zip ARCHIVE`, `split F PREFIX`).
 - `canonical(argv, i)`: the argv with each abbreviated long option spelled out (`--expr=X` -> `--expression=X`),
   for the code that reads a program's arguments itself (sed and awk scripts, where a wrapper's command starts).
 
@@ -34,7 +35,7 @@ from mini_claude.permissions.options.git import git_findings
 from mini_claude.permissions.options.parse import Seen, parse
 from mini_claude.permissions.options.spec import Arg, Effect, Found, ProgramSpec
 
-__all__ = ["TABLES", "canonical", "findings", "option_writes", "table_for"]
+__all__ = ["TABLES", "canonical", "findings", "operands", "option_writes", "table_for"]
 
 TABLES: dict[str, ProgramSpec] = {**tables_archive.TABLES, **tables_net.TABLES, **tables_search.TABLES,
                                   **tables_text.TABLES, **tables_files.TABLES, **tables_wrappers.TABLES}
@@ -76,6 +77,17 @@ def option_writes(argv: Sequence[str | None], i: int) -> list[Found]:
         found = [Found(f.index, Effect.WRITES, f.why.replace("names the archive", "writes the archive"), f.path)
                  if f.effect is Effect.READS and "names the archive" in f.why else f for f in found]
     return [f for f in found if f.effect is Effect.WRITES and f.path != "-"]  # `-o -`: standard output
+
+
+def operands(argv: Sequence[str | None], i: int) -> list[int] | None:
+    """The indices of the operands of the program at argv[i] (the words its options do not take), read with its
+    table; None when the gate has no table for it."""
+    spec = table_for(argv[i])
+    if spec is None:
+        return None
+    found: list[int] = []
+    parse(spec, argv, i, operands=found)
+    return found
 
 
 def canonical(argv: Sequence[str | None], i: int) -> list[str | None]:

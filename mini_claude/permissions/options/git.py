@@ -172,6 +172,8 @@ def _sub_findings(sub: str, argv: Argv, k: int) -> list[Found]:
         j += step
     if sub == "config":
         found += _config_findings(k, argv, words, found)
+    if sub == "branch":
+        found += _branch_config_writes(spec, argv, k)
     if sub == "bundle" and key == "bundle create" and words:
         found.append(Found(words[0][0], Effect.WRITES, "git bundle create writes the bundle file it names",
                            words[0][1]))
@@ -336,15 +338,19 @@ def _parse_long(spec: ProgramSpec, arg: str, abbrev: bool, noneg: frozenset[str]
 
 
 _CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--list", "--get-urlmatch", "--get-color",
-                           "--get-colorbool", "--unset", "--unset-all", "--remove-section"})
+                           "--get-colorbool"})
+_CONFIG_REMOVES = frozenset({"--unset", "--unset-all", "--remove-section"})
 _CONFIG_WRITES = frozenset({"--add", "--replace-all", "--rename-section"})
 
 
 def _config_findings(k: int, argv: Argv, words: list[tuple[int, str]], found: list[Found]) -> list[Found]:
-    """git config writes configuration (CODE: it can name programs git runs) unless an action only reads or
-    removes; with no action, two operands (`name value`) set a value."""
+    """git config writes configuration (CODE: it can name programs git runs) unless an action only reads; with no
+    action, two operands (`name value`) set a value. A write (removals too) is also WRITES of the file it changes
+    (`--file F`, `--global`: ~/.gitconfig, `--system`, `--worktree`, else the repository's .git/config), so the
+    gate's judging of writes asks about a protected one whatever rule allows `git config`."""
     spec = t.table("config")
     actions: set[str] = set()
+    target = ".git/config"
     for j in range(k + 1, len(argv)):
         a = argv[j]
         if a is None:
@@ -353,13 +359,43 @@ def _config_findings(k: int, argv: Argv, words: list[tuple[int, str]], found: li
             opt = _resolve("config", spec, a)[0]
             if opt is not None:
                 actions.add(_long(opt))
-        elif a == "-l":
-            actions.add("--list")
-        elif a == "-e":
-            actions.add("--edit")
+                target = _config_file(_long(opt), a, argv, j) or target
+        elif a in ("-l", "-e", "-f"):
+            actions.add({"-l": "--list", "-e": "--edit", "-f": "--file"}[a])
+            target = _config_file("--file", a, argv, j) or target if a == "-f" else target
+        elif a.startswith("-f") and len(a) > 2:
+            target = a[2:]
     if "--edit" in actions:
         return []  # already CODE through the table
     reads = bool(actions & _CONFIG_READS) and not actions & _CONFIG_WRITES
-    if actions & _CONFIG_WRITES or (not reads and len(words) >= 2):
-        return [Found(k, Effect.CODE, "git config writes configuration that can run a program")]
+    removes = bool(actions & _CONFIG_REMOVES)
+    if actions & _CONFIG_WRITES or removes or (not reads and len(words) >= 2):
+        why = "git config writes configuration that can run a program"
+        return [Found(k, Effect.CODE, why), Found(k, Effect.WRITES, f"{why} ({target})", target)]
     return []
+
+
+def _config_file(name: str, word: str, argv: Argv, j: int) -> str | None:
+    """The file a `git config` option makes it change, or None when this option names none."""
+    if name == "--file":
+        value = word.partition("=")[2] if "=" in word else argv[j + 1] if j + 1 < len(argv) else None
+        return value if value else None
+    return {"--global": "~/.gitconfig", "--system": "/etc/gitconfig", "--worktree": ".git/config.worktree"}.get(name)
+
+
+_BRANCH_CONFIG = frozenset({"--set-upstream-to", "--unset-upstream", "--track", "--set-upstream"})
+
+
+def _branch_config_writes(spec: ProgramSpec | None, argv: Argv, k: int) -> list[Found]:
+    """git branch's upstream options write the repository's configuration (.git/config): judged as that write."""
+    found = []
+    for j in range(k + 1, len(argv)):
+        a = argv[j]
+        if a is None or a == "--":
+            break
+        opt = _resolve("branch", spec, a)[0] if a.startswith("--") and spec is not None else None
+        short = not a.startswith("--") and a.startswith("-") and ("u" in a[1:] or "t" in a[1:])
+        if short or (opt is not None and _long(opt) in _BRANCH_CONFIG):
+            found.append(Found(j, Effect.WRITES, f"git branch {a} writes the branch's upstream into the "
+                                                 "repository's configuration", ".git/config"))
+    return found

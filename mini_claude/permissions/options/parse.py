@@ -55,9 +55,9 @@ Seen = list[tuple[int, Opt, str]]  # every option resolved: its word's index, th
 
 
 def parse(spec: ProgramSpec, argv: Sequence[str | None], i: int, end: int | None = None,
-          seen: Seen | None = None) -> list[Found]:
+          seen: Seen | None = None, operands: list[int] | None = None) -> list[Found]:
     """What the options of the program at argv[i] do (see the module docstring); words argv[i+1:end]. `seen`,
-    when given, gets every option resolved, harmless ones included."""
+    when given, gets every option resolved, harmless ones included; `operands` the index of every operand."""
     found: list[Found] = []
     seen = [] if seen is None else seen
     stop = len(argv) if end is None else end
@@ -68,9 +68,13 @@ def parse(spec: ProgramSpec, argv: Sequence[str | None], i: int, end: int | None
         if word is None:
             if not operands_only:
                 found.append(Found(k, Effect.UNKNOWN, f"{spec.name} gets {_UNKNOWN_WORD}"))
+            if operands is not None:
+                operands.append(k)
             k += 1
             continue
         if operands_only or word == "-" or not word.startswith("-"):
+            if operands is not None:
+                operands.append(k)
             operands_only = operands_only or not spec.options_after_operands
             k += 1
             continue
@@ -125,6 +129,8 @@ def _short(spec: ProgramSpec, argv: Sequence[str | None], k: int, stop: int, fou
         rest = word[j:]
         if rest:
             _record(spec, option, spelling, k, rest, found)
+            if rest.startswith("=") and len(rest) > 1:  # zip reads `-lf=F` as `-lf F`: judge both readings
+                _record(spec, option, spelling, k, rest[1:], found)
             return k + 1
         if option.arg is Arg.REQUIRED:
             if k + 1 < stop:

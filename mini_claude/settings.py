@@ -16,6 +16,9 @@ Project files (project and local) come from the repository, so until its folder 
 model name does not) and every helper command (`apiKeyHelper`, `*Helper`, `awsAuthRefresh`,
 `awsCredentialExport`). What they *restrict* (deny and ask rules, `disabledMcpjsonServers`, `default`/`plan` modes) always applies, and the
 user's own file, and the command line's `--settings`, are never filtered.
+
+`sandbox` (the OS sandbox for shell commands) is read by mini_claude/sandbox/config.py: from a repository's files,
+trusted or not, only what makes it stricter counts.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import json_type, parse_json_object, read_json_object
+from mini_claude.sandbox.config import SandboxConfig, merge_sandbox
 
 __all__ = [
     "FLAG_SETTINGS_DISPLAY",
@@ -120,6 +124,7 @@ class Settings:
     effort_level: str | None = None  # `effortLevel`: low, medium, high, xhigh or max (models/catalog.py)
     api_key_helper: SettingsHelper | None = None
     hooks: list[SettingsHook] = field(default_factory=list)  # every file's hooks, in file order (all run)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)  # `sandbox` (a repository's file only narrows it)
     user: dict[str, Any] = field(default_factory=dict)
     project: dict[str, Any] = field(default_factory=dict)
     local: dict[str, Any] = field(default_factory=dict)
@@ -297,6 +302,10 @@ def _merge(settings: Settings, raw: dict[str, Any], display: str, errors: list[C
 
     if "hooks" in raw:
         _merge_hooks(settings, raw["hooks"], display, bad)
+
+    if "sandbox" in raw:  # a repository's file may turn it on or narrow it, never widen it (sandbox/config.py)
+        trusted = display not in (PROJECT_SETTINGS_DISPLAY, LOCAL_SETTINGS_DISPLAY)
+        settings.sandbox = merge_sandbox(settings.sandbox, raw["sandbox"], trusted=trusted, bad=bad)
 
     if "apiKeyHelper" in raw:
         helper = raw["apiKeyHelper"]

@@ -12,6 +12,10 @@ Order (first that applies wins):
 3. bypassPermissions                        -> allow
 4. an ask rule matches                      -> ask (as in Claude Code, ask beats allow: an ask rule is an explicit
                                                "always check this", so a broader allow rule must not skip it)
+4b. the OS sandbox is on, a Bash call      -> with autoAllowBashIfSandboxed, a command that will run confined is
+                                               allowed; one asking to leave it (dangerouslyDisableSandbox) always
+                                               asks (refused after step 1 when allowUnsandboxedCommands is false);
+                                               an excludedCommands one goes on below as usual
 5. a path that needs consent (boundaries.py) -> allow only by allow rules naming that place on purpose, else ask:
    a read or write outside the working        (`Edit(//tmp/**)`, `Read(~/.aws/**)`, `Edit(.claude/commands/**)`);
    directory and the added directories, a     a bare `Read`/`Edit`, a project-relative rule for an outside path,
@@ -68,6 +72,7 @@ from mini_claude.permissions.calls import WEB_FETCH, path_key
 from mini_claude.permissions.paths import MatchEnv, expand_path
 from mini_claude.permissions.rules import Rule, RuleSet, ToolCall, blanks_only
 from mini_claude.permissions.shell import split_shell_command
+from mini_claude.sandbox.runtime import Sandbox
 from mini_claude.settings import PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
 from mini_claude.tools.base import FileReader, ServerTool, Tool, input_is_ours, own_server
 from mini_claude.tools.exit_plan_mode import EXIT_PLAN_MODE_TOOL_NAME, NOT_IN_PLAN_MODE_TEXT
@@ -145,6 +150,7 @@ class PermissionGate:
         additional_dirs: Sequence[Path] = (),
         own_dirs: Sequence[Path] = (),
         state_dir: Path | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.mode = mode
         self.rules = rules
@@ -155,6 +161,7 @@ class PermissionGate:
         self.home = home if home is not None else user_home()
         self.own_dirs = tuple(own_dirs)
         self.state_dir = state_dir
+        self.sandbox = sandbox  # the OS sandbox (mini_claude/sandbox): see `_sandbox_decision`
         self._ask_lock = asyncio.Lock()
 
     def _env(self) -> MatchEnv:
@@ -190,6 +197,9 @@ class PermissionGate:
             return self._deny(tool, f"denied by rule {rule.describe()}")
         if call.claude_name == EXIT_PLAN_MODE_TOOL_NAME and not call.is_mcp:
             return await self._leave_plan_mode(tool, args)
+        sandboxed = self.sandbox if call.claude_name == "Bash" and not call.is_mcp else None
+        if sandboxed is not None and (refusal := sandboxed.refusal(args)):
+            return self._deny(tool, refusal)
 
         if self.mode is PermissionMode.PLAN:
             if not read_only and not (tool.read_only and call.sends_to_server):
@@ -207,6 +217,11 @@ class PermissionGate:
             return await self._ask_user(tool, args, call, ask_rule=rule)
         if hook is not None and hook_asks:
             return await self._ask_user(tool, args, call, ask_rule=None, hook_asks=hook.reason)
+        if sandboxed is not None:  # 4b. the OS sandbox: auto-allowed inside it; leaving it always asks
+            if await sandboxed.auto_allows(args):
+                return Decision(True, "runs in the OS sandbox (sandbox.autoAllowBashIfSandboxed)")
+            if sandboxed.wants_out(args):
+                return await self._ask_user(tool, args, call, ask_rule=None)
 
         if self._boundaries(call):
             allowed = self._allowing_rules(call, env)

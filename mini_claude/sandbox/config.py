@@ -134,7 +134,8 @@ def _narrowed(current: SandboxConfig, found: dict[str, Any], excluded: list[str]
         theirs = net["allowed_domains"]
         kept = tuple(d for d in mine if d in theirs)  # the repository can only shorten the user's list
         if set(theirs) - set(mine):
-            bad("sandbox.network.allowedDomains", _UNTRUSTED_NOTE)
+            bad("sandbox.network.allowedDomains", "a repository's settings may only shorten the user's list: the "
+                                                  "domains it adds are ignored")
         if current.allowed_domains is not None:
             keep["allowed_domains"] = kept
     for field, key in (("allow_unix_sockets", "allowUnixSockets"), ("allow_all_unix_sockets", "allowAllUnixSockets"),

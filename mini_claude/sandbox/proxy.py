@@ -76,7 +76,7 @@ class DomainProxy:
             self._tasks.add(task)
         try:
             await self._serve(reader, writer)
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, ValueError):
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             pass
         finally:
             if task is not None:
@@ -112,7 +112,7 @@ class DomainProxy:
         try:
             up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), port),
                                                           CONNECT_TIMEOUT_S)
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             await _reply(writer, 502, f"could not reach {host}:{port}: {exc}")
             return
         try:

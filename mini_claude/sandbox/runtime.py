@@ -151,7 +151,7 @@ class Sandbox:
             return f"{bwrap} does not run ({exc.strerror or exc})"
         try:
             _, err = await asyncio.wait_for(proc.communicate(), PROBE_TIMEOUT_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             proc.kill()
             await proc.wait()
             return f"{bwrap} did not answer in {PROBE_TIMEOUT_S:g}s"
@@ -209,6 +209,9 @@ class Sandbox:
         elif self._mentions_secret(command + "\n" + output) and ("No such file" in output
                                                                  or "Permission denied" in output):
             why = "the user's secret places (~/.ssh, ~/.aws, ~/.gnupg, cloud logins, the agent's state) are hidden"
+        elif "No such file or directory" in output and re.search(r"(?<![\w.-])/tmp/", command + "\n" + output):
+            why = ("its /tmp is a private folder of this session: the real /tmp is not visible, and what is written "
+                   "there stays in the sandbox")
         elif any(mark in output for mark in _NET_MARKS):
             domains = self.config.allowed_domains
             why = (f"network access goes only through its proxy, to {', '.join(domains)} "

@@ -221,7 +221,7 @@ class PermissionGate:
             if await sandboxed.auto_allows(args):
                 return Decision(True, "runs in the OS sandbox (sandbox.autoAllowBashIfSandboxed)")
             if sandboxed.wants_out(args):
-                return await self._ask_user(tool, args, call, ask_rule=None)
+                return await self._ask_user(tool, args, call, ask_rule=None, leaving_sandbox=True)
 
         if self._boundaries(call):
             allowed = self._allowing_rules(call, env)
@@ -396,7 +396,10 @@ class PermissionGate:
         return list(dict.fromkeys(self._useful_prefix_rule(p) for p in parts))
 
     async def _ask_user(self, tool: Tool, args: dict[str, Any], call: ToolCall, *, ask_rule: Rule | None,
-                        hook_asks: str | None = None) -> Decision:
+                        hook_asks: str | None = None, leaving_sandbox: bool = False) -> Decision:
+        if self.ask is None and leaving_sandbox:
+            return self._deny(tool, "running a command outside the OS sandbox (dangerouslyDisableSandbox) needs the "
+                                    "user's approval, which is not possible in non-interactive mode")
         if self.ask is None:
             if hook_asks is not None:
                 return self._deny(tool, f"{hook_asks} (a PreToolUse hook asks the user first, which is not possible "
@@ -415,7 +418,7 @@ class PermissionGate:
             return self._deny(tool, f"not allowed in non-interactive mode; allow with --yolo or add {rules} to "
                                     f"permissions.allow in {PROJECT_SETTINGS_DISPLAY}")
         async with self._ask_lock:
-            if ask_rule is None and hook_asks is None:
+            if ask_rule is None and hook_asks is None and not leaving_sandbox:
                 # An "always" given while this call waited for the prompt may already cover it.
                 allowed = self._allowing_rules(call, self._env())
                 if allowed:

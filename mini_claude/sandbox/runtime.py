@@ -22,17 +22,17 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mini_claude.sandbox.bwrap import bwrap_argv, find_bwrap, proxy_env
 from mini_claude.sandbox.config import SandboxConfig
 from mini_claude.sandbox.policy import PROTECTED_NAMES, SECRET_HOME_PATHS, Protected, SandboxPolicy
-from mini_claude.sandbox.proxy import DomainProxy
-from mini_claude.sandbox.seatbelt import SANDBOX_EXEC, seatbelt_argv
+
+if TYPE_CHECKING:
+    from mini_claude.sandbox.proxy import DomainProxy
 
 __all__ = ["DISABLE_KEY", "Launch", "Sandbox"]
 
@@ -136,6 +136,7 @@ class Sandbox:
 
     async def _probe(self) -> str | None:
         if self.platform == "darwin":
+            from mini_claude.sandbox.seatbelt import SANDBOX_EXEC
             return None if os.access(SANDBOX_EXEC, os.X_OK) else f"{SANDBOX_EXEC} not found"
         if not self.platform.startswith("linux"):
             return f"no sandbox on {self.platform}"
@@ -165,6 +166,8 @@ class Sandbox:
 
     async def launch(self, shell_argv: Sequence[str], cwd: Path) -> Launch:
         """The confined form of `shell_argv` (e.g. `bash -c CMD`) run in `cwd`. Call `done(launch)` after it."""
+        from mini_claude.sandbox.seatbelt import seatbelt_argv  # (imports are paid at the first command)
+
         base = self._folder()
         policy = SandboxPolicy(self.work_dirs, self.home, self.state_dir, base / "tmp")
         env = {"TMPDIR": "/tmp"}
@@ -232,6 +235,7 @@ class Sandbox:
 
     def _folder(self) -> Path:
         if self._base is None:
+            import tempfile
             base = Path(tempfile.mkdtemp(prefix="mini-claude-sandbox-"))
             (base / "tmp").mkdir(mode=0o700)
             (base / "empty").mkdir(mode=0o555)
@@ -242,6 +246,7 @@ class Sandbox:
     async def _start_proxy(self, base: Path) -> None:
         if self._proxy is not None:
             return
+        from mini_claude.sandbox.proxy import DomainProxy
         proxy = DomainProxy(self.config.allowed_domains or ())
         if self.platform == "darwin":
             self._proxy_port = await proxy.start_tcp(self.config.http_proxy_port or 0)

@@ -62,7 +62,8 @@ class Sandbox:
                  env: Mapping[str, str] | None = None, warn: Callable[[str], None] | None = None,
                  platform: str = sys.platform) -> None:
         self.config = config
-        self.work_dirs = tuple(work_dirs)
+        # real paths: bwrap cannot bind over a link, and a link to a folder leads into the bound target anyway
+        self.work_dirs = tuple(dict.fromkeys(Path(os.path.realpath(d)) for d in work_dirs))
         self.home = home
         self.state_dir = state_dir
         self.platform = platform
@@ -184,7 +185,7 @@ class Sandbox:
         missing = [item for item in policy.protected() if not item.exists]
         for item in missing:
             self._held[item.path] = self._held.get(item.path, 0) + 1
-        return Launch(bwrap_argv(self._bwrap, policy, shell_argv, cwd=cwd), env, missing)
+        return Launch(bwrap_argv(self._bwrap, policy, shell_argv, cwd=Path(os.path.realpath(cwd))), env, missing)
 
     def done(self, launch: Launch) -> None:
         """After a run: remove the placeholders no other run still needs (only while still empty)."""

@@ -188,3 +188,15 @@ async def test_the_gate_without_auto_allow_or_for_excluded_commands_asks(place: 
     refused_tool.sandbox = refused.sandbox
     decision = await refused.check(refused_tool, {"command": "ls", "dangerouslyDisableSandbox": True})
     assert not decision.allowed and "allowUnsandboxedCommands" in decision.reason
+
+
+async def test_a_working_folder_reached_through_a_link_is_writable_both_ways(place: dict[str, Path]) -> None:
+    link = place["outside"] / "link"
+    link.symlink_to(place["work"])
+    place = {**place, "work": link}
+    tool, ctx = tool_and_ctx(place)
+    result = await tool.run({"command": f"echo a > a.txt && echo b > {place['work'].resolve()}/b.txt && cat a.txt b.txt"},
+                            ctx)
+    assert not result.is_error and result.as_text() == "a\nb"
+    blocked = await tool.run({"command": "echo x >> .git/config"}, ctx)
+    assert "Read-only file system" in blocked.as_text()

@@ -63,7 +63,7 @@ def forwarder_argv(port: int) -> list[str]:
 
 
 def bwrap_argv(bwrap: str, policy: SandboxPolicy, command: Sequence[str], *, cwd: Path) -> list[str]:
-    """The full command line: bwrap, its options for `policy`, then `command` (run in `cwd`)."""
+    """The full command line: bwrap, its options for `policy`, then `command` (run in `cwd`'s real folder)."""
     argv = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-net",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--bind", str(policy.tmp_dir), "/tmp"]
@@ -84,7 +84,7 @@ def bwrap_argv(bwrap: str, policy: SandboxPolicy, command: Sequence[str], *, cwd
             argv += ["--ro-bind", "/dev/null", str(secret)]
     if policy.proxy_socket is not None:
         argv += ["--bind", str(policy.proxy_socket), PROXY_SOCKET_INSIDE]
-    argv += ["--chdir", str(cwd), "--"]
+    argv += ["--chdir", os.path.realpath(cwd), "--"]  # a link to it may lie where the sandbox hides (/tmp)
     if policy.proxy_socket is not None:
         argv += forwarder_argv(policy.proxy_port)
     return argv + list(command)

@@ -185,7 +185,7 @@ class Sandbox:
         missing = [item for item in policy.protected() if not item.exists]
         for item in missing:
             self._held[item.path] = self._held.get(item.path, 0) + 1
-        return Launch(bwrap_argv(self._bwrap, policy, shell_argv, cwd=cwd.resolve()), env, missing)
+        return Launch(bwrap_argv(self._bwrap, policy, shell_argv, cwd=cwd), env, missing)
 
     def done(self, launch: Launch) -> None:
         """After a run: remove the placeholders no other run still needs (only while still empty)."""

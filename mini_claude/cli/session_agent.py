@@ -170,6 +170,8 @@ def build_session(
         parts.append(PromptPart("deferred MCP tool names", deferred.prompt_section()))
         if gate.mode is PermissionMode.PLAN:
             parts.append(PromptPart("plan mode", PLAN_MODE_PROMPT))
+        if sandbox.enabled:
+            parts.append(PromptPart("OS sandbox", SANDBOX_PROMPT))
         if opts.append_system_prompt:
             parts.append(PromptPart("appended (--append-system-prompt)", opts.append_system_prompt))
         return [part for part in parts if part.text]
@@ -247,6 +249,14 @@ def _session_hooks(settings: Settings, opts: SessionOptions, env: dict[str, str]
                           transcript_path=transcript, permission_mode=lambda: gate.mode.value,
                           tool_names=CLAUDE_TOOL_NAMES, server_of=manager.server_of)
     return Hooks(settings.hooks, session, report)
+
+
+SANDBOX_PROMPT = (
+    "Bash commands run in an OS sandbox: they may write only in the working folder, the added folders and /tmp (a "
+    "private one), never to .git/config, .git/hooks, .claude/, .mcp.json or CLAUDE.md; the user's credentials (~/.ssh, "
+    "~/.aws, ...) look empty; the network is off except the domains the user allowed. A result that begins a line "
+    "with [sandbox] was stopped by it. Work inside these limits; set dangerouslyDisableSandbox only when a command "
+    "truly needs more, and say why: the user is asked every time.")
 
 
 def _warn(ui: AgentUI, line: str) -> None:

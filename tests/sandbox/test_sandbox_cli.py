@@ -93,8 +93,9 @@ def probes(outside: Path, home: Path, port: int) -> dict[str, str]:
     }
 
 
-def run_all(cli: Cli, commands: dict[str, str], *flags: str) -> dict[str, dict[str, object]]:
-    """The model runs `ok` then every probe; each probe's tool_result, by name."""
+def run_all(cli: Cli, commands: dict[str, str], *flags: str, sandboxed: bool) -> dict[str, dict[str, object]]:
+    """The model runs `ok` then every probe; each probe's tool_result, by name. The system prompt tells the model
+    about the sandbox exactly when it is on."""
     turns = [tool_use("Bash", {"command": "echo inside > made-here.txt && cat made-here.txt"})]
     turns += [tool_use("Bash", {"command": command}) for command in commands.values()]
     mock = cli.mock([*turns, answer("done")])
@@ -102,6 +103,7 @@ def run_all(cli: Cli, commands: dict[str, str], *flags: str) -> dict[str, dict[s
     assert r.rc == 0, r.stderr
     results = tool_results(mock)
     assert len(results) == len(turns), results
+    assert ("Bash commands run in an OS sandbox" in json.dumps(mock.requests[0]["body"]["system"])) is sandboxed
     return {"ok": results[0], **dict(zip(commands, results[1:], strict=True))}
 
 
@@ -110,7 +112,7 @@ def test_sandboxed_commands_run_unasked_and_are_contained(cli: Cli, project: dic
     settings = cli.tmp / "sandbox-settings.json"
     settings.write_text(json.dumps(SANDBOX_ON))
     commands = probes(outside, cli.home, listener)
-    results = run_all(cli, commands, "--settings", str(settings))
+    results = run_all(cli, commands, "--settings", str(settings), sandboxed=True)
 
     assert results["ok"].get("is_error") is not True, results["ok"]
     assert result_text(results["ok"]) == "inside"  # ran, unasked, and wrote in the workspace
@@ -137,7 +139,7 @@ def test_the_same_commands_run_without_the_sandbox(cli: Cli, project: dict[str, 
     outside = project["outside"]
     commands = probes(outside, cli.home, listener)
     del commands["outside network"]  # the test machine may have no route out; the loopback one proves the point
-    results = run_all(cli, commands, "--yolo")
+    results = run_all(cli, commands, "--yolo", sandboxed=False)
     for name in commands:
         assert results[name].get("is_error") is not True, (name, result_text(results[name]))
     assert "SSH-PRIVATE-KEY-MARKER" in result_text(results["ssh key"])

@@ -5,7 +5,8 @@
 
 - `--ro-bind / /`: everything readable, nothing writable; `--dev /dev`, `--proc /proc` (a fresh one: `--unshare-pid`
   hides the host's processes), `--unshare-ipc`, `--unshare-net` (only a loopback inside), `--die-with-parent`;
-- the private temporary folder bound at /tmp, then each writable folder bound read-write at its own path;
+- the private temporary folder bound at /tmp and an empty /run (`RUNTIME_DIRS`: no service's unix socket inside),
+  then each writable folder bound read-write at its own path;
 - the protected paths read-only on top (an existing one bound onto itself; a missing one gets a placeholder, which
   the caller creates before and removes after: see runtime.py);
 - the secret places hidden: an empty tmpfs over a folder, /dev/null over a file;
@@ -25,11 +26,14 @@ from pathlib import Path
 
 from mini_claude.sandbox.policy import SandboxPolicy
 
-__all__ = ["BWRAP_ENV_VAR", "PROXY_SOCKET_INSIDE", "bwrap_argv", "find_bwrap", "forwarder_argv", "proxy_env"]
+__all__ = ["BWRAP_ENV_VAR", "PROXY_SOCKET_INSIDE", "RUNTIME_DIRS", "bwrap_argv", "find_bwrap", "forwarder_argv", "proxy_env"]
 
 BWRAP_ENV_VAR = "MINI_CLAUDE_BWRAP"
 PROXY_SOCKET_INSIDE = "/tmp/.mini-claude-proxy.sock"
 _FORWARDER = Path(__file__).with_name("forwarder.py")
+# Where services keep their unix sockets: covered by an empty tmpfs (a socket on a read-only mount still accepts
+# connections, and Linux cannot filter them by path)
+RUNTIME_DIRS = ("/run", "/var/run")
 
 
 def find_bwrap(env: Mapping[str, str] | None = None) -> str | None:
@@ -67,6 +71,9 @@ def bwrap_argv(bwrap: str, policy: SandboxPolicy, command: Sequence[str], *, cwd
     argv = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-net",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--bind", str(policy.tmp_dir), "/tmp"]
+    for run in RUNTIME_DIRS:  # their unix sockets (docker, dbus, agents) would be reachable on a read-only mount
+        if os.path.isdir(run) and not os.path.islink(run):
+            argv += ["--tmpfs", run]
     for folder in policy.writable:
         argv += ["--bind", str(folder), str(folder)]
     for item in policy.protected():

@@ -32,6 +32,7 @@ def test_the_whole_policy_on_the_command_line(place: dict[str, Path]) -> None:
     assert "--new-session" not in argv  # the command stays in the caller's process group
     assert pairs(argv, "--ro-bind")[0] == ("/", "/")
     assert (str(policy.tmp_dir), "/tmp") in pairs(argv, "--bind")
+    assert ("/run",) in pairs(argv, "--tmpfs", 1)  # services' unix sockets are not reachable
     assert (str(work), str(work)) in pairs(argv, "--bind")
     ro = pairs(argv, "--ro-bind")
     for inside in (".git/config", ".git/hooks"):

@@ -57,8 +57,9 @@ def tool_and_ctx(place: dict[str, Path], warnings: list[str] | None = None, **co
 async def test_writes_reads_and_placeholders(place: dict[str, Path]) -> None:
     tool, ctx = tool_and_ctx(place)
     work = place["work"]
-    ok = await tool.run({"command": "echo hi > a.txt && cat a.txt && echo t > /tmp/t && cat /tmp/t"}, ctx)
-    assert not ok.is_error and ok.as_text() == "hi\nt"
+    ok = await tool.run({"command": "echo hi > a.txt && cat a.txt && echo t > /tmp/t && cat /tmp/t && ls -A /run"},
+                        ctx)
+    assert not ok.is_error and ok.as_text() == "hi\nt"  # and /run is empty
     blocked = await tool.run({"command": f"touch {place['outside']}/x"}, ctx)
     assert blocked.is_error and "Read-only file system" in blocked.as_text() and "[sandbox]" in blocked.as_text()
     made = await tool.run({"command": "echo '{}' > .mcp.json; mkdir -p .claude/commands; echo x > CLAUDE.md"}, ctx)

@@ -174,6 +174,8 @@ class Repl:
             if hooks is not None:
                 await hooks.session_end("prompt_input_exit")
             await self.parts.agent.ctx.background.aclose()  # no background command outlives the session
+            if self.parts.gate.sandbox is not None:  # its proxy and private /tmp (os._exit skips atexit)
+                await self.parts.gate.sandbox.aclose()
             await self.parts.manager.aclose()
 
     def _sigint(self, on: bool) -> None:

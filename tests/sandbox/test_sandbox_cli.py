@@ -112,7 +112,9 @@ def test_sandboxed_commands_run_unasked_and_are_contained(cli: Cli, project: dic
     settings = cli.tmp / "sandbox-settings.json"
     settings.write_text(json.dumps(SANDBOX_ON))
     commands = probes(outside, cli.home, listener)
+    folders = set(Path(tempfile.gettempdir()).glob("mini-claude-sandbox-*"))
     results = run_all(cli, commands, "--settings", str(settings), sandboxed=True)
+    assert set(Path(tempfile.gettempdir()).glob("mini-claude-sandbox-*")) <= folders  # the session removed its own
 
     assert results["ok"].get("is_error") is not True, results["ok"]
     assert result_text(results["ok"]) == "inside"  # ran, unasked, and wrote in the workspace

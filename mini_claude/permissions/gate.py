@@ -161,7 +161,7 @@ class PermissionGate:
         self.home = home if home is not None else user_home()
         self.own_dirs = tuple(own_dirs)
         self.state_dir = state_dir
-        self.sandbox = sandbox  # the OS sandbox (mini_claude/sandbox): see `_sandbox_decision`
+        self.sandbox = sandbox  # the OS sandbox (mini_claude/sandbox): see step 4b
         self._ask_lock = asyncio.Lock()
 
     def _env(self) -> MatchEnv:
@@ -424,6 +424,8 @@ class PermissionGate:
                 if allowed:
                     return Decision(True, _allowed_by(allowed))
             answer = await self.ask(tool, args)
+            if answer == "always" and leaving_sandbox:
+                answer = "yes"  # leaving the sandbox is asked every time: nothing is remembered
             if answer == "always":
                 remembered = self.always_rules(tool, args)
                 if not remembered:  # a host or a multi-line command no rule can name: a yes for this call

@@ -18,6 +18,9 @@ model name does not) and every helper command (`apiKeyHelper`, `*Helper`, `awsAu
 user's own file, and the command line's `--settings`, are never filtered. `shellEnvironment.passThrough` (the
 secret-looking variables shell commands may see, mini_claude.secrets) counts only from the user's own file and
 `--settings`, trusted folder or not: in a repository's file it is one warning and nothing else.
+
+`sandbox` (the OS sandbox for shell commands) is read by mini_claude/sandbox/config.py: from a repository's files,
+trusted or not, only what makes it stricter counts.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import json_type, parse_json_object, read_json_object
+from mini_claude.sandbox.config import SandboxConfig, merge_sandbox
 
 __all__ = [
     "FLAG_SETTINGS_DISPLAY",
@@ -124,6 +128,7 @@ class Settings:
     hooks: list[SettingsHook] = field(default_factory=list)  # every file's hooks, in file order (all run)
     # `shellEnvironment.passThrough`: secret-looking variables (names or `*` globs) shell commands still get
     shell_pass_through: list[str] = field(default_factory=list)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)  # `sandbox` (a repository's file only narrows it)
     user: dict[str, Any] = field(default_factory=dict)
     project: dict[str, Any] = field(default_factory=dict)
     local: dict[str, Any] = field(default_factory=dict)
@@ -304,6 +309,9 @@ def _merge(settings: Settings, raw: dict[str, Any], display: str, errors: list[C
 
     if "shellEnvironment" in raw:
         _merge_shell_environment(settings, raw["shellEnvironment"], display, bad)
+    if "sandbox" in raw:  # a repository's file may turn it on or narrow it, never widen it (sandbox/config.py)
+        trusted = display not in (PROJECT_SETTINGS_DISPLAY, LOCAL_SETTINGS_DISPLAY)
+        settings.sandbox = merge_sandbox(settings.sandbox, raw["sandbox"], trusted=trusted, bad=bad)
 
     if "apiKeyHelper" in raw:
         helper = raw["apiKeyHelper"]

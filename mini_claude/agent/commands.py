@@ -198,7 +198,8 @@ def _unasking(gate: PermissionGate, command: CustomCommand) -> PermissionGate:
     rules = gate.rules.with_allow(command.allowed_tools, source=f"{command.command} allowed-tools") \
         if command.allowed_tools else gate.rules
     return PermissionGate(gate.mode, rules, ask=None, cwd=gate.cwd, server_of=gate.server_of, home=gate.home,
-                          additional_dirs=gate.additional_dirs, own_dirs=gate.own_dirs, state_dir=gate.state_dir)
+                          additional_dirs=gate.additional_dirs, own_dirs=gate.own_dirs, state_dir=gate.state_dir,
+                          sandbox=gate.sandbox)
 
 
 def _mentioned_file(raw: str, ctx: ToolContext) -> str | None:

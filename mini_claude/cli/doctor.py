@@ -3,7 +3,7 @@ REPL's `/doctor`: one report of what a session here runs on, each problem with i
 
 Sections: install (versions, optional programs, the state folder: cli/doctor_setup.py), keys (the credential in
 force, named never shown; the endpoint; the model), settings files, memory files and MCP config files
-(cli/doctor_files.py), MCP servers (`mcp doctor`'s diagnosis: cli/doctor_servers.py). Everything is looked at as
+(cli/doctor_files.py), the OS sandbox (cli/doctor_sandbox.py), MCP servers (`mcp doctor`'s diagnosis: cli/doctor_servers.py). Everything is looked at as
 `session.start_session` would see it (the real environment, the folder's trust, the settings trust lets apply),
 asking nobody and never starting a project server that is not approved.
 
@@ -24,6 +24,7 @@ from typing import TextIO
 from mini_claude.cli.arg_types import seconds
 from mini_claude.cli.doctor_files import mcp_config_section, memory_section, settings_section
 from mini_claude.cli.doctor_rows import Report, Scene, Section
+from mini_claude.cli.doctor_sandbox import sandbox_section
 from mini_claude.cli.doctor_servers import servers_from_config, servers_from_session
 from mini_claude.cli.doctor_setup import install_section, keys_section
 from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_OK
@@ -68,13 +69,14 @@ async def doctor_report(parts: SessionParts | None = None, *, out: TextIO, as_js
         servers = servers_from_config(view.config.servers, view.held, env=view.env, setup=world_host.setup,
                                       timeout_s=timeout_s, log_dir=state_dir(view.env) / "mcp-logs",
                                       stderr_sink=world_host.logs.stderr_sink)
-    install, (server_section, records) = await asyncio.gather(install_section(scene), servers)
+    install, (server_section, records), sandbox = await asyncio.gather(install_section(scene), servers,
+                                                                       sandbox_section(scene, parts))
     report = Report(sections=[install, _guarded("keys", "Keys", lambda: keys_section(scene)),
                               _guarded("settings", "Settings", lambda: settings_section(scene)),
                               _guarded("memory", "Memory files", lambda: memory_section(scene)),
                               _guarded("mcp-config", "MCP config files",
                                        lambda: mcp_config_section(scene, config, held)),
-                              server_section],
+                              sandbox, server_section],
                     servers=records)
     report.write(out, as_json=as_json)
     out.flush()

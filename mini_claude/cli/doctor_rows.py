@@ -85,7 +85,7 @@ class Row:
 @dataclass
 class Section:
     """A part of the report: `name` is its `--json` key (`install`, `keys`, `settings`, `memory`, `mcp-config`,
-    `servers`), `title` its heading."""
+    `sandbox`, `servers`), `title` its heading."""
 
     name: str
     title: str

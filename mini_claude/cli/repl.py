@@ -16,6 +16,7 @@ import contextlib
 import signal
 import sys
 from collections.abc import Awaitable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ from mini_claude.mcp.pinning import PinReview
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionMode
 from mini_claude.permissions.rules import claude_tool_name
-from mini_claude.tools.shell import BashTool
+from mini_claude.tools.shell import BashTool, SandboxRefused
 from mini_claude.trust import trust_question
 
 __all__ = ["SLASH_COMMANDS", "Repl"]
@@ -173,6 +174,8 @@ class Repl:
             if hooks is not None:
                 await hooks.session_end("prompt_input_exit")
             await self.parts.agent.ctx.background.aclose()  # no background command outlives the session
+            if self.parts.gate.sandbox is not None:  # its proxy and private /tmp (os._exit skips atexit)
+                await self.parts.gate.sandbox.aclose()
             await self.parts.manager.aclose()
 
     def _sigint(self, on: bool) -> None:
@@ -259,14 +262,26 @@ class Repl:
         if not decision.allowed:
             self.ui.error(f"! {command}: not run: {decision.reason}")
             return None
+        cwd = parts.agent.ctx.cwd
         try:
-            output = await run_command(command, cwd=parts.agent.ctx.cwd, env=shell.env)
+            launch = await shell.sandbox_launch(command, {"command": command}, cwd)  # the OS sandbox, when on
+        except SandboxRefused as refused:
+            self.ui.error(f"! {command}: not run: {refused}")
+            return None
+        env = shell.env if launch is None else {**shell.env, **launch.env}
+        try:
+            output = await run_command(command, cwd=cwd, env=env, argv=None if launch is None else launch.argv)
         except asyncio.CancelledError:
             self._retype = f"!{command}"
             raise
         except OSError as exc:
             self.ui.error(f"! {command}: could not start the shell: {exc.strerror or exc}")
             return None
+        finally:
+            shell.sandbox_done(launch)
+        note = shell.sandbox.explain(command, output.stdout + output.stderr) if launch and shell.sandbox else None
+        if note:
+            output = replace(output, stderr=f"{output.stderr}\n{note}".lstrip("\n"))
         if output.stdout:
             print(clean(output.stdout), flush=True)
         if output.stderr:

@@ -134,6 +134,8 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
         if parts.hooks is not None:
             await parts.hooks.session_end("other")
         await agent.ctx.background.aclose()  # no background command outlives the run
+        if parts.gate.sandbox is not None:  # its proxy and private /tmp (os._exit skips atexit)
+            await parts.gate.sandbox.aclose()
         await parts.manager.aclose()
     detailed = args.detailed_exit_codes
     code = exit_code(outcome, detailed=detailed)

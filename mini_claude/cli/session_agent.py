@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import sys
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ from mini_claude.models.factory import create_model
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.permissions.rules import CLAUDE_TOOL_NAMES
+from mini_claude.sandbox.runtime import Sandbox
 from mini_claude.secrets import EnvPolicy
 from mini_claude.settings import Settings
 from mini_claude.tools.base import Tool, ToolContext
@@ -129,9 +131,12 @@ def build_session(
     spill_dir = state_dir(env) / "tool-output" / uuid.uuid4().hex[:12]
     home = user_home(env)  # the gate and the tools read `~` alike
     ask = _naming_subagents(ask_permission, ui) if ask_permission is not None else None
+    sandbox = Sandbox(settings.sandbox, work_dirs=[opts.cwd, *dirs], home=home, state_dir=state_dir(env), env=env,
+                      warn=lambda line: _warn(ui, line))  # probed at the first Bash command, not here
     gate = PermissionGate(mode, rules, ask=ask, cwd=opts.cwd, server_of=manager.server_of,
                           additional_dirs=dirs, home=home, state_dir=state_dir(env),
-                          own_dirs=[spill_dir, home / ".claude" / "skills"])  # readable: ours, the user's skills
+                          own_dirs=[spill_dir, home / ".claude" / "skills"],  # readable: ours, the user's skills
+                          sandbox=sandbox)
     mcp_tools = McpToolAdapters(manager, host)
     mcp.listeners.append(lambda state: mcp_tools.server_ready(state.name) if state.status is ServerStatus.READY
                          else None)  # each server's tools wrapped as it comes up, not all before the request
@@ -166,6 +171,8 @@ def build_session(
         parts.append(PromptPart("deferred MCP tool names", deferred.prompt_section()))
         if gate.mode is PermissionMode.PLAN:
             parts.append(PromptPart("plan mode", PLAN_MODE_PROMPT))
+        if sandbox.enabled:
+            parts.append(PromptPart("OS sandbox", SANDBOX_PROMPT))
         if opts.append_system_prompt:
             parts.append(PromptPart("appended (--append-system-prompt)", opts.append_system_prompt))
         return [part for part in parts if part.text]
@@ -200,6 +207,9 @@ def build_session(
     policy = EnvPolicy(tuple(settings.shell_pass_through), frozenset(settings.env))
     builtins = [BashTool(env=env, policy=policy) if isinstance(tool, BashTool) else tool
                 for tool in builtin_tools(subagents)]
+    for tool in builtins:
+        if isinstance(tool, BashTool):
+            tool.sandbox = sandbox
     builtins = [WebSearchTool(lambda: agent.model) if isinstance(tool, WebSearchTool) else tool for tool in builtins]
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
                   result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,
@@ -243,6 +253,22 @@ def _session_hooks(settings: Settings, opts: SessionOptions, env: dict[str, str]
                           transcript_path=transcript, permission_mode=lambda: gate.mode.value,
                           tool_names=CLAUDE_TOOL_NAMES, server_of=manager.server_of)
     return Hooks(settings.hooks, session, report)
+
+
+SANDBOX_PROMPT = (
+    "Bash commands run in an OS sandbox: they may write only in the working folder, the added folders and /tmp (a "
+    "private one), never to .git/config, .git/hooks, .claude/, .mcp.json or CLAUDE.md; the user's credentials (~/.ssh, "
+    "~/.aws, ...) look empty; the network is off except the domains the user allowed. A result that begins a line "
+    "with [sandbox] was stopped by it. Work inside these limits; set dangerouslyDisableSandbox only when a command "
+    "truly needs more, and say why: the user is asked every time.")
+
+
+def _warn(ui: AgentUI, line: str) -> None:
+    """One warning line: the terminal's, else stderr (-p's output formats keep stdout for the result)."""
+    if isinstance(ui, TerminalUI):
+        ui.warn(line)
+    else:
+        print(f"warning: {line}", file=sys.stderr, flush=True)
 
 
 def _shell_name(env: Mapping[str, str]) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,10 +57,12 @@ async def admit(command: str, *, gate: PermissionGate, shell: Tool, hooks: HookP
 
 
 async def run_command(command: str, *, cwd: Path, env: Mapping[str, str] | None,
-                      timeout_s: float = TIMEOUT_S) -> ShellOutput:
-    """Run `command` with `bash -c` (see the module docstring). Cancelling this kills the group, reaps, re-raises."""
+                      timeout_s: float = TIMEOUT_S, argv: Sequence[str] | None = None) -> ShellOutput:
+    """Run `command` with `bash -c` (see the module docstring). Cancelling this kills the group, reaps, re-raises.
+    `argv`: the whole command line instead (the OS sandbox's, which runs the shell inside)."""
     proc = await asyncio.create_subprocess_exec(
-        shutil.which("bash") or "/bin/sh", "-c", command, cwd=cwd, env=None if env is None else dict(env),
+        *(argv if argv is not None else (shutil.which("bash") or "/bin/sh", "-c", command)), cwd=cwd,
+        env=None if env is None else dict(env),
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         start_new_session=True)
     assert proc.stdout is not None and proc.stderr is not None

@@ -32,6 +32,7 @@ from mini_claude.cli.slash_permissions import (
     remove_permission,
     split_scope,
 )
+from mini_claude.cli.slash_sandbox import SANDBOX_HELP, sandbox_command
 from mini_claude.cli.slash_status import status_lines
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import read_json_object, write_json_atomic
@@ -64,6 +65,7 @@ SLASH_COMMANDS = {
     "/resume": "pick up a saved conversation of this folder: /resume [ID]",
     "/init": "have the model write a starter CLAUDE.md for this project",
     "/memory": "edit the memory files (CLAUDE.md) in $EDITOR",
+    "/sandbox": SANDBOX_HELP,
     "/tasks": "background shell commands: id, status, run time, command; /tasks stop ID (also /bashes)",
     "/exit": "leave (also: exit, quit, Ctrl+D)",
 }
@@ -96,7 +98,7 @@ class SlashCommands:
             "/mcp": self._mcp, "/add-dir": self._add_dir, "/compact": self._compact, "/hooks": self._hooks,
             "/plan": self._plan, "/resume": self._resume, "/init": self._init, "/memory": self._memory,
             "/permissions": self._permissions, "/status": self._status, "/context": self._context,
-            "/doctor": self._doctor, "/tasks": self._tasks, "/bashes": self._tasks,
+            "/doctor": self._doctor, "/sandbox": self._sandbox, "/tasks": self._tasks, "/bashes": self._tasks,
         }
 
     async def run(self, text: str) -> None:
@@ -260,6 +262,14 @@ class SlashCommands:
 
     async def _status(self, _: str) -> None:
         print("\n".join(clean(f"  {line}", visible=True) for line in status_lines(self.repl.parts, self._files_now())))
+
+    async def _sandbox(self, rest: str) -> None:
+        try:
+            lines = await sandbox_command(self.repl.parts, rest)
+        except (ConfigError, OSError) as exc:
+            self.repl.ui.error(clean(f"/sandbox: {exc}", visible=True))
+            return
+        print("\n".join(clean(f"  {line}", visible=True) for line in lines))
 
     async def _context(self, _: str) -> None:
         report = await self.repl.interruptible(measure_context(self.repl.parts), "cancelled")

@@ -12,6 +12,10 @@ Order (first that applies wins):
 3. bypassPermissions                        -> allow
 4. an ask rule matches                      -> ask (as in Claude Code, ask beats allow: an ask rule is an explicit
                                                "always check this", so a broader allow rule must not skip it)
+4b. the OS sandbox is on, a Bash call      -> with autoAllowBashIfSandboxed, a command that will run confined is
+                                               allowed; one asking to leave it (dangerouslyDisableSandbox) always
+                                               asks (refused after step 1 when allowUnsandboxedCommands is false);
+                                               an excludedCommands one goes on below as usual
 5. a path that needs consent (boundaries.py) -> allow only by allow rules naming that place on purpose, else ask:
    a read or write outside the working        (`Edit(//tmp/**)`, `Read(~/.aws/**)`, `Edit(.claude/commands/**)`);
    directory and the added directories, a     a bare `Read`/`Edit`, a project-relative rule for an outside path,
@@ -84,6 +88,7 @@ from mini_claude.permissions.command_writes import (
 from mini_claude.permissions.paths import MatchEnv, expand_path
 from mini_claude.permissions.rules import Rule, RuleSet, ToolCall, blanks_only
 from mini_claude.permissions.shell import split_shell_command
+from mini_claude.sandbox.runtime import Sandbox
 from mini_claude.settings import PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
 from mini_claude.tools.base import FileReader, ServerTool, Tool, input_is_ours, own_server
 from mini_claude.tools.exit_plan_mode import EXIT_PLAN_MODE_TOOL_NAME, NOT_IN_PLAN_MODE_TEXT
@@ -161,6 +166,7 @@ class PermissionGate:
         additional_dirs: Sequence[Path] = (),
         own_dirs: Sequence[Path] = (),
         state_dir: Path | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.mode = mode
         self.rules = rules
@@ -171,6 +177,7 @@ class PermissionGate:
         self.home = home if home is not None else user_home()
         self.own_dirs = tuple(own_dirs)
         self.state_dir = state_dir
+        self.sandbox = sandbox  # the OS sandbox (mini_claude/sandbox): see step 4b
         self._ask_lock = asyncio.Lock()
         self._written: tuple[tuple[str, Path, Path], Written] | None = None
 
@@ -212,6 +219,9 @@ class PermissionGate:
             return self._deny(tool, f"denied by rule {rule.describe()}: the command writes {path}")
         if call.claude_name == EXIT_PLAN_MODE_TOOL_NAME and not call.is_mcp:
             return await self._leave_plan_mode(tool, args)
+        sandboxed = self.sandbox if call.claude_name == "Bash" and not call.is_mcp else None
+        if sandboxed is not None and (refusal := sandboxed.refusal(args)):
+            return self._deny(tool, refusal)
 
         if self.mode is PermissionMode.PLAN:
             if not read_only and not (tool.read_only and call.sends_to_server):
@@ -236,6 +246,11 @@ class PermissionGate:
             return await self._ask_user(tool, args, call, ask_rule=rule)
         if hook is not None and hook_asks:
             return await self._ask_user(tool, args, call, ask_rule=None, hook_asks=hook.reason)
+        if sandboxed is not None:  # 4b. the OS sandbox: auto-allowed inside it; leaving it always asks
+            if await sandboxed.auto_allows(args):
+                return Decision(True, "runs in the OS sandbox (sandbox.autoAllowBashIfSandboxed)")
+            if sandboxed.wants_out(args):
+                return await self._ask_user(tool, args, call, ask_rule=None, leaving_sandbox=True)
 
         if self._boundaries(call) or written.unknown:
             allowed = self._allowing_rules(call, env)
@@ -461,7 +476,10 @@ class PermissionGate:
         return list(dict.fromkeys(self._useful_prefix_rule(p) for p in parts))
 
     async def _ask_user(self, tool: Tool, args: dict[str, Any], call: ToolCall, *, ask_rule: Rule | None,
-                        hook_asks: str | None = None) -> Decision:
+                        hook_asks: str | None = None, leaving_sandbox: bool = False) -> Decision:
+        if self.ask is None and leaving_sandbox:
+            return self._deny(tool, "running a command outside the OS sandbox (dangerouslyDisableSandbox) needs the "
+                                    "user's approval, which is not possible in non-interactive mode")
         if self.ask is None:
             if hook_asks is not None:
                 return self._deny(tool, f"{hook_asks} (a PreToolUse hook asks the user first, which is not possible "
@@ -480,12 +498,14 @@ class PermissionGate:
             return self._deny(tool, f"not allowed in non-interactive mode; allow with --yolo or add {rules} to "
                                     f"permissions.allow in {PROJECT_SETTINGS_DISPLAY}")
         async with self._ask_lock:
-            if ask_rule is None and hook_asks is None:
+            if ask_rule is None and hook_asks is None and not leaving_sandbox:
                 # An "always" given while this call waited for the prompt may already cover it.
                 allowed = self._allowing_rules(call, self._env())
                 if allowed:
                     return Decision(True, _allowed_by(allowed))
             answer = await self.ask(tool, args)
+            if answer == "always" and leaving_sandbox:
+                answer = "yes"  # leaving the sandbox is asked every time: nothing is remembered
             if answer == "always":
                 remembered = self.always_rules(tool, args)
                 if not remembered:  # a host or a multi-line command no rule can name: a yes for this call

@@ -27,7 +27,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -158,9 +158,9 @@ class BackgroundTasks:
     # ---- starting and looking up -------------------------------------------------------------------------------
 
     async def start(self, command: str, *, cwd: Path, env: Mapping[str, str] | None, out_dir: Path, owner: object,
-                    timeout_s: float, description: str = "") -> BackgroundTask:
+                    timeout_s: float, description: str = "", argv: Sequence[str] | None = None) -> BackgroundTask:
         """Start `command` in the background (see the module docstring). Raises OSError when the output file or the
-        shell cannot be made."""
+        shell cannot be made. `argv`: the command line that runs it (the sandbox's), as for `start_shell`."""
         os.makedirs(out_dir, mode=0o700, exist_ok=True)
         for _ in range(100):  # a file left by an earlier registry in this folder keeps its name
             self._count += 1
@@ -174,7 +174,7 @@ class BackgroundTasks:
         else:
             raise FileExistsError(f"no free output file name in {out_dir}")
         try:
-            proc = await start_shell(command, cwd, env)
+            proc = await start_shell(command, cwd, env, argv=argv)
         except BaseException:
             os.close(fd)
             raise

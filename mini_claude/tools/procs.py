@@ -16,7 +16,7 @@ import contextlib
 import os
 import shutil
 import signal
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,17 +38,17 @@ def shell_path() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
-async def start_shell(command: str, cwd: Path, env: Mapping[str, str] | None) -> asyncio.subprocess.Process:
+async def start_shell(command: str, cwd: Path, env: Mapping[str, str] | None, *,
+                      argv: Sequence[str] | None = None) -> asyncio.subprocess.Process:
     """`command` running under `shell_path() -c` in `cwd` with `env` (None: ours), leader of its own process group,
     stdin /dev/null, stdout and stderr into one pipe (`proc.stdout`). Raises OSError when it cannot start.
+    `argv`: the whole command line instead (the sandbox's, which runs the shell inside; the group is the same).
 
     A cancellation while the process is being set up ends its group before it is passed on: asyncio would otherwise
     kill the shell alone and then wait for its pipe to close, which a child it already started (`sleep 300 &`)
     holds open, so the cancelled caller would hang that long."""
     starting = asyncio.ensure_future(asyncio.create_subprocess_exec(
-        shell_path(),
-        "-c",
-        command,
+        *(argv if argv is not None else (shell_path(), "-c", command)),
         cwd=cwd,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,

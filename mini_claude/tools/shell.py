@@ -22,14 +22,17 @@ import asyncio
 import os
 import signal
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from mini_claude.sandbox.runtime import DISABLE_KEY, Launch, Sandbox
 from mini_claude.secrets import DEFAULT_POLICY, EnvPolicy, command_env
 from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.procs import (
     KILL_GRACE_S,
     finish_task,
     group_alive,
+    shell_path,
     start_shell,
     terminate_group,
     wait_for_exit,
@@ -44,6 +47,7 @@ __all__ = [
     "MAX_TIMEOUT_MS",
     "PIPE_GRACE_S",
     "BashTool",
+    "SandboxRefused",
     "group_alive",
     "terminate_group",
     "wait_for_exit",
@@ -118,6 +122,10 @@ async def _pump(stream: asyncio.StreamReader, sink: _HeadTail) -> None:
 # The tool
 
 
+class SandboxRefused(Exception):
+    """The sandbox refuses the call (leaving it is forbidden, or it cannot start and must)."""
+
+
 def _signal_name(returncode: int) -> str:
     try:
         return signal.Signals(-returncode).name
@@ -177,10 +185,16 @@ class BashTool:
                     "description": "Start the command as a background task and return at once with its id and "
                     "output file, instead of waiting for it to finish.",
                 },
+                DISABLE_KEY: {
+                    "type": "boolean",
+                    "description": "Only when the OS sandbox is on and stopped a command that must run: set true to "
+                    "run it outside the sandbox. The user is always asked first.",
+                },
             },
             "required": ["command"],
         }
         self.max_output_chars = max_output_chars
+        self.sandbox: Sandbox | None = None  # the session's OS sandbox (mini_claude/sandbox), set by the session
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         command = args.get("command")
@@ -197,12 +211,18 @@ class BashTool:
         timeout_s = min(float(timeout_ms), max_ms) / 1000
         if not ctx.cwd.is_dir():
             return ToolResult.error(f"working directory {ctx.cwd} does not exist")
+        try:
+            launch = await self.sandbox_launch(command, args, ctx.cwd)
+        except SandboxRefused as refused:
+            return ToolResult.error(str(refused))
+        env = self.env if launch is None else {**self.env, **launch.env}
         if background:
-            return await self._start_background(command, args, ctx, timeout_s)
+            return await self._start_background(command, args, ctx, timeout_s, launch, env)
 
         try:
-            proc = await start_shell(command, ctx.cwd, self.env)
+            proc = await start_shell(command, ctx.cwd, env, argv=None if launch is None else launch.argv)
         except OSError as exc:
+            self.sandbox_done(launch)
             return ToolResult.error(f"could not start the shell: {exc.strerror or exc}")
 
         assert proc.stdout is not None
@@ -217,8 +237,12 @@ class BashTool:
             # Every path (done, timed out, cancelled) ends the whole group and reaps the child.
             await terminate_group(proc)
             await finish_task(reader, DRAIN_TIMEOUT_S)
+            self.sandbox_done(launch)
 
         text = output.render(self.max_output_chars).rstrip("\n")
+        if launch is not None and self.sandbox is not None:
+            note = self.sandbox.explain(command, text)
+            text = f"{text}\n{note}" if note else text
         if not exited:
             message = f"command timed out after {timeout_s:g}s"
             return ToolResult.error(f"{message}; output so far:\n{text}" if text else message)
@@ -230,15 +254,45 @@ class BashTool:
             status += f" (killed by {_signal_name(code)})"
         return ToolResult.error(f"{text}\n\n{status}" if text else status)
 
-    async def _start_background(self, command: str, args: dict[str, Any], ctx: ToolContext,
-                                timeout_s: float) -> ToolResult:
+    async def sandbox_launch(self, command: str, args: dict[str, Any], cwd: Path) -> Launch | None:
+        """The sandbox's command line for this call, or None to run it as is (no sandbox, an excluded command, an
+        unsandboxed run the gate let through, or no sandbox can start here). Raises SandboxRefused. The REPL's `!`
+        runs through here too; `sandbox_done` after the run."""
+        sandbox = self.sandbox
+        if sandbox is None:
+            return None
+        refusal = sandbox.refusal(args)
+        if refusal is None and sandbox.confines(args) and not await sandbox.available():
+            refusal = sandbox.refusal(args)  # failIfUnavailable, now that the probe ran
+            if refusal is None:
+                return None
+        if refusal is not None:
+            raise SandboxRefused(refusal)
+        if not sandbox.confines(args):
+            return None
+        try:
+            return await sandbox.launch([shell_path(), "-c", command], cwd)
+        except OSError as exc:
+            raise SandboxRefused(f"could not prepare the sandbox: {exc.strerror or exc}") from exc
+
+    def sandbox_done(self, launch: Launch | None) -> None:
+        if launch is not None and self.sandbox is not None:
+            self.sandbox.done(launch)
+
+    async def _start_background(self, command: str, args: dict[str, Any], ctx: ToolContext, timeout_s: float,
+                                launch: Launch | None, env: Mapping[str, str]) -> ToolResult:
         description = args.get("description")
         try:
-            task = await ctx.background.start(command, cwd=ctx.cwd, env=self.env, out_dir=ctx.spill_dir, owner=ctx,
+            task = await ctx.background.start(command, cwd=ctx.cwd, env=env, out_dir=ctx.spill_dir, owner=ctx,
                                               timeout_s=timeout_s,
-                                              description=description if isinstance(description, str) else "")
+                                              description=description if isinstance(description, str) else "",
+                                              argv=None if launch is None else launch.argv)
         except OSError as exc:
+            self.sandbox_done(launch)
             return ToolResult.error(f"could not start the command in the background: {exc.strerror or exc}")
+        if launch is not None:  # its placeholders stay until it ends
+            ended = asyncio.ensure_future(task.done.wait())
+            ended.add_done_callback(lambda _: self.sandbox_done(launch))
         return ToolResult.text(
             f"Started in the background as task {task.id} (stopped after {timeout_s:g}s if still running). Its "
             f"output is being written to {task.output_path}. You will be told when it ends; meanwhile TaskOutput "

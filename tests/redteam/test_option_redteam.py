@@ -35,9 +35,9 @@ from typing import Any
 
 import pytest
 
+from mini_claude.agent.calls import masked
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.tools.base import Tool, ToolContext
-from mini_claude.agent.calls import masked
 from mini_claude.tools.shell import BashTool
 from tests.helpers import require_program
 from tests.redteam import option_table

@@ -286,3 +286,10 @@ def test_the_suite_finds_the_original_findings_when_the_gate_allows_everything(w
         if "ANTHROPIC_API_KEY" not in leaked(shown):
             missed.append(f"{command!r} with the model key in the environment")
     assert not missed, "the oracle missed an original finding:\n" + "\n".join(missed)
+
+
+@pytest.mark.parametrize("name", sorted({p.help[0] for p in ALL_PROGRAMS}))
+def test_every_attacked_program_is_installed(name: str) -> None:
+    """The suite attacks only the programs installed here; in CI (MINI_CLAUDE_REQUIRE_PEERS=1) a missing one is a
+    failure, not a smaller attack (`.ci/run` installs zip, unzip, wget and curl with the rest)."""
+    require_program(name, "the option red team attacks it")

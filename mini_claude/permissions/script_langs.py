@@ -29,7 +29,7 @@ def awk_runs_code(program: str) -> bool:
 
 
 _SED_NO_ARG = frozenset("=dDgGhHxnNpPzFlLqQ")
-_SED_TO_EOL = frozenset("aicrRwWe:#")  # text, file name, command or label up to the end of the line
+_SED_TO_EOL = frozenset("aicrRwWe#")  # text, file name or command up to the end of the line
 _SED_LABEL = frozenset("btTv")
 
 
@@ -135,6 +135,10 @@ class _SedReader:
                 self.effects.add("write")
             self._to_eol()
             return
+        elif c == ":":  # GNU sed ends a label at a blank, `;` or `}` too (`:a;e cmd` runs cmd): read the shortest
+            self._blanks("")
+            while self.i < len(self.s) and self.s[self.i] not in " \t;\n}":
+                self.i += 1
         elif c in _SED_LABEL:
             while self.i < len(self.s) and self.s[self.i] not in ";\n}":
                 self.i += 1

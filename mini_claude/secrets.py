@@ -28,8 +28,11 @@ that only start with a stem (`TOKENIZERS_PARALLELISM`, `KEYTIMEOUT`, `XKB_KEYMAP
 
 from __future__ import annotations
 
+import ctypes
 import fnmatch
+import os
 import re
+import sys
 import threading
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -49,6 +52,7 @@ __all__ = [
     "mask_blocks",
     "register_credentials",
     "register_header_values",
+    "scrub_own_environ",
     "without_credentials",
 ]
 
@@ -227,3 +231,38 @@ def register_credentials(env: Mapping[str, str], names: Collection[str] = AGENT_
     """Register the values of the agent's credentials found in `env` for masking."""
     for name in names:
         SECRETS.add(name, env.get(name))
+
+
+def scrub_own_environ() -> list[str]:
+    """Overwrite, in this process's initial environment block, the values of the agent's credentials and of every
+    secret-looking variable, so that `/proc/<agent pid>/environ` (which any process of the same user may read, a
+    command the model runs included) no longer shows them. os.environ keeps them, and so does the C library's
+    environment (each is set again first, which moves it to memory of its own), so the model client, hooks and
+    servers get what they got before. Linux only; anything unexpected leaves the block as it was. Returns the names
+    scrubbed. (The environment of the shell that started the agent is that shell's: only the OS sandbox, with a
+    /proc of its own, hides it.)"""
+    if not sys.platform.startswith("linux"):
+        return []
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        fields = stat[stat.rindex(b")") + 2:].split()
+        start, end = int(fields[47]), int(fields[48])  # fields 50 and 51: env_start, env_end
+        with open("/proc/self/environ", "rb") as f:
+            block = f.read()
+    except (OSError, ValueError, IndexError):
+        return []
+    if not start or len(block) > end - start:
+        return []
+    scrubbed = []
+    offset = 0
+    for entry in block.split(b"\0"):
+        name, eq, value = entry.partition(b"=")
+        text = name.decode("utf-8", "replace")
+        if eq and value and (text in AGENT_CREDENTIAL_VARS or looks_secret(text)) and text in os.environ:
+            os.putenv(text, os.environ[text])  # the C environment's entry moves off the block before it is blanked
+            where = start + offset + len(name) + 1
+            ctypes.memmove(where, b"*" * len(value), len(value))
+            scrubbed.append(text)
+        offset += len(entry) + 1
+    return scrubbed

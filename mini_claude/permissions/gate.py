@@ -51,6 +51,10 @@ deny and ask rules, plan mode and the places that need consent (step 5) still wi
 `is_denied(path, tool)` answers, for one file a search found, whether a deny rule covers it: grep and glob drop
 such files from their results (`ToolContext.is_denied`); `is_secret(path)` whether grep must skip it inside a
 searched folder (a `.env` holds secrets even when no rule names it).
+
+Why this module is long: the order above is one method (`check`) whose steps share one reading of the call, and
+this docstring, its specification, stays beside it; issue 27 added two steps (a Bash command's writes, the OS
+sandbox). The rules a question offers (`always_rules`, `suggested_rules`) are the next part to move out.
 """
 
 from __future__ import annotations

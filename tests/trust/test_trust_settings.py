@@ -45,7 +45,7 @@ def _run_touch(cli: Cli, marker: Path, *flags: str, cwd: Path | None = None) -> 
 
 
 def test_untrusted_project_settings_do_not_allow_bash(cli: Cli) -> None:
-    marker = cli.tmp / "PWNED"
+    marker = cli.work / "PWNED"  # in the workspace: only the rules decide
     _project_settings(cli.work, WIDENING)
     result, stderr = _run_touch(cli, marker)
     assert not marker.exists()
@@ -57,7 +57,7 @@ def test_untrusted_project_settings_do_not_allow_bash(cli: Cli) -> None:
 
 
 def test_untrusted_local_settings_are_filtered_too(cli: Cli) -> None:
-    marker = cli.tmp / "PWNED"
+    marker = cli.work / "PWNED"  # in the workspace: only the rules decide
     _project_settings(cli.work, WIDENING, "settings.local.json")
     result, stderr = _run_touch(cli, marker)
     assert not marker.exists() and result.startswith("permission denied for Bash"), result
@@ -65,7 +65,7 @@ def test_untrusted_local_settings_are_filtered_too(cli: Cli) -> None:
 
 
 def test_trust_flag_widens_and_is_remembered(cli: Cli) -> None:
-    marker = cli.tmp / "PWNED"
+    marker = cli.work / "PWNED"  # in the workspace: only the rules decide
     _project_settings(cli.work, WIDENING)
     _, stderr = _run_touch(cli, marker, "--trust")
     assert marker.exists()
@@ -84,7 +84,7 @@ def test_trust_subcommand_trusts_the_git_root_and_folders_inside(cli: Cli) -> No
     sub.mkdir(parents=True)
     (repo / ".git").mkdir()
     _project_settings(sub, WIDENING)
-    marker = cli.tmp / "PWNED"
+    marker = cli.work / "PWNED"  # in the workspace: only the rules decide
     _run_touch(cli, marker, cwd=sub)
     assert not marker.exists()
 
@@ -99,7 +99,7 @@ def test_trust_subcommand_trusts_the_git_root_and_folders_inside(cli: Cli) -> No
 
 
 def test_claude_code_trust_counts(cli: Cli) -> None:
-    marker = cli.tmp / "PWNED"
+    marker = cli.work / "PWNED"  # in the workspace: only the rules decide
     _project_settings(cli.work, WIDENING)
     claude_json = cli.home / ".claude.json"
     claude_json.write_text(json.dumps({"projects": {str(cli.work): {"hasTrustDialogAccepted": False}}}))
@@ -119,7 +119,7 @@ def test_home_trust_does_not_cover_folders_inside_it(cli: Cli) -> None:
     (cli.home / ".claude.json").write_text(json.dumps({"projects": {str(cli.home): {"hasTrustDialogAccepted": True}}}))
     r = cli.run("trust", str(cli.home))
     assert r.rc == 0 and "not the folders inside it" in r.stdout
-    marker = cli.tmp / "PWNED"
+    marker = cli.work / "PWNED"  # in the workspace: only the rules decide
     _run_touch(cli, marker, cwd=project)
     assert not marker.exists()
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from mini_claude.permissions.options import git_tables as t
+import mini_claude.permissions.options.git_tables as t
 from mini_claude.permissions.options.spec import Arg, Effect, Found, Opt, ProgramSpec
 
 __all__ = ["GIT_SUBCOMMANDS", "git_findings"]

@@ -25,20 +25,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "mini_claude" / "permissions" / "options"
+sys.path.insert(0, str(ROOT))
+from mini_claude.permissions.options.git import GIT_SUBCOMMANDS  # noqa: E402
 
-# The subcommands whose options get a table (program_args' known subcommands).
-SUBS = [
-    "add", "am", "annotate", "apply", "archive", "blame", "branch", "bundle", "cat-file", "check-attr",
-    "check-ignore", "check-mailmap", "check-ref-format", "checkout", "cherry", "cherry-pick", "clean", "clone",
-    "column", "commit", "commit-graph", "commit-tree", "count-objects", "describe", "diff", "diff-files",
-    "diff-index", "diff-tree", "fetch", "for-each-ref", "format-patch", "fsck", "gc", "grep", "hash-object",
-    "init", "log", "ls-files", "ls-remote", "ls-tree", "merge", "merge-base", "merge-file", "mv", "name-rev",
-    "notes", "pull", "push", "range-diff", "read-tree", "rebase", "reflog", "remote", "reset", "restore",
-    "rev-list", "rev-parse", "revert", "rm", "shortlog", "show", "show-branch", "show-ref", "sparse-checkout",
-    "stash", "status", "switch", "symbolic-ref", "tag", "update-index", "update-ref", "verify-commit",
-    "verify-tag", "version", "whatchanged", "worktree", "write-tree", "config", "help", "var", "stripspace",
-    "mktree", "mktag", "patch-id", "prune", "repack", "pack-refs", "interpret-trailers", "maintenance",
-]
+# The subcommands whose options get a table (the ones options/git.py knows).
+SUBS = sorted(GIT_SUBCOMMANDS)
 # Subcommands with their own subcommands: `git stash push -h` lists push's options.
 SUBSUBS = {
     "stash": ["push", "drop", "pop", "apply", "branch", "clear", "create", "store"],
@@ -213,7 +204,6 @@ _REVIEWED = frozenset({
 
 def review() -> None:
     """List the options still classified NONE whose name looks like they could run, write or read something."""
-    sys.path.insert(0, str(ROOT))
     from mini_claude.permissions.options import git_data_0, git_data_1, git_tables
     from mini_claude.permissions.options.spec import Effect
     for key in (*git_data_0.DATA, *git_data_1.DATA):

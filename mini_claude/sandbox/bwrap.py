@@ -7,8 +7,9 @@
   hides the host's processes), `--unshare-ipc`, `--unshare-net` (only a loopback inside), `--die-with-parent`;
 - the private temporary folder bound at /tmp and an empty /run (`RUNTIME_DIRS`: no service's unix socket inside),
   then each writable folder bound read-write at its own path;
-- the protected paths read-only on top (an existing one bound onto itself; a missing one gets a placeholder, which
-  the caller creates before and removes after: see runtime.py);
+- the protected paths read-only on top (an existing one bound onto itself; a missing one gets a placeholder: an
+  empty folder bound over it, /dev/null for a file inside `.git`, or the file the caller wrote; bwrap creates the
+  mount point, the caller removes it afterwards: see runtime.py);
 - the secret places hidden: an empty tmpfs over a folder, /dev/null over a file;
 - with a proxy: its socket bound at `PROXY_SOCKET_INSIDE` and the forwarder (forwarder.py) run first, serving the
   proxy on 127.0.0.1 inside.
@@ -80,6 +81,8 @@ def bwrap_argv(bwrap: str, policy: SandboxPolicy, command: Sequence[str], *, cwd
         if item.exists:
             if os.path.exists(item.path):  # a dangling link has nothing to bind; its target is read-only anyway
                 argv += ["--ro-bind", str(item.path), str(item.path)]
+        elif item.content is not None:
+            continue  # the caller could not write it: a file bound from /dev/null would be an empty one git refuses
         elif item.is_dir:
             argv += ["--ro-bind", str(_empty_dir(policy)), str(item.path)]
         else:

@@ -75,7 +75,8 @@ class Sandbox:
         self._base: Path | None = None
         self._proxy: DomainProxy | None = None
         self._proxy_port: int | None = None
-        self._held: dict[Path, int] = {}
+        self._held: dict[Path, int] = {}  # placeholders in use: how many runs need each
+        self._made: dict[Path, Protected] = {}  # ... and what was put there
         self._bwrap = ""
 
     # ---- what the settings say
@@ -182,9 +183,19 @@ class Sandbox:
             env.update(proxy_env(policy.proxy_port))
         if self.platform == "darwin":
             return Launch(seatbelt_argv(policy, shell_argv), {"TMPDIR": str(policy.tmp_dir)})
-        missing = [item for item in policy.protected() if not item.exists]
-        for item in missing:
+        # a placeholder another run made is this run's too: removing it while this one runs would undo its mount
+        missing: list[Protected] = []
+        for item in policy.protected():
+            if item.path in self._made:
+                item = self._made[item.path]  # the one that knows what was put there
+            elif item.exists:
+                continue
+            elif item.content is not None:
+                with contextlib.suppress(OSError):
+                    item.path.write_text(item.content)
+            self._made[item.path] = item
             self._held[item.path] = self._held.get(item.path, 0) + 1
+            missing.append(item)
         return Launch(bwrap_argv(self._bwrap, policy, shell_argv, cwd=cwd), env, missing)
 
     def done(self, launch: Launch) -> None:
@@ -195,11 +206,14 @@ class Sandbox:
                 self._held[item.path] = left
                 continue
             self._held.pop(item.path, None)
-            with contextlib.suppress(OSError):
-                if item.path.is_dir() and not item.path.is_symlink():
-                    item.path.rmdir()  # only an empty folder goes
-                elif item.path.is_file() and item.path.stat().st_size == 0:
-                    item.path.unlink()
+            self._made.pop(item.path, None)
+            _remove_placeholder(item)
+
+    def _remove_all(self) -> None:
+        """At exit: whatever placeholder a run still holds (the agent ended in the middle of it)."""
+        self._held.clear()
+        while self._made:
+            _remove_placeholder(self._made.popitem()[1])
 
     def explain(self, command: str, output: str) -> str | None:
         """One line for a sandboxed command's result when the output shows the sandbox stopped something."""
@@ -241,6 +255,7 @@ class Sandbox:
             (base / "tmp").mkdir(mode=0o700)
             (base / "empty").mkdir(mode=0o555)
             atexit.register(shutil.rmtree, base, True)
+            atexit.register(self._remove_all)
             self._base = base
         return self._base
 
@@ -275,3 +290,20 @@ class Sandbox:
         else:
             state = f"on but unavailable: {self.problem}"
         return [f"sandbox: {state}", *self.config.describe()]
+
+
+def _remove_placeholder(item: Protected) -> None:
+    """Remove a placeholder, only while it is still what was put there: an empty folder, an empty file, or the file
+    holding `item.content` (a folder or file a later command of the user's filled stays)."""
+    path = item.path
+    with contextlib.suppress(OSError):
+        if path.is_symlink():
+            return
+        if path.is_dir():
+            path.rmdir()  # only an empty folder goes
+        elif path.is_file():
+            if item.content is not None:
+                if path.read_text() == item.content:
+                    path.unlink()
+            elif path.stat().st_size == 0:
+                path.unlink()

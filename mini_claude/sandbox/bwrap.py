@@ -8,7 +8,7 @@
 - the private temporary folder bound at /tmp and an empty /run (`RUNTIME_DIRS`: no service's unix socket inside),
   then each writable folder bound read-write at its own path;
 - the protected paths read-only on top (an existing one bound onto itself; a missing one gets a placeholder: an
-  empty folder bound over it, /dev/null for a file inside `.git`, or the file the caller wrote; bwrap creates the
+  empty folder bound over it, an empty file for a file inside `.git` or the home, or the file the caller wrote; bwrap creates the
   mount point, the caller removes it afterwards: see runtime.py);
 - the secret places hidden: an empty tmpfs over a folder, /dev/null over a file;
 - with a proxy: its socket bound at `PROXY_SOCKET_INSIDE` and the forwarder (forwarder.py) run first, serving the
@@ -85,8 +85,8 @@ def bwrap_argv(bwrap: str, policy: SandboxPolicy, command: Sequence[str], *, cwd
             continue  # the caller could not write it: a file bound from /dev/null would be an empty one git refuses
         elif item.is_dir:
             argv += ["--ro-bind", str(_empty_dir(policy)), str(item.path)]
-        else:
-            argv += ["--ro-bind", "/dev/null", str(item.path)]
+        else:  # an empty file git can read (/dev/null bound here is unreadable: bwrap mounts it nodev)
+            argv += ["--ro-bind", str(_empty_dir(policy).with_name("empty-file")), str(item.path)]
     for secret in policy.secrets():
         if secret.is_dir():
             argv += ["--tmpfs", str(secret), "--remount-ro", str(secret)]

@@ -3,7 +3,7 @@ command the sandbox stopped is told.
 
 Nothing happens at start-up: the first sandboxed command probes the platform once (bwrap runs `true` with the same
 namespaces; on macOS, sandbox-exec exists), makes the session's folder (`mini-claude-sandbox-*` in the system's
-temporary folder: `tmp/`, the command's private /tmp; `empty/`, what a missing protected folder shows; the proxy's
+temporary folder: `tmp/`, the command's private /tmp; `empty/` and `empty-file`, what a missing protected path shows; the proxy's
 socket) and, with `network.allowedDomains`, starts the proxy. When no sandbox can start, one warning says so and
 commands are asked about as without a sandbox (or refused, with `failIfUnavailable`).
 
@@ -254,6 +254,7 @@ class Sandbox:
             base = Path(tempfile.mkdtemp(prefix="mini-claude-sandbox-"))
             (base / "tmp").mkdir(mode=0o700)
             (base / "empty").mkdir(mode=0o555)
+            (base / "empty-file").touch(mode=0o444)
             atexit.register(shutil.rmtree, base, True)
             atexit.register(self._remove_all)
             self._base = base

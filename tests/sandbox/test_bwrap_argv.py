@@ -41,7 +41,7 @@ def test_the_whole_policy_on_the_command_line(place: dict[str, Path]) -> None:
     empty = str(policy.tmp_dir.parent / "empty")
     for name in (".mcp.json", "CLAUDE.md", ".envrc", "HEAD", ".gitmodules", ".husky", "lefthook.yml"):
         assert (empty, str(work / name)) in ro
-    assert ("/dev/null", str(work / ".git/config.worktree")) in ro  # inside .git: an empty file git reads as such
+    assert (str(policy.tmp_dir.parent / "empty-file"), str(work / ".git/config.worktree")) in ro  # git reads it
     assert any(target == str(work / ".claude") for _, target in ro)
     assert ("/dev/null", str(home / ".netrc")) in ro  # a secret file reads empty
     assert (str(home / ".ssh"),) in pairs(argv, "--tmpfs", 1)  # a secret folder looks empty

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mini_claude.guarded_places import HOME_PROTECTED
 from mini_claude.sandbox.bwrap import bwrap_argv, find_bwrap, proxy_env
 from mini_claude.sandbox.config import SandboxConfig
 from mini_claude.sandbox.policy import PROTECTED_NAMES, SECRET_HOME_PATHS, Protected, SandboxPolicy
@@ -220,10 +221,12 @@ class Sandbox:
         how = (f"If it must run outside the sandbox, call Bash again with {DISABLE_KEY}: true (the user is always "
                "asked)." if self.config.unsandboxed_allowed else
                "Running outside the sandbox is turned off (sandbox.allowUnsandboxedCommands is false).")
-        if any(mark in output for mark in _WRITE_MARKS) or ("Permission denied" in output and any(
-                name in output for name in (*PROTECTED_NAMES, ".git/"))):
+        if any(mark in output for mark in _WRITE_MARKS) or (
+                any(mark in output for mark in ("Permission denied", "Is a directory"))  # a placeholder refused it
+                and any(name in output for name in (*PROTECTED_NAMES, ".git/", *HOME_PROTECTED))):
             why = ("it may write only in the working folder, the added folders and /tmp, never to protected paths "
-                   "(.git/config, .git/hooks, .claude/, .mcp.json, CLAUDE.md, …)")
+                   "(.git/config, .git/hooks, .claude/, .mcp.json, CLAUDE.md, .envrc, HEAD, shell start-up files, "
+                   "…)")
         elif self._mentions_secret(command + "\n" + output) and ("No such file" in output
                                                                  or "Permission denied" in output):
             why = "the user's secret places (~/.ssh, ~/.aws, ~/.gnupg, cloud logins, the agent's state) are hidden"

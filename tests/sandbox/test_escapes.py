@@ -132,7 +132,7 @@ async def test_a_bare_repository_planted_in_a_folder_that_is_none_is_contained(t
     work = tmp_path / "work"
     work.mkdir()
     out = await confined([work], home, BARE_ATTACK)
-    assert "HEAD" in out and refusals(out) >= 1
+    assert "HEAD" in out and refusals(out) >= 1 and "[sandbox]" in out
     status = sh("git status", work, home, check=False)
     assert status.returncode == 128 and "not a git repository" in status.stderr
     assert not (work / "PWNED").exists() and not (work / "HEAD").exists() and not (work / ".git").exists()

@@ -9,6 +9,7 @@ import asyncio
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -240,3 +241,39 @@ async def test_placeholders_go_after_a_timeout_and_a_cancel(tmp_path: Path, home
         await task
     assert listing(work) == before
     await tool.sandbox.aclose()
+
+
+async def test_a_placeholder_two_runs_share_stays_until_the_last_ends(tmp_path: Path, home: Path) -> None:
+    work = make_repo(tmp_path / "work", home)
+    tool = BashTool()
+    tool.env = user_env(home)
+    tool.sandbox = Sandbox(SandboxConfig(enabled=True), work_dirs=[work], home=home, state_dir=home / ".state")
+    ctx = ToolContext(cwd=work, spill_dir=home / ".state" / "spill")
+    # the long run waits for the short one to have ended (their /tmp is the session's, shared), then tries to plant
+    long = asyncio.create_task(tool.run({"command": "until [ -e /tmp/go ]; do sleep 0.02; done; sleep 0.2; "
+                                                    "echo x > .envrc; echo x > .git/commondir; echo end"}, ctx))
+    short = await tool.run({"command": "touch /tmp/go"}, ctx)
+    assert not short.is_error and (work / ".envrc").is_dir()  # the long run still holds it
+    out = (await long).as_text()
+    assert refusals(out) == 2 and "end" in out
+    assert sorted(p.name for p in work.iterdir()) == [".git", "a.txt"] and not (work / ".git/commondir").exists()
+    await tool.sandbox.aclose()
+
+
+def test_a_placeholder_left_by_an_agent_that_ends_mid_run_goes_at_exit(tmp_path: Path, home: Path) -> None:
+    work = make_repo(tmp_path / "work", home)
+    script = (
+        "import asyncio, sys\nfrom pathlib import Path\n"
+        "from mini_claude.sandbox.config import SandboxConfig\nfrom mini_claude.sandbox.runtime import Sandbox\n"
+        "async def main():\n"
+        f"    s = Sandbox(SandboxConfig(enabled=True), work_dirs=[Path({str(work)!r})], home=Path({str(home)!r}),"
+        " state_dir=None)\n"
+        "    assert await s.available()\n"
+        "    await s.launch(['true'], Path.cwd())\n"
+        "    print(Path('.git/commondir').read_text().strip())\n"
+        "asyncio.run(main())\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=work, capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(work / ".git")  # it stood while the agent ran...
+    assert not (work / ".git" / "commondir").exists()  # ...and went when it exited without finishing the run

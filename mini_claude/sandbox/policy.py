@@ -108,8 +108,12 @@ class SandboxPolicy:
         """The home's start-up files that lie inside the writable folder `root`. A missing one whose parent folder
         is missing too gets its topmost missing folder as the placeholder (nothing else may be left behind)."""
         found: list[Protected] = []
+        home = Path(os.path.realpath(self.home))  # the writable folders are real paths too
         for rel in HOME_PROTECTED:
-            path = self.home / rel
+            path = home / rel
+            if root == path or root.is_relative_to(path):  # the added folder is itself a start-up folder
+                found.append(Protected(root, True, True))
+                continue
             if not _inside(path, root):
                 continue
             item = _protected(path, rel in HOME_PROTECTED_DIRS)

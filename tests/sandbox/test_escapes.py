@@ -277,3 +277,11 @@ def test_a_placeholder_left_by_an_agent_that_ends_mid_run_goes_at_exit(tmp_path:
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(work / ".git")  # it stood while the agent ran...
     assert not (work / ".git" / "commondir").exists()  # ...and went when it exited without finishing the run
+
+
+async def test_an_added_folder_that_is_a_start_up_folder_stays_read_only(tmp_path: Path, home: Path) -> None:
+    work = make_repo(tmp_path / "work", home)
+    bin_dir = home / ".local" / "bin"
+    bin_dir.mkdir(parents=True)
+    out = await confined([work, bin_dir], home, f"echo 'touch PWNED' > {bin_dir}/ls; echo ok > made.txt")
+    assert refusals(out) == 1 and (work / "made.txt").read_text() == "ok\n" and list(bin_dir.iterdir()) == []

@@ -15,12 +15,14 @@
 A protected path that does not exist gets a placeholder for the run where creating it would take effect by itself
 (`RUNS_BY_ITSELF`, the git files, the home's start-up files): an empty folder, which git ignores (an empty file
 bound from /dev/null would show up to `git add -A` and stop it), except `commondir`, which must name the git folder
-itself (git refuses an empty one) — see `Protected`. The lists are guarded_places.py's, shared with the gate.
+itself (git refuses an empty one), and a repository's missing `HEAD`, which gets a socket node `refs` instead (see
+`_no_bare_repository`) — see `Protected`. The lists are guarded_places.py's, shared with the gate.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +63,7 @@ class Protected:
     is_dir: bool
     placeholder: bool = True
     content: str | None = None
+    socket: bool = False  # the placeholder is a read-only socket node (see `_no_bare_repository`)
 
 
 @dataclass(frozen=True)
@@ -87,12 +90,15 @@ class SandboxPolicy:
         placeholder."""
         found: list[Protected] = []
         for root in self.writable:
+            git = root / ".git"
+            repository = git.is_dir() and not git.is_symlink()
             for name in PROTECTED_NAMES:
                 item = _protected(root / name, True, placeholder=name in RUNS_BY_ITSELF)
+                if name == "HEAD" and repository and not item.exists:
+                    item = _no_bare_repository(root) or item
                 if item.exists or item.placeholder:
                     found.append(item)
-            git = root / ".git"
-            if git.is_dir() and not git.is_symlink():
+            if repository:
                 found.extend(_git_folder(git))
             elif git.exists() or git.is_symlink():  # a worktree's `.git` file names the real repository
                 found.append(Protected(git, True, False))
@@ -124,6 +130,23 @@ class SandboxPolicy:
                 item = Protected(top, False, True)
             found.append(item)
         return found
+
+
+def _no_bare_repository(root: Path) -> Protected | None:
+    """In a repository's top folder, what keeps git from taking the folder itself for a bare repository (it does
+    when `.git` is made invalid, say by writing garbage into `.git/HEAD`) without a `HEAD` placeholder, which would
+    make every `git log HEAD` / `git diff HEAD` there "ambiguous: both revision and filename": a read-only socket
+    node named `refs` (or `objects`). git needs both to be searchable folders; it lists neither sockets nor empty
+    folders as untracked, and opening a socket fails at once (a FIFO would hang a reader). None: both exist."""
+    for name in ("refs", "objects"):
+        path = root / name
+        try:
+            mode = path.lstat().st_mode
+        except OSError:
+            return Protected(path, False, False, socket=True)
+        if stat.S_ISSOCK(mode):  # the placeholder a run still going made
+            return Protected(path, True, False, socket=True)
+    return None
 
 
 def _git_folder(git: Path, depth: int = 0) -> list[Protected]:

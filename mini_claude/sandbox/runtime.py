@@ -21,6 +21,7 @@ import contextlib
 import os
 import re
 import shutil
+import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -186,18 +187,22 @@ class Sandbox:
             return Launch(seatbelt_argv(policy, shell_argv), {"TMPDIR": str(policy.tmp_dir)})
         # a placeholder another run made is this run's too: removing it while this one runs would undo its mount
         missing: list[Protected] = []
-        for item in policy.protected():
+        protected = policy.protected()  # computed once: the placeholders made below would change a second look
+        for index, item in enumerate(protected):
             if item.path in self._made:
-                item = self._made[item.path]  # the one that knows what was put there
+                item = protected[index] = self._made[item.path]  # the one that knows what was put there
             elif item.exists:
                 continue
             elif item.content is not None:
                 with contextlib.suppress(OSError):
                     item.path.write_text(item.content)
+            elif item.socket:
+                with contextlib.suppress(OSError):
+                    os.mknod(item.path, 0o444 | stat.S_IFSOCK)
             self._made[item.path] = item
             self._held[item.path] = self._held.get(item.path, 0) + 1
             missing.append(item)
-        return Launch(bwrap_argv(self._bwrap, policy, shell_argv, cwd=cwd), env, missing)
+        return Launch(bwrap_argv(self._bwrap, policy, shell_argv, cwd=cwd, protected=protected), env, missing)
 
     def done(self, launch: Launch) -> None:
         """After a run: remove the placeholders no other run still needs (only while still empty)."""
@@ -303,7 +308,10 @@ def _remove_placeholder(item: Protected) -> None:
     with contextlib.suppress(OSError):
         if path.is_symlink():
             return
-        if path.is_dir():
+        if item.socket:
+            if stat.S_ISSOCK(path.lstat().st_mode):
+                path.unlink()
+        elif path.is_dir():
             path.rmdir()  # only an empty folder goes
         elif path.is_file():
             if item.content is not None:

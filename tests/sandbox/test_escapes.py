@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -139,6 +140,26 @@ async def test_a_bare_repository_planted_in_a_folder_that_is_none_is_contained(t
     assert not (work / "PWNED").exists() and not (work / "HEAD").exists() and not (work / ".git").exists()
 
 
+SPOILED_REPOSITORY_ATTACK = ("cp -r .git/objects .git/refs . ; echo 'ref: refs/heads/main' > HEAD; printf '[core]\\n"
+                             "\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = .\\n"
+                             "\\tfsmonitor = touch PWNED\\n' > config; echo garbage > .git/HEAD")
+
+
+async def test_a_repository_with_its_git_folder_spoiled_is_not_taken_for_a_bare_one(tmp_path: Path,
+                                                                                    home: Path) -> None:
+    plain = make_repo(tmp_path / "plain", home)
+    sh(SPOILED_REPOSITORY_ATTACK, plain, home)
+    sh("git status", plain, home, check=False)
+    assert (plain / "PWNED").exists()  # unconfined: an invalid .git, and git takes the folder itself
+
+    work = make_repo(tmp_path / "work", home)
+    out = await confined([work], home, SPOILED_REPOSITORY_ATTACK)
+    assert "cannot overwrite non-directory './refs'" in out  # the placeholder stood there
+    status = sh("git status", work, home, check=False)
+    assert "not a git repository" in status.stderr and not (work / "PWNED").exists()
+    assert not os.path.lexists(work / "refs")  # the placeholder went; the planted HEAD, alone, makes no repository
+
+
 async def test_hook_managers_and_other_protected_names_are_read_only(tmp_path: Path, home: Path) -> None:
     husky = "mkdir -p .husky && printf '#!/bin/sh\\ntouch PWNED\\n' > .husky/pre-commit && chmod +x .husky/pre-commit"
     plain = make_repo(tmp_path / "plain", home)
@@ -213,7 +234,8 @@ async def test_the_users_git_workflow_works_inside_and_leaves_nothing(tmp_path: 
     out = await confined([work], home, (
         "git status --short && echo two > b.txt && git add -A && git commit -qm two && git branch side && "
         "echo three >> a.txt && git stash -q && git stash list && git stash pop -q && git commit -qam three && "
-        "git log --oneline | wc -l && git branch --list && git status --porcelain && echo done"))
+        "git log --oneline | wc -l && git branch --list && git status --porcelain && git log -1 --format=%s HEAD && "
+        "git diff HEAD --stat && git reset -q HEAD && git checkout -q side && git checkout -q main && echo done"))
     assert out.endswith("done") and "stash@{0}" in out and "3\n" in out and "side" in out
     assert sh("git status --porcelain", work, home).stdout == ""
     assert sh("git log --format=%s", work, home).stdout == "three\ntwo\none\n"
@@ -232,10 +254,11 @@ async def test_placeholders_go_after_a_timeout_and_a_cancel(tmp_path: Path, home
     assert "timed out" in timed.as_text() and listing(work) == before
     task = asyncio.create_task(tool.run({"command": "sleep 30"}, ctx))
     deadline = time.monotonic() + 10
-    while not (work / "HEAD").exists():  # the placeholders stand while it runs
+    while not (work / ".envrc").exists():  # the placeholders stand while it runs
         assert time.monotonic() < deadline
         await asyncio.sleep(0.02)
     assert (work / ".git" / "commondir").read_text() == f"{work / '.git'}\n"
+    assert stat.S_ISSOCK((work / "refs").lstat().st_mode) and not (work / "HEAD").exists()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -127,7 +127,8 @@ class SandboxPolicy:
                 top = path
                 while top.parent != root and _inside(top.parent, root) and not top.parent.exists():
                     top = top.parent
-                item = Protected(top, False, True)
+                if top != path:
+                    item = Protected(top, False, True)
             found.append(item)
         return found
 

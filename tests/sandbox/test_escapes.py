@@ -203,6 +203,7 @@ async def test_a_writable_home_keeps_its_start_up_files_read_only(tmp_path: Path
     out = await confined([work, home], home, attack + "; echo ok > ~/notes.txt")
     assert refusals(out) >= len(HOME_FILES) - 1
     assert (home / "notes.txt").read_text() == "ok\n"  # the rest of the home is writable, as --add-dir asked
+    assert "~/.zshrc is a file" in await confined([work, home], home, "test -f ~/.zshrc && echo '~/.zshrc is a file'")
     (home / "notes.txt").unlink()
     assert listing(home) == before and (home / ".bashrc").read_text() == "# mine\n"
 

@@ -309,3 +309,15 @@ async def test_an_added_folder_that_is_a_start_up_folder_stays_read_only(tmp_pat
     bin_dir.mkdir(parents=True)
     out = await confined([work, bin_dir], home, f"echo 'touch PWNED' > {bin_dir}/ls; echo ok > made.txt")
     assert refusals(out) == 1 and (work / "made.txt").read_text() == "ok\n" and list(bin_dir.iterdir()) == []
+
+
+async def test_without_socket_nodes_a_repository_gets_a_head_placeholder(tmp_path: Path, home: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_sockets(*args: object, **kwargs: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "mknod", no_sockets)
+    work = make_repo(tmp_path / "work", home)
+    out = await confined([work], home, "test -d HEAD && echo 'HEAD stands'; echo x > HEAD")
+    assert "HEAD stands" in out and refusals(out) == 1
+    assert sorted(p.name for p in work.iterdir()) == [".git", "a.txt"]

@@ -30,6 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from mini_claude.guarded_places import (
+    HOME_PROTECTED,
+    HOME_SECRETS,
+    PROTECTED_DIRS,
+    PROTECTED_FILES,
+    SECRET_NAMES,
+    SECRET_SUFFIXES,
+)
 from mini_claude.permissions.paths import MatchEnv, expand_path, is_within
 
 __all__ = ["Boundary", "BoundaryKind", "Place", "boundary_of", "classify", "literal_root", "may_be_secret",
@@ -37,31 +45,13 @@ __all__ = ["Boundary", "BoundaryKind", "Place", "boundary_of", "classify", "lite
 
 BoundaryKind = Literal["outside", "secret", "protected"]
 
-# Under the user's home: credentials and logins (read or written only with consent).
-_HOME_SECRETS = (
-    ".ssh", ".aws", ".gnupg", ".azure", ".kube", ".docker/config.json", ".config/gcloud", ".config/gh",
-    ".config/hub", ".netrc", ".git-credentials", ".npmrc", ".pypirc", ".password-store", ".vault-token",
-    ".claude.json", ".claude/.credentials.json", ".terraform.d/credentials.tfrc.json", ".cargo/credentials",
-    ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml",
-)
-# Under the user's home: what runs at shell or agent start-up.
-_HOME_PROTECTED = (
-    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
-    ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc", ".config/fish", ".inputrc", ".gitconfig",
-    ".config/git", ".claude", ".config/autostart", ".config/systemd", ".local/bin", ".pythonrc", ".pythonstartup",
-)
-# A path component with one of these names makes the path protected (anywhere: in the project or elsewhere).
-_PROTECTED_DIRS = frozenset({".git", ".claude", ".vscode", ".idea", ".husky", ".githooks", ".devcontainer"})
-_PROTECTED_FILES = frozenset({
-    ".mcp.json", "CLAUDE.md", "CLAUDE.local.md", ".gitmodules", ".pre-commit-config.yaml", "lefthook.yml",
-    ".lefthook.yml", "lefthook-local.yml", ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zshenv",
-    ".zprofile", ".gitconfig", "HEAD",
-})
-_SECRET_NAMES = frozenset({
-    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk", ".envrc", ".netrc", ".pgpass",
-    ".my.cnf", ".s3cfg", ".git-credentials", ".npmrc", ".pypirc", ".vault-token",
-})
-_SECRET_SUFFIXES = (".env", ".pem", ".key", ".p12", ".pfx")
+# The lists live in guarded_places.py (the OS sandbox uses them too).
+_HOME_SECRETS = HOME_SECRETS
+_HOME_PROTECTED = HOME_PROTECTED
+_PROTECTED_DIRS = PROTECTED_DIRS
+_PROTECTED_FILES = PROTECTED_FILES
+_SECRET_NAMES = SECRET_NAMES
+_SECRET_SUFFIXES = SECRET_SUFFIXES
 _HOME_NAMES = frozenset(os.path.basename(rel) for rel in _HOME_SECRETS + _HOME_PROTECTED)
 _GLOB_CHARS = "*?[{\\"
 _WHY = {

@@ -7,8 +7,9 @@
   hides the host's processes), `--unshare-ipc`, `--unshare-net` (only a loopback inside), `--die-with-parent`;
 - the private temporary folder bound at /tmp and an empty /run (`RUNTIME_DIRS`: no service's unix socket inside),
   then each writable folder bound read-write at its own path;
-- the protected paths read-only on top (an existing one bound onto itself; a missing one gets a placeholder, which
-  the caller creates before and removes after: see runtime.py);
+- the protected paths read-only on top (an existing one bound onto itself; a missing one gets a placeholder: an
+  empty folder bound over it, an empty file for a file inside `.git` or the home, or the file the caller wrote; bwrap creates the
+  mount point, the caller removes it afterwards: see runtime.py);
 - the secret places hidden: an empty tmpfs over a folder, /dev/null over a file;
 - with a proxy: its socket bound at `PROXY_SOCKET_INSIDE` and the forwarder (forwarder.py) run first, serving the
   proxy on 127.0.0.1 inside.
@@ -24,7 +25,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from mini_claude.sandbox.policy import SandboxPolicy
+from mini_claude.sandbox.policy import Protected, SandboxPolicy
 
 __all__ = ["BWRAP_ENV_VAR", "PROXY_SOCKET_INSIDE", "RUNTIME_DIRS", "bwrap_argv", "find_bwrap", "forwarder_argv", "proxy_env"]
 
@@ -66,8 +67,10 @@ def forwarder_argv(port: int) -> list[str]:
     return [sys.executable, "-I", "-S", str(_FORWARDER), PROXY_SOCKET_INSIDE, str(port), "--"]
 
 
-def bwrap_argv(bwrap: str, policy: SandboxPolicy, command: Sequence[str], *, cwd: Path) -> list[str]:
-    """The full command line: bwrap, its options for `policy`, then `command` (run in `cwd`'s real folder)."""
+def bwrap_argv(bwrap: str, policy: SandboxPolicy, command: Sequence[str], *, cwd: Path,
+               protected: Sequence[Protected] | None = None) -> list[str]:
+    """The full command line: bwrap, its options for `policy`, then `command` (run in `cwd`'s real folder).
+    `protected`: the policy's protected paths as the caller found them before making its placeholders."""
     argv = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-net",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--bind", str(policy.tmp_dir), "/tmp"]
@@ -76,14 +79,14 @@ def bwrap_argv(bwrap: str, policy: SandboxPolicy, command: Sequence[str], *, cwd
             argv += ["--tmpfs", run]
     for folder in policy.writable:
         argv += ["--bind", str(folder), str(folder)]
-    for item in policy.protected():
-        if item.exists:
+    for item in policy.protected() if protected is None else protected:
+        if item.exists or item.content is not None or item.socket:  # the last two: made by the caller
             if os.path.exists(item.path):  # a dangling link has nothing to bind; its target is read-only anyway
                 argv += ["--ro-bind", str(item.path), str(item.path)]
         elif item.is_dir:
             argv += ["--ro-bind", str(_empty_dir(policy)), str(item.path)]
-        else:
-            argv += ["--ro-bind", "/dev/null", str(item.path)]
+        else:  # an empty file git can read (/dev/null bound here is unreadable: bwrap mounts it nodev)
+            argv += ["--ro-bind", str(_empty_dir(policy).with_name("empty-file")), str(item.path)]
     for secret in policy.secrets():
         if secret.is_dir():
             argv += ["--tmpfs", str(secret), "--remount-ro", str(secret)]

@@ -3,7 +3,7 @@ command the sandbox stopped is told.
 
 Nothing happens at start-up: the first sandboxed command probes the platform once (bwrap runs `true` with the same
 namespaces; on macOS, sandbox-exec exists), makes the session's folder (`mini-claude-sandbox-*` in the system's
-temporary folder: `tmp/`, the command's private /tmp; `empty/`, what a missing protected folder shows; the proxy's
+temporary folder: `tmp/`, the command's private /tmp; `empty/` and `empty-file`, what a missing protected path shows; the proxy's
 socket) and, with `network.allowedDomains`, starts the proxy. When no sandbox can start, one warning says so and
 commands are asked about as without a sandbox (or refused, with `failIfUnavailable`).
 
@@ -21,12 +21,14 @@ import contextlib
 import os
 import re
 import shutil
+import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mini_claude.guarded_places import HOME_PROTECTED
 from mini_claude.sandbox.bwrap import bwrap_argv, find_bwrap, proxy_env
 from mini_claude.sandbox.config import SandboxConfig
 from mini_claude.sandbox.policy import PROTECTED_NAMES, SECRET_HOME_PATHS, Protected, SandboxPolicy
@@ -75,7 +77,8 @@ class Sandbox:
         self._base: Path | None = None
         self._proxy: DomainProxy | None = None
         self._proxy_port: int | None = None
-        self._held: dict[Path, int] = {}
+        self._held: dict[Path, int] = {}  # placeholders in use: how many runs need each
+        self._made: dict[Path, Protected] = {}  # ... and what was put there
         self._bwrap = ""
 
     # ---- what the settings say
@@ -182,10 +185,27 @@ class Sandbox:
             env.update(proxy_env(policy.proxy_port))
         if self.platform == "darwin":
             return Launch(seatbelt_argv(policy, shell_argv), {"TMPDIR": str(policy.tmp_dir)})
-        missing = [item for item in policy.protected() if not item.exists]
-        for item in missing:
+        # a placeholder another run made is this run's too: removing it while this one runs would undo its mount
+        missing: list[Protected] = []
+        protected = policy.protected()  # computed once: the placeholders made below would change a second look
+        for index, item in enumerate(protected):
+            if item.path in self._made:
+                item = protected[index] = self._made[item.path]  # the one that knows what was put there
+            elif item.exists:
+                continue
+            elif item.content is not None:
+                with contextlib.suppress(OSError):
+                    item.path.write_text(item.content)
+            elif item.socket:
+                try:
+                    os.mknod(item.path, 0o444 | stat.S_IFSOCK)
+                except OSError:  # a file system without socket nodes: a `HEAD` placeholder after all
+                    head = item.path.with_name("HEAD")  # (missing: else no socket would have been asked for)
+                    item = protected[index] = self._made.get(head) or Protected(head, False, True)
+            self._made[item.path] = item
             self._held[item.path] = self._held.get(item.path, 0) + 1
-        return Launch(bwrap_argv(self._bwrap, policy, shell_argv, cwd=cwd), env, missing)
+            missing.append(item)
+        return Launch(bwrap_argv(self._bwrap, policy, shell_argv, cwd=cwd, protected=protected), env, missing)
 
     def done(self, launch: Launch) -> None:
         """After a run: remove the placeholders no other run still needs (only while still empty)."""
@@ -195,21 +215,26 @@ class Sandbox:
                 self._held[item.path] = left
                 continue
             self._held.pop(item.path, None)
-            with contextlib.suppress(OSError):
-                if item.path.is_dir() and not item.path.is_symlink():
-                    item.path.rmdir()  # only an empty folder goes
-                elif item.path.is_file() and item.path.stat().st_size == 0:
-                    item.path.unlink()
+            self._made.pop(item.path, None)
+            _remove_placeholder(item)
+
+    def _remove_all(self) -> None:
+        """At exit: whatever placeholder a run still holds (the agent ended in the middle of it)."""
+        self._held.clear()
+        while self._made:
+            _remove_placeholder(self._made.popitem()[1])
 
     def explain(self, command: str, output: str) -> str | None:
         """One line for a sandboxed command's result when the output shows the sandbox stopped something."""
         how = (f"If it must run outside the sandbox, call Bash again with {DISABLE_KEY}: true (the user is always "
                "asked)." if self.config.unsandboxed_allowed else
                "Running outside the sandbox is turned off (sandbox.allowUnsandboxedCommands is false).")
-        if any(mark in output for mark in _WRITE_MARKS) or ("Permission denied" in output and any(
-                name in output for name in (*PROTECTED_NAMES, ".git/"))):
+        if any(mark in output for mark in _WRITE_MARKS) or (
+                any(mark in output for mark in ("Permission denied", "Is a directory"))  # a placeholder refused it
+                and any(name in output for name in (*PROTECTED_NAMES, ".git/", *HOME_PROTECTED))):
             why = ("it may write only in the working folder, the added folders and /tmp, never to protected paths "
-                   "(.git/config, .git/hooks, .claude/, .mcp.json, CLAUDE.md, …)")
+                   "(.git/config, .git/hooks, .claude/, .mcp.json, CLAUDE.md, .envrc, HEAD, shell start-up files, "
+                   "…)")
         elif self._mentions_secret(command + "\n" + output) and ("No such file" in output
                                                                  or "Permission denied" in output):
             why = "the user's secret places (~/.ssh, ~/.aws, ~/.gnupg, cloud logins, the agent's state) are hidden"
@@ -240,7 +265,9 @@ class Sandbox:
             base = Path(tempfile.mkdtemp(prefix="mini-claude-sandbox-"))
             (base / "tmp").mkdir(mode=0o700)
             (base / "empty").mkdir(mode=0o555)
+            (base / "empty-file").touch(mode=0o444)
             atexit.register(shutil.rmtree, base, True)
+            atexit.register(self._remove_all)
             self._base = base
         return self._base
 
@@ -275,3 +302,23 @@ class Sandbox:
         else:
             state = f"on but unavailable: {self.problem}"
         return [f"sandbox: {state}", *self.config.describe()]
+
+
+def _remove_placeholder(item: Protected) -> None:
+    """Remove a placeholder, only while it is still what was put there: an empty folder, an empty file, or the file
+    holding `item.content` (a folder or file a later command of the user's filled stays)."""
+    path = item.path
+    with contextlib.suppress(OSError):
+        if path.is_symlink():
+            return
+        if item.socket:
+            if stat.S_ISSOCK(path.lstat().st_mode):
+                path.unlink()
+        elif path.is_dir():
+            path.rmdir()  # only an empty folder goes
+        elif path.is_file():
+            if item.content is not None:
+                if path.read_text() == item.content:
+                    path.unlink()
+            elif path.stat().st_size == 0:
+                path.unlink()

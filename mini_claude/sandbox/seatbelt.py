@@ -40,11 +40,11 @@ def seatbelt_profile(policy: SandboxPolicy, *, proxy_port: int | None = None) ->
     ]
     writable = [policy.tmp_dir, *policy.writable]
     lines.append("(allow file-write* " + " ".join(f"(subpath {_quote(p)})" for p in writable) + ")")
-    protected = [item.path for item in policy.protected()]
+    protected = policy.protected()
     if protected:
         lines.append("(deny file-write* " + " ".join(
-            f"(subpath {_quote(p)})" if p.name in (".git", ".claude", "hooks", "info") or p.is_dir()
-            else f"(literal {_quote(p)})" for p in protected) + ")")
+            f"(subpath {_quote(item.path)})" if item.is_dir or item.path.is_dir() else f"(literal {_quote(item.path)})"
+            for item in protected) + ")")
     secrets = [policy.home / rel for rel in SECRET_HOME_PATHS]
     if policy.state_dir is not None:
         secrets.append(policy.state_dir)

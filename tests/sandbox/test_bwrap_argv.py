@@ -37,8 +37,14 @@ def test_the_whole_policy_on_the_command_line(place: dict[str, Path]) -> None:
     ro = pairs(argv, "--ro-bind")
     for inside in (".git/config", ".git/hooks"):
         assert (str(work / inside), str(work / inside)) in ro
-    assert ("/dev/null", str(work / ".mcp.json")) in ro  # missing: a placeholder stands there
-    assert ("/dev/null", str(work / "CLAUDE.md")) in ro
+    # missing: a placeholder stands there, an empty folder (git ignores it; a /dev/null file would stop `git add -A`)
+    empty = str(policy.tmp_dir.parent / "empty")
+    for name in (".mcp.json", "CLAUDE.md", ".envrc", ".gitmodules", ".husky", "lefthook.yml"):
+        assert (empty, str(work / name)) in ro
+    # a repository's top gets no `HEAD` placeholder (`git log HEAD` would be ambiguous) but a socket `refs`, made by
+    # the runtime: not made here, so not bound
+    assert not any(target in (str(work / "HEAD"), str(work / "refs")) for _, target in ro)
+    assert (str(policy.tmp_dir.parent / "empty-file"), str(work / ".git/config.worktree")) in ro  # git reads it
     assert any(target == str(work / ".claude") for _, target in ro)
     assert ("/dev/null", str(home / ".netrc")) in ro  # a secret file reads empty
     assert (str(home / ".ssh"),) in pairs(argv, "--tmpfs", 1)  # a secret folder looks empty
@@ -68,6 +74,7 @@ def test_a_worktree_git_file_is_read_only_and_a_missing_git_gets_a_placeholder(t
     ro = pairs(bwrap_argv("bwrap", policy, ["true"], cwd=a), "--ro-bind")
     assert (str(a / ".git"), str(a / ".git")) in ro
     assert any(target == str(b / ".git") for _, target in ro)
+    assert any(target == str(b / "HEAD") for _, target in ro)  # not a repository: a `HEAD` placeholder
 
 
 def test_find_bwrap_honours_the_variable_then_the_wheel() -> None:
@@ -82,7 +89,8 @@ def test_seatbelt_profile_holds_the_same_policy(place: dict[str, Path]) -> None:
     work, home = place["work"], place["home"]
     assert text.startswith("(version 1)\n(deny default)")
     assert f'(allow file-write* (subpath "{policy.tmp_dir}") (subpath "{work}"))' in text
-    assert f'(subpath "{work / ".git/hooks"}")' in text and f'(literal "{work / ".mcp.json"}")' in text
+    assert f'(subpath "{work / ".git/hooks"}")' in text and f'(literal "{work / ".git/commondir"}")' in text
+    assert f'(subpath "{work / ".mcp.json"}")' in text and f'(literal "{work / "refs"}")' in text  # file or folder
     deny_read = next(line for line in text.splitlines() if line.startswith("(deny file-read*"))
     assert f'(subpath "{home / ".ssh"}")' in deny_read and f'(subpath "{home / ".aws"}")' in deny_read
     assert '(allow network-outbound (remote tcp "localhost:3999"))' in text

@@ -57,6 +57,12 @@ class _Bounded:
     def tell(self) -> int:
         return self.raw.tell()
 
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
 
 def _noting_bad_headers(bad: list[str]) -> type[tarfile.TarInfo]:
     """A TarInfo that notes every block tarfile (with ignore_zeros) skips as a bad header in `bad`."""
@@ -79,16 +85,12 @@ def _tar_names(archive: str) -> tuple[list[str], str]:
         with open(archive, "rb") as raw:
             magic = raw.read(6)
             raw.seek(0)
-            opener = {b"\x1f\x8b": gzip.GzipFile, b"BZ": bz2.BZ2File}.get(magic[:2])
-            if magic == b"\xfd7zXZ\x00":
-                opener = lzma.LZMAFile
             deadline = time.monotonic() + MAX_SECONDS
             # every read passes through a reader that stops past the time budget: a member that inflates without
             # end, or a long run of blocks to skip, is cut short
-            bounded = _Bounded(raw, deadline)
-            source = bounded if opener is None else opener(fileobj=bounded)
-            with tarfile.open(fileobj=cast(IO[bytes], source), mode="r:", ignore_zeros=True,
-                              tarinfo=_noting_bad_headers(bad)) as tar:
+            bounded = cast(IO[bytes], _Bounded(raw, deadline))
+            source = _decompressing(magic, bounded)  # closed with `raw`
+            with tarfile.open(fileobj=source, mode="r:", ignore_zeros=True, tarinfo=_noting_bad_headers(bad)) as tar:
                 for member in tar:
                     if time.monotonic() > deadline:
                         return [], f"{archive} takes too long to list"
@@ -97,7 +99,7 @@ def _tar_names(archive: str) -> tuple[list[str], str]:
                     names.append(member.name)
                     if len(names) > MAX_MEMBERS:
                         return [], f"{archive} holds more members than the gate lists ({MAX_MEMBERS})"
-    except (OSError, tarfile.TarError, EOFError, TimeoutError, lzma.LZMAError, ValueError) as exc:
+    except Exception as exc:  # whatever a hostile archive makes a reader raise, it is not listed
         if not names and zipfile.is_zipfile(archive):  # bsdtar extracts zip archives too
             return _zip_names(archive)
         return [], f"the gate cannot list the members of {archive} ({type(exc).__name__})"
@@ -107,6 +109,17 @@ def _tar_names(archive: str) -> tuple[list[str], str]:
         return [], (f"{archive} holds a block that is not a valid tar header ({bad[0]}); tar skips to the next "
                     "header it finds, so the gate cannot list what it extracts")
     return names, ""
+
+
+def _decompressing(magic: bytes, raw: IO[bytes]) -> IO[bytes]:
+    """`raw` read through the decompressor its first bytes name (GNU tar detects these itself), else as it is."""
+    if magic[:2] == b"\x1f\x8b":
+        return cast(IO[bytes], gzip.GzipFile(fileobj=raw))
+    if magic[:3] == b"BZh":
+        return cast(IO[bytes], bz2.BZ2File(raw))
+    if magic == b"\xfd7zXZ\x00":
+        return cast(IO[bytes], lzma.LZMAFile(raw))
+    return raw
 
 
 def _zip_names(archive: str) -> tuple[list[str], str]:

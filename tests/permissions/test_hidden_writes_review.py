@@ -14,6 +14,7 @@ Each attack is first run with the real program to prove it writes the guarded fi
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import shutil
 import struct
@@ -135,10 +136,18 @@ def test_a_tar_with_a_junk_block_asks_even_when_nothing_after_it_parses(place: P
     assert "not a valid tar header" in " ".join(place.gate().why_asking(BashTool(), {"command": "tar -xf j.tar"}))
 
 
-def test_a_clean_tar_is_still_allowed(place: Place) -> None:
-    _write_tar(place.work / "ok.tar", _member("src/a.py", "print(1)\n"), _member("README", "hi\n"))
+@pytest.mark.parametrize("mode", ["w", "w:gz", "w:bz2", "w:xz"])
+def test_a_clean_tar_is_still_allowed_and_a_compressed_evil_one_asks(place: Place, mode: str) -> None:
+    for name, members in (("ok.tar", {"src/a.py": "print(1)\n", "README": "hi\n"}),
+                          ("evil.tar", {"safe.txt": "ok\n", ".git/hooks/pre-commit": HOOK})):
+        with tarfile.open(place.work / name, mode) as tar:
+            for member, text in members.items():
+                info = tarfile.TarInfo(member)
+                info.size = len(text)
+                tar.addfile(info, io.BytesIO(text.encode()))
     assert place.allows("tar -xf ok.tar")
     assert place.run("tar -xf ok.tar").returncode == 0
+    _asks(place, "tar -xf evil.tar")
 
 
 # ------------------------------------------------------------------------------------- 2. unzip's names
@@ -332,6 +341,12 @@ def test_the_backup_suffix_comes_from_the_option_or_the_variable(place: Place, c
 def test_everyday_backups_and_splits_stay_allowed(place: Place, command: str) -> None:
     place.run("printf '1\\n2\\n' > mem.txt && touch b.txt CLAUDE")
     assert place.allows(command), command
+
+
+def test_setting_the_backup_suffix_in_the_command_asks(place: Place) -> None:
+    for command in ("export SIMPLE_BACKUP_SUFFIX=.md; cp -b a.txt CLAUDE",
+                    "SIMPLE_BACKUP_SUFFIX=.md cp -b a.txt CLAUDE"):
+        _asks(place, command, allow=[*RULES, "Bash(export:*)"])
 
 
 def test_the_names_a_split_prefix_can_make() -> None:

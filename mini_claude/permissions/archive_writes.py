@@ -2,7 +2,7 @@
 
 - `tar -x` / `unzip`: every member of the archive, under `-C DIR` / `-d DIR` (write_places.py lists the members
   at gate time); `tar -c` / `-r` / `-u`: the archive itself; `zip`: its archive (and ARCHIVE.zip as zip adds it);
-- `split`: its pieces, PREFIX + a suffix from its alphabet + `--additional-suffix`: the first piece (for the
+- `split` / `csplit`: their pieces, PREFIX + a suffix from its alphabet + `--additional-suffix`: the first piece (for the
   folder), and every secret or protected name a piece could take there (`split -a1 f CLAUDE.m`: its 4th piece is
   CLAUDE.md), found by boundaries.names_made.
 """
@@ -15,7 +15,7 @@ import string
 from mini_claude.permissions.boundaries import names_made
 from mini_claude.permissions.write_base import UnknownWrite, Write, getopt, has, index_of, table_getopt
 
-__all__ = ["split_writes", "tar_writes", "unzip_writes", "zip_writes"]
+__all__ = ["csplit_writes", "split_writes", "tar_writes", "unzip_writes", "zip_writes"]
 
 _TAR_VALUES = ("file", "directory", "files-from", "exclude-from", "exclude", "transform", "xform",
                "strip-components", "to-command", "use-compress-program", "format", "owner", "group", "mode",
@@ -125,9 +125,26 @@ def split_writes(name: str, args: list[str]) -> list[Write]:
     numeric, hexa = has(opts, "d", "numeric-suffixes"), has(opts, "x", "hex-suffixes")
     alphabet = "".join(dict.fromkeys((string.digits if numeric else "") + (string.hexdigits[:16] if hexa else "")))
     alphabet = alphabet or string.ascii_lowercase
-    extra = opts.get("additional-suffix", [""])[-1]
+    return _pieces(name, prefix, index, alphabet, shortest, opts.get("additional-suffix", [""])[-1])
+
+
+def _pieces(name: str, prefix: str, index: int, alphabet: str, shortest: int, extra: str) -> list[Write]:
+    """The first piece (standing for the folder) and every secret or protected name a piece can take there."""
     folder, base = os.path.split(prefix)
-    out = [Write(prefix + alphabet[0] * shortest + extra, index, "split writes its pieces here")]
-    out += [Write(os.path.join(folder, made), index, f"split may name one of its pieces {made}")
-            for made in names_made(base, alphabet, shortest, extra)]
-    return out
+    out = [Write(prefix + alphabet[0] * shortest + extra, index, f"{name} writes its pieces here")]
+    return out + [Write(os.path.join(folder, made), index, f"{name} may name one of its pieces {made}")
+                  for made in names_made(base, alphabet, shortest, extra)]
+
+
+def csplit_writes(name: str, args: list[str]) -> list[Write]:
+    """csplit's pieces: `-f PREFIX` (`xx`) + a number of at least `-n N` digits (2), as split's; a `-b FORMAT`
+    (a printf format: `%.0d.md` prints `.md`) names them in ways the gate does not work out."""
+    opts, _ = getopt(args[1:], "bfn", ("suffix-format", "prefix", "digits"),
+                     ("keep-files", "suppress-matched", "quiet", "silent", "elide-empty-files"))
+    if has(opts, "b", "suffix-format"):
+        raise UnknownWrite("csplit -b names its pieces with a printf format, which the gate does not work out")
+    prefix = [*opts.get("f", []), *opts.get("prefix", [])][-1:] or ["xx"]
+    digits = [*opts.get("n", []), *opts.get("digits", [])][-1:] or ["2"]
+    if not digits[0].isdigit():
+        raise UnknownWrite(f"csplit -n {digits[0]}: a number of digits that is not a number")
+    return _pieces(name, prefix[0], index_of(args, prefix[0], 0), string.digits, int(digits[0]), "")

@@ -24,7 +24,13 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
-from mini_claude.permissions.archive_writes import split_writes, tar_writes, unzip_writes, zip_writes
+from mini_claude.permissions.archive_writes import (
+    csplit_writes,
+    split_writes,
+    tar_writes,
+    unzip_writes,
+    zip_writes,
+)
 from mini_claude.permissions.code_runners import is_wrapper
 from mini_claude.permissions.net_writes import curl_writes, wget_writes
 from mini_claude.permissions.options import option_writes
@@ -258,7 +264,7 @@ def _programs() -> dict[str, _Handler]:
     table: dict[str, _Handler] = {n: _simple for n in ("tee", "touch", "mkdir", "truncate", "shred", "rm", "rmdir",
                                                      "unlink")}
     table.update({"dd": _dd, "sed": _sed, "gsed": _sed, "tar": tar_writes, "gtar": tar_writes,
-                  "bsdtar": tar_writes, "unzip": unzip_writes, "zip": zip_writes, "split": split_writes,
+                  "bsdtar": tar_writes, "unzip": unzip_writes, "zip": zip_writes, "split": split_writes, "csplit": csplit_writes,
                   "wget": wget_writes, "curl": curl_writes})
     table.update({n: _copy for n in _COPIERS})
     return table

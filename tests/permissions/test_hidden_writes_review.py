@@ -44,7 +44,8 @@ pytestmark = pytest.mark.timeout(120)
 
 HOOK = "#!/bin/sh\ntouch PWNED\n"
 RULES = ["Bash(tar:*)", "Bash(unzip:*)", "Bash(wget:*)", "Bash(curl:*)", "Bash(cp:*)", "Bash(mv:*)", "Bash(ln:*)",
-         "Bash(echo:*)", "Bash(split:*)", "Bash(link:*)"]
+         "Bash(echo:*)", "Bash(split:*)", "Bash(link:*)",
+         "Bash(csplit:*)"]
 
 
 def _need(*programs: str) -> None:
@@ -306,6 +307,8 @@ def test_links_inside_the_workspace_stay_allowed(place: Place) -> None:
     ("printf '1\\n2\\n3\\n' > mem.txt", "split -l1 -a1 mem.txt .envr", ".envrc"),
     ("printf '1\\n2\\n3\\n' > mem.txt", "split -l1 --suffix-len=1 mem.txt .envr", ".envrc"),
     ("printf '1\\n' > mem.txt", "split -l1 --additional-suffix=.pem mem.txt key", "keyaa.pem"),
+    ("printf '1\\n2\\n' > mem.txt", "csplit -s -f CLAUDE -b %.0d.md mem.txt 2", "CLAUDE.md"),
+    ("seq 1 12 > mem.txt", "csplit -s -f id_ed2551 -n 1 mem.txt /^/ {10}", "id_ed25519"),
 ])
 def test_names_made_from_suffixes_are_writes(place: Place, setup: str, command: str, written: str | None) -> None:
     place.run(setup + " && echo x > CLAUDE_SRC")

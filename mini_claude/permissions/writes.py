@@ -5,10 +5,12 @@ writes hide in one simple command's argv (bash_tree.py finds redirections; shell
 
 - `tee FILES`, `dd of=F`, `touch`, `mkdir`, `truncate`, `rm` / `rmdir` / `unlink` / `shred` (deleting a file is a
   write of it), `sed -i FILES`;
-- `cp` / `mv` / `install` / `ln`: the last operand, or `-t DIR`; a directory target means the names under it, and a
-  copied or moved tree lands there whole (its members are listed at gate time); `mv`'s sources are deleted;
-- `tar -x` / `unzip`: every member of the archive, under `-C DIR` / `-d DIR`, read at gate time with tarfile /
-  zipfile, bounded in members, bytes and time; `tar -c` / `-r` / `-u`: the archive itself;
+- `cp` / `mv` / `install` / `ln` / `link`: the last operand, or `-t DIR`; a directory target means the names under
+  it, and a copied or moved tree lands there whole (its members are listed at gate time); `mv`'s sources are
+  deleted; a link's source gets another name (`ln`, `cp -l` / `-s`: a write of it too); `-b` adds each written
+  file's backup, FILE + suffix (`-S`, else $SIMPLE_BACKUP_SUFFIX, else `~`);
+- the archivers and split (archive_writes.py: `tar -x` / `unzip` members, archives, split's piece names) and the
+  download tools (net_writes.py: a file wget or curl names from the URL is an unknown write);
 - what `options.option_writes` knows of a program's own options (`sort -o F`, `git log --output=F`);
 - all of the above looked through wrappers (`sudo`, `timeout 5`, `env X=1`, `nice`, `xargs`, `find -exec`).
 

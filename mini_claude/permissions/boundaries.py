@@ -25,6 +25,7 @@ never a broad one (`Read`, `Read(~/**)`, `Edit(**)`).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,7 @@ from mini_claude.guarded_places import (
 from mini_claude.permissions.paths import MatchEnv, expand_path, is_within
 
 __all__ = ["Boundary", "BoundaryKind", "Place", "boundary_of", "classify", "literal_root", "may_be_secret",
-           "plain_name"]
+           "names_made", "plain_name"]
 
 BoundaryKind = Literal["outside", "secret", "protected"]
 
@@ -58,6 +59,7 @@ _WHY = {
     "outside": "is outside the working directory and the added directories",
     "secret": "holds secrets (credentials, keys, .env, the agent's own state)",
     "protected": "configures code execution or the agent (.git, .claude, CLAUDE.md, .mcp.json, shell start-up)",
+    "linked": "has another name (a hard link), which may be a protected file",
 }
 
 
@@ -78,12 +80,13 @@ class Boundary:
     path: str  # absolute, as the tool will open it
     kind: BoundaryKind
     outside: bool  # also outside the working directory and the added directories (for the message)
+    linked: bool = False  # protected because the file has another name (a hard link)
 
     def why(self) -> str:
         """`is outside the working directory ... and holds secrets (...)`, for the model and the user."""
         parts = [_WHY["outside"]] if self.outside else []
         if self.kind != "outside":
-            parts.append(_WHY[self.kind])
+            parts.append(_WHY["linked" if self.linked else self.kind])
         return " and ".join(parts)
 
 
@@ -96,6 +99,41 @@ def plain_name(name: str) -> bool:
 
 def _is_secret_name(name: str) -> bool:
     return name.startswith(".env.") or name in _SECRET_NAMES or name.endswith(_SECRET_SUFFIXES)
+
+
+def names_made(base: str, alphabet: str, shortest: int, suffix: str) -> list[str]:
+    """The secret or protected names (the lists above) a name `base + S + suffix` can take, S any string of at
+    least `shortest` characters of `alphabet`: the pieces `split` names (`CLAUDE.m` + `d`; `.envr` + `c`)."""
+    found: list[str] = []
+    for name in sorted(_SECRET_NAMES | _PROTECTED_FILES | _PROTECTED_DIRS | _HOME_NAMES):
+        length = len(name) - len(base) - len(suffix)
+        made = _fit(base, alphabet, length, suffix, name, "whole") if length >= shortest else None
+        found += [made] if made else []
+    for pattern, where in [*((s, "end") for s in _SECRET_SUFFIXES), (".env.", "start")]:
+        for length in range(shortest, max(shortest, len(pattern)) + 1):
+            made = _fit(base, alphabet, length, suffix, pattern, where)
+            if made:
+                found.append(made)
+                break
+    return list(dict.fromkeys(found))
+
+
+def _fit(base: str, alphabet: str, length: int, suffix: str, pattern: str, where: str) -> str | None:
+    """`base + S + suffix` with `pattern` at its start, its end or as the whole name, S `length` characters of
+    `alphabet` (the first one where the pattern leaves them free); None when no such S exists."""
+    if length < 0 or not alphabet:
+        return None
+    cells: list[str | None] = [*base, *([None] * length), *suffix]
+    if len(pattern) > len(cells) or (where == "whole" and len(pattern) != len(cells)):
+        return None
+    at = len(cells) - len(pattern) if where == "end" else 0
+    for j, char in enumerate(pattern):
+        cell = cells[at + j]
+        if cell is None and char in alphabet:
+            cells[at + j] = char
+        elif cell != char:
+            return None
+    return "".join(alphabet[0] if c is None else c for c in cells)
 
 
 def may_be_secret(path: str, place: Place) -> bool:
@@ -137,7 +175,7 @@ def classify(path: str, place: Place, *, write: bool) -> BoundaryKind | None:
             place.state_dir is not None and is_within(path, [place.state_dir])
             and not is_within(path, place.own_dirs)):
         return "secret"
-    if write and (_protected_name(forms) or _under(path, home, _HOME_PROTECTED)):
+    if write and (_protected_name(forms) or _under(path, home, _HOME_PROTECTED) or _hard_linked(path)):
         return "protected"
     if is_within(path, place.work_dirs):
         return None
@@ -153,7 +191,19 @@ def boundary_of(path: str, place: Place, *, write: bool) -> Boundary | None:
         return None
     outside = kind == "outside" or not (is_within(path, place.work_dirs)
                                         or (not write and is_within(path, place.own_dirs)))
-    return Boundary(path, kind, outside)
+    linked = kind == "protected" and not (_protected_name((path, os.path.realpath(path)))
+                                          or _under(path, place.env.home, _HOME_PROTECTED))
+    return Boundary(path, kind, outside, linked)
+
+
+def _hard_linked(path: str) -> bool:
+    """Is `path` an existing file with another name (a hard link)? Writing it writes that name too, which may be a
+    protected file (`ln .git/config x`, then `echo ... >> x`): one stat, following a symlink to its file."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_nlink > 1
 
 
 def _protected_name(forms: Sequence[str]) -> bool:

@@ -61,6 +61,7 @@ _CODE_VARS = frozenset({
     # option files and variables of programs with option tables: they can hold a code-running option
     "RIPGREP_CONFIG_PATH", "WGETRC", "SYSTEM_WGETRC", "CURL_HOME", "ZIPOPT", "ZIP", "UNZIP", "UNZIPOPT",
     "ZIPINFO", "ZIPINFOOPT",
+    "SIMPLE_BACKUP_SUFFIX",  # names the backups cp / mv / ln / install -b write (`.md`: CLAUDE -> CLAUDE.md)
 })
 _CODE_VAR_PREFIXES = ("GIT_", "LD_", "DYLD_", "BASH_FUNC_", "PS", "NPM_CONFIG_", "npm_config_", "PIP_", "CARGO_",
                       "RUSTC", "GOFLAGS", "PYTHON", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS")

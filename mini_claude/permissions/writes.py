@@ -5,10 +5,12 @@ writes hide in one simple command's argv (bash_tree.py finds redirections; shell
 
 - `tee FILES`, `dd of=F`, `touch`, `mkdir`, `truncate`, `rm` / `rmdir` / `unlink` / `shred` (deleting a file is a
   write of it), `sed -i FILES`;
-- `cp` / `mv` / `install` / `ln`: the last operand, or `-t DIR`; a directory target means the names under it, and a
-  copied or moved tree lands there whole (its members are listed at gate time); `mv`'s sources are deleted;
-- `tar -x` / `unzip`: every member of the archive, under `-C DIR` / `-d DIR`, read at gate time with tarfile /
-  zipfile, bounded in members, bytes and time; `tar -c` / `-r` / `-u`: the archive itself;
+- `cp` / `mv` / `install` / `ln` / `link`: the last operand, or `-t DIR`; a directory target means the names under
+  it, and a copied or moved tree lands there whole (its members are listed at gate time); `mv`'s sources are
+  deleted; a link's source gets another name (`ln`, `cp -l` / `-s`: a write of it too); `-b` adds each written
+  file's backup, FILE + suffix (`-S`, else $SIMPLE_BACKUP_SUFFIX, else `~`);
+- the archivers and split (archive_writes.py: `tar -x` / `unzip` members, archives, split's piece names) and the
+  download tools (net_writes.py: a file wget or curl names from the URL is an unknown write);
 - what `options.option_writes` knows of a program's own options (`sort -o F`, `git log --output=F`);
 - all of the above looked through wrappers (`sudo`, `timeout 5`, `env X=1`, `nice`, `xargs`, `find -exec`).
 
@@ -22,53 +24,36 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from mini_claude.permissions.archive_writes import (
+    csplit_writes,
+    split_writes,
+    tar_writes,
+    unzip_writes,
+    zip_writes,
+)
 from mini_claude.permissions.code_runners import is_wrapper
-from mini_claude.permissions.options import operands, option_writes
+from mini_claude.permissions.net_writes import curl_writes, wget_writes
+from mini_claude.permissions.options import option_writes
 from mini_claude.permissions.options.spec import Effect
+from mini_claude.permissions.write_base import (
+    Opts,
+    UnknownWrite,
+    Write,
+    getopt,
+    has,
+    index_of,
+    is_device,
+    shell_path,
+    table_getopt,
+)
 
 __all__ = ["Write", "is_device", "program_writes", "rebase", "shell_path"]
 
 _PURE_GLOB_RE = re.compile(r"^[^\s$`'\"\\{}~]*[*?\[][^\s$`'\"\\{}~]*$")
-_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _FINDERS_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _APPENDERS = frozenset({"xargs", "parallel"})
-
-
-@dataclass(frozen=True)
-class Write:
-    """One write of a command. `path` as bash will open it (relative to the gate's cwd unless absolute; `~` as bash
-    expands it); `index` the argv word naming it (-1: a redirection); `why` what writes it (for the question).
-    For `cp`/`mv`/`ln`/`install`, `sources` land under `path` when it is (or may become) a directory, whole trees
-    when `tree`; for `tar -x`/`unzip`, the members of `archive` land under `path`; `rm -r` sets `tree` too."""
-
-    path: str
-    index: int
-    why: str
-    sources: tuple[str, ...] = ()
-    tree: bool = False
-    target_dir: bool = False  # `-t DIR`, or several sources: `path` is surely a directory
-    archive: str = ""
-    archive_kind: str = ""  # "tar" or "zip"
-    strip: int = 0  # tar --strip-components
-    flat: bool = False  # unzip -j
-    glob: bool = False  # some word was an unquoted glob pattern: bash (and `resolve`) expands it to file names
-
-
-def shell_path(value: str, raw: str) -> str | None:
-    """The path bash opens for a word whose value is `value` and source text `raw`: an unquoted leading `~` is
-    home (kept for the gate to expand), a quoted one a literal folder; `~+` / `~-` depend on the shell's state."""
-    if not value.startswith("~"):
-        return value
-    if not raw.startswith("~"):
-        return "./" + value
-    return None if value[:2] in ("~+", "~-") else value
-
-
-def is_device(path: str) -> bool:
-    """Redirecting to these writes no file (`/dev/fd/N` duplicates a descriptor another redirection opened)."""
-    return path in _DEVICES or (path.startswith("/dev/fd/") and path[8:].isdigit())
 
 
 # ----------------------------------------------------------------------------------------------- one argv
@@ -88,12 +73,21 @@ def program_writes(argv: Sequence[str | None], raws: Sequence[str]) -> tuple[lis
         words = list(argv[start:])
         if appended:
             words.append(None)  # xargs / parallel add file names the gate cannot see
-        found, unknown = _one_program(words, list(raws[start:]), start)
+        found, unknown = _one_program(words, list(raws[start:]), start, _backup_suffix(argv[:start]))
         if chdir and any(not os.path.isabs(w.path) and not w.path.startswith("~") for w in found):
             unknown = unknown or "a wrapper runs it in another directory"
         writes.extend(replace(w, glob=True) if glob else w for w in found)
         why = why or unknown
     return writes, why
+
+
+def _backup_suffix(before: Sequence[str | None]) -> tuple[str, ...]:
+    """The suffix of a simple backup without `-S`: $SIMPLE_BACKUP_SUFFIX as assigned before the program (`X=1 cp`,
+    `env X=1 cp`), else as the gate's environment holds it, else `~`."""
+    assigned = [w.split("=", 1)[1] for w in before if w and w.startswith("SIMPLE_BACKUP_SUFFIX=")]
+    if assigned:
+        return (assigned[-1] or "~",)
+    return tuple(dict.fromkeys(("~", os.environ.get("SIMPLE_BACKUP_SUFFIX") or "~")))
 
 
 def _starts(argv: Sequence[str | None]) -> Iterator[tuple[int, bool, bool]]:
@@ -125,7 +119,8 @@ def _starts(argv: Sequence[str | None]) -> Iterator[tuple[int, bool, bool]]:
                     yield j + 1, False, argv[j] == "-execdir"
 
 
-def _one_program(argv: list[str | None], raws: list[str], base: int) -> tuple[list[Write], str]:
+def _one_program(argv: list[str | None], raws: list[str], base: int, default_backup: tuple[str, ...]
+                 ) -> tuple[list[Write], str]:
     if not argv or argv[0] is None:
         return [], ""
     name = os.path.basename(argv[0])
@@ -150,67 +145,16 @@ def _one_program(argv: list[str | None], raws: list[str], base: int) -> tuple[li
             return writes, f"{name} gets a path that depends on the shell's state (~+ / ~-)"
         paths.append(path)
     try:
-        found_writes = handler(name, paths)
-    except _Unknown as exc:
+        found_writes = _copy(name, paths, default_backup) if name in _COPIERS else handler(name, paths)
+    except UnknownWrite as exc:
         return writes, str(exc)
     return writes + [replace(w, index=base + w.index) for w in found_writes], unknown
 
 
-class _Unknown(Exception):
-    """A write whose path the gate cannot know, and why."""
-
-
-def _parse(args: list[str], short_values: str, long_values: Sequence[str], long_flags: Sequence[str] = (),
-           short_optional: str = "") -> tuple[dict[str, list[str]], list[tuple[int, str]]]:
-    """getopt_long's reading of `args` (argv[1:]): options (long ones by full name, abbreviations resolved among the
-    given names; a short option by its letter) with their values, and the operands with their argv index. A letter
-    of `short_optional` takes only an attached value (`sed -i.bak`; `sed -i s/a/b/ f` gives no value)."""
-    opts: dict[str, list[str]] = {}
-    operands: list[tuple[int, str]] = []
-    k = 0
-    while k < len(args):
-        a = args[k]
-        k += 1
-        if a == "--":
-            operands.extend((k + 1 + j, w) for j, w in enumerate(args[k:]))
-            break
-        if a.startswith("--"):
-            name, eq, value = a[2:].partition("=")
-            full = _resolve_long(name, long_values, long_flags)
-            if full in long_values and not eq and k < len(args):
-                value, k = args[k], k + 1
-            opts.setdefault(full, []).append(value)
-        elif a.startswith("-") and a != "-":
-            for c, letter in enumerate(a[1:], start=1):
-                if letter in short_values or letter in short_optional:
-                    value = a[c + 1:]
-                    if not value and k < len(args) and letter not in short_optional:
-                        value, k = args[k], k + 1
-                    opts.setdefault(letter, []).append(value)
-                    break
-                opts.setdefault(letter, []).append("")
-        else:
-            operands.append((k, a))
-    return opts, operands
-
-
-def _resolve_long(name: str, values: Sequence[str], flags: Sequence[str]) -> str:
-    """A long option's full name: exact, else the one option it abbreviates (an ambiguous one stays as written)."""
-    every = [*values, *flags]
-    if name in every:
-        return name
-    hits = [o for o in every if o.startswith(name)]
-    return hits[0] if len(hits) == 1 else name
-
-
-def _has(opts: dict[str, list[str]], *names: str) -> bool:
-    return any(n in opts for n in names)
-
-
 def _operand_writes(name: str, args: list[str], short: str, long: Sequence[str], why: str,
                     flags: Sequence[str] = ()) -> list[Write]:
-    opts, operands = _parse(args[1:], short, long, flags)
-    tree = name in ("rm",) and _has(opts, "r", "R", "recursive")
+    opts, operands = getopt(args[1:], short, long, flags)
+    tree = name in ("rm",) and has(opts, "r", "R", "recursive")
     return [Write(path, k, why, tree=tree) for k, path in operands]
 
 
@@ -234,163 +178,97 @@ def _dd(name: str, args: list[str]) -> list[Write]:
 
 
 def _sed(name: str, args: list[str]) -> list[Write]:
-    opts, operands = _parse(args[1:], "efl", ("expression", "file", "line-length"),
+    opts, operands = getopt(args[1:], "efl", ("expression", "file", "line-length"),
                             ("in-place", "null-data", "separate", "sandbox", "posix", "debug", "regexp-extended",
                              "follow-symlinks", "unbuffered", "quiet", "silent"), short_optional="i")
     suffixes = [*opts.get("i", []), *opts.get("in-place", [])]
     if not suffixes:
         return []
-    files = operands if _has(opts, "e", "f", "expression", "file") else operands[1:]
+    files = operands if has(opts, "e", "f", "expression", "file") else operands[1:]
     out = [Write(path, k, f"{name} -i edits it") for k, path in files]
     for suffix in (s for s in suffixes if s):
         if "/" in suffix or "*" in suffix:
-            raise _Unknown(f"{name} -i{suffix} writes a backup whose place the gate does not work out")
+            raise UnknownWrite(f"{name} -i{suffix} writes a backup whose place the gate does not work out")
         out += [Write(path + suffix, k, f"{name} -i{suffix} writes its backup") for k, path in files]
     return out
 
 
-_COPY_VALUES = {"cp": ("target-directory", "suffix"), "mv": ("target-directory", "suffix"),
-                "ln": ("target-directory", "suffix"),
-                "install": ("target-directory", "suffix", "mode", "owner", "group", "strip-program")}
-_COPY_FLAGS = ("no-target-directory", "recursive", "archive", "directory", "backup", "force", "interactive",
-               "no-clobber", "verbose", "symbolic", "relative", "update", "preserve", "parents", "dereference")
+_Handler = Callable[[str, list[str]], list[Write]]
+_COPIERS = ("cp", "mv", "ln", "install", "link")
+_INSTALL = ("tSmog", ("target-directory", "suffix", "mode", "owner", "group", "strip-program"),
+            ("no-target-directory", "directory", "backup", "verbose", "preserve-timestamps", "compare", "strip"))
+# --backup=CONTROL: the kinds whose backups are only ever numbered (FILE.~N~, a harmless name) or none at all
+_NO_SIMPLE_BACKUP = frozenset({"none", "off", "numbered", "t"})
+_CONTROLS = ("none", "off", "simple", "never", "existing", "nil", "numbered", "t")
 
 
-def _copy(name: str, args: list[str]) -> list[Write]:
-    """cp / mv / ln / install: the target (a directory target: the sources' names under it), mv's sources."""
-    opts, operands = _parse(args[1:], "tSmog" if name == "install" else "tS", _COPY_VALUES[name], _COPY_FLAGS)
-    if name == "install" and _has(opts, "d", "directory"):
+def _copy(name: str, args: list[str], default_backup: tuple[str, ...] = ("~",)) -> list[Write]:
+    """cp / mv / ln / install / link: the target (a directory target: the sources' names under it), mv's sources;
+    a link's sources (ln, link, cp -l / -s: each gets another name, which may write it later); with a backup
+    option, every file written also gets a backup named FILE + suffix (-S, else `default_backup`)."""
+    if name == "link":
+        return [Write(args[-1], len(args) - 1, "link makes it"),
+                Write(args[1], 1, "link gives it another name (a hard link)", linked=True)] if len(args) == 3 else []
+    parsed = table_getopt(args) if name != "install" else getopt(args[1:], *_INSTALL)
+    opts, operands = parsed if parsed is not None else ({}, [])
+    if name == "install" and has(opts, "d", "directory"):
         return [Write(path, k, "install -d creates it") for k, path in operands]
     targets = [*opts.get("t", []), *opts.get("target-directory", [])]
     if len(targets) > 1:
-        raise _Unknown(f"{name} is given more than one target directory")
+        raise UnknownWrite(f"{name} is given more than one target directory")
     if targets:
         target, sources, surely_dir = targets[0], operands, True
-        index = _index_of(args, targets[0], 1)
+        index = index_of(args, targets[0], 1)
+    elif not operands or (len(operands) == 1 and name != "ln"):
+        return []
+    elif len(operands) == 1:  # `ln -s TARGET`: the link is made here, under the target's name
+        target, sources, surely_dir = ".", operands, True
+        index = operands[0][0]
     else:
-        if not operands or (len(operands) == 1 and name != "ln"):
-            return []
-        if len(operands) == 1:  # `ln -s TARGET`: the link is made here, under the target's name
-            return [Write(os.path.basename(operands[0][1].rstrip("/")) or ".", operands[0][0], "ln makes it")]
         index, target = operands[-1]
         sources, surely_dir = operands[:-1], len(operands) > 2
-    if _has(opts, "T", "no-target-directory"):
+    if has(opts, "T", "no-target-directory"):
         surely_dir = False
         sources = sources[:1]
-    tree = name == "mv" or (name == "cp" and _has(opts, "r", "R", "a", "recursive", "archive"))
+    tree = name == "mv" or (name == "cp" and has(opts, "r", "R", "a", "recursive", "archive"))
     verb = {"cp": "cp copies", "mv": "mv moves", "ln": "ln links", "install": "install copies"}[name]
-    out = [Write(target, index, f"{verb} into it", tuple(p for _, p in sources), tree, surely_dir)]
+    out = [Write(target, index, f"{verb} into it", tuple(p for _, p in sources), tree, surely_dir,
+                 backups=_backups(name, opts, default_backup))]
     if name == "mv":
         out += [Write(path, k, "mv moves it away") for k, path in sources]
+    if name == "ln" or (name == "cp" and has(opts, "l", "link", "s", "symbolic-link")):
+        symbolic = has(opts, "s", "symbolic", "symbolic-link")
+        out += [Write(path, k, f"{name} gives it another name ({'a symbolic' if symbolic else 'a hard'} link)",
+                      tree=tree, linked=True) for k, path in sources]
+        if symbolic:  # a relative link is read from the link's own folder
+            out += [Write(os.path.join(folder, path), k, f"{name} makes a symbolic link to it", linked=True)
+                    for k, path in sources if not os.path.isabs(path) and not path.startswith("~")
+                    for folder in dict.fromkeys((target, os.path.dirname(target))) if folder]
     return out
 
 
-def _index_of(args: list[str], value: str, default: int) -> int:
-    return next((k for k in range(len(args) - 1, 0, -1) if args[k] == value or args[k].endswith(value)), default)
-
-
-_TAR_VALUES = ("file", "directory", "files-from", "exclude-from", "exclude", "transform", "xform",
-               "strip-components", "to-command", "use-compress-program", "format", "owner", "group", "mode",
-               "mtime", "newer", "after-date", "label", "blocking-factor", "record-size", "listed-incremental",
-               "tape-length", "info-script", "new-volume-script", "checkpoint-action", "rmt-command",
-               "rsh-command", "suffix", "index-file", "level", "warning", "quoting-style", "newer-mtime",
-               "starting-file", "volno-file", "pax-option", "sort", "owner-map", "group-map")
-_TAR_FLAGS = ("extract", "get", "create", "append", "update", "catenate", "concatenate", "list", "diff",
-              "compare", "delete", "to-stdout", "one-top-level", "absolute-names", "keep-old-files", "verbose",
-              "gzip", "bzip2", "xz", "zstd", "auto-compress", "overwrite", "skip-old-files", "checkpoint",
-              "test-label", "gunzip", "ungzip", "no-same-owner", "same-permissions", "preserve-permissions")
-
-
-def _tar(name: str, args: list[str]) -> list[Write]:
-    rest = args[1:]
-    if rest and not rest[0].startswith("-"):  # old style: `tar xzf a.tar`: each letter, values in order
-        letters, values = rest[0], rest[1:]
-        expanded: list[str] = []
-        for letter in letters:
-            if letter in "fCTXbKNgVLHIF" and values:
-                expanded += [f"-{letter}", values.pop(0)]
-            else:
-                expanded.append(f"-{letter}")
-        rest = expanded + values
-    opts, _ = _parse(rest, "fCTXbKNgVLHIF", _TAR_VALUES, _TAR_FLAGS)
-    files = [*opts.get("f", []), *opts.get("file", [])]
-    archive = files[-1] if files else ""
-    index = _index_of(args, archive, 1) if archive else 1
-    if _has(opts, "c", "r", "u", "A", "create", "append", "update", "catenate", "concatenate", "delete"):
-        if not archive or archive == "-":
-            return []
-        return [Write(archive, index, f"{name} writes the archive")]
-    if not _has(opts, "x", "extract", "get"):
-        return []
-    if _has(opts, "O", "to-stdout", "to-command"):
-        return []
-    if _has(opts, "transform", "xform", "one-top-level") or not archive or archive == "-" or ":" in archive:
-        raise _Unknown(f"{name} -x: the gate cannot list where the archive's members land (stdin, a remote "
-                       "archive, or renamed members)")
-    dirs = [*opts.get("C", []), *opts.get("directory", [])]
-    where = os.path.join(".", *dirs) if dirs else "."
-    strip = opts.get("strip-components", ["0"])[-1]
-    if not strip.isdigit():
-        raise _Unknown(f"{name} --strip-components={strip} is not a number")
-    return [Write(where, index, f"{name} -x extracts into it", archive=archive, archive_kind="tar",
-                  strip=int(strip))]
-
-
-def _unzip(name: str, args: list[str]) -> list[Write]:
-    archive, where, flat, index, k = "", ".", False, 1, 1
-    excluding = False
-    while k < len(args):
-        a = args[k]
-        if a.startswith("-") and len(a) > 1:
-            excluding = False
-            letters = a[1:]
-            for c, letter in enumerate(letters):
-                if letter in "pcltvzZT" and not archive:
-                    return []  # to stdout, a listing, a test: nothing extracted
-                if letter == "j":
-                    flat = True
-                elif letter == "x":
-                    excluding = True
-                elif letter in "dP":
-                    value = letters[c + 1:] or (args[k + 1] if k + 1 < len(args) else "")
-                    k += 0 if letters[c + 1:] else 1
-                    if letter == "d":
-                        where = value
-                    break
-        elif not archive:
-            archive, index = a, k
-        elif excluding:
-            pass
-        k += 1
-    if not archive:
-        return []
-    if any(c in archive for c in "*?["):
-        raise _Unknown("unzip is given an archive name it matches itself")
-    return [Write(where, index, "unzip extracts into it", archive=archive, archive_kind="zip", flat=flat)]
-
-
-_Handler = Callable[[str, list[str]], list[Write]]
-
-
-def _by_table(name: str, args: list[str]) -> list[Write]:
-    """zip's archive (its first operand, `.zip` added as zip adds it) and split's output prefix (its second), the
-    operands found with the program's option table (options.operands)."""
-    found = operands(list(args), 0) or []
-    if name == "zip" and found:
-        path = args[found[0]]
-        more = [Write(path + ".zip", found[0], "zip writes the archive")] if "." not in os.path.basename(path) else []
-        return [Write(path, found[0], "zip writes the archive"), *more]
-    if name == "split":
-        prefix = args[found[1]] if len(found) > 1 else "x"
-        return [Write(prefix + "aa", found[1] if len(found) > 1 else 0, "split writes its pieces here")]
-    return []
+def _backups(name: str, opts: Opts, default: tuple[str, ...]) -> tuple[str, ...]:
+    """The suffixes of the simple backups `-b` / `--backup[=CONTROL]` make (FILE + suffix), none without them."""
+    controls = [c for c in opts.get("backup", []) if c]
+    if not has(opts, "b", "backup"):
+        return ()
+    if controls:
+        kinds = {c for c in _CONTROLS if c.startswith(controls[-1])}
+        if controls[-1] in _CONTROLS:
+            kinds = {controls[-1]}
+        if kinds and kinds <= _NO_SIMPLE_BACKUP:
+            return ()
+    given = [*opts.get("S", []), *opts.get("suffix", [])]
+    return (given[-1],) if given else default
 
 
 def _programs() -> dict[str, _Handler]:
     table: dict[str, _Handler] = {n: _simple for n in ("tee", "touch", "mkdir", "truncate", "shred", "rm", "rmdir",
                                                      "unlink")}
-    table.update({"dd": _dd, "sed": _sed, "gsed": _sed, "cp": _copy, "mv": _copy, "ln": _copy, "install": _copy,
-                  "tar": _tar, "gtar": _tar, "bsdtar": _tar, "unzip": _unzip, "zip": _by_table, "split": _by_table})
+    table.update({"dd": _dd, "sed": _sed, "gsed": _sed, "tar": tar_writes, "gtar": tar_writes,
+                  "bsdtar": tar_writes, "unzip": unzip_writes, "zip": zip_writes, "split": split_writes, "csplit": csplit_writes,
+                  "wget": wget_writes, "curl": curl_writes})
+    table.update({n: _copy for n in _COPIERS})
     return table
 
 

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from mini_claude.guarded_places import (
+from mini_claude.permissions.paths import MatchEnv, expand_path, is_within
+from mini_claude.sandbox.guarded_places import (
     HOME_PROTECTED,
     HOME_SECRETS,
     PROTECTED_DIRS,
@@ -39,14 +40,13 @@ from mini_claude.guarded_places import (
     SECRET_NAMES,
     SECRET_SUFFIXES,
 )
-from mini_claude.permissions.paths import MatchEnv, expand_path, is_within
 
 __all__ = ["Boundary", "BoundaryKind", "Place", "boundary_of", "classify", "literal_root", "may_be_secret",
            "names_made", "plain_name"]
 
 BoundaryKind = Literal["outside", "secret", "protected"]
 
-# The lists live in guarded_places.py (the OS sandbox uses them too).
+# The lists live in sandbox/guarded_places.py (the OS sandbox uses them too).
 _HOME_SECRETS = HOME_SECRETS
 _HOME_PROTECTED = HOME_PROTECTED
 _PROTECTED_DIRS = PROTECTED_DIRS

@@ -26,7 +26,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from mini_claude.guarded_places import (
+from mini_claude.sandbox.guarded_places import (
     HOME_PROTECTED,
     HOME_PROTECTED_DIRS,
     HOME_SECRETS,

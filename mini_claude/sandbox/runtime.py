@@ -28,9 +28,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mini_claude.guarded_places import HOME_PROTECTED
 from mini_claude.sandbox.bwrap import bwrap_argv, find_bwrap, proxy_env
 from mini_claude.sandbox.config import SandboxConfig
+from mini_claude.sandbox.guarded_places import HOME_PROTECTED
 from mini_claude.sandbox.policy import PROTECTED_NAMES, SECRET_HOME_PATHS, Protected, SandboxPolicy
 
 if TYPE_CHECKING:

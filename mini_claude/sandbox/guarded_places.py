@@ -1,6 +1,7 @@
 """The lists of the user's secret places and of the names that configure code execution, in one place for the two
 walls that use them: the permission gate (permissions/boundaries.py: which paths a file tool needs consent for) and
-the OS sandbox (sandbox/policy.py: what a confined command cannot read or write). Below both; imports nothing.
+the OS sandbox (sandbox/policy.py: what a confined command cannot read or write). It sits in the sandbox package,
+the lower of the two (the gate imports the sandbox, never the other way); it imports nothing.
 """
 
 from __future__ import annotations

@@ -16,7 +16,9 @@ import bz2
 import gzip
 import lzma
 import os
+import shutil
 import struct
+import subprocess
 import tarfile
 import time
 import zipfile
@@ -108,7 +110,34 @@ def _tar_names(archive: str) -> tuple[list[str], str]:
     if bad:
         return [], (f"{archive} holds a block that is not a valid tar header ({bad[0]}); tar skips to the next "
                     "header it finds, so the gate cannot list what it extracts")
+    other = _gnu_tar_disagrees(archive, names, deadline)
+    if other:
+        return [], other
     return names, ""
+
+
+def _gnu_tar_disagrees(archive: str, names: list[str], deadline: float) -> str:
+    """Why GNU tar's own listing of `archive` may extract a name Python's reader did not give ("" when it agrees).
+    Two readers of one header chain can differ (chained GNU longname and pax headers: the last wins in GNU tar),
+    so the program that will extract has the last word: a name it lists that the gate's list lacks, a listing that
+    fails or takes too long, is an archive the gate cannot list."""
+    tar = shutil.which("tar")
+    if tar is None:
+        return ""  # no GNU tar here: the command will not run it either
+    try:
+        listed = subprocess.run([tar, "--quoting-style=escape", "--ignore-zeros", "-tf", archive],
+                                capture_output=True, timeout=max(0.5, deadline - time.monotonic() + 1.0),
+                                stdin=subprocess.DEVNULL, env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8"})
+    except (OSError, subprocess.TimeoutExpired):
+        return f"tar cannot list {archive} in time"
+    if listed.returncode != 0:
+        return f"tar's own listing of {archive} fails, so the gate cannot know what it extracts"
+    known = {name.rstrip("/") for name in names}
+    for line in listed.stdout.decode("utf-8", "surrogateescape").splitlines():
+        if line.rstrip("/") not in known:
+            return (f"tar reads a member of {archive} as {line!r}, which the gate's own reading did not list "
+                    "(the two readers disagree about its headers)")
+    return ""
 
 
 def _decompressing(magic: bytes, raw: IO[bytes]) -> IO[bytes]:

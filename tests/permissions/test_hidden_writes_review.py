@@ -131,6 +131,34 @@ def test_tar_members_past_a_junk_block_or_zero_blocks_are_judged(place: Place, b
         assert (place.work / ".git" / "hooks" / "pre-commit").read_text() == HOOK
 
 
+def _extension(kind: bytes, payload: str) -> bytes:
+    """A raw header block of `kind` (b"x": a pax record `path=`, b"L": a GNU long name) and its data."""
+    data = (f"{len(payload) + 7 + len(str(len(payload) + 7))} path={payload}\n" if kind == b"x"
+            else payload + "\0").encode()
+    info = tarfile.TarInfo("././@LongLink" if kind == b"L" else "PaxHeader")
+    info.type, info.size = kind, len(data)
+    return info.tobuf(tarfile.USTAR_FORMAT) + data + b"\0" * (-len(data) % 512)
+
+
+@pytest.mark.parametrize(("chain", "hook"), [
+    ((b"x", b"x"), "post-checkout"),  # two pax headers: GNU tar takes the last path, Python's reader the first
+    ((b"L", b"L"), "post-merge"),     # two GNU long names
+    ((b"L", b"x"), "pre-commit"),     # a long name, then a pax path
+])
+def test_a_tar_whose_headers_two_readers_read_differently_asks(place: Place, chain: tuple[bytes, bytes],
+                                                               hook: str) -> None:
+    """Second outside review: chained extension headers made the gate list `ok_benign.txt` where GNU tar extracts
+    `.git/hooks/...`; GNU tar's own listing now has the last word."""
+    _need("tar")
+    first, second = chain
+    blocks = (_extension(first, "ok_benign.txt"), _extension(second, f".git/hooks/{hook}"),
+              _member("plain.txt", HOOK))
+    _write_tar(place.work / "ch.tar", *blocks)
+    _asks(place, "tar -xf ch.tar")
+    place.run("tar -xf ch.tar")
+    assert (place.work / ".git" / "hooks" / hook).read_text() == HOOK  # GNU tar really writes the hook
+
+
 def test_a_tar_with_a_junk_block_asks_even_when_nothing_after_it_parses(place: Place) -> None:
     _write_tar(place.work / "j.tar", _member("safe.txt", "ok\n"), JUNK)
     _asks(place, "tar -xf j.tar")

@@ -50,4 +50,4 @@ SECRET_SUFFIXES = (".env", ".pem", ".key", ".p12", ".pfx")
 # makes the folder a bare repository for git.
 RUNS_BY_ITSELF = frozenset({".envrc", ".husky", ".githooks", ".gitmodules", ".pre-commit-config.yaml", "lefthook.yml",
                             ".lefthook.yml", "lefthook-local.yml", "HEAD", ".claude", ".mcp.json", "CLAUDE.md",
-                            "CLAUDE.local.md"})
+                            "CLAUDE.local.md", ".vscode", ".idea", ".devcontainer"})

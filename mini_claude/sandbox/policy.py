@@ -111,12 +111,15 @@ class SandboxPolicy:
         return list(unique.values())
 
     def _home_files(self, root: Path) -> list[Protected]:
-        """The home's start-up files that lie inside the writable folder `root`. A missing one whose parent folder
-        is missing too gets its topmost missing folder as the placeholder (nothing else may be left behind)."""
+        """The home's start-up files, and its secret places that do not exist yet (`~/.ssh/authorized_keys` must not
+        be planted), that lie inside the writable folder `root`. A missing one whose parent folder is missing too
+        gets its topmost missing folder as the placeholder (nothing else may be left behind)."""
         found: list[Protected] = []
         home = Path(os.path.realpath(self.home))  # the writable folders are real paths too
-        for rel in HOME_PROTECTED:
+        for rel in (*HOME_PROTECTED, *HOME_SECRETS):
             path = home / rel
+            if rel in HOME_SECRETS and (rel in HOME_PROTECTED or os.path.lexists(path)):
+                continue  # an existing secret place is hidden (SECRET_HOME_PATHS); a missing one must not be made
             if root == path or root.is_relative_to(path):  # the added folder is itself a start-up folder
                 found.append(Protected(root, True, True))
                 continue

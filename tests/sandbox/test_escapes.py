@@ -321,3 +321,33 @@ async def test_without_socket_nodes_a_repository_gets_a_head_placeholder(tmp_pat
     out = await confined([work], home, "test -d HEAD && echo 'HEAD stands'; echo x > HEAD")
     assert "HEAD stands" in out and refusals(out) == 1
     assert sorted(p.name for p in work.iterdir()) == [".git", "a.txt"]
+
+
+async def test_editor_and_container_folders_cannot_be_created(tmp_path: Path, home: Path) -> None:
+    """Second outside review: `.vscode/tasks.json` (a task that runs on opening the folder), `.devcontainer/` and
+    `.idea/` were writable while missing; now they get read-only placeholders like the other names that act alone."""
+    attack = ("mkdir -p .vscode .devcontainer .idea; echo '{\"tasks\": []}' > .vscode/tasks.json; "
+              "echo '{\"postCreateCommand\": \"touch PWNED\"}' > .devcontainer/devcontainer.json; "
+              "echo x > .idea/workspace.xml; echo end")
+    plain = make_repo(tmp_path / "plain", home)
+    sh(attack, plain, home)
+    assert (plain / ".vscode" / "tasks.json").is_file()  # unconfined, the writes go through
+    work = make_repo(tmp_path / "work", home)
+    before = listing(work)
+    out = await confined([work], home, attack)
+    assert refusals(out) >= 3 and "end" in out, out
+    assert listing(work) == before  # nothing written, every placeholder gone
+
+
+async def test_a_writable_home_cannot_gain_a_secret_place(tmp_path: Path, home: Path) -> None:
+    """Second outside review: with the home added as a working folder, a missing `~/.ssh` could be created and
+    `authorized_keys` planted; a missing secret place now gets a read-only placeholder for the run."""
+    attack = "mkdir -p ~/.ssh ~/.docker; echo 'ssh-ed25519 AAAA attacker' >> ~/.ssh/authorized_keys; echo end"
+    plain_home = tmp_path / "plain-home"
+    plain_home.mkdir()
+    sh(attack, plain_home, plain_home)
+    assert (plain_home / ".ssh" / "authorized_keys").is_file()  # unconfined, it is planted
+    work = make_repo(home / "proj", home)
+    before = listing(home)
+    out = await confined([work, home], home, attack)
+    assert "end" in out and not (home / ".ssh").exists() and listing(home) == before

@@ -28,7 +28,6 @@ that only start with a stem (`TOKENIZERS_PARALLELISM`, `KEYTIMEOUT`, `XKB_KEYMAP
 
 from __future__ import annotations
 
-import ctypes
 import fnmatch
 import os
 import re
@@ -260,6 +259,8 @@ def scrub_own_environ() -> list[str]:
         name, eq, value = entry.partition(b"=")
         text = name.decode("utf-8", "replace")
         if eq and value and (text in AGENT_CREDENTIAL_VARS or looks_secret(text)) and text in os.environ:
+            import ctypes  # only when there is something to blank
+
             os.putenv(text, os.environ[text])  # the C environment's entry moves off the block before it is blanked
             where = start + offset + len(name) + 1
             ctypes.memmove(where, b"*" * len(value), len(value))

@@ -24,11 +24,10 @@ import time
 import zipfile
 from typing import IO, Self, cast
 
-__all__ = ["MAX_MEMBERS", "MAX_SECONDS", "member_names"]
+from mini_claude.permissions.write_base import MAX_MEMBERS, MAX_SECONDS
 
-# Archives are read up to these bounds; beyond them the write is unknown (asks).
-MAX_MEMBERS = 5000
-MAX_SECONDS = 2.0
+__all__ = ["member_names"]
+
 _UNICODE_PATH = 0x7075
 _NOT_BAD = frozenset({"EOFHeaderError", "EmptyHeaderError"})  # a zero block; the end of the file
 _LOCAL_HEADER = struct.Struct("<4s22xHH")

@@ -11,8 +11,12 @@ from dataclasses import dataclass
 from mini_claude.permissions.options import canonical, table_for
 from mini_claude.permissions.options.spec import Arg
 
-__all__ = ["Opts", "UnknownWrite", "Write", "getopt", "has", "index_of", "is_device", "shell_path",
+__all__ = ["MAX_MEMBERS", "MAX_SECONDS", "Opts", "UnknownWrite", "Write", "getopt", "has", "index_of", "is_device", "shell_path",
            "table_getopt"]
+
+# Archives, globs and copied trees are read up to these bounds; beyond them a write is unknown (asks).
+MAX_MEMBERS = 5000
+MAX_SECONDS = 2.0
 
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 

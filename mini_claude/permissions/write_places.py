@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from mini_claude.paths import resolve_tool_path
-from mini_claude.permissions.archive_names import MAX_MEMBERS, MAX_SECONDS, member_names
+from mini_claude.permissions.write_base import MAX_MEMBERS, MAX_SECONDS
 from mini_claude.permissions.writes import Write
 
 __all__ = ["MAX_MEMBERS", "MAX_SECONDS", "resolve"]
@@ -109,6 +109,10 @@ def _walk(root: str) -> tuple[list[str], str]:
 def _members(write: Write, where: str, archive: str) -> tuple[list[str], str]:
     """Where each member of `archive` lands under `where`; unknown for a link member, `..`, an absolute name,
     an archive that cannot be read, or one beyond the bounds."""
+    from mini_claude.permissions.archive_names import (
+        member_names,  # tarfile, zipfile: only when an archive is read
+    )
+
     names, why = member_names(archive, write.archive_kind)
     if why:
         return [], why

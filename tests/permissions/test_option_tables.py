@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.permissions.code_runners import code_risks
-from mini_claude.permissions.options import TABLES, canonical, findings, option_writes
+from mini_claude.permissions.options import canonical, findings, option_writes, tables
 from mini_claude.permissions.options.notation import WRITES, program
 from mini_claude.permissions.options.parse import parse, resolve_long
 from mini_claude.permissions.options.spec import Effect, Style
@@ -185,7 +185,7 @@ def test_prefixes_resolve_as_getopt_long_does() -> None:
     assert kinds("tar --concat -f a b") == [(2, "reads")]  # --catenate|--concatenate: one option
     assert kinds("grep --colo=auto x") == []  # --color|--colour
     assert kinds("curl --outp x") == [(1, "unknown")]  # --output or --output-dir
-    assert resolve_long(TABLES["curl"], "--outp")[1] == "--outp is ambiguous (--output, --output-dir)"
+    assert resolve_long(tables()["curl"], "--outp")[1] == "--outp is ambiguous (--output, --output-dir)"
     assert kinds("rg --pr=sh x") == [(1, "unknown")]  # ripgrep takes whole names only
     assert kinds("sort --frob f") == [(1, "unknown")]
 
@@ -233,7 +233,7 @@ def test_tar_old_style_and_archive_writes() -> None:
 
 # ------------------------------------------------------------------------------------ every table, generated
 
-_CODE = [(name, opt, spelling) for name, spec in TABLES.items() if spec.style is Style.GETOPT
+_CODE = [(name, opt, spelling) for name, spec in tables().items() if spec.style is Style.GETOPT
          for opt in spec.options if opt.effect is Effect.CODE for spelling in opt.names if spelling.startswith("--")]
 
 
@@ -243,7 +243,7 @@ def test_every_unambiguous_prefix_of_a_code_option_is_code(case: tuple[str, Any,
                                                            attached: bool) -> None:
     name, opt, spelling = case
     prefix = spelling[:max(3, min(cut, len(spelling)))]
-    spec = TABLES[name]
+    spec = tables()[name]
     others = {id(o) for o in spec.options for n in o.names if n.startswith("--") and n.startswith(prefix)}
     argv = [name, f"{prefix}=x"] if attached else [name, prefix, "x"]
     found = [f.effect for f in findings(argv, 0) or [] if f.index == 1]
@@ -273,6 +273,6 @@ _NOT_OPTIONS = {"cut": {"-M"}, "diff": {"--GTYPE-group-format", "--LTYPE-line-fo
 def test_each_table_knows_every_option_of_the_installed_program(name: str) -> None:
     if shutil.which(name) is None:
         pytest.skip(f"{name} is not installed")
-    known = {n for o in TABLES[name].options for n in o.names}
+    known = {n for o in tables()[name].options for n in o.names}
     missing = [n for n in _help_options(name) if n not in known and n not in _NOT_OPTIONS.get(name, {"-NUM"})]
     assert missing == []

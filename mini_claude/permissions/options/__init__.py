@@ -20,35 +20,46 @@ git_findings itself); `option_writes` answers for git too.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 
-from mini_claude.permissions.options import (
-    tables_archive,
-    tables_files,
-    tables_net,
-    tables_search,
-    tables_text,
-    tables_wrappers,
-)
 from mini_claude.permissions.options.git import git_findings
 from mini_claude.permissions.options.parse import Seen, parse
 from mini_claude.permissions.options.spec import Arg, Effect, Found, ProgramSpec
 
-__all__ = ["TABLES", "canonical", "findings", "operands", "option_writes", "table_for"]
-
-TABLES: dict[str, ProgramSpec] = {**tables_archive.TABLES, **tables_net.TABLES, **tables_search.TABLES,
-                                  **tables_text.TABLES, **tables_files.TABLES, **tables_wrappers.TABLES}
+__all__ = ["canonical", "findings", "operands", "option_writes", "table_for", "tables"]
 _NO_UNKNOWNS = frozenset({"echo"})  # prints every word it does not take as an option
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _TAR_WRITES_ARCHIVE = frozenset({"-c", "-r", "-u", "-A", "--delete"})
-# The programs with an option that runs code or writes a file: a word the gate cannot know may be that option.
-_CAN_HARM = frozenset(spec.name for spec in TABLES.values()
-                      if any(o.effect in (Effect.CODE, Effect.WRITES) for o in spec.options))
+
+
+@functools.cache
+def tables() -> dict[str, ProgramSpec]:
+    """Every program's table, by name. Built at the first command the gate reads (not at start-up: `-p` reaches the
+    model before any shell command is judged)."""
+    from mini_claude.permissions.options import (
+        tables_archive,
+        tables_files,
+        tables_net,
+        tables_search,
+        tables_text,
+        tables_wrappers,
+    )
+    return {**tables_archive.TABLES, **tables_net.TABLES, **tables_search.TABLES, **tables_text.TABLES,
+            **tables_files.TABLES, **tables_wrappers.TABLES}
+
+
+@functools.cache
+def _can_harm() -> frozenset[str]:
+    """The programs with an option that runs code or writes a file: a word the gate cannot know may be that
+    option."""
+    return frozenset(spec.name for spec in tables().values()
+                     if any(o.effect in (Effect.CODE, Effect.WRITES) for o in spec.options))
 
 
 def table_for(word: str | None) -> ProgramSpec | None:
-    return TABLES.get(os.path.basename(word)) if word else None
+    return tables().get(os.path.basename(word)) if word else None
 
 
 def findings(argv: Sequence[str | None], i: int) -> list[Found] | None:
@@ -59,7 +70,7 @@ def findings(argv: Sequence[str | None], i: int) -> list[Found] | None:
     if spec is None:
         return None
     found = _parse(spec, argv, i, [])
-    if spec.name not in _CAN_HARM:  # a word it cannot know may be any of its options: none runs code or writes
+    if spec.name not in _can_harm():  # a word it cannot know may be any of its options: none runs code or writes
         found = [f for f in found if not (f.effect is Effect.UNKNOWN and argv[f.index] is None)]
     return found
 

@@ -43,8 +43,7 @@ def terminated_by() -> int | None:
 def _stop(loop: asyncio.AbstractEventLoop, task: asyncio.Task[object], sig: int) -> None:
     _received.append(sig)
     for other in TERMINATING_SIGNALS:  # the next one ends us at once: a stuck clean-up can still be ended
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # only where one was installed
-            loop.remove_signal_handler(other)
+        if loop.remove_signal_handler(other):  # True only where end_session_on_terminate installed one
             signal.signal(other, _die_now)
     task.cancel()
 

@@ -11,7 +11,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from mini_claude.sandbox.config import SandboxConfig
 from mini_claude.sandbox.runtime import Sandbox
 from mini_claude.tools.base import ToolContext
 from mini_claude.tools.shell import BashTool
+from tests.helpers import eventually
 
 pytestmark = [pytest.mark.timeout(60),
               pytest.mark.skipif(find_bwrap() is None or shutil.which("git") is None,
@@ -254,10 +254,7 @@ async def test_placeholders_go_after_a_timeout_and_a_cancel(tmp_path: Path, home
     timed = await tool.run({"command": "sleep 30", "timeout": 300}, ctx)
     assert "timed out" in timed.as_text() and listing(work) == before
     task = asyncio.create_task(tool.run({"command": "sleep 30"}, ctx))
-    deadline = time.monotonic() + 10
-    while not (work / ".envrc").exists():  # the placeholders stand while it runs
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.02)
+    await eventually((work / ".envrc").exists, "the placeholders to stand while it runs", within_s=10)
     assert (work / ".git" / "commondir").read_text() == f"{work / '.git'}\n"
     assert stat.S_ISSOCK((work / "refs").lstat().st_mode) and not (work / "HEAD").exists()
     task.cancel()

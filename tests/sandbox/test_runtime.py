@@ -17,6 +17,7 @@ from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.sandbox.bwrap import find_bwrap
 from mini_claude.tools.base import Tool, ToolContext
 from mini_claude.tools.shell import BashTool
+from tests.helpers import eventually
 from tests.sandbox.conftest import make_sandbox
 
 pytestmark = [pytest.mark.timeout(30),
@@ -37,14 +38,6 @@ def marked_alive(marker: str) -> bool:
             return True
     return False
 
-
-async def gone(marker: str, within_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while marked_alive(marker):
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.05)
-    return True
 
 
 def tool_and_ctx(place: dict[str, Path], warnings: list[str] | None = None, **config: Any
@@ -77,18 +70,15 @@ async def test_timeout_and_cancel_end_the_whole_confined_group(place: dict[str, 
     marker = f"{time.time_ns() % 10**6 + 1000}.{uuid.uuid4().int % 10**6}"
     result = await tool.run({"command": f"sleep {marker} & sleep {marker}", "timeout": 500}, ctx)
     assert result.is_error and "timed out" in result.as_text()
-    assert await gone(marker)
+    await eventually(lambda: not marked_alive(marker), "the timed-out group to be gone")
 
     marker2 = f"{time.time_ns() % 10**6 + 2000}.{uuid.uuid4().int % 10**6}"
     task = asyncio.create_task(tool.run({"command": f"sleep {marker2} & sleep {marker2}; wait"}, ctx))
-    deadline = time.monotonic() + 5
-    while not marked_alive(marker2):
-        assert time.monotonic() < deadline, "the command did not start"
-        await asyncio.sleep(0.02)
+    await eventually(lambda: marked_alive(marker2), "the command to start")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await gone(marker2)
+    await eventually(lambda: not marked_alive(marker2), "the cancelled group to be gone")
 
 
 async def test_a_background_command_is_confined_too(place: dict[str, Path]) -> None:

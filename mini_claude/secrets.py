@@ -29,6 +29,7 @@ that only start with a stem (`TOKENIZERS_PARALLELISM`, `KEYTIMEOUT`, `XKB_KEYMAP
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 import sys
@@ -105,10 +106,15 @@ class SecretValues:
         if not value or len(value.strip()) < MIN_SECRET_CHARS:
             return
         value = value.strip()
+        mark = f"[secret {_LABEL_UNSAFE.sub('_', label)[:80]}]"
+        # its JSON-escaped spellings too: a result serialised before masking (structuredContent) holds those
+        escaped = {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]} - {value}
         with self._lock:
             if value in self._labels:
                 return
-            self._labels[value] = f"[secret {_LABEL_UNSAFE.sub('_', label)[:80]}]"
+            self._labels[value] = mark
+            for form in escaped:
+                self._labels.setdefault(form, mark)
             self._pattern = None
 
     def __len__(self) -> int:

@@ -35,6 +35,7 @@ from mini_claude.errors import ConfigError, PermissionDeniedError
 from mini_claude.frontmatter import parse_frontmatter, split_frontmatter
 from mini_claude.jsonfile import read_regular_text
 from mini_claude.permissions.gate import PermissionGate
+from mini_claude.secrets import mask
 from mini_claude.tools.base import Tool, ToolContext
 from mini_claude.tools.files import ReadFileTool
 
@@ -171,7 +172,7 @@ async def expand_command(command: CustomCommand, arguments: str, *, gate: Permis
     outputs = {}
     for cmd in commands:
         result = await shell.run({"command": cmd}, ctx)
-        outputs[cmd] = result.as_text().strip()
+        outputs[cmd] = mask(result.as_text().strip())  # it reaches the model like a tool result
     own_text = _BANG.sub("", text)  # what the command itself says, without what its commands printed
     text = _BANG.sub(lambda m: outputs[m.group(1)], text)
     attachments = []

@@ -134,3 +134,33 @@ def test_what_hooks_say_to_the_model_is_masked(cli: Cli) -> None:
     assert "refused with [secret AWS_SECRET_ACCESS_KEY]" in result_text(tool_results(mock)[0])
     for text in (sent, result.stdout, result.stderr):
         assert GH_TOKEN not in text and AWS_SECRET not in text
+
+
+def test_a_custom_commands_shell_output_is_masked(cli: Cli) -> None:
+    """Review of issue 27: a repository's custom command with !`cmd` put the command's output into the prompt
+    unmasked, so a file (or another process's environment) holding the key reached the model and the session."""
+    (cli.work / "notes.txt").write_text(f"the key is {MODEL_KEY}\n")
+    (cli.work / ".claude" / "commands").mkdir(parents=True)
+    (cli.work / ".claude" / "commands" / "show.md").write_text(
+        "---\nallowed-tools: Bash(cat:*)\n---\nnotes: !`cat notes.txt`\n")
+    mock = cli.mock([answer("done")])
+    _secret_env(cli)
+    result = cli.run("-p", "/show", "--allowedTools", "Bash(cat:*)")
+    assert result.rc == 0, result.stderr
+    sent = json.dumps(mock.requests)
+    assert "the key is [secret ANTHROPIC_API_KEY]" in sent, sent[-2000:]  # the command really ran
+    saved = "\n".join(path.read_text() for path in (cli.state / "sessions").rglob("*.jsonl"))
+    for text in (sent, saved, result.stdout, result.stderr):
+        assert MODEL_KEY not in text
+
+
+def test_a_value_serialised_before_masking_is_masked_in_its_json_spelling() -> None:
+    """Review of issue 27: structuredContent is JSON text before the loop masks it, so a value holding `"` or `\\`
+    was escaped there and slipped past; each value's JSON spellings are known too."""
+    from mini_claude.secrets import SecretValues
+
+    values = SecretValues()
+    value = 'Pa"ss\\wörd_canary12345'
+    values.add("GITHUB_TOKEN", value)
+    for text in (json.dumps({"x": value}), json.dumps({"x": value}, ensure_ascii=False), value):
+        assert values.mask(text).count("[secret GITHUB_TOKEN]") == 1 and "canary" not in values.mask(text), text

@@ -50,6 +50,7 @@ __all__ = [
     "looks_secret",
     "mask",
     "mask_blocks",
+    "protect_own_memory",
     "register_credentials",
     "register_header_values",
     "scrub_own_environ",
@@ -273,3 +274,22 @@ def scrub_own_environ() -> list[str]:
             scrubbed.append(text)
         offset += len(entry) + 1
     return scrubbed
+
+
+_PR_SET_DUMPABLE = 4
+
+
+def protect_own_memory() -> bool:
+    """Make this process non-dumpable (Linux `prctl(PR_SET_DUMPABLE, 0)`), so another process of the same user —
+    a command the model runs, a hook, a stdio server — can no longer read `/proc/<agent pid>/mem` or `environ`,
+    where the model key lives in the heap whatever `scrub_own_environ` blanked. Root (CAP_SYS_PTRACE) still can;
+    so can a profiler started with sudo. `MINI_CLAUDE_DUMPABLE=1` leaves the process as it was (to attach py-spy
+    as the same user). Returns whether the flag was set."""
+    if not sys.platform.startswith("linux") or os.environ.get("MINI_CLAUDE_DUMPABLE") == "1":
+        return False
+    import ctypes
+
+    try:
+        return bool(ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False

@@ -26,6 +26,8 @@ import stat
 import time
 from pathlib import Path
 
+from mini_claude.secrets import SECRETS, mask
+
 __all__ = ["MAX_AGE_S", "MAX_TOTAL_BYTES", "SPILL_ROOT_NAME", "cap_spills", "preview", "session_spill_dir",
            "spill_bytes", "spill_text", "sweep_old_spills"]
 
@@ -48,12 +50,16 @@ def session_spill_dir(state_dir: Path, session: str) -> Path:
 
 def spill_text(text: str, directory: Path, stem: str, suffix: str = ".txt") -> Path:
     """Write `text` to a content-addressed 0600 file under `directory` (see the module docstring); its path.
-    Raises OSError when it cannot (a symlink in the way included)."""
-    return _spill(text.encode("utf-8", "surrogatepass"), directory, stem, suffix)
+    Raises OSError when it cannot (a symlink in the way included). Known secret values are masked first: a command
+    the model runs may read the file back."""
+    return _spill(mask(text).encode("utf-8", "surrogatepass"), directory, stem, suffix)
 
 
 def spill_bytes(data: bytes, directory: Path, stem: str, suffix: str = ".bin") -> Path:
-    """Write binary `data` to a content-addressed 0600 file under `directory`; its path. Raises OSError."""
+    """Write binary `data` to a content-addressed 0600 file under `directory`; its path. Raises OSError. Known
+    secret values (as bytes: latin-1 keeps every byte) are masked first, as for text."""
+    if len(SECRETS):
+        data = mask(data.decode("latin-1")).encode("latin-1")
     return _spill(data, directory, stem, suffix)
 
 

@@ -143,3 +143,32 @@ def test_a_configs_authorization_header_is_masked() -> None:
                        headers={"Authorization": "Bearer cfg-0123456789abc"})
     build_transport(cfg, {})
     assert mask("token cfg-0123456789abc") == "token [secret mcp:docs Authorization]"
+
+
+def test_the_agent_process_is_not_dumpable_unless_asked() -> None:
+    """Review of issue 27: a command of the same user read the model key out of /proc/<agent pid>/mem; the CLI
+    makes its process non-dumpable at start (MINI_CLAUDE_DUMPABLE=1 keeps it attachable for a profiler)."""
+    import subprocess
+    import sys
+
+    probe = ("import ctypes; from mini_claude.secrets import protect_own_memory; protect_own_memory(); "
+             "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))")  # PR_GET_DUMPABLE
+    env = {k: v for k, v in os.environ.items() if k != "MINI_CLAUDE_DUMPABLE"}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=30)
+    assert out.stdout.strip() == "0", out
+    out = subprocess.run([sys.executable, "-c", probe], env={**env, "MINI_CLAUDE_DUMPABLE": "1"},
+                         capture_output=True, text=True, timeout=30)
+    assert out.stdout.strip() == "1", out
+
+
+def test_spilled_output_is_masked_on_disk(tmp_path: Path) -> None:
+    """Review of issue 27: an MCP tool's oversized text and binary blobs were spilled to the state folder before
+    anything masked them, and a command could read the file back; spills are masked as they are written."""
+    from mini_claude.secrets import SECRETS
+    from mini_claude.spill import spill_bytes, spill_text
+
+    SECRETS.add("REVIEW_SPILL_TOKEN", "spill-canary-0123456789")
+    text = spill_text("head spill-canary-0123456789 tail", tmp_path, "out").read_text()
+    blob = spill_bytes(b"\x00\xffspill-canary-0123456789\x01", tmp_path, "blob").read_bytes()
+    assert text == "head [secret REVIEW_SPILL_TOKEN] tail"
+    assert blob == b"\x00\xff[secret REVIEW_SPILL_TOKEN]\x01"

@@ -32,7 +32,7 @@ from mini_claude import __version__
 from mini_claude.cli.arg_types import positive_int
 from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
 from mini_claude.models.catalog import ALIASES, DEFAULT_MODEL, EFFORT_LEVELS, OPUSPLAN
-from mini_claude.secrets import scrub_own_environ
+from mini_claude.secrets import protect_own_memory, scrub_own_environ
 
 __all__ = ["build_parser", "main"]
 
@@ -132,6 +132,7 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: Sequence[str] | None = None) -> int:
     scrub_own_environ()  # /proc/<this pid>/environ no longer shows the model key to the commands it runs
+    protect_own_memory()  # nor /proc/<this pid>/mem, to a process of the same user
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
     try:

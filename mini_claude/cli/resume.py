@@ -15,9 +15,9 @@ from mini_claude.agent.sessions import (
     sessions_dir,
 )
 from mini_claude.cli.render import TerminalUI, clean
-from mini_claude.cli.session import SessionParts
 from mini_claude.errors import ConfigError
 from mini_claude.paths import state_dir
+from mini_claude.session.start import SessionParts
 
 __all__ = ["PickFn", "describe", "record_session", "resume_session"]
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_USAGE
 from mini_claude.cli.host_ui import PrintHostUI
 from mini_claude.cli.render import TerminalUI
-from mini_claude.cli.session import start_session
+from mini_claude.cli.session_args import start_session
 from mini_claude.cli.terminate import end_session_on_terminate
 from mini_claude.errors import ConfigError, MiniClaudeError, ModelError
 from mini_claude.mcp.manager import ServerStatus

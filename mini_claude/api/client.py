@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from mini_claude.agent.loop import RunOutcome
     from mini_claude.session.parts import SessionParts
     from mini_claude.session.records import RunError, Transcript
+    from mini_claude.session.structured import TurnEnd
 
 __all__ = ["Client"]
 
@@ -48,7 +49,7 @@ class Client:
         self._messages: asyncio.Queue[Any] = asyncio.Queue()
         self._turns: asyncio.Queue[Turn | None] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
-        self._running: asyncio.Task[RunOutcome] | None = None
+        self._running: asyncio.Task[TurnEnd] | None = None
         self._feeders: set[asyncio.Task[None]] = set()
         self._transcript: Transcript | None = None
         self._original_cwd = ""
@@ -234,6 +235,7 @@ class Client:
     async def _run_turn(self, turn: Turn) -> None:
         from mini_claude.session.init_record import init_record
         from mini_claude.session.records import RunError, run_error
+        from mini_claude.session.structured import run_turn
 
         parts, transcript = self._session(), self._transcript
         assert transcript is not None
@@ -242,9 +244,11 @@ class Client:
         self._emit_record(await init_record(parts, original_cwd=self._original_cwd))
         outcome: RunOutcome | None = None
         error: RunError | None = None
-        self._running = asyncio.create_task(parts.agent.run(turn))
+        structured = None
+        self._running = asyncio.create_task(run_turn(parts, turn))
         try:
-            outcome = await asyncio.shield(self._running)
+            end = await asyncio.shield(self._running)
+            outcome, structured, error = end.outcome, end.structured, end.error
         except asyncio.CancelledError:
             if not self._running.cancelled():  # the worker itself is being cancelled (disconnect)
                 self._running.cancel()
@@ -258,7 +262,7 @@ class Client:
         finally:
             self._running = None
         self._emit_records(transcript.new_records(parts.agent.history))
-        self._emit_record(transcript.result_record(outcome, error=error))
+        self._emit_record(transcript.result_record(outcome, error=error, structured_output=structured))
 
     def _emit_records(self, records: list[dict[str, Any]]) -> None:
         for record in records:

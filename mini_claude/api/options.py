@@ -102,8 +102,19 @@ def session_options(options: Options) -> SessionOptions:
         allowed_tools=list(options.allowed_tools), disallowed_tools=list(options.disallowed_tools),
         trust=options.trust, add_dirs=[Path(d) for d in options.add_dirs], system_prompt=system,
         append_system_prompt=append, settings=options.settings, effort=options.effort, env=env,
-        setting_sources=sources if sources is not None else (),
+        setting_sources=sources if sources is not None else (), output_schema=_output_schema(options.output_format),
     )
+
+
+def _output_schema(output_format: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if output_format is None:
+        return None
+    schema = output_format.get("schema") if isinstance(output_format, Mapping) else None
+    if not isinstance(output_format, Mapping) or output_format.get("type") != "json_schema" or schema is None:
+        raise ConfigError('Options.output_format: {"type": "json_schema", "schema": {...}}')
+    from mini_claude.tools.structured_output import check_schema
+
+    return check_schema(schema, "Options.output_format.schema")
 
 
 def _system_prompt(options: Options) -> tuple[str | None, str | None]:

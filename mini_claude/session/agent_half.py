@@ -173,6 +173,8 @@ def build_session(
             parts.append(PromptPart("plan mode", PLAN_MODE_PROMPT))
         if sandbox.enabled:
             parts.append(PromptPart("OS sandbox", SANDBOX_PROMPT))
+        if opts.output_schema is not None:
+            parts.append(PromptPart("structured output", STRUCTURED_PROMPT))
         if opts.append_system_prompt:
             parts.append(PromptPart("appended (--append-system-prompt)", opts.append_system_prompt))
         return [part for part in parts if part.text]
@@ -211,6 +213,12 @@ def build_session(
         if isinstance(tool, BashTool):
             tool.sandbox = sandbox
     builtins = [WebSearchTool(lambda: agent.model) if isinstance(tool, WebSearchTool) else tool for tool in builtins]
+    structured = None
+    if opts.output_schema is not None:
+        from mini_claude.tools.structured_output import StructuredOutputTool, check_schema
+
+        structured = StructuredOutputTool(check_schema(opts.output_schema, "output schema"))
+        builtins.append(structured)
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
                   result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,
                   context=window, resolve_unknown=deferred.resolve, loading=deferred, hooks=hooks, prelude=opening)
@@ -219,7 +227,7 @@ def build_session(
         agent.context.on_compact = ui.info
     parts = SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
                          skills=skills, host=host, memory=memory, deferred=deferred, hooks=hooks, subagents=subagents,
-                         prompt_parts=prompt_parts, opening=opening)
+                         prompt_parts=prompt_parts, opening=opening, structured=structured)
     return parts
 
 
@@ -261,6 +269,11 @@ SANDBOX_PROMPT = (
     "~/.aws, ...) look empty; the network is off except the domains the user allowed. A result that begins a line "
     "with [sandbox] was stopped by it. Work inside these limits; set dangerouslyDisableSandbox only when a command "
     "truly needs more, and say why: the user is asked every time.")
+
+
+STRUCTURED_PROMPT = (
+    "This session needs its final answer in a fixed shape: when the task is done, call the StructuredOutput tool once "
+    "with the answer as its input, matching its input schema exactly.")
 
 
 def _warn(ui: AgentUI, line: str) -> None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from mini_claude.permissions import PermissionGate
     from mini_claude.settings import Settings
     from mini_claude.skills.registry import SkillRegistry
+    from mini_claude.tools.structured_output import StructuredOutputTool
     from mini_claude.tools.tool_search import DeferredTools
 
 __all__ = ["FrontUI", "SessionOptions", "SessionParts", "SessionUI", "report_review", "report_rule_problems"]
@@ -70,6 +71,7 @@ class SessionOptions:
     # which settings files count ("user", "project", "local"); None: all. An empty tuple is an isolated session: no
     # user or project file is read (settings, CLAUDE.md, commands, agents, skills, MCP configs)
     setting_sources: tuple[str, ...] | None = None
+    output_schema: dict[str, Any] | None = None  # the final answer's JSON Schema (tools/structured_output.py)
 
 
 @dataclass
@@ -92,6 +94,7 @@ class SessionParts:
     subagents: Subagents | None = None  # the types the Agent tool starts (agent/subagents.py)
     prompt_parts: Callable[[], list[PromptPart]] | None = None  # the next request's system prompt, by part
     opening: Opening | None = None  # what opens the conversation: CLAUDE.md, the git snapshot (agent/opening.py)
+    structured: StructuredOutputTool | None = None  # where the answer in the required shape arrives (output_schema)
 
 
 

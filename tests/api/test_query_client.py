@@ -158,9 +158,9 @@ async def test_resume_and_fork(world: ApiWorld, mock_model) -> None:
 
 async def test_options_errors_name_the_field(world: ApiWorld, mock_model) -> None:
     mock = mock_model([text("unused")])
-    with pytest.raises(ConfigError, match="Options.setting_sources"):
+    with pytest.raises(ConfigError, match=r"Options\.setting_sources"):
         await _all("x", world.options(mock.url, setting_sources=["everything"]))
-    with pytest.raises(ConfigError, match="Options.cwd"):
+    with pytest.raises(ConfigError, match=r"Options\.cwd"):
         await _all("x", Options(cwd=world.project / "missing"))
     client = Client(world.options(mock.url))
     with pytest.raises(ConfigError, match="not connected"):
@@ -180,3 +180,41 @@ async def test_sixteen_sessions_at_once_in_one_process(world: ApiWorld, mock_mod
     assert len({r.session_id for r in results}) == 16
     for n, mock in enumerate(mocks):  # each session's conversation is its own
         assert f"question {n}" in json.dumps(mock.requests[0]["body"]["messages"])
+
+
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}, "people": {"type": "integer", "minimum": 0}},
+          "required": ["city", "people"], "additionalProperties": False}
+
+
+async def test_structured_output_is_validated_and_retried_once(world: ApiWorld, mock_model) -> None:
+    mock = mock_model([
+        call("StructuredOutput", city="Lyon", people="many"),  # wrong type: the model hears why
+        text("I think it is Lyon."),  # ends without the tool: reminded once
+        call("StructuredOutput", city="Lyon", people=520000),
+        text("done"),
+    ])
+    options = world.options(mock.url, output_format={"type": "json_schema", "schema": SCHEMA})
+    messages = await _all("which city?", options)
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.subtype == "success"
+    assert result.structured_output == {"city": "Lyon", "people": 520000}
+    first_result = json.dumps(mock.requests[1]["body"]["messages"][-1])
+    assert "people" in first_result and "is not of type" in first_result
+    assert "StructuredOutput" in json.dumps(mock.requests[2]["body"]["messages"][-1])  # the reminder
+    tools = [tool["name"] for tool in mock.requests[0]["body"]["tools"]]
+    assert "StructuredOutput" in tools
+
+
+async def test_structured_output_never_given_is_an_error_result(world: ApiWorld, mock_model) -> None:
+    mock = mock_model([text("no shape"), text("still no shape")])
+    options = world.options(mock.url, output_format={"type": "json_schema", "schema": SCHEMA})
+    result = (await _all("which city?", options))[-1]
+    assert isinstance(result, ResultMessage) and result.is_error
+    assert result.subtype == "error_max_structured_output_retries" and result.structured_output is None
+
+
+async def test_an_invalid_schema_is_refused_at_the_start(world: ApiWorld, mock_model) -> None:
+    mock = mock_model([text("unused")])
+    with pytest.raises(ConfigError, match="not a valid JSON Schema"):
+        await _all("x", world.options(mock.url, output_format={"type": "json_schema",
+                                                               "schema": {"type": "nonsense"}}))

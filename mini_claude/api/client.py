@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from mini_claude.errors import ConfigError, MiniClaudeError
 
 if TYPE_CHECKING:
     from mini_claude.agent.loop import RunOutcome
+    from mini_claude.models.http_pool import HttpPool
     from mini_claude.session.parts import SessionParts
     from mini_claude.session.records import RunError, Transcript
     from mini_claude.session.structured import TurnEnd
@@ -186,6 +188,7 @@ class Client:
 
         options = self.options
         opts = session_options(options)
+        opts.http_pool = _loop_pool()
         own = in_process_servers(options.mcp_servers)
         ui = ApiUI(options, self._emit_record, lambda: self.parts.session_id if self.parts is not None else "")
         host_ui = ApiHostUI(options, lambda: own.keys(), ui.info)
@@ -270,3 +273,17 @@ class Client:
 
     def _emit_record(self, record: dict[str, Any]) -> None:
         self._messages.put_nowait(message_from_record(record))
+
+
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, HttpPool] = weakref.WeakKeyDictionary()
+
+
+def _loop_pool() -> HttpPool:
+    """The HTTP connections this event loop's sessions share (models/http_pool.py)."""
+    from mini_claude.models.http_pool import HttpPool
+
+    loop = asyncio.get_running_loop()
+    pool = _POOLS.get(loop)
+    if pool is None:
+        pool = _POOLS[loop] = HttpPool()
+    return pool

@@ -103,7 +103,22 @@ def session_options(options: Options) -> SessionOptions:
         trust=options.trust, add_dirs=[Path(d) for d in options.add_dirs], system_prompt=system,
         append_system_prompt=append, settings=options.settings, effort=options.effort, env=env,
         setting_sources=sources if sources is not None else (), output_schema=_output_schema(options.output_format),
+        agents=_agents(options.agents or {}),
     )
+
+
+def _agents(agents: Mapping[str, AgentDefinition]) -> dict[str, Any]:
+    from mini_claude.agent.subagents import SubagentType
+
+    kinds = {}
+    for name, spec in agents.items():
+        if not isinstance(spec, AgentDefinition) or not spec.description.strip() or not spec.prompt.strip():
+            raise ConfigError(f"Options.agents.{name}: an AgentDefinition with a description and a prompt")
+        tools = tuple(spec.tools) if spec.tools is not None else None
+        model = spec.model if spec.model not in (None, "inherit") else None
+        kinds[name] = SubagentType(name=name, description=spec.description, prompt=spec.prompt, tools=tools,
+                                   model=model, source="sdk")
+    return kinds
 
 
 def _output_schema(output_format: Mapping[str, Any] | None) -> dict[str, Any] | None:

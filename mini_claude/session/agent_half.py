@@ -72,6 +72,7 @@ def rest_of_session(opts: SessionOptions, ui: FrontUI, mcp: McpParts, model: Mod
         ui.warn(f"memory: {warning}")
     parts.trusted = trusted
     kinds, troubles = load_subagent_types(cwd, user_home(env), trusted=trusted)
+    kinds.update(opts.agents)  # the front end's own types win over files of the same name
     if parts.subagents is not None:
         parts.subagents.kinds = kinds
         thinking = ThinkingPrefs.from_env(model_env, enabled=settings.always_thinking, effort=settings.effort_level)

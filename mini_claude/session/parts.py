@@ -17,13 +17,14 @@ if TYPE_CHECKING:
     from mini_claude.agent.memory import Memory
     from mini_claude.agent.opening import Opening
     from mini_claude.agent.sessions import SessionLog
-    from mini_claude.agent.subagents import Subagents
+    from mini_claude.agent.subagents import Subagents, SubagentType
     from mini_claude.agent.system_prompt import PromptPart
     from mini_claude.hooks import Hooks
     from mini_claude.mcp.config import LoadedConfig
     from mini_claude.mcp.host import McpHost
     from mini_claude.mcp.manager import McpManager
     from mini_claude.mcp.pinning import PinReview
+    from mini_claude.models.http_pool import HttpPool
     from mini_claude.permissions import PermissionGate
     from mini_claude.settings import Settings
     from mini_claude.skills.registry import SkillRegistry
@@ -72,6 +73,8 @@ class SessionOptions:
     # user or project file is read (settings, CLAUDE.md, commands, agents, skills, MCP configs)
     setting_sources: tuple[str, ...] | None = None
     output_schema: dict[str, Any] | None = None  # the final answer's JSON Schema (tools/structured_output.py)
+    agents: dict[str, SubagentType] = field(default_factory=dict)  # sub-agent types given in code (source "sdk")
+    http_pool: HttpPool | None = None  # HTTP connections shared with the process's other sessions (the API's)
 
 
 @dataclass

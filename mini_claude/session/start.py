@@ -273,7 +273,8 @@ async def start_session(
 
     thinking = ThinkingPrefs.from_env(model_env, enabled=settings.always_thinking, effort=settings.effort_level,
                                       flag_effort=opts.effort)
-    model = plan_model(opts.model, model_env, settings_model=settings.model, key_helper=helper, thinking=thinking)
+    model = plan_model(opts.model, model_env, settings_model=settings.model, key_helper=helper, thinking=thinking,
+                       pool=opts.http_pool)
     if model.warning:
         ui.warn(model.warning)
     held = await resolve_approvals(config, settings, cwd=cwd, env=env, trust_all=opts.trust_project_mcp,

@@ -218,3 +218,19 @@ async def test_an_invalid_schema_is_refused_at_the_start(world: ApiWorld, mock_m
     with pytest.raises(ConfigError, match="not a valid JSON Schema"):
         await _all("x", world.options(mock.url, output_format={"type": "json_schema",
                                                                "schema": {"type": "nonsense"}}))
+
+
+async def test_agents_given_in_code_are_sub_agent_types(world: ApiWorld, mock_model) -> None:
+    from mini_claude.api import AgentDefinition
+
+    mock = mock_model([call("Agent", description="greet", prompt="say hello", subagent_type="greeter"),
+                       text("hello from the greeter"), text("child said: {{last_tool_result}}")])
+    agents = {"greeter": AgentDefinition(description="Greets people", prompt="You greet people warmly.",
+                                         tools=["Read"])}
+    messages = await _all("greet me", world.options(mock.url, agents=agents))
+    init, result = messages[0], messages[-1]
+    assert isinstance(init, SystemMessage) and "greeter" in init.data["agents"]
+    assert isinstance(result, ResultMessage) and "hello from the greeter" in (result.result or "")
+    child = mock.requests[1]["body"]
+    assert "You greet people warmly." in json.dumps(child["system"])
+    assert [tool["name"] for tool in child["tools"]] == ["Read"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mini_claude.api.hooks import HookContext, HookMatcher
 from mini_claude.api.options import AgentDefinition, Options
 from mini_claude.api.types import (
     AssistantMessage,
@@ -42,7 +43,8 @@ if TYPE_CHECKING:
     from mini_claude.api.query import query
 
 __all__ = [
-    "AgentDefinition", "AssistantMessage", "Client", "ContentBlock", "Message", "Options", "PermissionResultAllow",
+    "AgentDefinition", "AssistantMessage", "Client", "ContentBlock", "HookContext", "HookMatcher", "Message",
+    "Options", "PermissionResultAllow",
     "PermissionResultDeny", "PermissionUpdate", "ResultMessage", "StreamEvent", "SystemMessage", "TextBlock",
     "ThinkingBlock", "ToolPermissionContext", "ToolResultBlock", "ToolUseBlock", "UserMessage", "query",
 ]

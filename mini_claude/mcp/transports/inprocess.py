@@ -42,33 +42,58 @@ class NotJsonError(TypeError):
 
 
 def json_copy(value: Any, *, depth_limit: int = MAX_MESSAGE_DEPTH) -> Any:
-    """A structural copy of a JSON value: new dicts and lists, the same immutable scalars. Tuples become lists.
-    Raises `NotJsonError` naming the path of anything else (and of a value nested deeper than `depth_limit`)."""
-    return _copy(value, depth_limit, "$")
+    """A structural copy of a JSON value: new dicts and lists, the same immutable scalars. Tuples become lists, a
+    str/int/float subclass (an enum member) its plain value, as a wire would deliver them. Raises `NotJsonError`
+    naming the path of anything else (and of a value nested deeper than `depth_limit`). Iterative, so no nesting
+    the limit allows can exhaust the interpreter's stack."""
+    if type(value) in _SCALARS:
+        return value
+    scalars = _SCALARS
+    root: list[Any] = [None]
+    # (source value, the container its copy goes into, the key there, its depth, the trail of keys to it)
+    stack: list[tuple[Any, Any, Any, int, Any]] = [(value, root, 0, 1, None)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        source, parent, slot, depth, trail = pop()
+        kind = type(source)
+        if kind is dict:
+            if depth > depth_limit:
+                raise NotJsonError(f"{_path(trail)}: nested too deeply")
+            out: dict[str, Any] = {}
+            for key, item in source.items():
+                if type(key) is not str:
+                    raise NotJsonError(f"{_path(trail)}: key {key!r} is not a string")
+                out[key] = item
+                if type(item) not in scalars:
+                    push((item, out, key, depth + 1, (trail, key)))
+            parent[slot] = out
+        elif kind is list or kind is tuple:
+            if depth > depth_limit:
+                raise NotJsonError(f"{_path(trail)}: nested too deeply")
+            items = list(source)
+            for index, item in enumerate(items):
+                if type(item) not in scalars:
+                    push((item, items, index, depth + 1, (trail, index)))
+            parent[slot] = items
+        elif isinstance(source, str):
+            parent[slot] = str.__str__(source)
+        elif isinstance(source, int | float):
+            parent[slot] = float(source) if isinstance(source, float) else int(source)
+        else:
+            raise NotJsonError(f"{_path(trail)}: {kind.__name__} is not a JSON value")
+    return root[0]
+
+
+def _path(trail: Any) -> str:
+    """`$.a[0].b` for the trail `(((None, "a"), 0), "b")`."""
+    keys: list[str | int] = []
+    while trail is not None:
+        trail, key = trail
+        keys.append(key)
+    return "$" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in reversed(keys))
 
 
 _SCALARS = (str, int, float, bool, type(None))
-
-
-def _copy(value: Any, left: int, path: str) -> Any:
-    kind = type(value)
-    if kind is dict:
-        if left <= 0:
-            raise NotJsonError(f"{path}: nested too deeply")
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if type(key) is not str:
-                raise NotJsonError(f"{path}: key {key!r} is not a string")
-            out[key] = item if type(item) in _SCALARS else _copy(item, left - 1, f"{path}.{key}")
-        return out
-    if kind is list or kind is tuple:
-        if left <= 0:
-            raise NotJsonError(f"{path}: nested too deeply")
-        return [item if type(item) in _SCALARS else _copy(item, left - 1, f"{path}[{i}]")
-                for i, item in enumerate(value)]
-    if kind in _SCALARS or isinstance(value, _SCALARS):  # a str/int subclass (an enum member) keeps its value
-        return value
-    raise NotJsonError(f"{path}: {kind.__name__} is not a JSON value")
 
 
 @runtime_checkable

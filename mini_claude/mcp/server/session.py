@@ -16,19 +16,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mini_claude.errors import McpError
 from mini_claude.mcp.protocol import LATEST_PROTOCOL_VERSION, LOG_LEVELS, SUPPORTED_PROTOCOL_VERSIONS
 from mini_claude.mcp.server.context import ToolCallContext
 from mini_claude.mcp.server.outbound import Outbound
-from mini_claude.mcp.server.tools import call_handler, check_arguments, error_result, to_call_result
+from mini_claude.mcp.server.tools import (
+    ServerTool,
+    call_handler,
+    check_arguments,
+    error_result,
+    to_call_result,
+)
 from mini_claude.mcp.transports.inprocess import PeerLink
 
-if TYPE_CHECKING:
-    from mini_claude.mcp.server.core import McpServerCore
-
-__all__ = ["CLOSE_WAIT_S", "RpcError", "ServerSession"]
+__all__ = ["CLOSE_WAIT_S", "RpcError", "ServerDefinition", "ServerSession"]
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +52,26 @@ class RpcError(Exception):
         self.message = message
 
 
+class ServerDefinition(Protocol):
+    """What a session needs of its server (`McpServerCore`): who it is and its tools, read at each request."""
+
+    name: str
+    version: str
+    instructions: str | None
+
+    @property
+    def tools(self) -> list[ServerTool]: ...
+
+    def tool(self, name: str) -> ServerTool | None: ...
+
+    def forget(self, session: ServerSession) -> None:
+        """The session closed."""
+
+
 class ServerSession:
     """The server side of one connection (see the module docstring)."""
 
-    def __init__(self, core: McpServerCore, link: PeerLink) -> None:
+    def __init__(self, core: ServerDefinition, link: PeerLink) -> None:
         self.core = core
         self.link = link
         self.protocol_version: str | None = None

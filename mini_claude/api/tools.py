@@ -207,7 +207,14 @@ def _typeddict_schema(cls: Any) -> dict[str, Any]:
     hints = get_type_hints(cls, include_extras=True)
     schema: dict[str, Any] = {"type": "object",
                               "properties": {key: type_json_schema(value) for key, value in hints.items()}}
-    required = sorted(getattr(cls, "__required_keys__", hints))
+    required_keys = set(getattr(cls, "__required_keys__", hints))
+    for key, hint in hints.items():  # a string annotation (PEP 563) hides NotRequired from __required_keys__
+        qualifier = getattr(get_origin(hint), "_name", None)
+        if qualifier == "NotRequired":
+            required_keys.discard(key)
+        elif qualifier == "Required":
+            required_keys.add(key)
+    required = sorted(required_keys)
     if required:
         schema["required"] = required
     return schema

@@ -104,7 +104,7 @@ def tool(name: str, description: str, input_schema: Any, annotations: Mapping[st
     return decorate
 
 
-def function_tool(fn: Callable[..., Awaitable[Any]], *, name: str | None = None,
+def function_tool(fn: Callable[..., Any], *, name: str | None = None,
                   description: str | None = None) -> SdkMcpTool:
     """A plain async function as a tool: named after it, described by its docstring's first line, its
     parameters (by their type hints) the input schema — one with a default is optional; one typed
@@ -133,7 +133,8 @@ def function_tool(fn: Callable[..., Awaitable[Any]], *, name: str | None = None,
         keywords = dict(args)
         if context_param is not None:
             keywords[context_param] = ctx
-        return _as_result(await fn(**keywords))
+        result = fn(**keywords)
+        return _as_result(await result if inspect.isawaitable(result) else result)
 
     return SdkMcpTool(name or fn.__name__, description or (doc.splitlines()[0] if doc else fn.__name__), schema,
                       handler)
@@ -152,7 +153,11 @@ def create_sdk_mcp_server(name: str, version: str = "1.0.0", tools: list[Any] | 
                           instructions: str | None = None) -> McpSdkServerConfig:
     """An MCP server in this process serving `tools` (`SdkMcpTool`s, or plain async functions), as the entry
     `mcp_servers` takes: `{"type": "sdk", "name": name, "instance": server}`."""
-    served = [(t if isinstance(t, SdkMcpTool) else function_tool(t)).server_tool() for t in tools or []]
+    served = []
+    for item in tools or []:
+        if not isinstance(item, SdkMcpTool) and not inspect.isfunction(item):
+            raise TypeError(f"server {name!r}: {item!r} is not a tool (use @tool, or pass an async function)")
+        served.append((item if isinstance(item, SdkMcpTool) else function_tool(item)).server_tool())
     return McpSdkServerConfig(type="sdk", name=name,
                               instance=McpServerCore(name, version, served, instructions=instructions))
 

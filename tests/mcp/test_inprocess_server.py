@@ -24,7 +24,7 @@ from mini_claude.errors import TransportError
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config_entry import ServerConfig, sdk_server_config
 from mini_claude.mcp.host import FormAnswer, McpHost, NoQuestionsUI, SamplingChoice
-from mini_claude.mcp.host.ui import FormRequest, SamplingRequest
+from mini_claude.mcp.host.ui import FormRequest, SamplingRequest, UrlRequest
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from mini_claude.mcp.server import McpServerCore, ServerTool, ToolCallContext
 from mini_claude.mcp.transports.inprocess import InProcessTransport, NotJsonError, json_copy
@@ -76,6 +76,10 @@ def calc_core(probe: Probe) -> McpServerCore:
             "name": {"type": "string", "title": "Name"}}, "required": ["name"]})
         return {"content": [{"type": "text", "text": json.dumps(answer, sort_keys=True)}]}
 
+    async def open_page(args: dict[str, Any], ctx: ToolCallContext) -> dict[str, Any]:
+        answer = await ctx.elicit_url("Sign in, please", "https://example.com/login", "e-1")
+        return {"content": [{"type": "text", "text": json.dumps(answer, sort_keys=True)}]}
+
     async def ask_model(args: dict[str, Any], ctx: ToolCallContext) -> dict[str, Any]:
         reply = await ctx.sample(args["question"], 50, system_prompt="Answer in one word.")
         return {"content": [{"type": "text", "text": json.dumps(reply, sort_keys=True)}]}
@@ -96,6 +100,7 @@ def calc_core(probe: Probe) -> McpServerCore:
              ServerTool.of("steps", "Reports progress.", EMPTY, steps),
              ServerTool.of("chatty", "Logs.", EMPTY, chatty),
              ServerTool.of("ask_name", "Asks the user.", EMPTY, ask_name),
+             ServerTool.of("open_page", "Sends the user to a page.", EMPTY, open_page),
              ServerTool.of("ask_model", "Asks the model.", {"type": "object", "properties": {
                  "question": {"type": "string"}}, "required": ["question"]}, ask_model),
              ServerTool.of("wait_forever", "Never ends.", EMPTY, wait_forever)]
@@ -110,6 +115,7 @@ class ScriptedUI(NoQuestionsUI):
         self.forms: list[FormRequest] = []
         self.form_answer = FormAnswer("decline")
         self.sampling: list[SamplingRequest] = []
+        self.urls: list[UrlRequest] = []
         self.progressed: list[tuple[str, float, float | None, str | None]] = []
 
     async def approve_sampling(self, request: SamplingRequest) -> SamplingChoice:
@@ -119,6 +125,10 @@ class ScriptedUI(NoQuestionsUI):
     async def fill_form(self, request: FormRequest) -> FormAnswer:
         self.forms.append(request)
         return self.form_answer
+
+    async def open_url(self, request: UrlRequest) -> str:
+        self.urls.append(request)
+        return "accept"
 
     def progress(self, call: str, progress: float, total: float | None, message: str | None) -> None:
         self.progressed.append((call, progress, total, message))
@@ -163,7 +173,7 @@ async def test_tools_are_listed_and_called_beside_a_stdio_server(tmp_path: Path)
     core = calc_core(Probe())
     async with session(tmp_path, sdk_server_config("calc", core), demo_config()) as s:
         names = {entry.tool.name for entry in s.manager.tools() if entry.server == "calc"}
-        assert names == {"add", "explode", "steps", "chatty", "ask_name", "ask_model", "wait_forever"}
+        assert names == {"add", "explode", "steps", "chatty", "ask_name", "open_page", "ask_model", "wait_forever"}
         qualified = {a.name for a in s.adapters()}
         assert {"mcp__calc__add", "mcp__demo__add", "mcp__calc__wait_forever"} <= qualified
         state = s.manager.states["calc"]
@@ -224,6 +234,22 @@ async def test_an_elicitation_from_a_tool_reaches_the_person(tmp_path: Path) -> 
         assert asked.schema["properties"] == {"name": {"type": "string", "title": "Name"}}
         s.ui.form_answer = FormAnswer("decline")
         assert json.loads((await s.call("mcp__calc__ask_name", {})).as_text()) == {"action": "decline"}
+        assert json.loads((await s.call("mcp__calc__open_page", {})).as_text()) == {"action": "accept"}
+        [page] = s.ui.urls
+        assert (page.server, page.url, page.elicitation_id) == ("calc", "https://example.com/login", "e-1")
+
+
+async def test_a_client_without_the_capabilities_gets_error_results_not_requests() -> None:
+    client = McpClient(InProcessTransport(calc_core(Probe()), server="calc"), name="calc")  # no host: no handlers
+    await client.connect(timeout_s=5)
+    try:
+        for tool, capability in (("ask_name", "elicitation"), ("ask_model", "sampling")):
+            result = await client.call_tool(tool, {"question": "?"} if tool == "ask_model" else {})
+            assert result.is_error
+            assert result.content == [{"type": "text", "text": f"the client did not declare the {capability!r} "
+                                                               f"capability"}]
+    finally:
+        await client.close()
 
 
 async def test_a_sampling_request_from_a_tool_reaches_the_model(tmp_path: Path) -> None:

@@ -74,6 +74,18 @@ class ToolCallContext:
         params = {"mode": "form", "message": message, "requestedSchema": dict(requested_schema)}
         return await self._object("elicitation/create", params, timeout_s)
 
+    async def elicit_url(self, message: str, url: str, elicitation_id: str, *,
+                         timeout_s: float = DEFAULT_CLIENT_REQUEST_TIMEOUT_S) -> dict[str, Any]:
+        """Ask the user to open `url` (`elicitation/create`, URL mode; the client must declare `url` support).
+        Returns `{"action": "accept" | "decline" | "cancel"}`; the server tells the client when the work at the URL
+        is done with `notify("notifications/elicitation/complete", {"elicitationId": ...})`."""
+        self._require("elicitation")
+        declared = self.client_capabilities.get("elicitation")
+        if not isinstance(declared, Mapping) or "url" not in declared:
+            raise McpError("the client did not declare URL-mode elicitation", server=self.server)
+        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
+        return await self._object("elicitation/create", params, timeout_s)
+
     async def sample(self, messages: str | Sequence[Mapping[str, Any]], max_tokens: int, *,
                      system_prompt: str | None = None, temperature: float | None = None,
                      stop_sequences: Sequence[str] | None = None, model_preferences: Mapping[str, Any] | None = None,

@@ -20,13 +20,14 @@ from typing import Any
 
 import pytest
 
-from mini_claude.errors import TransportError
+from mini_claude.errors import JsonRpcError, McpError, McpTimeoutError, TransportError
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config_entry import ServerConfig, sdk_server_config
 from mini_claude.mcp.host import FormAnswer, McpHost, NoQuestionsUI, SamplingChoice
 from mini_claude.mcp.host.ui import FormRequest, SamplingRequest, UrlRequest
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from mini_claude.mcp.server import McpServerCore, ServerTool, ToolCallContext
+from mini_claude.mcp.server.outbound import Outbound
 from mini_claude.mcp.transports.inprocess import InProcessTransport, NotJsonError, json_copy
 from mini_claude.models.anthropic import AnthropicModel
 from mini_claude.models.base import Model
@@ -416,3 +417,63 @@ async def test_round_trip_median_is_far_below_five_ms() -> None:
         assert median_ms < 5.0
     finally:
         await client.close()
+
+
+# ---- server -> client requests ----------------------------------------------------------------------------------
+
+
+async def test_a_server_request_times_out_and_tells_the_client_it_stopped_waiting() -> None:
+    pushed: list[dict[str, Any]] = []
+    outbound = Outbound(pushed.append, server="calc")
+    with pytest.raises(McpTimeoutError):
+        await outbound.request("roots/list", None, timeout_s=0.05)
+    assert pushed == [{"jsonrpc": "2.0", "id": 1, "method": "roots/list"},
+                      {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                       "params": {"requestId": 1, "reason": "the server stopped waiting"}}]
+    assert not outbound.resolve({"jsonrpc": "2.0", "id": 1, "result": {}})  # a late answer finds nobody
+
+
+async def test_a_client_error_is_a_json_rpc_error_and_close_fails_what_waits() -> None:
+    pushed: list[dict[str, Any]] = []
+    outbound = Outbound(pushed.append, server="calc")
+    refused = asyncio.ensure_future(outbound.request("sampling/createMessage", {"maxTokens": 1}, timeout_s=5))
+    waiting = asyncio.ensure_future(outbound.request("elicitation/create", {}, timeout_s=5))
+    await eventually(lambda: len(pushed) == 2, "both requests pushed")
+    assert outbound.resolve({"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": "User rejected"}})
+    with pytest.raises(JsonRpcError) as error:
+        await refused
+    assert error.value.code == -1 and error.value.rpc_message == "User rejected"
+    outbound.fail_all(Outbound.closed_error("calc"))
+    with pytest.raises(TransportError, match="the client closed the connection"):
+        await waiting
+    with pytest.raises(TransportError):  # and every later request, at once
+        await outbound.request("roots/list", None, timeout_s=5)
+    assert len(pushed) == 2  # nothing more was sent: the connection is gone
+
+
+async def test_closing_the_client_mid_elicitation_ends_the_handler() -> None:
+    probe = Probe()
+    outcome: list[str] = []
+
+    async def ask(args: dict[str, Any], ctx: ToolCallContext) -> str:
+        probe.started.set()
+        try:
+            await ctx.elicit("Still there?", {"type": "object", "properties": {}})
+        except (TransportError, asyncio.CancelledError) as exc:
+            outcome.append(type(exc).__name__)
+            raise
+        return "answered"
+
+    async def never_answer(_params: Any) -> Any:
+        await asyncio.Event().wait()
+
+    core = McpServerCore("ask", tools=[ServerTool.of("ask", "Asks.", EMPTY, ask)])
+    client = McpClient(InProcessTransport(core, server="ask"), name="ask")
+    client.set_request_handler("elicitation/create", never_answer)
+    await client.connect(timeout_s=5)
+    call = asyncio.ensure_future(client.call_tool("ask", {}))
+    await asyncio.wait_for(probe.started.wait(), 5)
+    await asyncio.wait_for(client.close(), 5)
+    with pytest.raises(McpError):
+        await call
+    assert outcome in (["TransportError"], ["CancelledError"]) and core.sessions == 0

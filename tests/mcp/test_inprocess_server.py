@@ -26,6 +26,7 @@ from mini_claude.mcp.config_entry import ServerConfig, sdk_server_config
 from mini_claude.mcp.host import FormAnswer, McpHost, NoQuestionsUI, SamplingChoice
 from mini_claude.mcp.host.ui import FormRequest, SamplingRequest, UrlRequest
 from mini_claude.mcp.manager import McpManager, ServerStatus
+from mini_claude.mcp.pinning import PinStore
 from mini_claude.mcp.server import McpServerCore, ServerTool, ToolCallContext
 from mini_claude.mcp.server.outbound import Outbound
 from mini_claude.mcp.transports.inprocess import InProcessTransport, NotJsonError, json_copy
@@ -477,3 +478,25 @@ async def test_closing_the_client_mid_elicitation_ends_the_handler() -> None:
     with pytest.raises(McpError):
         await call
     assert outcome in (["TransportError"], ["CancelledError"]) and core.sessions == 0
+
+
+async def test_a_changed_tool_definition_is_withheld_by_the_pins(tmp_path: Path) -> None:
+    core = calc_core(Probe())
+    pins = PinStore(tmp_path / "pins")
+    manager = McpManager([sdk_server_config("calc", core)], env=server_env(tmp_path), pins=pins)
+    manager.start()
+    try:
+        await manager.wait_started()
+        state = manager.states["calc"]
+        assert state.status is ServerStatus.READY and not state.withheld
+        original = core.tool("add")
+        assert original is not None
+        core.add_tool(ServerTool.of("add", "Add two numbers, and send them somewhere.", NUMBERS, original.handler))
+        await eventually(lambda: [c.tool.name for c in state.withheld] == ["add"], "the changed tool withheld")
+        assert "mcp__calc__add" not in {e.qualified_name for e in manager.tools()}
+        with pytest.raises(McpError, match="changed"):
+            await manager.call_tool("calc", "add", {"a": 1, "b": 2})
+        assert [c.tool.name for c in manager.accept_changed("calc")] == ["add"]
+        assert (await manager.call_tool("calc", "add", {"a": 1, "b": 2})).content == [{"type": "text", "text": "3"}]
+    finally:
+        await manager.aclose()

@@ -34,6 +34,8 @@ from mini_claude.models.anthropic import AnthropicModel
 from mini_claude.models.base import Model
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
+from mini_claude.permissions import Decision, PermissionGate, PermissionMode, RuleSet
+from mini_claude.settings import Settings, SettingsRule
 from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.mcp_tool import McpToolAdapters
 from tests.helpers import eventually, server_configs, server_env
@@ -500,3 +502,24 @@ async def test_a_changed_tool_definition_is_withheld_by_the_pins(tmp_path: Path)
         assert (await manager.call_tool("calc", "add", {"a": 1, "b": 2})).content == [{"type": "text", "text": "3"}]
     finally:
         await manager.aclose()
+
+
+async def test_permission_rules_name_in_process_tools_like_any_mcp_tool(tmp_path: Path) -> None:
+    def gate(allow: tuple[str, ...] = (), deny: tuple[str, ...] = ()) -> PermissionGate:
+        settings = Settings(
+            permissions_allow=[SettingsRule(t, ".claude/settings.json", f"permissions.allow[{i}]")
+                               for i, t in enumerate(allow)],
+            permissions_deny=[SettingsRule(t, ".claude/settings.json", f"permissions.deny[{i}]")
+                              for i, t in enumerate(deny)])
+        return PermissionGate(PermissionMode.DEFAULT, RuleSet.from_settings(settings), ask=None, cwd=tmp_path,
+                              home=tmp_path / "home", server_of=s.manager.server_of)
+
+    async with session(tmp_path, sdk_server_config("calc", calc_core(Probe()))) as s:
+        add = next(a for a in s.adapters() if a.name == "mcp__calc__add")
+        explode = next(a for a in s.adapters() if a.name == "mcp__calc__explode")
+        args = {"a": 1, "b": 2}
+        assert await gate(allow=("mcp__calc",)).check(add, args) == Decision(
+            True, 'allowed by rule "mcp__calc" in .claude/settings.json')
+        denied = await gate(allow=("mcp__calc",), deny=("mcp__calc__explode",)).check(explode, {})
+        assert not denied.allowed and "mcp__calc__explode" in denied.reason
+        assert not (await gate().check(explode, {})).allowed  # no rule, nobody to ask: not run

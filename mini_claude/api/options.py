@@ -104,6 +104,7 @@ def session_options(options: Options) -> SessionOptions:
         append_system_prompt=append, settings=options.settings, effort=options.effort, env=env,
         setting_sources=sources if sources is not None else (), output_schema=_output_schema(options.output_format),
         agents=_agents(options.agents or {}),
+        in_process={name: cfg["instance"] for name, cfg in in_process_servers(options.mcp_servers).items()},
     )
 
 

@@ -129,8 +129,16 @@ async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: S
 
 
 def load_servers(opts: SessionOptions, env: Mapping[str, str]) -> LoadedConfig:
-    return load_mcp_config(cwd=opts.cwd, home=user_home(env), env=env, extra=opts.mcp_config,
-                           strict=opts.strict_mcp_config)
+    """The session's MCP servers: the config files and `--mcp-config` values, then the front end's in-process
+    servers (which win over a file's server of the same name)."""
+    config = load_mcp_config(cwd=opts.cwd, home=user_home(env), env=env, extra=opts.mcp_config,
+                             strict=opts.strict_mcp_config)
+    if opts.in_process:
+        from mini_claude.mcp.config_entry import sdk_server_config
+
+        for name, instance in opts.in_process.items():
+            config.servers[name] = sdk_server_config(name, instance)
+    return config
 
 
 async def resolve_approvals(

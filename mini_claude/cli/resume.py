@@ -14,8 +14,8 @@ from mini_claude.agent.sessions import (
     replay_session,
     sessions_dir,
 )
-from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.session import SessionParts
+from mini_claude.cli.terminal.render import TerminalUI, clean
 from mini_claude.errors import ConfigError
 from mini_claude.paths import state_dir
 

@@ -26,9 +26,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.session_mcp import additional_dirs, build_mcp
 from mini_claude.cli.session_parts import SessionOptions, SessionParts, report_rule_problems
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.approval import ApprovalStore, approval_hint, approval_state
 from mini_claude.mcp.config import LoadedConfig, ServerConfig, disabled_servers, load_mcp_config
@@ -297,7 +297,7 @@ async def start_session(
                     on_server_change=on_server_change, host_ui=host_ui)
     # a tool whose definition changed since it was accepted is withheld (mcp/pinning.py): the REPL asks about it
     # (`on_tools_review`); -p says so in one warning line per server
-    from mini_claude.cli.pin_review import report_review
+    from mini_claude.cli.questions.pin_review import report_review
 
     mcp.manager.pins.on_review = on_tools_review or (lambda review: report_review(ui, review))
     # one client, built by whichever needs it first: the agent, or a server that samples before the agent exists

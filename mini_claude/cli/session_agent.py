@@ -23,10 +23,10 @@ from mini_claude.agent.memory import load_memory
 from mini_claude.agent.opening import Opening
 from mini_claude.agent.subagents import SubagentParts, Subagents, acting_subagent, load_subagent_types
 from mini_claude.agent.system_prompt import PLAN_MODE_PROMPT, PromptPart, git_branch, join_parts, system_parts
-from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.cli.session_mcp import McpParts, build_mcp
 from mini_claude.cli.session_parts import SessionOptions, SessionParts, report_rule_problems
 from mini_claude.cli.state_sweep import sweep_in_background
+from mini_claude.cli.terminal.render import TerminalUI, clean
 from mini_claude.errors import ConfigError
 from mini_claude.hooks import Hooks, HookSession
 from mini_claude.mcp.config import LoadedConfig

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.terminal.render import TerminalUI
 
 if TYPE_CHECKING:
     from collections.abc import Callable

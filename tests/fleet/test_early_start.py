@@ -15,7 +15,7 @@ import pytest
 import mini_claude.cli.session as session_module
 import mini_claude.cli.session_agent as session_agent
 from mini_claude.cli.main import build_parser
-from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from tests.helpers import assert_pid_gone, eventually, session_home
 from tests.integration.conftest import PROBE, Cli, answer

@@ -18,7 +18,7 @@ import pytest
 
 import mini_claude.cli.session as session_module
 from mini_claude.cli.main import build_parser
-from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.mcp.manager import ServerState, ServerStatus
 from tests.helpers import eventually, session_home
 from tests.integration.conftest import PROBE

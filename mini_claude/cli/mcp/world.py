@@ -15,8 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from mini_claude.cli.host_ui import PrintHostUI
-from mini_claude.cli.render import TerminalUI, clean
+from mini_claude.cli.questions.host_ui import PrintHostUI
 from mini_claude.cli.session import (
     SessionOptions,
     additional_dirs,
@@ -24,6 +23,7 @@ from mini_claude.cli.session import (
     load_servers,
     resolve_approvals,
 )
+from mini_claude.cli.terminal.render import TerminalUI, clean
 from mini_claude.mcp.config import LoadedConfig
 from mini_claude.mcp.host import McpHost
 from mini_claude.mcp.manager import McpManager, ServerStatus

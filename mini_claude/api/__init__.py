@@ -44,11 +44,32 @@ if TYPE_CHECKING:
     from mini_claude.api.tools import SdkMcpTool, ToolCallContext, create_sdk_mcp_server, function_tool, tool
 
 __all__ = [
-    "AgentDefinition", "AssistantMessage", "Client", "ContentBlock", "HookContext", "HookMatcher", "Message",
-    "Options", "PermissionResultAllow",
-    "PermissionResultDeny", "PermissionUpdate", "ResultMessage", "StreamEvent", "SystemMessage", "TextBlock",
-    "SdkMcpTool", "ThinkingBlock", "ToolCallContext", "ToolPermissionContext", "ToolResultBlock", "ToolUseBlock",
-    "UserMessage", "create_sdk_mcp_server", "function_tool", "query", "tool",
+    "AgentDefinition",
+    "AssistantMessage",
+    "Client",
+    "ContentBlock",
+    "HookContext",
+    "HookMatcher",
+    "Message",
+    "Options",
+    "PermissionResultAllow",
+    "PermissionResultDeny",
+    "PermissionUpdate",
+    "ResultMessage",
+    "SdkMcpTool",
+    "StreamEvent",
+    "SystemMessage",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolCallContext",
+    "ToolPermissionContext",
+    "ToolResultBlock",
+    "ToolUseBlock",
+    "UserMessage",
+    "create_sdk_mcp_server",
+    "function_tool",
+    "query",
+    "tool",
 ]
 
 _LAZY = {

@@ -31,6 +31,7 @@ class Call:
     tool: Tool | None
     result: ToolResult | None = None
     notes: str = ""  # what hooks said about this call, for the model beside the results
+    args: dict[str, Any] | None = None  # the input it runs with once admitted (None: the block's own)
 
 
 def prompt_text(blocks: list[dict[str, Any]]) -> str:

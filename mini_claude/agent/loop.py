@@ -28,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 from mini_claude.agent.calls import (
     CUT_TEXT,
     Call,
+    Verdict,
     batches,
     last_text,
     masked,
@@ -36,6 +37,7 @@ from mini_claude.agent.calls import (
     tool_name,
     tool_result_block,
     unknown_text,
+    wrong_input,
 )
 from mini_claude.agent.compaction import ContextWindow, is_prompt_too_long
 from mini_claude.agent.hook_points import HookPoints
@@ -44,8 +46,7 @@ from mini_claude.errors import ModelError
 from mini_claude.hooks.outcomes import BeforeTool, HookPermission
 from mini_claude.models.base import AssistantTurn, Model, PlanAware, ToolSpec, Usage
 from mini_claude.secrets import mask
-from mini_claude.tools.base import Tool, ToolContext, ToolResult, input_is_ours, own_server
-from mini_claude.tools.input_check import input_problem
+from mini_claude.tools.base import Tool, ToolContext, ToolResult, own_server
 
 __all__ = ["Agent", "AgentUI", "Gate", "RunOutcome", "SilentUI"]
 
@@ -69,22 +70,6 @@ class DeferredLoading(Protocol):
     def refused(self, error: ModelError) -> bool:
         """The API refused a request: True if it was over deferred loading, now given up (retry the request)."""
         ...
-
-
-class Verdict(Protocol):
-    """The gate's decision as the loop reads it (mini_claude.permissions.answers.Decision fits)."""
-
-    @property
-    def allowed(self) -> bool: ...
-
-    @property
-    def reason(self) -> str: ...
-
-    @property
-    def updated_input(self) -> dict[str, Any] | None: ...  # run instead of the input checked (valid for the tool)
-
-    @property
-    def interrupt(self) -> bool: ...  # a refusal that ends the run
 
 
 class Gate(Protocol):
@@ -375,18 +360,17 @@ class Agent:
             call.result = ToolResult.error(f"tool input must be a JSON object, got {type(args).__name__}")
             self._show_rejected(name, args, call.result)
             return False
-        problem = input_problem(call.tool.input_schema, args) if input_is_ours(call.tool) else None
+        problem = wrong_input(call.tool, args, name)
         if problem:  # one reading of every input: what the gate would check is exactly what the tool would run
-            call.result = ToolResult.error(f"invalid input for {name}: {problem}")
+            call.result = ToolResult.error(problem)
             self._show_rejected(name, args, call.result)
             return False
         before = await self._before_tool(call, name, args)
         permission = before.permission if before is not None else None
         if before is not None and before.updated_input is not None:  # a hook's changed input, checked as the model's
-            problem = input_problem(call.tool.input_schema, before.updated_input) if input_is_ours(call.tool) else None
+            problem = wrong_input(call.tool, before.updated_input, f"{name} (a PreToolUse hook's updatedInput)")
             if problem:
-                call.result = ToolResult.error(f"invalid input for {name} from a PreToolUse hook's updatedInput: "
-                                               f"{problem}")
+                call.result = ToolResult.error(problem)
                 self._show_rejected(name, args, call.result)
                 return False
             args = before.updated_input

@@ -59,14 +59,13 @@ searched folder (a `.env` holds secrets even when no rule names it).
 
 Why this module is long: the order above is one method (`check`) whose steps share one reading of the call, and
 this docstring, its specification, stays beside it; issue 27 added two steps (a Bash command's writes, the OS
-sandbox). The rules a question offers (`always_rules`, `suggested_rules`) are the next part to move out.
+sandbox). The rules a question offers are worked out in suggestions.py, the answer's types live in answers.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from enum import StrEnum
@@ -103,8 +102,8 @@ from mini_claude.permissions.command_writes import (
     write_rule,
 )
 from mini_claude.permissions.paths import MatchEnv, expand_path
-from mini_claude.permissions.rules import Rule, RuleSet, ToolCall, blanks_only
-from mini_claude.permissions.shell import split_shell_command
+from mini_claude.permissions.rules import Rule, RuleSet, ToolCall
+from mini_claude.permissions.suggestions import always_rules, suggested_rules
 from mini_claude.sandbox.runtime import Sandbox
 from mini_claude.settings import PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
 from mini_claude.tools.base import FileReader, ServerTool, Tool, input_is_ours, own_server
@@ -118,16 +117,8 @@ __all__ = ["PLAN_ACCEPT_EDITS", "AskAnswer", "AskFn", "Decision", "PermissionGat
 AskAnswer = Literal["yes", "always", "no"]
 PLAN_ACCEPT_EDITS = "yes-accept-edits"  # ExitPlanMode's other yes: leave plan mode for acceptEdits
 
-# Commands whose first argument names a subcommand: "always" remembers `git status`, not all of `git`.
-_SUBCOMMAND_TOOLS = frozenset({
-    "git", "npm", "pnpm", "yarn", "bun", "npx", "cargo", "go", "docker", "kubectl", "pip", "pip3", "uv",
-    "poetry", "gh", "brew", "apt", "apt-get", "dotnet", "mvn", "gradle", "make", "just", "rustup", "conda",
-})
-_PLAIN_WORD_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
-_PYTHON_RE = re.compile(r"^python[0-9.]*$")
 _EDIT_TOOLS = frozenset({"Edit", "Write", "NotebookEdit"})
 _READ_TOOLS = frozenset({"Read", "Glob", "Grep", "Skill"})
-_GLOB_SPECIALS_RE = re.compile(r"([*?\[\\])")  # escaped with a backslash in an exact-path rule
 
 
 class PermissionMode(StrEnum):
@@ -438,62 +429,18 @@ class PermissionGate:
         kind = classify(root, self._place(), write=call.claude_name in _EDIT_TOOLS)
         return kind == "secret" or kind == boundary.kind
 
-    def _outside_rules(self, call: ToolCall) -> list[str]:
-        """`Edit(//abs/path)` / `Read(//abs/path)` for each path of the call that needs consent (the resolved
-        path, glob characters escaped)."""
-        if call.claude_name == "Bash":
-            return []  # a command's writes are remembered by the exact command (`always_rules`)
-        verb = "Edit" if call.claude_name in _EDIT_TOOLS else "Read"
-        escaped = (_GLOB_SPECIALS_RE.sub(r"\\\1", os.path.realpath(b.path)) for b in self._boundaries(call))
-        return [f"{verb}(/{path})" for path in dict.fromkeys(escaped)]
-
     def always_rules(self, tool: Tool, args: dict[str, Any]) -> list[str]:
-        """The rule(s) an "always" answer would add (for showing in the prompt). Bash: `Bash(<prefix>:*)` for a
-        simple command, the exact command for a compound or opaque one; a write outside the project: that exact
-        file (`Edit(//abs/path)`), a secret or protected one too; a resource read: `ReadMcpResourceTool(server)`;
-        any other tool: its rule name."""
+        """The rule(s) an "always" answer would add (for showing in the prompt; suggestions.py says which)."""
         call = _call_of(tool, args)
-        outside = self._outside_rules(call)
-        if outside:
-            return outside
-        if call.claude_name != "Bash":
-            return _tool_rules(call)
-        command = call.command or ""
-        split = split_shell_command(command)
-        if split.opaque or len(split.parts) != 1 or self._boundaries(call) or self._bash_writes(call).unknown:
-            rules = [f"Bash({' '.join(command.split())})"] if command.strip() else ["Bash"]
-        else:
-            rules = [self._useful_prefix_rule(split.parts[0])]
-        if not blanks_only(command) and not rules[0].endswith(":*)"):
-            return []  # an exact rule cannot hold a newline: it would name another command (rules.blanks_only)
-        return rules
-
-    def _useful_prefix_rule(self, part: str) -> str:
-        """`Bash(<prefix>:*)` when that rule would allow `part` itself, else the exact `Bash(<part>)`: a prefix
-        rule is blind to a code-running program's arguments (`Bash(python3:*)` does not allow `python3 main.py`,
-        see code_runners.py), so offering it would save a rule that allows nothing useful — or, worse, read as
-        "any Python code from now on"."""
-        prefix = _prefix_rule(part)
-        probe = RuleSet.from_strings(allow=[prefix])
-        if probe.match_allow(ToolCall("Bash", {"command": part}), self._env()) is not None:
-            return prefix
-        return f"Bash({part})"
+        return always_rules(call, [b.path for b in self._boundaries(call)], bool(self._bash_writes(call).unknown),
+                            self._env())
 
     def suggested_rules(self, tool: Tool, args: dict[str, Any]) -> list[str]:
         """Allow rules that would let this call through (for the non-interactive hint): for a compound command,
         one prefix rule per part not yet allowed."""
         call = _call_of(tool, args)
-        outside = self._outside_rules(call)
-        if outside:
-            return outside
-        if call.claude_name != "Bash":
-            return _tool_rules(call)
-        command = call.command or ""
-        split = split_shell_command(command)
-        if split.opaque or not split.parts or self._boundaries(call) or self._bash_writes(call).unknown:
-            return [f"Bash({' '.join(command.split())})"] if command.strip() else ["Bash"]
-        parts = self.rules.unallowed_command_parts(command, self._env()) or list(split.parts)
-        return list(dict.fromkeys(self._useful_prefix_rule(p) for p in parts))
+        return suggested_rules(call, [b.path for b in self._boundaries(call)], bool(self._bash_writes(call).unknown),
+                               self.rules, self._env())
 
     async def _ask_user(self, tool: Tool, args: dict[str, Any], call: ToolCall, *, ask_rule: Rule | None,
                         hook_asks: str | None = None, leaving_sandbox: bool = False,
@@ -637,35 +584,5 @@ def _call_of(tool: Tool, args: dict[str, Any]) -> ToolCall:
     return ToolCall(tool.name, args, servers, reads, own_server(tool, args))
 
 
-def _tool_rules(call: ToolCall) -> list[str]:
-    """The rule an "always" remembers for a call that is not Bash and not a file at a boundary."""
-    if call.servers and not call.is_mcp:
-        return [f"{call.claude_name}({server})" for server in call.servers] or [call.claude_name]
-    if call.host is not None:  # WebFetch: that host, never every host (nothing when no rule can name it: `[::1]`)
-        rule = f"{call.claude_name}(domain:{call.host})"
-        try:
-            RuleSet.from_strings(allow=[rule])
-        except ConfigError:
-            return []
-        return [rule]
-    return [call.claude_name]
-
-
 def _allowed_by(rules: tuple[Rule, ...]) -> str:
     return "allowed by rule " + ", ".join(r.describe() for r in rules)
-
-
-def _prefix_rule(part: str) -> str:
-    """`git status -s` -> `Bash(git status:*)`, `ls -la` -> `Bash(ls:*)`, `python -m pytest x` ->
-    `Bash(python -m pytest:*)`. Parts that start oddly (quotes, `VAR=x`) get an exact rule."""
-    words = part.split(" ")
-    head = words[0]
-    if not _PLAIN_WORD_RE.match(head.rsplit("/", 1)[-1]) or "=" in head:
-        return f"Bash({part})"
-    prefix = [head]
-    if _PYTHON_RE.match(head) and len(words) > 2 and words[1] == "-m" and _PLAIN_WORD_RE.match(words[2]):
-        prefix = words[:3]
-    elif head in _SUBCOMMAND_TOOLS and len(words) > 1 and _PLAIN_WORD_RE.match(words[1]) \
-            and not words[1].startswith("-"):
-        prefix = words[:2]
-    return f"Bash({' '.join(prefix)}:*)"

@@ -113,6 +113,9 @@ async def run_callable(hook: CallableHook, payload: dict[str, Any], tool_use_id:
         return CallableRun(None, time.monotonic() - began,
                            f"raised {type(exc).__name__}{': ' + detail if detail else ''}")
     seconds = time.monotonic() - began
+    if limit.expired():  # it swallowed the cancellation and answered late: too late all the same
+        signal.set()
+        return CallableRun(None, seconds, f"timed out after {seconds:.1f}s and was cancelled", timed_out=True)
     if not isinstance(result, dict):
         return CallableRun(None, seconds, f"returned {type(result).__name__}, not a dict (return {{}} to say nothing)")
     return CallableRun({_PYTHON_NAMES.get(str(k), str(k)): v for k, v in result.items()}, seconds)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mini_claude.agent.loop import Agent
-from mini_claude.hooks import CallableHook, Hooks, HookSession
+from mini_claude.hooks import CallableHook, HookPermission, Hooks, HookSession
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.permissions.rules import CLAUDE_TOOL_NAMES
 from mini_claude.settings import SettingsHook, load_settings
@@ -27,6 +27,7 @@ from tests.agent.agent_helpers import (
     tool,
     validate_history,
 )
+from tests.permissions.test_gate import BASH
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -275,3 +276,27 @@ def test_only_code_registers_callables(tmp_path: Path) -> None:
     settings = load_settings(cwd=cwd, home=home)
     assert [h.command for h in settings.hooks] == ["true"]  # a settings entry is always a command
     assert any("not supported" in str(e) for e in settings.errors)
+
+
+async def test_a_hooks_allow_with_updated_input_covers_only_that_input(tmp_path: Path) -> None:
+    """A caller that runs the original input (the user's `!cmd`) cannot run it under the hook's allow."""
+    gate = PermissionGate(PermissionMode.DEFAULT, RuleSet.from_strings(), ask=None, cwd=tmp_path, home=tmp_path)
+    allow = HookPermission("allow", "rewritten", {"command": "echo safe"})
+    assert (await gate.check(BASH, {"command": "echo safe"}, hook=allow)).allowed
+    assert not (await gate.check(BASH, {"command": "rm -rf build"}, hook=allow)).allowed
+
+
+async def test_a_callable_that_swallows_its_cancellation_still_times_out(tmp_path: Path) -> None:
+    async def stubborn(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            pass
+        return _pre("deny", "late")
+
+    reports: list[str] = []
+    hooks = _hooks(tmp_path, [CallableHook("PreToolUse", stubborn, timeout_s=0.2)], reports=reports)
+    before = await hooks.pre_tool_use("Bash", {"command": "true"}, "toolu_1")
+    assert before.permission is None
+    [line] = reports
+    assert "timed out after" in line

@@ -300,3 +300,13 @@ async def test_a_callable_that_swallows_its_cancellation_still_times_out(tmp_pat
     assert before.permission is None
     [line] = reports
     assert "timed out after" in line
+
+
+async def test_a_command_hooks_updated_input_runs_too(mock_model: Any, tmp_path: Path) -> None:
+    output = json.dumps(_pre("allow", "dry run only", updatedInput={"command": "touch dry-run"}))
+    command = SettingsHook("PreToolUse", "Bash", f"cat > /dev/null; printf '%s' '{output}'", None,
+                           "~/.claude/settings.json", "hooks.PreToolUse[0].hooks[0]")
+    mock = mock_model([tool("Bash", command="touch for-real"), say("ok")])
+    agent = _agent(mock.url, tmp_path, _hooks(tmp_path, [], [command]))
+    assert (await agent.run("go")).text == "ok"
+    assert (tmp_path / "dry-run").exists() and not (tmp_path / "for-real").exists()

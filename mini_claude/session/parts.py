@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from mini_claude.agent.subagents import Subagents, SubagentType
     from mini_claude.agent.system_prompt import PromptPart
     from mini_claude.hooks import Hooks
+    from mini_claude.hooks.callables import CallableHook
     from mini_claude.mcp.config import LoadedConfig
     from mini_claude.mcp.host import McpHost
     from mini_claude.mcp.manager import McpManager
@@ -77,6 +78,7 @@ class SessionOptions:
     agents: dict[str, SubagentType] = field(default_factory=dict)  # sub-agent types given in code (source "sdk")
     http_pool: HttpPool | None = None  # HTTP connections shared with the process's other sessions (the API's)
     in_process: dict[str, MessagePeer] = field(default_factory=dict)  # MCP servers living in this process, by name
+    hook_callables: tuple[CallableHook, ...] = ()  # hooks given as Python callables (the API's, the SDK's)
 
 
 @dataclass

@@ -50,8 +50,8 @@ from mini_claude.settings import (
 from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
 
 if TYPE_CHECKING:
+    from mini_claude.permissions.answers import AskFn
     from mini_claude.session.parts import FrontUI
-    from mini_claude.tools.base import Tool
 
 __all__ = [
     "AskTrustFn",
@@ -245,7 +245,7 @@ async def start_session(
     ui: FrontUI,
     *,
     ask_server: ApproveFn | None = None,
-    ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None = None,
+    ask_permission: AskFn | None = None,
     on_server_change: Callable[[ServerState], None] | None = None,
     ask_trust: AskTrustFn | None = None,
     on_tools_review: Callable[[PinReview], None] | None = None,

@@ -233,11 +233,15 @@ class Client:
             self._messages.put_nowait(INPUT_ENDED)
 
     async def _work(self) -> None:
-        while True:
-            turn = await self._turns.get()
-            if turn is None:
-                return
-            await self._run_turn(turn)
+        try:
+            while True:
+                turn = await self._turns.get()
+                if turn is None:
+                    return
+                await self._run_turn(turn)
+        except Exception:  # a bug in the session's machinery: the program's readers must not wait forever
+            log.exception("the session's worker failed")
+            self._messages.put_nowait(_END)
 
     async def _run_turn(self, turn: Turn) -> None:
         from mini_claude.session.init_record import init_record

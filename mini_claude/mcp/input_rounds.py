@@ -10,14 +10,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from mini_claude.errors import ProtocolError
+from mini_claude.mcp.handshakes import Handshakes
 from mini_claude.mcp.jsonrpc import RequestHandler
-from mini_claude.mcp.negotiation import Negotiator
 from mini_claude.mcp.protocol import INCOMPLETE_RESULT_TYPES, MAX_INPUT_ROUNDS
 
 __all__ = ["request_with_input_rounds"]
 
 
-async def request_with_input_rounds(negotiator: Negotiator, method: str, params: Any, *, timeout: float | None,
+async def request_with_input_rounds(negotiator: Handshakes, method: str, params: Any, *, timeout: float | None,
                                     handlers: Mapping[str, RequestHandler], server: str) -> Any:
     """Send `method` in the modern era; answer each incomplete result from `handlers` and re-send, until complete."""
     original = dict(params) if isinstance(params, dict) else {}

@@ -2,17 +2,14 @@
 prompts, tool calls with timeouts, progress and cancellation, and the server → client side (requests such as
 `roots/list`, in the modern era also embedded as `inputRequests` in a result; notifications such as
 `notifications/tools/list_changed`). Its collaborators: `negotiation.Negotiator` (the protocol era and version),
-`lists.ListCache` (pagination, `ttlMs` caching); the protocol's data lives in `protocol`.
+`lists.ListCache` (pagination, `ttlMs` caching), `progress.ProgressTokens` (progress tokens and the deadlines
+they push back), `input_rounds` (the modern era's incomplete results, answered and re-sent); the protocol's data
+lives in `protocol`.
 
 Design notes:
 
-* Modern era: a result without `resultType` is complete; an incomplete one (`inputRequests`/`requestState`) is
-  answered with our request handlers and the original request re-sent (fresh id, `inputResponses`, the echoed
-  `requestState`), at most `MAX_INPUT_ROUNDS` times.
 * Capabilities are declared only for what a handler really serves (`roots` with a `roots/list` handler,
   `sampling`, `elicitation` likewise), all set before `connect()`: a server that sees a capability will use it.
-* A progress token is tied to the JSON-RPC id its call will get (`session.next_request_id()` read with no await
-  before the request is issued), so each `notifications/progress` pushes that request's deadline back.
 * A request that times out or whose caller is cancelled gets `notifications/cancelled` (never `initialize`: the
   spec forbids it; never the era probe, which a legacy server never knew); its late reply is dropped.
 * Every error names the server (`McpError.server`), including errors raised by a transport built without a name.
@@ -21,28 +18,19 @@ Design notes:
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from mini_claude import __version__
 from mini_claude.errors import McpError, McpTimeoutError, ProtocolError, TransportError
 from mini_claude.mcp import headers as mcp_headers
+from mini_claude.mcp.input_rounds import request_with_input_rounds
 from mini_claude.mcp.jsonrpc import JsonRpcSession
 from mini_claude.mcp.lists import ListCache
 from mini_claude.mcp.negotiation import Era, EraMemory, Negotiator
-from mini_claude.mcp.protocol import (
-    HANDLER_CAPABILITIES,
-    INCOMPLETE_RESULT_TYPES,
-    MAX_INPUT_ROUNDS,
-    CallToolResult,
-    McpTool,
-    is_number,
-    read_tools,
-    tool_timeout_s,
-)
+from mini_claude.mcp.progress import ProgressCallback, ProgressTokens
+from mini_claude.mcp.protocol import HANDLER_CAPABILITIES, CallToolResult, McpTool, read_tools, tool_timeout_s
 from mini_claude.mcp.transports.base import SupportsAbandon, Transport
 
 __all__ = [
@@ -59,15 +47,6 @@ CANCEL_SEND_WAIT_S = 0.5  # on close: how long queued notifications/cancelled ge
 
 RequestHandler = Callable[[Any], Awaitable[Any]]
 NotificationCallback = Callable[[str, Any], Any]
-ProgressCallback = Callable[[float, float | None, str | None], None]
-
-
-@dataclass
-class _Progress:
-    """A progress token in use: the caller's callback and the request id whose deadline progress pushes."""
-
-    callback: ProgressCallback
-    request_id: int
 
 
 class McpClient:
@@ -107,14 +86,13 @@ class McpClient:
         self._session.on_closed = self._on_session_closed
         self._session.set_fallback_notification_handler(self._on_notification)
         self._capabilities: dict[str, dict[str, Any]] = {}
+        self._progress = ProgressTokens(self._session, name)
         self._negotiator = Negotiator(
             self._session, transport, name=name, client_info=self.client_info, capabilities=self._capabilities,
-            message_headers=self._message_headers, before_send=self._bind_progress,
+            message_headers=self._message_headers, before_send=self._progress.bind,
             pinned=self.requested_protocol_version, era_memory=era_memory, era_key=era_key)
         self._lists = ListCache(name, self._list_page)
         self._notification_callbacks: dict[str, list[NotificationCallback]] = {}
-        self._progress: dict[str | int, _Progress] = {}
-        self._tokens = itertools.count(1)
         self._background: set[asyncio.Task[Any]] = set()
         self._connecting = False
         self._connected = False
@@ -261,15 +239,14 @@ class McpClient:
         params: dict[str, Any] = {"name": name, "arguments": arguments if arguments is not None else {}}
         token: str | None = None
         if on_progress is not None:
-            token = f"mini-claude-{next(self._tokens)}"
+            # ProgressTokens.bind() points it at the request id right before each send (retries get new ids)
+            token = self._progress.issue(on_progress)
             params["_meta"] = {"progressToken": token}
-            # _bind_progress() points it at the request id right before each send (retries get new ids)
-            self._progress[token] = _Progress(on_progress, self._session.next_request_id())
         try:
             result = await self._request("tools/call", params, timeout=timeout)
         finally:
             if token is not None:
-                self._progress.pop(token, None)
+                self._progress.release(token)
         return CallToolResult.from_wire(result, tool=name, server=self.name)
 
     # ---- resources and prompts -----------------------------------------------------------------------------------
@@ -336,49 +313,10 @@ class McpClient:
     async def _call(self, method: str, params: Any, *, timeout: float | None) -> Any:
         """One request in the current era; in the modern era incomplete results are answered and re-sent."""
         if self.era != "modern":
-            self._bind_progress(params)
+            self._progress.bind(params)
             return await self._session.request(method, params, timeout=timeout)
-        original = dict(params) if isinstance(params, dict) else {}
-        current = original
-        for _ in range(MAX_INPUT_ROUNDS + 1):
-            result = await self._negotiator.modern_request(method, current, timeout=timeout)
-            if not isinstance(result, dict) or result.get("resultType") not in INCOMPLETE_RESULT_TYPES:
-                return result  # no resultType means "complete"
-            responses = await self._answer_input_requests(method, result.get("inputRequests"))
-            # each retry is a new request: the original params plus this round's answers, nothing older
-            current = {k: v for k, v in original.items() if k not in ("inputResponses", "requestState")}
-            if responses is not None:
-                current["inputResponses"] = responses
-            if "requestState" in result:
-                current["requestState"] = result["requestState"]
-        raise ProtocolError(f"{method}: server still asks for input after {MAX_INPUT_ROUNDS} rounds",
-                            server=self.name)
-
-    async def _answer_input_requests(self, method: str, requests: Any) -> dict[str, Any] | None:
-        """Results of an incomplete result's `inputRequests`, from our server → client request handlers."""
-        if requests is None:
-            return None
-        if not isinstance(requests, dict):
-            raise ProtocolError(f"{method}: inputRequests is not an object: {requests!r:.200}", server=self.name)
-        responses: dict[str, Any] = {}
-        for key, request in requests.items():
-            wanted = request.get("method") if isinstance(request, dict) else None
-            if not isinstance(wanted, str):
-                raise ProtocolError(f"{method}: input request {key!r} has no method", server=self.name)
-            handler = self._handlers.get(wanted)
-            if handler is None:
-                raise ProtocolError(f"{method}: server asks for {wanted} input, which this client does not "
-                                    "provide", server=self.name)
-            responses[key] = await handler(request.get("params"))
-        return responses
-
-    def _bind_progress(self, params: Any) -> None:
-        """Point a progress token at the id the next request gets (a retry gets a new id). No await follows."""
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        entry = self._progress.get(token) if isinstance(token, str | int) else None
-        if entry is not None:
-            entry.request_id = self._session.next_request_id()
+        return await request_with_input_rounds(self._negotiator, method, params, timeout=timeout,
+                                               handlers=self._handlers, server=self.name)
 
     def _message_headers(self, message: dict[str, Any]) -> Mapping[str, str]:
         return mcp_headers.message_headers(message, self._tool_headers)
@@ -398,9 +336,7 @@ class McpClient:
         task.add_done_callback(self._background.discard)
 
     def _on_abandoned(self, request_id: int, method: str, reason: str) -> None:
-        for token, entry in list(self._progress.items()):
-            if entry.request_id == request_id:
-                del self._progress[token]
+        self._progress.forget_request(request_id)
         if isinstance(self.transport, SupportsAbandon):  # HTTP: stop reading that request's response stream
             self.transport.abandon(request_id)
         if method == "initialize":  # the spec: a client MUST NOT cancel its initialize request
@@ -431,7 +367,7 @@ class McpClient:
     def _on_notification(self, method: str, params: Any) -> None:
         self._lists.invalidate_for(method)
         if method == "notifications/progress":
-            self._on_progress(params)
+            self._progress.on_progress(params)
         elif method == "notifications/message" and isinstance(params, dict):
             log.debug("%s: server log [%s] %s: %.500s", self.name, params.get("level"), params.get("logger"),
                       params.get("data"))
@@ -447,24 +383,3 @@ class McpClient:
                     self._spawn(outcome)
             except Exception:
                 log.exception("%s: callback for %s failed", self.name, method)
-
-    def _on_progress(self, params: Any) -> None:
-        if not isinstance(params, dict):
-            return
-        token = params.get("progressToken")
-        entry = self._progress.get(token) if isinstance(token, str | int) else None
-        if entry is None:
-            log.debug("%s: progress for unknown token %.50r", self.name, token)
-            return
-        progress = params.get("progress")
-        if not is_number(progress):
-            log.debug("%s: progress notification without a numeric progress: %.200r", self.name, params)
-            return
-        total = params.get("total")
-        message = params.get("message")
-        self._session.touch(entry.request_id)  # work is happening: push the deadline back
-        try:
-            entry.callback(float(progress), float(total) if is_number(total) else None,
-                           message if isinstance(message, str) else None)
-        except Exception:
-            log.exception("%s: progress callback failed", self.name)

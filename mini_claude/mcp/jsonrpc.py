@@ -1,4 +1,5 @@
-"""JSON-RPC 2.0 session over any `Transport`: ids, pending futures, dispatch, errors.
+"""JSON-RPC 2.0 session over any `Transport`: our requests (ids, pending futures, deadlines), the reader and its
+dispatch, errors. Serving the peer's requests and notifications is the base class's (`jsonrpc_serving`).
 
 It knows nothing of MCP or pipes. Invariants:
 
@@ -20,21 +21,29 @@ It knows nothing of MCP or pipes. Invariants:
 * A `RefusedMessage` from the transport (a message nested deeper than the readers accept, see json_depth) fails
   the request it answers with a ProtocolError, or answers the peer's request with an error; the session goes on.
 * With `--mcp-trace` (mini_claude.mcp.trace) every message sent and received is handed to the trace, as is.
-* A peer's `notifications/cancelled` for one of *its* requests we are still serving cancels that handler; no
-  response is sent for it (the notification still reaches the notification handlers).
+* A peer's `notifications/cancelled` still reaches the notification handlers after it cancelled the handler
+  serving that request (see jsonrpc_serving).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from mini_claude.errors import JsonRpcError, McpError, McpTimeoutError, ProtocolError, TransportError
-from mini_claude.mcp import trace
+from mini_claude.mcp.jsonrpc_serving import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    JsonRpcServing,
+    NotificationHandler,
+    RequestHandler,
+)
 from mini_claude.mcp.transports.base import RequestFailed, Transport
 from mini_claude.mcp.transports.json_depth import RefusedMessage
 
@@ -51,16 +60,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-
-HANDLER_CANCEL_WAIT_S = 1.0  # on close: how long cancelled server-request handlers get to unwind
-
-RequestHandler = Callable[[Any], Awaitable[Any]]
-NotificationHandler = Callable[[str, Any], Any]
 AbandonedHook = Callable[[int, str, str], None]
 
 
@@ -81,7 +80,7 @@ class _Pending:
         self.send_cut = False  # the deadline passed during send(): we cancelled the sender
 
 
-class JsonRpcSession:
+class JsonRpcSession(JsonRpcServing):
     """A JSON-RPC 2.0 peer on top of a started `Transport`.
 
     Example:
@@ -94,36 +93,18 @@ class JsonRpcSession:
     """
 
     def __init__(self, transport: Transport, *, name: str | None = None) -> None:
-        self.transport = transport
-        self.name = name
+        super().__init__(transport, name=name)
         self._next_id = 1
         self._pending: dict[int, _Pending] = {}
         self._idle = asyncio.Event()  # set while no request is pending
         self._idle.set()
-        self._request_handlers: dict[str, RequestHandler] = {"ping": _pong}
-        self._notification_handlers: dict[str, NotificationHandler] = {}
-        self._fallback_notification: NotificationHandler | None = None
-        self._handler_tasks: set[asyncio.Task[None]] = set()
-        self._serving: dict[tuple[bool, Any], asyncio.Task[None]] = {}  # peer request id -> its handler task
         self._reader: asyncio.Task[None] | None = None
         self._closed_error: McpError | None = None
         self._closed_notified = False
         self.on_abandoned: AbandonedHook | None = None
         self.on_closed: Callable[[McpError], None] | None = None
-        self._trace = trace.active()  # --mcp-trace: every message both ways (mini_claude.mcp.trace)
 
     # ---- setup -------------------------------------------------------------------------------------------------
-
-    def set_request_handler(self, method: str, handler: RequestHandler) -> None:
-        """Serve requests from the peer. The handler returns the result or raises `JsonRpcError`."""
-        self._request_handlers[method] = handler
-
-    def set_notification_handler(self, method: str, handler: NotificationHandler) -> None:
-        self._notification_handlers[method] = handler
-
-    def set_fallback_notification_handler(self, handler: NotificationHandler) -> None:
-        """Receives every notification that has no handler of its own."""
-        self._fallback_notification = handler
 
     def start(self) -> None:
         """Start reading from the (already started) transport."""
@@ -232,12 +213,7 @@ class JsonRpcSession:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader
-        current = asyncio.current_task()
-        handlers = [task for task in self._handler_tasks if task is not current]
-        for task in handlers:
-            task.cancel()
-        if handlers:  # let them unwind now rather than be destroyed pending when the loop ends
-            await asyncio.wait(handlers, timeout=HANDLER_CANCEL_WAIT_S)
+        await self._cancel_handlers()
         await self.transport.close()
 
     # ---- internals ---------------------------------------------------------------------------------------------
@@ -326,30 +302,11 @@ class JsonRpcSession:
         elif not isinstance(method, str):
             log.warning("%s: ignoring message with non-string method: %.200r", self.name, message)
         elif "id" in message:
-            request_id = message["id"]
-            task = asyncio.get_running_loop().create_task(self._serve(request_id, method, message.get("params")))
-            self._handler_tasks.add(task)
-            task.add_done_callback(self._handler_tasks.discard)
-            key = _id_key(request_id)
-            if key is not None:
-                self._serving[key] = task
-                task.add_done_callback(functools.partial(self._served, key))
+            self._start_serving(message["id"], method, message.get("params"))
         else:
             if method == "notifications/cancelled":
                 self._on_peer_cancelled(message.get("params"))
             self._on_notification(method, message.get("params"))
-
-    def _served(self, key: tuple[bool, Any], done: asyncio.Task[None]) -> None:
-        """A handler task ended: forget it, unless its id is already being served by a newer request."""
-        if self._serving.get(key) is done:
-            del self._serving[key]
-
-    def _on_peer_cancelled(self, params: Any) -> None:
-        key = _id_key(params.get("requestId")) if isinstance(params, dict) else None
-        task = self._serving.pop(key, None) if key is not None else None
-        if task is not None and not task.done():
-            log.debug("%s: peer cancelled its request %.50r; stopping its handler", self.name, params["requestId"])
-            task.cancel()
 
     def _on_response(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
@@ -409,23 +366,7 @@ class JsonRpcSession:
             pending.future.set_exception(ProtocolError(
                 f"{pending.method}: the reply was refused: {refused.reason}", server=self.name))
             return
-        if _id_key(request_id) is None:
-            log.warning("%s: dropped a %.100s notification: %s", self.name, refused.method, refused.reason)
-            return
-        log.warning("%s: refused a %.100s request: %s", self.name, refused.method, refused.reason)
-        reply = {"jsonrpc": "2.0", "id": request_id, "error": {"code": INVALID_REQUEST, "message": refused.reason}}
-        task = asyncio.get_running_loop().create_task(self._send_quietly(reply))
-        self._handler_tasks.add(task)
-        task.add_done_callback(self._handler_tasks.discard)
-
-    async def _send_quietly(self, message: dict[str, Any]) -> None:
-        with contextlib.suppress(McpError):  # the connection is gone; nobody to answer
-            await self.transport.send(self._traced(message))
-
-    def _traced(self, message: dict[str, Any]) -> dict[str, Any]:
-        if self._trace is not None:
-            self._trace.record(self.name, "send", message)
-        return message
+        self._refuse_request(refused)
 
     def _null_id_claimant(self) -> _Pending | None:
         """The request a null-id error must be answering: the only one in flight, if it asked for that."""
@@ -433,59 +374,3 @@ class JsonRpcSession:
             return None
         (pending,) = self._pending.values()
         return pending if pending.claims_null_id and not pending.future.done() else None
-
-    def _on_notification(self, method: str, params: Any) -> None:
-        handler = self._notification_handlers.get(method, self._fallback_notification)
-        if handler is None:
-            log.debug("%s: unhandled notification %s", self.name, method)
-            return
-        try:
-            outcome = handler(method, params)
-            if asyncio.iscoroutine(outcome):
-                task = asyncio.get_running_loop().create_task(outcome)
-                self._handler_tasks.add(task)
-                task.add_done_callback(self._handler_tasks.discard)
-        except Exception:
-            log.exception("%s: notification handler for %s failed", self.name, method)
-
-    async def _serve(self, request_id: Any, method: str, params: Any) -> None:
-        handler = self._request_handlers.get(method)
-        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
-        if handler is None:
-            reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
-        else:
-            try:
-                reply["result"] = await handler(params)
-            except JsonRpcError as exc:
-                reply["error"] = {"code": exc.code, "message": exc.rpc_message}
-                if exc.data is not None:
-                    reply["error"]["data"] = exc.data
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.exception("%s: handler for %s failed", self.name, method)
-                reply["error"] = {"code": INTERNAL_ERROR, "message": f"{type(exc).__name__}: {exc}"}
-        try:
-            await self.transport.send(self._traced(reply))
-        except McpError:
-            pass  # the connection is gone; nobody to answer
-        except (TypeError, ValueError) as exc:  # the handler's result is not JSON (or has NaN): say so
-            log.error("%s: result of handler for %s is not JSON-serializable: %s", self.name, method, exc)
-            reply.pop("result", None)
-            reply["error"] = {"code": INTERNAL_ERROR, "message": f"result is not JSON-serializable: {exc}"}
-            with contextlib.suppress(McpError):
-                await self.transport.send(self._traced(reply))
-
-
-async def _pong(_params: Any) -> dict[str, Any]:
-    return {}
-
-
-def _id_key(request_id: Any) -> tuple[bool, Any] | None:
-    """A dict key for a JSON-RPC id that keeps 1 and "1" apart; None for ids that cannot be matched."""
-    if isinstance(request_id, str):
-        return (True, request_id)
-    if type(request_id) is int:
-        return (False, request_id)
-    return None
-

@@ -7,8 +7,9 @@
 
 Modules: settings (the `oauth` config object), discovery (WWW-Authenticate, RFC 9728, RFC 8414/OIDC),
 registration (pre-registered / CIMD / RFC 7591 clients), authorizer (loopback redirect + browser), store (the 0600
-token file), provider (the `HttpAuth` state machine), grants (running one grant: the login, the machine grants);
-jwt, dpop, tokens (signing, DPoP proofs, the token endpoint). It reads a server's config through the small
+token file), provider (the `HttpAuth` state machine), held_token (the token it holds, refresh, issuer binding),
+grants (running one grant: the login, the machine grants); jwt, dpop, tokens (signing, DPoP proofs, the token
+endpoint). It reads a server's config through the small
 `OAuthServerConfig` protocol (name, url, oauth), never `mini_claude.mcp.config` (a layer above it).
 """
 

@@ -1,7 +1,9 @@
 """`ClaudeAgentOptions`: the Claude Agent SDK's options, every field with its name and default, turned into ours
 (`to_options`). A field we do not support, set to anything but its default, is a ConfigError naming it — never
 silently dropped. `cli_path`, `max_buffer_size`, `debug_stderr`, `load_timeout_ms` and `client_app` are about the
-SDK's subprocess and have no meaning in-process: they are accepted and unused."""
+SDK's subprocess and have no meaning in-process: they are accepted and unused. As in the SDK, `system_prompt=None`
+means no built-in system prompt (the SDK sends Claude Code an empty one); `{"type": "preset", "preset":
+"claude_code"}` asks for ours."""
 
 from __future__ import annotations
 
@@ -94,6 +96,8 @@ def to_options(sdk: ClaudeAgentOptions | None) -> Options:
                           f"{'it' if len(unsupported) == 1 else 'them'} at the default; docs/API.md lists what "
                           "differs)")
     values: dict[str, Any] = {name: getattr(sdk, name) for name in _SAME}
+    if values["system_prompt"] is None:  # the SDK's default: no built-in system prompt (a preset asks for ours)
+        values["system_prompt"] = ""
     values["allowed_tools"] = list(values["allowed_tools"])
     values["disallowed_tools"] = list(values["disallowed_tools"])
     values["add_dirs"] = list(values["add_dirs"])

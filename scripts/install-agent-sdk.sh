@@ -60,7 +60,7 @@ began=$(date +%s)
 
 WHEEL=${MINI_CLAUDE_AGENT_SDK_WHEEL:-claude-agent-sdk==$VERSION}
 say "installing $WHEEL into $DEST/site"
-timeout "$TIMEOUT" "${PIP[@]}" install -q --no-deps --no-compile --target "$DEST/site" "$WHEEL" \
+timeout "$TIMEOUT" "${PIP[@]}" install -q --no-deps --target "$DEST/site" "$WHEEL" \
   || fail "pip could not install $WHEEL (network? set MINI_CLAUDE_AGENT_SDK_WHEEL to a local wheel)"
 [ -x "$DEST/site/claude_agent_sdk/_bundled/claude" ] \
   || fail "the installed wheel has no bundled CLI at site/claude_agent_sdk/_bundled/claude (wrong platform?)"

@@ -10,10 +10,13 @@ it). Each figure comes from a fresh worker process (`--worker`), one client per 
 process, so a worker's CPU and memory are the client's own.
 
 Rows:
-* **import** — a fresh `python -c` timing the import of `claude_agent_sdk` / `mini_claude.api` around it, and the
-  whole `python -c "import X"` process; median of `--import-reps` after one throw-away run (which writes the .pyc).
+* **import** — a fresh `python -c` timing, around it, the import line a program needs (`from claude_agent_sdk import
+  query, ClaudeAgentOptions, tool, create_sdk_mcp_server, ResultMessage` / the same names from `mini_claude.api`),
+  and the whole `python -c` process; median of `--import-reps` after one throw-away run (which writes the .pyc).
 * **query() to result** — from calling `query()` to its `ResultMessage`, for the one-tool-call conversation; median of
   `--reps` after one warm-up query in the same worker (the SDK starts its CLI per query, as its users' programs do).
+  The warm-up itself is shown as "the process's first query()" (ours loads a session's machinery then). A query that
+  ends without calling the tool is an error, not a figure.
 * **tool round trip** — one query whose model calls the tool `--calls` times in a row: per call, from the mock having
   the request that it answers with the tool_use to the handler being called, plus from the handler returning to the
   mock having the next request (with the result). This is the whole per-call overhead of the client (parse the
@@ -51,7 +54,9 @@ from mini_claude.models.mock_server import MockModelServer  # noqa: E402
 from mini_claude.models.scenario import parse_scenario  # noqa: E402
 
 SDK_SITE = ROOT / ".cache" / "agent-sdk" / "site"
-MODULES = {"sdk": "claude_agent_sdk", "ours": "mini_claude.api"}
+# what a user's program imports: the names it needs (ours loads a session's machinery lazily, at these names)
+IMPORTS = {"sdk": "from claude_agent_sdk import query, ClaudeAgentOptions, tool, create_sdk_mcp_server, ResultMessage",
+           "ours": "from mini_claude.api import query, Options, tool, create_sdk_mcp_server, ResultMessage"}
 MODEL = "claude-sonnet-4-5"
 WORKER_TIMEOUT_S = 600
 CALL = {"content": [{"type": "tool_use", "name": "mcp__calc__add", "input": {"a": 2, "b": 3}}]}
@@ -109,13 +114,17 @@ def _result_class(side: str) -> type:
 
 async def _one_query(side: str, url: str, cwd: str, claude: str | None, log: list[tuple[float, float]]) -> float:
     query, options = _client(side, url, cwd, claude, log)
-    result = _result_class(side)
+    result, calls = _result_class(side), len(log)
     began = time.perf_counter()
     async for message in query(prompt="add 2 and 3", options=options):
         if isinstance(message, result):
+            took = time.perf_counter() - began
             if getattr(message, "is_error", False):
                 raise RuntimeError(f"{side}: the query ended in an error: {message!r:.500}")
-            return time.perf_counter() - began
+            if len(log) == calls:
+                raise RuntimeError(f"{side}: the query never called the in-process tool; its result: "
+                                   f"{getattr(message, 'result', '')!r:.300}")
+            return took
     raise RuntimeError(f"{side}: query() ended without a ResultMessage")
 
 
@@ -153,7 +162,7 @@ async def _worker(args: argparse.Namespace) -> dict[str, Any]:
     log: list[tuple[float, float]] = []
     if args.task == "query":  # urls[0]: warm-up then reps queries, in order
         times = [await _one_query(side, urls[0], cwd, args.claude, log) for _ in range(args.reps + 1)]
-        return {"query_s": times[1:]}
+        return {"query_s": times[1:], "first_query_s": times[0]}
     if args.task == "tool":  # warm-up query, then one query of `calls` tool calls
         await _one_query(side, urls[0], cwd, args.claude, [])
         await _one_query(side, urls[0], cwd, args.claude, log)
@@ -172,7 +181,7 @@ async def _worker(args: argparse.Namespace) -> dict[str, Any]:
     cpu = _cpu_seconds()
     began = time.perf_counter()
     try:
-        await asyncio.gather(*(_one_query(side, url, cwd, args.claude, log) for url in urls[1:]))
+        await asyncio.gather(*(_one_query(side, url, cwd, args.claude, []) for url in urls[1:]))
     finally:
         stop.set()
         sampler.join()
@@ -198,12 +207,13 @@ def run_worker(side: str, task: str, mocks: list[TimedMock], work: Path, args: a
     proc = subprocess.run(argv, cwd=work, env=_env(side, work / "home"), capture_output=True, text=True,
                           timeout=WORKER_TIMEOUT_S, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
-        raise RuntimeError(f"{side} {task} worker failed ({proc.returncode}): {proc.stderr[-1500:]}")
+        tail = "\n".join(proc.stderr.strip().splitlines()[-4:])
+        raise RuntimeError(f"{side} {task} worker failed ({proc.returncode}): {tail}")
     return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
 def measure_import(side: str, work: Path, reps: int) -> dict[str, float]:
-    code = f"import time; t = time.perf_counter(); import {MODULES[side]}; print(time.perf_counter() - t)"
+    code = f"import time; t = time.perf_counter(); {IMPORTS[side]}; print(time.perf_counter() - t)"
     inner, whole = [], []
     for rep in range(reps + 1):
         began = time.perf_counter()
@@ -211,7 +221,7 @@ def measure_import(side: str, work: Path, reps: int) -> dict[str, float]:
                               capture_output=True, text=True, timeout=120)
         ended = time.perf_counter()
         if proc.returncode != 0:
-            raise RuntimeError(f"import {MODULES[side]} failed: {proc.stderr.strip().splitlines()[-1:]}")
+            raise RuntimeError(f"{IMPORTS[side]!r} failed: {proc.stderr.strip().splitlines()[-1:]}")
         if rep:
             inner.append(float(proc.stdout))
             whole.append(ended - began)
@@ -237,52 +247,74 @@ def mock_floor(reps: int = 20) -> float:
     return statistics.median(times[1:])
 
 
+def _query_stage(side: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    mock = TimedMock([CALL, ANSWER] * (args.reps + 1))
+    try:
+        times = run_worker(side, "query", [mock], work, args)
+        return {"query_s": statistics.median(times["query_s"]), "first_query_s": times["first_query_s"]}
+    finally:
+        mock.stop()
+
+
+def _tool_stage(side: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    mock = TimedMock([CALL, ANSWER] + [CALL] * args.calls + [ANSWER])
+    try:
+        handler = run_worker(side, "tool", [mock], work, args)["handler"]
+        arrived = mock.arrived[2:]
+    finally:
+        mock.stop()
+    if len(handler) != args.calls or len(arrived) != args.calls + 1:
+        raise RuntimeError(f"{side}: {len(handler)} tool calls and {len(arrived)} requests")
+    there = [called - arrived[i] for i, (called, _) in enumerate(handler)]
+    back = [arrived[i + 1] - returned for i, (_, returned) in enumerate(handler)]
+    return {"tool_round_trip_s": statistics.median(a + b for a, b in zip(there, back, strict=True)),
+            "tool_to_handler_s": statistics.median(there), "tool_back_s": statistics.median(back)}
+
+
+def _concurrent_stage(side: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    mocks = [TimedMock([CALL, ANSWER])] + [TimedMock([CALL, SLOW_ANSWER]) for _ in range(args.sessions)]
+    try:
+        conc = run_worker(side, "concurrent", mocks, work, args)
+    finally:
+        for mock in mocks:
+            mock.stop()
+    n = conc["sessions"]
+    return {"rss_per_session_mb": (conc["peak_kb"] - conc["baseline_kb"]) / 1024 / n,
+            "peak_rss_mb": conc["peak_kb"] / 1024, "baseline_rss_mb": conc["baseline_kb"] / 1024,
+            "sessions_per_core_s": n / conc["cpu_s"], "cpu_per_session_s": conc["cpu_s"] / n}
+
+
 def measure(side: str, args: argparse.Namespace) -> dict[str, Any]:
-    row: dict[str, Any] = {"client": side}
+    """Every figure of `side`; a stage that fails is noted in `errors` (and its figures left out), the others run."""
+    row: dict[str, Any] = {"client": side, "errors": []}
     with tempfile.TemporaryDirectory(prefix=f"mc-bench-api-{side}-") as tmp:
         work = Path(tmp)
         (work / "home").mkdir()
-        row.update(measure_import(side, work, args.import_reps))
-        mock = TimedMock([CALL, ANSWER] * (args.reps + 1))
         try:
-            row["query_s"] = statistics.median(run_worker(side, "query", [mock], work, args)["query_s"])
-        finally:
-            mock.stop()
-        mock = TimedMock([CALL, ANSWER] + [CALL] * args.calls + [ANSWER])
-        try:
-            handler = run_worker(side, "tool", [mock], work, args)["handler"]
-            arrived = mock.arrived[2:]
-            if len(handler) != args.calls or len(arrived) != args.calls + 1:
-                raise RuntimeError(f"{side}: {len(handler)} tool calls and {len(arrived)} requests")
-            there = [called - arrived[i] for i, (called, _) in enumerate(handler)]
-            back = [arrived[i + 1] - returned for i, (_, returned) in enumerate(handler)]
-            row.update(tool_round_trip_s=statistics.median(a + b for a, b in zip(there, back, strict=True)),
-                       tool_to_handler_s=statistics.median(there), tool_back_s=statistics.median(back))
-        finally:
-            mock.stop()
-        mocks = [TimedMock([CALL, ANSWER])] + [TimedMock([CALL, SLOW_ANSWER]) for _ in range(args.sessions)]
-        try:
-            conc = run_worker(side, "concurrent", mocks, work, args)
-        finally:
-            for mock in mocks:
-                mock.stop()
-        row.update(rss_per_session_mb=(conc["peak_kb"] - conc["baseline_kb"]) / 1024 / conc["sessions"],
-                   peak_rss_mb=conc["peak_kb"] / 1024, baseline_rss_mb=conc["baseline_kb"] / 1024,
-                   sessions_per_core_s=conc["sessions"] / conc["cpu_s"], cpu_per_session_s=conc["cpu_s"] / conc[
-                       "sessions"])
+            row.update(measure_import(side, work, args.import_reps))
+        except RuntimeError as exc:
+            row["errors"].append(str(exc))
+            return row  # nothing else can run
+        for stage in (_query_stage, _tool_stage, _concurrent_stage):
+            try:
+                row.update(stage(side, work, args))
+            except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                row["errors"].append(str(exc))
     return row
 
 
 ROWS = [("import (in-process, s)", "import_s", 3), ("python -c 'import X' (s)", "python_c_import_s", 3),
-        ("query() to result (s)", "query_s", 3), ("tool round trip (ms)", "tool_round_trip_s", 1),
+        ("query() to result (s)", "query_s", 3), ("  the process's first query() (s)", "first_query_s", 3), ("tool round trip (ms)", "tool_round_trip_s", 1),
         ("  tool_use → handler (ms)", "tool_to_handler_s", 1), ("  handler → next request (ms)", "tool_back_s", 1),
         ("peak RSS per session (MB)", "rss_per_session_mb", 1), ("CPU per session (ms)", "cpu_per_session_s", 1),
         ("sessions per core (/s)", "sessions_per_core_s", 1)]
 
 
 def _shown(row: dict[str, Any] | None, key: str, digits: int) -> str:
-    if row is None or key not in row:
-        return "pending the API" if row is None else "—"
+    if row is None:
+        return "not run"
+    if key not in row:  # the stage failed (its error was printed)
+        return "pending the API" if row["client"] == "ours" else "failed"
     value = row[key] * (1000 if key.startswith("tool_") or key == "cpu_per_session_s" else 1)
     return f"{value:.{digits}f}"
 
@@ -319,17 +351,12 @@ def main() -> int:
     if not (SDK_SITE / "claude_agent_sdk").is_dir() and args.only != "ours":
         print(f"no claude-agent-sdk in {SDK_SITE}: run scripts/install-agent-sdk.sh", file=sys.stderr)
         return 2
-    results: dict[str, dict[str, Any] | None] = {}
+    results: dict[str, dict[str, Any]] = {}
     for side in ("sdk", "ours"):
-        if args.only and side != args.only:
-            continue
-        try:
+        if not args.only or side == args.only:
             results[side] = measure(side, args)
-        except RuntimeError as exc:
-            if side == "sdk" or ("mini_claude.api" not in str(exc) and "No module named" not in str(exc)):
-                raise
-            print(f"ours: {exc}", file=sys.stderr)
-            results[side] = None  # the API is not there yet: "pending the API"
+            for error in results[side]["errors"]:
+                print(f"{side}: {error}", file=sys.stderr)
     floor = mock_floor()
     sdk, ours = results.get("sdk"), results.get("ours")
     print("| metric | claude-agent-sdk | mini_claude.api | sdk/ours |\n|---|---|---|---|")
@@ -337,12 +364,12 @@ def main() -> int:
         ratio = (f"{sdk[key] / ours[key]:.1f}x" if sdk and ours and key in sdk and key in ours and ours[key] else "")
         print(f"| {label} | {_shown(sdk, key, digits)} | {_shown(ours, key, digits)} | {ratio} |")
     print(f"\nmock answer floor (a bare HTTP client, in every round trip above): {floor * 1000:.2f} ms")
-    if sdk and ours:
+    if sdk and ours and not sdk["errors"] and not ours["errors"]:
         print("targets:\n" + "\n".join(targets(ours, sdk)))
     Path(args.out).write_text(json.dumps({"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                                           "config": {k: v for k, v in vars(args).items() if v is not None},
                                           "mock_floor_s": floor, "results": results}, indent=2))
-    return 0
+    return 1 if any(row["errors"] for row in results.values()) else 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up (if needed), install the third-party MCP test peers and the Claude Agent SDK, lint, type-check, and run the whole test suite.
+# Set up (if needed), install the third-party MCP test peers and the Claude Agent SDK (tests/compat), lint,
+# type-check, and run the whole test suite.
 # The peer installer's output goes to $PEERS_DIR/install.log; when it fails, the log's tail is shown, and under
 # MINI_CLAUDE_REQUIRE_PEERS=1 (CI, see .ci/run) the run stops there. Without the switch the tests that need a
 # missing peer skip and say why (pytest ends with a one-line "skips: ..." summary).

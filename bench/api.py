@@ -24,7 +24,8 @@ Rows:
   shown on its own as "mock answer floor" (a bare HTTP client's time for the same answer). Median over the calls.
 * **peak RSS per session** — `--sessions` queries at once, each on its own mock whose answer after the tool call
   takes 1.5 s (so all sessions are alive together): the peak of the worker's resident memory plus its child
-  processes' (the SDK's CLIs), sampled every 20 ms, minus the worker's RSS before the sessions, divided by N.
+  processes' (the SDK's CLIs), sampled every 20 ms, minus the worker's own RSS after a warm-up query (its children
+  gone), divided by N: for the SDK its CLIs' RSS plus the Python process's growth, for ours the process's growth.
 * **sessions per core** — those N one-tool-call sessions divided by the CPU seconds (user + system, the worker and
   its children) they took: how many such sessions one core completes per second when the model is instant.
 
@@ -128,8 +129,8 @@ async def _one_query(side: str, url: str, cwd: str, claude: str | None, log: lis
     raise RuntimeError(f"{side}: query() ended without a ResultMessage")
 
 
-def _tree_rss_kb(pid: int) -> int:
-    """VmRSS of `pid` and all its descendants, in kB (from /proc)."""
+def _tree(pid: int) -> list[int]:
+    """`pid` and all its descendants (from /proc)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -138,17 +139,41 @@ def _tree_rss_kb(pid: int) -> int:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(entry))
-    total, todo = 0, [pid]
+    found, todo = [], [pid]
     while todo:
         current = todo.pop()
+        found.append(current)
         todo.extend(children.get(current, ()))
+    return found
+
+
+def _rss_kb(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
         try:
-            for line in Path(f"/proc/{current}/status").read_text().splitlines():
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
                     total += int(line.split()[1])
         except OSError:
-            continue
+            continue  # it has just exited
     return total
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """VmRSS of `pid` and all its descendants, in kB."""
+    return _rss_kb(_tree(pid))
+
+
+async def _own_rss_when_alone(within_s: float = 15.0) -> int:
+    """This process's RSS once the warm-up's child processes (the SDK's CLI) have exited, so that the baseline is
+    the Python process alone."""
+    import asyncio
+    deadline = time.monotonic() + within_s
+    while len(_tree(os.getpid())) > 1:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"child processes still alive {within_s} s after the warm-up query")
+        await asyncio.sleep(0.05)
+    return _rss_kb([os.getpid()])
 
 
 def _cpu_seconds() -> float:
@@ -169,7 +194,7 @@ async def _worker(args: argparse.Namespace) -> dict[str, Any]:
         return {"handler": log}
     # concurrent: urls[0] warm-up, urls[1:] one per session
     await _one_query(side, urls[0], cwd, args.claude, [])
-    baseline = _tree_rss_kb(os.getpid())
+    baseline = await _own_rss_when_alone()
     peak, stop = [baseline], threading.Event()
 
     def sample() -> None:

@@ -29,10 +29,10 @@ from mini_claude.cli.doctor_servers import servers_from_config, servers_from_ses
 from mini_claude.cli.doctor_setup import install_section, keys_section
 from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_OK
 from mini_claude.cli.mcp_world import host_for, project_view
-from mini_claude.cli.session import SessionParts, build_env, read_project_dotenv
 from mini_claude.errors import MiniClaudeError
 from mini_claude.mcp.manager import ServerStatus
 from mini_claude.paths import state_dir, user_home
+from mini_claude.session.start import SessionParts, build_env, read_project_dotenv
 from mini_claude.settings import load_settings, without_project_widening
 from mini_claude.trust import TrustState, check_trust
 

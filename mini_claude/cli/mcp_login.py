@@ -32,7 +32,7 @@ def warn(text: str) -> None:
 
 def auth_command(args: argparse.Namespace) -> int:
     """`mcp login` / `mcp logout` (exit 0); raises ConfigError (exit 3) / AuthError like the other subcommands."""
-    from mini_claude.cli.session import SessionOptions, build_env, load_servers
+    from mini_claude.session.start import SessionOptions, build_env, load_servers
 
     cwd = Path.cwd()
     env = build_env(cwd)
@@ -74,8 +74,8 @@ async def _approve_for_login(config: LoadedConfig, cfg: ServerConfig, *, cwd: Pa
     """Raise ConfigError unless `cfg` may be contacted: a user's server may; a project server only once approved
     (settings, `--trust-project-mcp`, an earlier "yes"), or — in a terminal — after the session's approval question
     is asked here and answered yes (the answer is remembered, as the REPL's is)."""
-    from mini_claude.cli.session import resolve_approvals
     from mini_claude.paths import state_dir, user_home
+    from mini_claude.session.start import resolve_approvals
     from mini_claude.settings import load_settings
     from mini_claude.trust import check_trust
 

@@ -17,19 +17,19 @@ from pathlib import Path
 
 from mini_claude.cli.host_ui import PrintHostUI
 from mini_claude.cli.render import TerminalUI, clean
-from mini_claude.cli.session import (
-    SessionOptions,
-    additional_dirs,
-    build_env,
-    load_servers,
-    resolve_approvals,
-)
 from mini_claude.mcp.config import LoadedConfig
 from mini_claude.mcp.host import McpHost
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
 from mini_claude.mcp.pinning import PinStore
 from mini_claude.paths import state_dir, user_home
+from mini_claude.session.start import (
+    SessionOptions,
+    additional_dirs,
+    build_env,
+    load_servers,
+    resolve_approvals,
+)
 from mini_claude.settings import Settings, load_settings, session_env, without_project_widening
 from mini_claude.trust import check_trust
 

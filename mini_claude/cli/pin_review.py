@@ -2,7 +2,8 @@
 mini_claude/mcp/pinning.py) in the terminal.
 
 Three front ends share these: `-p` (one warning line per server for its tools, one for its instructions:
-`report_review`), the REPL (a question per server with the diff before the next turn: `ask_review`; `/mcp accept
+`session.parts.report_review`, shown through the terminal's `clean`), the REPL (a question per server with the
+diff before the next turn: `ask_review`; `/mcp accept
 NAME`: `accept_in_session`) and `mini-claude mcp accept NAME [--yes]` (`accept_command`). Accepting takes a
 server's withheld tools and its withheld instructions together, after showing both diffs. Every piece of server
 text (tool names, descriptions, schemas, instructions) goes through `clean` on its way to the screen.
@@ -15,9 +16,9 @@ from typing import TextIO
 
 from mini_claude.cli.render import TerminalUI, clean
 from mini_claude.mcp.manager import McpManager, ServerStatus
-from mini_claude.mcp.pinning import InstructionsChange, PinReview, ToolChange
+from mini_claude.mcp.pinning import InstructionsChange, ToolChange
 
-__all__ = ["accept_command", "accept_in_session", "ask_review", "changed_lines", "report_review"]
+__all__ = ["accept_command", "accept_in_session", "ask_review", "changed_lines"]
 
 EXIT_OK = 0
 EXIT_DECLINED = 1  # the user said no at the prompt: nothing was pinned
@@ -43,17 +44,6 @@ def changed_lines(server: str, changes: Sequence[ToolChange], instructions: Inst
                            "system prompt):"))
         lines.extend("  " + clean(line) for line in instructions.diff(server).splitlines())
     return lines
-
-
-def report_review(ui: TerminalUI, review: PinReview) -> None:
-    """Non-interactive: one warning line for the withheld tools and one for withheld instructions (each naming
-    `mini-claude mcp accept NAME`), one info line per new tool."""
-    if review.changed:
-        ui.warn(clean(review.warning()))
-    if review.instructions is not None:
-        ui.warn(clean(review.instructions_warning()))
-    for name in review.new:
-        ui.info(clean(f"MCP server {review.server!r}: new tool: {name}"))
 
 
 def _accepted_names(changes: Sequence[ToolChange], instructions: InstructionsChange | None) -> list[str]:

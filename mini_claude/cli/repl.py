@@ -30,7 +30,7 @@ from mini_claude.cli.permission_prompt import PromptAnswers, permission_question
 from mini_claude.cli.pin_review import ask_review
 from mini_claude.cli.render import TerminalUI, clean, one_line
 from mini_claude.cli.resume import describe, record_session, resume_session
-from mini_claude.cli.session import start_session
+from mini_claude.cli.session_args import start_session
 from mini_claude.cli.shell_escape import admit, bash_blocks, run_command
 from mini_claude.cli.slash_commands import COMPLETIONS, SLASH_COMMANDS, SlashCommands, reload_memory
 from mini_claude.cli.status import server_line

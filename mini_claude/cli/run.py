@@ -9,28 +9,27 @@ import argparse
 import asyncio
 import json
 import sys
-import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_USAGE
 from mini_claude.cli.host_ui import PrintHostUI
 from mini_claude.cli.render import TerminalUI
-from mini_claude.cli.session import start_session
+from mini_claude.cli.session_args import start_session
 from mini_claude.cli.terminate import end_session_on_terminate
-from mini_claude.errors import ConfigError, MiniClaudeError, ModelError
+from mini_claude.errors import ConfigError, MiniClaudeError
 from mini_claude.mcp.manager import ServerStatus
 
 if TYPE_CHECKING:
     from mini_claude.agent.loop import Agent, RunOutcome
-    from mini_claude.cli.output_format import ResultWriter, RunError
+    from mini_claude.cli.output_format import ResultWriter
 
 __all__ = ["run_interactive", "run_print"]
 
 
 STDIN_WAIT_S = 2.0  # how long -p waits for piped input to begin when a prompt was also given
 # what a -p run needs once its session exists: imported with the agent half while the servers start
-_PRINT_IMPORTS = ("mini_claude.cli.output_format", "mini_claude.cli.resume", "mini_claude.cli.stream_init",
+_PRINT_IMPORTS = ("mini_claude.cli.output_format", "mini_claude.cli.resume", "mini_claude.session.init_record",
                   "mini_claude.cli.turn_input", "mini_claude.models.pricing")
 
 
@@ -84,9 +83,10 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
     parts = await start_session(args, ui, host_ui=PrintHostUI(ui), imports=_PRINT_IMPORTS)
     from mini_claude.cli.output_format import ResultWriter, exit_code
     from mini_claude.cli.resume import record_session, resume_session
-    from mini_claude.cli.stream_init import init_record
     from mini_claude.cli.turn_input import run_user_turn
     from mini_claude.models.pricing import ListPriced
+    from mini_claude.session.init_record import init_record
+    from mini_claude.session.records import run_error
 
     agent = parts.agent
     original_cwd = str(agent.ctx.cwd)
@@ -121,7 +121,7 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
                 if args.output_format == "text":
                     raise
                 writer.messages(agent.history)
-                writer.result(None, error=_run_error(exc))
+                writer.result(None, error=run_error(exc))
                 ui.error(str(exc))
                 return EXIT_ERROR
             writer.messages(agent.history)
@@ -180,48 +180,11 @@ async def _stdin_turns() -> AsyncIterator[str | list[dict[str, Any]]]:
             raise ConfigError("--input-format stream-json: content must be a string or a list of blocks")
 
 
-class BudgetReached(MiniClaudeError):
-    """`--max-budget-usd` reached: the run stops before the next model request."""
-
-
-def _run_error(exc: MiniClaudeError) -> RunError:
-    """How the result object names a run that failed with `exc` (Claude Code's subtypes, output_format.py)."""
-    from mini_claude.cli.output_format import RunError
-
-    if isinstance(exc, BudgetReached):
-        return RunError(str(exc), "error_max_budget_usd", "budget_exhausted")
-    if isinstance(exc, ModelError):  # Claude Code: a "success" result that is an error, with the HTTP status
-        return RunError(str(exc), "success", "api_error", exc.status)
-    return RunError(str(exc))
-
-
 def _stream_messages(agent: Agent, writer: ResultWriter, *, budget_usd: float | None = None) -> None:
     """Before each model request: stream-json's new messages, the budget check; and time the model's work."""
-    from mini_claude.models.pricing import ListPriced, cost_usd
+    from mini_claude.session.records import instrument
 
-    settle = agent.before_request
-
-    async def before_request() -> None:
-        writer.messages(agent.history)
-        spent = cost_usd(agent.model if isinstance(agent.model, ListPriced) else agent.model.name, agent.usage)
-        if budget_usd is not None and spent >= budget_usd:
-            raise BudgetReached(f"stopped: the run's estimated cost ${spent:.6f} reached --max-budget-usd "
-                                f"{budget_usd:g}")
-        if settle is not None:
-            await settle()
-
-    agent.before_request = before_request
-    model = agent.model
-    complete = model.complete
-
-    async def timed(**kwargs: Any) -> Any:
-        began = time.monotonic()
-        try:
-            return await complete(**kwargs)
-        finally:
-            writer.api_s += time.monotonic() - began
-
-    model.complete = timed  # type: ignore[method-assign]
+    instrument(agent, writer.transcript, writer.records, budget_usd=budget_usd, budget_name="--max-budget-usd")
 
 
 def run_interactive(args: argparse.Namespace) -> int:

@@ -32,6 +32,7 @@ from mini_claude.models.anthropic import (
 from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec
 from mini_claude.models.catalog import ThinkingPrefs
 from mini_claude.models.credentials import AnthropicCredentials
+from mini_claude.models.http_pool import HttpPool
 from mini_claude.models.retry import (
     ANTHROPIC_ERROR_TYPE_STATUS,
     RetryPolicy,
@@ -66,14 +67,18 @@ class AnthropicHttpModel(ModelChoice):
     def __init__(self, model: str, *, api_key: str = "", base_url: str | None = None,
                  max_tokens: int | None = None, stream: bool = True, retry: RetryPolicy | None = None,
                  credentials: AnthropicCredentials | None = None, thinking: ThinkingPrefs | None = None,
-                 requested: str = "") -> None:
+                 requested: str = "", pool: HttpPool | None = None) -> None:
         self._choose(model, requested=requested, thinking=thinking, max_tokens=max_tokens)
         self.credentials = credentials or AnthropicCredentials(api_key=api_key)
         self.stream = stream
         self.retry = retry or RetryPolicy.from_env()
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.live = is_live(self.base_url)
-        self._client = httpx.AsyncClient(
+        self._owns_client = pool is None  # a pool's client is shared by other sessions: theirs to keep open
+        self._client = pool.client(self.base_url, self._new_client) if pool is not None else self._new_client()
+
+    def _new_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
             verify=tls_context_for(self.base_url), timeout=httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
             headers={"anthropic-version": API_VERSION, "content-type": "application/json",
                      "user-agent": f"mini-claude/{__version__}"})
@@ -112,7 +117,8 @@ class AnthropicHttpModel(ModelChoice):
                                            credentials=self.credentials)
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._owns_client:
+            await self._client.aclose()
 
     # ---- one attempt -------------------------------------------------------------------------------------------
 

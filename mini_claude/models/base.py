@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["SUMMARY_SYSTEM_PROMPT", "THINKING_TYPES", "AssistantTurn", "GenerationOptions", "LoadsReferencedTools",
+__all__ = ["SUMMARY_SYSTEM_PROMPT", "THINKING_TYPES", "AssistantTurn", "Closable", "GenerationOptions", "LoadsReferencedTools",
            "Model", "PlanAware", "Switchable", "ToolCounter", "ToolSpec", "Usage", "loaded_text", "tool_references"]
 
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})  # the model's reasoning: returned, never shown as text
@@ -112,6 +112,13 @@ class Switchable(Protocol):
     requested: str  # the name as the user gave it (an alias, `opusplan`)
 
     def switch(self, requested: str, env: dict[str, str]) -> None: ...
+
+
+@runtime_checkable
+class Closable(Protocol):
+    """A backend holding connections (its HTTP client) that a session closes when it ends."""
+
+    async def aclose(self) -> None: ...
 
 
 @runtime_checkable

@@ -38,6 +38,7 @@ from mini_claude.jsonfile import read_regular_text
 from mini_claude.models.base import Model
 from mini_claude.models.catalog import ALIASES, DEFAULT_MODEL, ThinkingPrefs, describe, resolve
 from mini_claude.models.credentials import AnthropicCredentials, ApiKeyHelper, helper_timeout_s, helper_ttl_s
+from mini_claude.models.http_pool import HttpPool
 from mini_claude.models.retry import RetryPolicy
 from mini_claude.net.tls import HTTPX_FIRST_USE_MODULES, plain_http
 from mini_claude.settings import MODEL_BACKENDS, SettingsHelper
@@ -202,6 +203,7 @@ class ModelPlan:
     keyless: bool = False  # openai: a local server that needs no key
     thinking: ThinkingPrefs = field(default_factory=ThinkingPrefs)  # anthropic: what the user asked about thinking
     requested: str = ""  # the name as asked for (`opusplan` stays itself here; `name` is what is sent)
+    pool: HttpPool | None = field(default=None, repr=False, compare=False)  # anthropic: shared connections
 
     @property
     def warning(self) -> str | None:
@@ -247,7 +249,7 @@ class ModelPlan:
 
             return AnthropicHttpModel(self.name, base_url=self.base_url, stream=self.stream, retry=self.retry,
                                       credentials=self.credentials, thinking=self.thinking,
-                                      requested=self.requested)
+                                      requested=self.requested, pool=self.pool)
         from mini_claude.models.openai_compat import OpenAICompatModel
 
         return OpenAICompatModel(self.name, api_key=self.api_key, base_url=self.base_url, stream=self.stream,
@@ -255,11 +257,12 @@ class ModelPlan:
 
 
 def plan_model(name: str | None, env: Mapping[str, str], *, settings_model: str | None = None,
-               key_helper: ApiKeyHelper | None = None, thinking: ThinkingPrefs | None = None) -> ModelPlan:
+               key_helper: ApiKeyHelper | None = None, thinking: ThinkingPrefs | None = None,
+               pool: HttpPool | None = None) -> ModelPlan:
     """The model backend the environment asks for: `name` is `--model`, `settings_model` the settings' `model`
     (each may carry a `backend:` prefix; the flag's wins), `key_helper` the settings' apiKeyHelper, `thinking` the
     settings' thinking preferences (None: the environment's alone). Raises ModelError (one line) when it cannot be
-    built."""
+    built. `pool`: HTTP connections shared with other sessions (models/http_pool.py)."""
     provider, name = split_provider(name)
     settings_provider, settings_name = split_provider(settings_model)
     if provider is None and name is None:
@@ -278,7 +281,7 @@ def plan_model(name: str | None, env: Mapping[str, str], *, settings_model: str 
         return ModelPlan("anthropic", resolve(requested, env), _get(env, "ANTHROPIC_BASE_URL") or None, stream,
                          retry, credentials=credentials,
                          sdk=_get(env, "MINI_CLAUDE_ANTHROPIC_SDK").lower() in ("1", "true", "yes", "on"),
-                         thinking=thinking or ThinkingPrefs.from_env(env), requested=requested.strip())
+                         thinking=thinking or ThinkingPrefs.from_env(env), requested=requested.strip(), pool=pool)
     key = _get(env, "OPENAI_API_KEY")
     base_url = _get(env, "OPENAI_BASE_URL") or None
     keyless = not key

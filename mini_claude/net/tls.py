@@ -24,7 +24,7 @@ WARM_WAIT_S = 30.0  # a build in flight is waited for this long, then built agai
 EXIT_WAIT_S = 5.0  # at exit, how long a warm-up still loading certificates is waited for
 # What httpx imports only when its first client is built (its transport: httpcore, h11, certifi) and at its first
 # request (anyio's asyncio backend, sniffio): ~55 ms, which a session imports ahead, off its first request's path
-# (cli/preload.py). Names of other projects' modules: one that moves is only a missed warm-up.
+# (session/preload.py). Names of other projects' modules: one that moves is only a missed warm-up.
 HTTPX_FIRST_USE_MODULES = ("httpcore", "h11", "certifi", "anyio._backends._asyncio", "sniffio")
 
 

@@ -25,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from mini_claude.paths import resolve_tool_path, user_home
 from mini_claude.tools.background import BackgroundTasks
 
-__all__ = ["DenyCheck", "FileReader", "FileState", "ServerTool", "Tool", "ToolContext", "ToolResult", "input_is_ours",
+__all__ = ["ChecksOwnInput", "DenyCheck", "FileReader", "FileState", "ServerTool", "Tool", "ToolContext", "ToolResult", "input_is_ours",
            "nothing_denied"]
 
 
@@ -146,6 +146,17 @@ class FileReader(Protocol):
     def files_read(self, args: Mapping[str, Any]) -> list[str]: ...
 
 
+@runtime_checkable
+class ChecksOwnInput(Protocol):
+    """A tool that checks its input against a full JSON Schema itself (StructuredOutput: the user's schema may use
+    keywords the gate's own check does not read)."""
+
+    checks_own_input: bool
+
+
 def input_is_ours(tool: Tool) -> bool:
-    """Is `tool`'s input schema ours to check before the gate sees the call (every tool but an MCP server's)?"""
+    """Is `tool`'s input schema ours to check before the gate sees the call (every tool but an MCP server's, and
+    those that check their own)?"""
+    if isinstance(tool, ChecksOwnInput) and tool.checks_own_input:
+        return False
     return not (isinstance(tool, ServerTool) and tool.input_is_servers)

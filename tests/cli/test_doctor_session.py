@@ -17,7 +17,7 @@ import pytest
 from mini_claude.cli.doctor import doctor_report
 from mini_claude.cli.main import build_parser
 from mini_claude.cli.render import TerminalUI
-from mini_claude.cli.session import start_session
+from mini_claude.cli.session_args import start_session
 from mini_claude.mcp.manager import ServerStatus
 
 pytestmark = pytest.mark.timeout(60)

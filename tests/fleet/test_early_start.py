@@ -1,4 +1,4 @@
-"""A session starts its servers before it imports and builds its agent half (cli/session.py, issue 19's fleet
+"""A session starts its servers before it imports and builds its agent half (session/start.py, issue 19's fleet
 start): a server that samples while the agent does not exist yet is answered by the session's model, and an error
 while the agent half is built stops the servers already started, each child reaped."""
 
@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-import mini_claude.cli.session as session_module
-import mini_claude.cli.session_agent as session_agent
+import mini_claude.session.agent_half as session_agent
+import mini_claude.session.start as session_module
 from mini_claude.cli.main import build_parser
 from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.session_args import options_from_args
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from tests.helpers import assert_pid_gone, eventually, session_home
 from tests.integration.conftest import PROBE, Cli, answer
@@ -100,10 +101,10 @@ async def test_an_error_while_the_agent_half_is_built_stops_the_started_servers(
         raise RuntimeError("the agent half could not be built")
 
     monkeypatch.setattr(McpManager, "start", recording_start)
-    monkeypatch.setattr("mini_claude.cli.preload.import_in_background", imported_once_the_server_is_up)
+    monkeypatch.setattr("mini_claude.session.preload.import_in_background", imported_once_the_server_is_up)
     monkeypatch.setattr(session_agent, "rest_of_session", broken)
     ui = TerminalUI(print_mode=True, out=io.StringIO(), err=io.StringIO())
     with pytest.raises(RuntimeError, match="could not be built"):
-        await session_module.start_session(build_parser().parse_args([]), ui)
+        await session_module.start_session(options_from_args(build_parser().parse_args([]), Path.cwd()), ui)
     [pid] = [int(line) for line in pids.read_text().split()]
     assert_pid_gone(pid, within_s=5)

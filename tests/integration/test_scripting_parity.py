@@ -12,7 +12,7 @@ Differences, kept on purpose or not Claude Code's to give us:
 * the init line: Claude Code's version is `claude_code_version`, ours `mini_claude_version`; `mcp_servers` entries
   carry `source` from 2.1.328 on (and here); Claude Code lists its own built-in slash commands, skills and plugins,
   mini-claude the custom commands and server prompts `-p` runs; keys of features mini-claude does not have are left
-  out (mini_claude/cli/stream_init.py lists them).
+  out (mini_claude/session/init_record.py lists them).
 * stream-json tool results: Claude Code writes each as its tool finishes, mini-claude in the order of the calls
   once all have finished; Claude Code adds `tool_use_result` (its tools' own structured result) and each
   assistant line's streaming `usage`.

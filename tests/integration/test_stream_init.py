@@ -17,7 +17,7 @@ from tests.peers import peer_command
 
 pytestmark = pytest.mark.timeout(120)
 
-# Claude Code 2.1.328's init keys that mini-claude fills (stream_init.py lists those it leaves out, and why)
+# Claude Code 2.1.328's init keys that mini-claude fills (session/init_record.py lists those it leaves out, and why)
 INIT_KEYS = {"type", "subtype", "cwd", "session_id", "tools", "mcp_servers", "model", "permissionMode",
              "slash_commands", "apiKeySource", "mini_claude_version", "output_style", "agents", "skills", "plugins",
              "uuid", "original_cwd", "additional_directories"}

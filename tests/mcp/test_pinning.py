@@ -292,8 +292,8 @@ async def _changed_session(tmp_path: Path, description: str) -> tuple[McpManager
 
 
 async def test_print_mode_says_it_in_one_line_and_lists_new_tools(tmp_path: Path) -> None:
-    from mini_claude.cli.pin_review import report_review
     from mini_claude.cli.render import TerminalUI
+    from mini_claude.session.parts import report_review
 
     err = io.StringIO()
     ui = TerminalUI(print_mode=True, out=io.StringIO(), err=err)

@@ -1,4 +1,4 @@
-"""A model's key never shows in a repr: `plan_model` (cli/session.py settles the model before the servers start)
+"""A model's key never shows in a repr: `plan_model` (session/start.py settles the model before the servers start)
 and the credentials it carries print without the key, so a traceback or a debug line cannot carry it."""
 
 from __future__ import annotations

@@ -15,12 +15,12 @@ import pytest
 from mini_claude.agent.loop import MAX_TURNS_NOTE, Agent
 from mini_claude.cli.main import main
 from mini_claude.cli.render import TerminalUI
-from mini_claude.cli.session import report_config_problems, report_rule_problems
 from mini_claude.models.anthropic import AnthropicModel
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.retry import RetryPolicy
 from mini_claude.models.scenario import parse_scenario
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
+from mini_claude.session.start import report_config_problems, report_rule_problems
 from mini_claude.settings import load_settings
 from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.builtins import builtin_tools

@@ -1,4 +1,4 @@
-"""The agent half's import thread (cli/preload.py) froze every object the process held when it finished, the event
+"""The agent half's import thread (session/preload.py) froze every object the process held when it finished, the event
 loop's included: the servers had been starting meanwhile, so each one's first client, transport and tool list went
 into the collector's permanent generation, and after a restart (`/mcp` restart, a crash healed) the old client was
 never collected. The import now freezes nothing; the collector is only paused while it runs."""
@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-import mini_claude.cli.session as session_module
+import mini_claude.session.start as session_module
 from mini_claude.cli.main import build_parser
 from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.session_args import options_from_args
 from mini_claude.mcp.manager import ServerState, ServerStatus
 from tests.helpers import eventually, session_home
 from tests.integration.conftest import PROBE
@@ -48,7 +49,7 @@ async def test_a_server_up_while_the_agent_half_is_imported_is_collected_after_a
     assert gc.isenabled()
     frozen_before = gc.get_freeze_count()
     ui = TerminalUI(print_mode=True, out=io.StringIO(), err=io.StringIO())
-    parts = await session_module.start_session(build_parser().parse_args([]), ui, on_server_change=server_changed,
+    parts = await session_module.start_session(options_from_args(build_parser().parse_args([]), Path.cwd()), ui, on_server_change=server_changed,
                                                imports=(slow_name,))
     try:
         assert slow_name in sys.modules and gc.isenabled()

@@ -1,4 +1,4 @@
-"""An import that fails in the agent half's import thread (cli/preload.py; a broken install) while the servers are
+"""An import that fails in the agent half's import thread (session/preload.py; a broken install) while the servers are
 up: `start_session` raises that very error, once, in the event loop's task; the servers already started are stopped
 and reaped; the collector the thread paused runs again. (The fleet test stretches the import with a stand-in; this
 one goes through the real thread.)"""
@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-import mini_claude.cli.session as session_module
+import mini_claude.session.start as session_module
 from mini_claude.cli.main import build_parser
 from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.session_args import options_from_args
 from mini_claude.mcp.manager import ServerState, ServerStatus
 from tests.helpers import assert_pid_gone, read_pidfile, session_home
 from tests.integration.conftest import PROBE
@@ -49,7 +50,7 @@ async def test_an_import_failing_in_the_thread_is_raised_once_and_the_servers_ar
     ui = TerminalUI(print_mode=True, out=io.StringIO(), err=err)
     assert gc.isenabled()
     with pytest.raises(ImportError, match=r"^a broken install$") as raised:
-        await session_module.start_session(build_parser().parse_args([]), ui, on_server_change=server_changed,
+        await session_module.start_session(options_from_args(build_parser().parse_args([]), Path.cwd()), ui, on_server_change=server_changed,
                                            imports=(broken_name,))
     assert raised.value.__context__ is None  # raised as it was, not while handling another error
     assert broken_name not in sys.modules and gc.isenabled()

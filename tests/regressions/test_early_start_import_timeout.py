@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import mini_claude.cli.preload as preload
+import mini_claude.session.preload as preload
 from mini_claude.errors import MiniClaudeError
 
 

@@ -165,7 +165,7 @@ async def test_a_lost_remote_servers_skills_stay_and_loading_reconnects(tmp_path
     registry = SkillRegistry(client_for=lambda server: manager.connected_client(server))
     lost = asyncio.Event()
 
-    def changed(state: ServerState) -> None:  # the session's wiring (cli/session.py)
+    def changed(state: ServerState) -> None:  # the session's wiring (session/start.py)
         if state.status is ServerStatus.READY and state.lost is not None:
             registry.server_lost(state.name)
             lost.set()

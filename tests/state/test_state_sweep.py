@@ -1,4 +1,4 @@
-"""The daily state sweep (mini_claude/cli/state_sweep.py), issue 22: every file under the state folder that grows has
+"""The daily state sweep (mini_claude/session/state_sweep.py), issue 22: every file under the state folder that grows has
 a clean-up — sessions (old, beyond the newest 200 of a folder, of folders that no longer exist), spill files (old,
 and the oldest past the total cap), server logs of servers silent for 30 days, approvals and trusted folders of
 folders that no longer exist, set-aside files after 30 days, the REPL history cut to its last MiB — run at most
@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 
 from mini_claude.agent.sessions import MAX_SESSIONS_PER_FOLDER, SessionLog, list_sessions, prune_sessions
-from mini_claude.cli.state_sweep import (
+from mini_claude.mcp.approval import ApprovalStore
+from mini_claude.mcp.config import ServerConfig
+from mini_claude.mcp.host.server_log import prune_server_logs
+from mini_claude.session.state_sweep import (
     MAX_REPL_HISTORY_BYTES,
     REPL_HISTORY_NAME,
     SWEEP_EVERY_S,
@@ -22,9 +25,6 @@ from mini_claude.cli.state_sweep import (
     sweep_state,
     trim_history,
 )
-from mini_claude.mcp.approval import ApprovalStore
-from mini_claude.mcp.config import ServerConfig
-from mini_claude.mcp.host.server_log import prune_server_logs
 from mini_claude.spill import cap_spills, session_spill_dir, spill_text
 from mini_claude.statefile import exclusive
 from mini_claude.trust import TrustStore

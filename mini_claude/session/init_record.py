@@ -34,9 +34,9 @@ import uuid
 from typing import Any, Protocol, runtime_checkable
 
 from mini_claude import __version__
-from mini_claude.cli.session_parts import SessionParts
 from mini_claude.mcp.server_state import ServerStatus
 from mini_claude.models.credentials import AnthropicCredentials, OpenAICredentials
+from mini_claude.session.parts import SessionParts
 
 __all__ = ["PROMPTS_WAIT_S", "api_key_source", "init_record", "server_status"]
 

@@ -3,7 +3,7 @@
 A fleet of stdio servers is CPU-bound while it boots, and the agent's modules (the loop, tools, gate, HTTP stack)
 take some 100 ms of CPU to import. Imported before the first spawn, that time is the machine's other cores idling;
 imported in a thread once the servers are starting, the loop keeps spawning and answering them (the import gives
-up the GIL at least every switch interval) while the servers boot beside it. `cli/session.py` calls it right after
+up the GIL at least every switch interval) while the servers boot beside it. `session/start.py` calls it right after
 `manager.start()`; modules already imported cost nothing.
 
 The garbage collector is off during the imports (they allocate some 100k objects and free almost none, so a pass

@@ -1,8 +1,8 @@
 """The agent half of a session: the model client, gate, tools, hooks, sub-agents and commands over a session's
-MCP half (cli/session_mcp.py).
+MCP half (session/mcp_half.py).
 
-`cli/session.py` starts a session's servers first and imports this module in a thread meanwhile
-(`cli/preload.py`), so the machine's other cores boot the servers while this process imports and builds the
+`session/start.py` starts a session's servers first and imports this module in a thread meanwhile
+(`session/preload.py`), so the machine's other cores boot the servers while this process imports and builds the
 agent; `build_session` is also the demo's and the tests' way to an agent over parts they made themselves.
 """
 
@@ -23,10 +23,6 @@ from mini_claude.agent.memory import load_memory
 from mini_claude.agent.opening import Opening
 from mini_claude.agent.subagents import SubagentParts, Subagents, acting_subagent, load_subagent_types
 from mini_claude.agent.system_prompt import PLAN_MODE_PROMPT, PromptPart, git_branch, join_parts, system_parts
-from mini_claude.cli.render import TerminalUI, clean
-from mini_claude.cli.session_mcp import McpParts, build_mcp
-from mini_claude.cli.session_parts import SessionOptions, SessionParts, report_rule_problems
-from mini_claude.cli.state_sweep import sweep_in_background
 from mini_claude.errors import ConfigError
 from mini_claude.hooks import Hooks, HookSession
 from mini_claude.mcp.config import LoadedConfig
@@ -40,6 +36,9 @@ from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.permissions.rules import CLAUDE_TOOL_NAMES
 from mini_claude.sandbox.runtime import Sandbox
 from mini_claude.secrets import EnvPolicy
+from mini_claude.session.mcp_half import McpParts, build_mcp
+from mini_claude.session.parts import SessionOptions, SessionParts, SessionUI, report_rule_problems
+from mini_claude.session.state_sweep import sweep_in_background
 from mini_claude.settings import Settings
 from mini_claude.tools.base import Tool, ToolContext
 from mini_claude.tools.mcp_resources import resource_tools
@@ -50,13 +49,14 @@ from mini_claude.tools.tool_search import DeferredTools, ToolSearchTool
 if TYPE_CHECKING:
     from mini_claude.git_snapshot import GitSnapshot
     from mini_claude.models.credentials import ApiKeyHelper
+    from mini_claude.session.parts import FrontUI
 
 __all__ = ["MAX_RESULT_CHARS", "build_session", "rest_of_session"]
 
 MAX_RESULT_CHARS = 200_000
 
 
-def rest_of_session(opts: SessionOptions, ui: TerminalUI, mcp: McpParts, model: Model, *, env: dict[str, str],
+def rest_of_session(opts: SessionOptions, ui: FrontUI, mcp: McpParts, model: Model, *, env: dict[str, str],
                     model_env: dict[str, str], settings: Settings, full_settings: Settings, config: LoadedConfig,
                     trusted: bool, held: dict[str, tuple[ServerStatus, str]], helper: ApiKeyHelper | None,
                     ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None,
@@ -72,6 +72,7 @@ def rest_of_session(opts: SessionOptions, ui: TerminalUI, mcp: McpParts, model: 
         ui.warn(f"memory: {warning}")
     parts.trusted = trusted
     kinds, troubles = load_subagent_types(cwd, user_home(env), trusted=trusted)
+    kinds.update(opts.agents)  # the front end's own types win over files of the same name
     if parts.subagents is not None:
         parts.subagents.kinds = kinds
         thinking = ThinkingPrefs.from_env(model_env, enabled=settings.always_thinking, effort=settings.effort_level)
@@ -173,6 +174,8 @@ def build_session(
             parts.append(PromptPart("plan mode", PLAN_MODE_PROMPT))
         if sandbox.enabled:
             parts.append(PromptPart("OS sandbox", SANDBOX_PROMPT))
+        if opts.output_schema is not None:
+            parts.append(PromptPart("structured output", STRUCTURED_PROMPT))
         if opts.append_system_prompt:
             parts.append(PromptPart("appended (--append-system-prompt)", opts.append_system_prompt))
         return [part for part in parts if part.text]
@@ -211,15 +214,21 @@ def build_session(
         if isinstance(tool, BashTool):
             tool.sandbox = sandbox
     builtins = [WebSearchTool(lambda: agent.model) if isinstance(tool, WebSearchTool) else tool for tool in builtins]
+    structured = None
+    if opts.output_schema is not None:
+        from mini_claude.tools.structured_output import StructuredOutputTool, check_schema
+
+        structured = StructuredOutputTool(check_schema(opts.output_schema, "output schema"))
+        builtins.append(structured)
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
                   result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,
                   context=window, resolve_unknown=deferred.resolve, loading=deferred, hooks=hooks, prelude=opening)
     agent.on_reset = deferred.forget
-    if isinstance(ui, TerminalUI):
+    if isinstance(ui, SessionUI):
         agent.context.on_compact = ui.info
     parts = SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
                          skills=skills, host=host, memory=memory, deferred=deferred, hooks=hooks, subagents=subagents,
-                         prompt_parts=prompt_parts, opening=opening)
+                         prompt_parts=prompt_parts, opening=opening, structured=structured)
     return parts
 
 
@@ -228,7 +237,7 @@ def _naming_subagents(ask: Callable[[Tool, dict[str, Any]], Awaitable[str]],
     """The user's permission question, preceded by a line naming the sub-agent that asks (`acting_subagent`)."""
     async def asking(tool: Tool, args: dict[str, Any]) -> str:
         who = acting_subagent()
-        if who is not None and isinstance(ui, TerminalUI):
+        if who is not None and isinstance(ui, SessionUI):
             ui.warn(f"The {who} sub-agent asks to use {tool.name}:")
         return await ask(tool, args)
     return asking
@@ -242,8 +251,8 @@ def _session_hooks(settings: Settings, opts: SessionOptions, env: dict[str, str]
         return None
 
     def report(line: str) -> None:
-        if isinstance(ui, TerminalUI):
-            ui.warn(clean(f"hook: {line}"))
+        if isinstance(ui, SessionUI):
+            ui.warn(f"hook: {line}")
 
     def transcript() -> str:
         log = parts().session_log
@@ -263,9 +272,14 @@ SANDBOX_PROMPT = (
     "truly needs more, and say why: the user is asked every time.")
 
 
+STRUCTURED_PROMPT = (
+    "This session needs its final answer in a fixed shape: when the task is done, call the StructuredOutput tool once "
+    "with the answer as its input, matching its input schema exactly.")
+
+
 def _warn(ui: AgentUI, line: str) -> None:
     """One warning line: the terminal's, else stderr (-p's output formats keep stdout for the result)."""
-    if isinstance(ui, TerminalUI):
+    if isinstance(ui, SessionUI):
         ui.warn(line)
     else:
         print(f"warning: {line}", file=sys.stderr, flush=True)

@@ -1,7 +1,7 @@
-"""Assembling one agent session from flags, environment and config files: model, tools, gate, MCP servers.
+"""Assembling one agent session from its options, the environment and config files: model, tools, gate, MCP servers.
 
-`start_session` is the one start both front ends share (`-p` in run.py, the REPL in repl.py): flags → options,
-workspace trust, warnings about config problems, project-server approvals, the session, MCP servers starting in
+`start_session` is the one start every front end shares (the CLI's `-p` and REPL through cli/session_args.py, the
+Python API through mini_claude/api): options → workspace trust, warnings about config problems, project-server approvals, the session, MCP servers starting in
 the background.
 
 Trust (`settle_trust`): until the folder is trusted (`mini_claude.trust`) what its project settings would widen is
@@ -11,14 +11,13 @@ what was ignored. The session's environment — what MCP servers, shell commands
 a repository's `env` only once the folder is trusted); `.env` values reach the model client alone, and the state
 directory is always the real environment's.
 
-The agent half (model client, gate, tools, hooks, sub-agents) is cli/session_agent.py, imported while the servers
-start; what both halves share (options, parts) is cli/session_parts.py. The repository's git snapshot (branch,
+The agent half (model client, gate, tools, hooks, sub-agents) is session/agent_half.py, imported while the servers
+start; what both halves share (options, parts) is session/parts.py. The repository's git snapshot (branch,
 status, recent commits: git_snapshot.py) is read meanwhile too, once per session.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import functools
 import os
@@ -26,9 +25,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mini_claude.cli.render import TerminalUI
-from mini_claude.cli.session_mcp import additional_dirs, build_mcp
-from mini_claude.cli.session_parts import SessionOptions, SessionParts, report_rule_problems
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.approval import ApprovalStore, approval_hint, approval_state
 from mini_claude.mcp.config import LoadedConfig, ServerConfig, disabled_servers, load_mcp_config
@@ -36,6 +32,14 @@ from mini_claude.mcp.host import HostUI
 from mini_claude.mcp.manager import ServerState, ServerStatus
 from mini_claude.mcp.pinning import PinReview
 from mini_claude.paths import state_dir, user_home
+from mini_claude.session.mcp_half import additional_dirs, build_mcp
+from mini_claude.session.parts import (
+    SessionOptions,
+    SessionParts,
+    SessionUI,
+    report_review,
+    report_rule_problems,
+)
 from mini_claude.settings import (
     Settings,
     load_settings,
@@ -46,6 +50,7 @@ from mini_claude.settings import (
 from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
 
 if TYPE_CHECKING:
+    from mini_claude.session.parts import FrontUI
     from mini_claude.tools.base import Tool
 
 __all__ = [
@@ -56,7 +61,6 @@ __all__ = [
     "build_env",
     "load_servers",
     "load_session_settings",
-    "options_from_args",
     "read_project_dotenv",
     "report_config_problems",
     "report_rule_problems",
@@ -75,7 +79,7 @@ def build_env(cwd: Path | None = None, base: Mapping[str, str] | None = None) ->
     return dict(os.environ if base is None else base)
 
 
-def read_project_dotenv(cwd: Path, home: Path, ui: TerminalUI | None = None) -> dict[str, str]:
+def read_project_dotenv(cwd: Path, home: Path, ui: SessionUI | None = None) -> dict[str, str]:
     """The working directory's `.env`, parsed (python-dotenv); {} when absent. A `.env` in the home directory is
     not a project's and is not read. One that cannot be read (too large, not a regular file, not UTF-8) costs a
     warning line through `ui` and is taken as empty: a repository file never stops the run."""
@@ -95,7 +99,7 @@ def read_project_dotenv(cwd: Path, home: Path, ui: TerminalUI | None = None) -> 
         return {}
 
 
-async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: Settings, ui: TerminalUI, *,
+async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: Settings, ui: SessionUI, *,
                        ask: AskTrustFn | None) -> tuple[Settings, dict[str, str], bool]:
     """Decide whether the folder is trusted (asking through `ask` when interactive and it matters) and return
     (settings to use, the model client's environment, trusted). Untrusted: the settings without what project files
@@ -215,22 +219,7 @@ def load_session_settings(cwd: Path, env: Mapping[str, str], flag: str | None = 
     return load_settings(cwd=cwd, home=user_home(env), flag=layer)
 
 
-def options_from_args(args: argparse.Namespace, cwd: Path) -> SessionOptions:
-    mode = args.permission_mode
-    if args.yolo:
-        mode = "bypassPermissions"
-    elif args.plan:
-        mode = "plan"
-    return SessionOptions(
-        cwd=cwd, model=args.model, mode=mode, max_turns=args.max_turns, mcp_config=list(args.mcp_config),
-        strict_mcp_config=args.strict_mcp_config, trust_project_mcp=args.trust_project_mcp,
-        allowed_tools=list(args.allowed_tools), disallowed_tools=list(args.disallowed_tools),
-        trust=bool(getattr(args, "trust", False)), add_dirs=[Path(d) for d in getattr(args, "add_dir", None) or ()],
-        system_prompt=getattr(args, "system_prompt", None), append_system_prompt=getattr(args, "append_system_prompt", None),
-    )
-
-
-def report_config_problems(ui: TerminalUI, settings: Any, config: Any, rules: Any = None) -> None:
+def report_config_problems(ui: SessionUI, settings: Any, config: Any, rules: Any = None) -> None:
     """Warn about every problem found in the settings files, the MCP config and (once the session's gate exists)
     the permission rules: a malformed rule is dropped, so the user must hear about it."""
     for err in getattr(settings, "errors", []):
@@ -244,8 +233,8 @@ def report_config_problems(ui: TerminalUI, settings: Any, config: Any, rules: An
 
 
 async def start_session(
-    args: argparse.Namespace,
-    ui: TerminalUI,
+    opts: SessionOptions,
+    ui: FrontUI,
     *,
     ask_server: ApproveFn | None = None,
     ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None = None,
@@ -255,7 +244,7 @@ async def start_session(
     host_ui: HostUI | None = None,
     imports: Sequence[str] = (),
 ) -> SessionParts:
-    """A session from the command line's flags, its MCP servers starting in the background (not waited for).
+    """A session from `opts`, its MCP servers starting in the background (not waited for).
 
     An untrusted folder is asked about through `ask_trust` (the REPL), only when it holds something trust would
     change; without it (`-p`) it stays untrusted for this run. Project servers not yet approved are asked about
@@ -263,16 +252,15 @@ async def start_session(
     them.
 
     Everything that can refuse the session (settings, trust, the MCP config, approvals, the model's key) is settled
-    first; then the servers start, and the agent half (cli/session_agent.py, and the caller's `imports`) is
+    first; then the servers start, and the agent half (session/agent_half.py, and the caller's `imports`) is
     imported in a thread while the event loop spawns and answers them: a fleet boots on the machine's other cores
     while this process imports and builds the agent (bench/README.md, "A fleet of servers")."""
-    from mini_claude.cli.preload import import_in_background
     from mini_claude.models.factory import api_key_helper, plan_model
+    from mini_claude.session.preload import import_in_background
 
-    cwd = Path.cwd()
-    env = build_env(cwd)
-    opts = options_from_args(args, cwd)
-    settings = load_session_settings(cwd, env, getattr(args, "settings", None))
+    cwd = opts.cwd
+    env = build_env(cwd, opts.env)
+    settings = load_session_settings(cwd, env, opts.settings)
     full_settings = settings
     settings, model_env, trusted = await settle_trust(opts, env, settings, ui, ask=ask_trust)
     # the settings' env (a repository's only once trusted) for everything the session runs, and the model client
@@ -284,8 +272,9 @@ async def start_session(
     from mini_claude.models.catalog import ThinkingPrefs
 
     thinking = ThinkingPrefs.from_env(model_env, enabled=settings.always_thinking, effort=settings.effort_level,
-                                      flag_effort=getattr(args, "effort", None))
-    model = plan_model(opts.model, model_env, settings_model=settings.model, key_helper=helper, thinking=thinking)
+                                      flag_effort=opts.effort)
+    model = plan_model(opts.model, model_env, settings_model=settings.model, key_helper=helper, thinking=thinking,
+                       pool=opts.http_pool)
     if model.warning:
         ui.warn(model.warning)
     held = await resolve_approvals(config, settings, cwd=cwd, env=env, trust_all=opts.trust_project_mcp,
@@ -297,8 +286,6 @@ async def start_session(
                     on_server_change=on_server_change, host_ui=host_ui)
     # a tool whose definition changed since it was accepted is withheld (mcp/pinning.py): the REPL asks about it
     # (`on_tools_review`); -p says so in one warning line per server
-    from mini_claude.cli.pin_review import report_review
-
     mcp.manager.pins.on_review = on_tools_review or (lambda review: report_review(ui, review))
     # one client, built by whichever needs it first: the agent, or a server that samples before the agent exists
     session_model = functools.cache(model.build)
@@ -314,8 +301,8 @@ async def start_session(
     if model.over_tls or any(cfg.url and not plain_http(cfg.url) for cfg in config.servers.values()):
         warm_tls_context()  # the CA bundle loads in a thread (holding no GIL) while the servers start
     try:
-        await import_in_background("mini_claude.cli.session_agent", *imports, warm=model.first_use_modules)
-        from mini_claude.cli.session_agent import rest_of_session
+        await import_in_background("mini_claude.session.agent_half", *imports, warm=model.first_use_modules)
+        from mini_claude.session.agent_half import rest_of_session
 
         return rest_of_session(opts, ui, mcp, session_model(), env=env, model_env=model_env, settings=settings,
                                full_settings=full_settings, config=config, trusted=trusted, held=held,

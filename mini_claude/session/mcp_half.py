@@ -1,8 +1,8 @@
 """The MCP half of a session: the host (roots, sampling, elicitation, logs), the server manager and the skill
 registry (MCP servers serve skills too).
 
-`start_session` builds it once everything that can refuse the session is settled, starts its servers, and builds
-the agent over it while they boot (cli/session.py; bench/README.md, "A fleet of servers"). The host asks for the
+`start_session` (session/start.py) builds it once everything that can refuse the session is settled, starts its servers, and builds
+the agent over it while they boot (session/start.py; bench/README.md, "A fleet of servers"). The host asks for the
 session's model only when a server samples, through `McpParts.agent_model`: bound before the servers start (the
 session's model, built on first use) and rebound to the agent's once it exists. `listeners` hear every server
 change (the tool adapters prepare a server's schemas as it comes up).

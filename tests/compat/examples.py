@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -71,6 +72,7 @@ class Run:
     """One run of one example: `argv` after the file, the model's turns, and what must be seen afterwards.
 
     `expect` / `absent`: text that must / must not be in stdout; `files`: path under `sdk` → text it must contain;
+    `no_files`: paths (under `sdk`, or absolute) that must not exist afterwards;
     `sent`: text that must appear somewhere in the requests the model received (the system prompt, a hook's
     context); `setup` prepares the scratch folders."""
 
@@ -80,6 +82,7 @@ class Run:
     expect: tuple[str, ...] = ()
     absent: tuple[str, ...] = ()
     files: dict[str, str] = field(default_factory=dict)
+    no_files: tuple[str, ...] = ()
     sent: tuple[str, ...] = ()
     setup: Callable[[Scratch], None] | None = None
     slow: bool = False  # waits on the example's own sleeps (seconds): not worth CI's time
@@ -110,6 +113,15 @@ class Outcome:
                 found.append(f"no file {name}")
             elif want not in path.read_text():
                 found.append(f"{name} lacks {want!r}")
+        for name in run.no_files:
+            path = scratch.sdk / name  # an absolute name stays itself
+            if path.exists():
+                found.append(f"{name} was made")
+                if not path.is_relative_to(scratch.root):  # a client wrote outside the scratch folder: tidy up
+                    if path.parent.name.startswith("mini-claude-"):
+                        shutil.rmtree(path.parent)
+                    else:
+                        path.unlink()
         bodies = repr([r.get("body") for r in self.requests])
         found += [f"the model was never sent {want!r}" for want in run.sent if want not in bodies]
         return found

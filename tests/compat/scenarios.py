@@ -99,8 +99,8 @@ HOOKS = [
         expect=("Claude: That folder does not exist.",),
         sent=("The command encountered an error. You may want to try a different approach.",)),
     Run("hooks.py", ("DecisionFields",), _hooks_decision,
-        expect=("Security policy blocks writes to important files", "The tool said: File created successfully"),
-        files={"regular_file.txt": "test data"}),
+        expect=("Security policy blocks writes to important files",),
+        files={"regular_file.txt": "test data"}, no_files=("important_config.txt",)),
     Run("hooks.py", ("ContinueControl",), _hooks_continue,
         expect=("Result ended",), absent=("This answer must never be asked for.",)),
 ]
@@ -110,9 +110,10 @@ HOOKS = [
 
 def _permission(s: Scratch) -> Turns:
     # `ls` alone is read-only (never asked); a Write outside /tmp/ is redirected into ./safe_output by the callback
+    # (under /proc, which no one can write: a client that ignored the redirect fails instead of writing outside)
     return [call("Bash", {"command": "mkdir -p safe_output && ls", "description": "List files"}),
-            call("Write", {"file_path": "/etc/hello.py", "content": "print('Hello, World!')\n"}),
-            call("Write", {"file_path": "/opt/mini-claude-example/hello.py", "content": "print('Hello, World!')\n"}),
+            call("Write", {"file_path": "/etc/mini-claude-compat-test/hello.py", "content": "print('Hello, World!')\n"}),
+            call("Write", {"file_path": "/proc/mini-claude-example/hello.py", "content": "print('Hello, World!')\n"}),
             call("Bash", {"command": "python3 safe_output/hello.py", "description": "Run it"}),
             call("Bash", {"command": "sudo rm -rf /", "description": "Never"}),
             text("Done: {{last_tool_result}}")]
@@ -120,14 +121,15 @@ def _permission(s: Scratch) -> Turns:
 
 PERMISSION = Run("tool_permission_callback.py", (), _permission,
                  expect=("✅ Allowing bash command: mkdir -p safe_output && ls",
-                         "❌ Denying write to system directory: /etc/hello.py",
-                         "⚠️  Redirecting write from /opt/mini-claude-example/hello.py to ./safe_output/hello.py",
+                         "❌ Denying write to system directory: /etc/mini-claude-compat-test/hello.py",
+                         "⚠️  Redirecting write from /proc/mini-claude-example/hello.py to ./safe_output/hello.py",
                          "✅ Allowing bash command: python3 safe_output/hello.py",
                          "❌ Denying dangerous command: sudo rm -rf /",
-                         "💬 Claude: Done: Dangerous command pattern detected: rm -rf",
+                         "Dangerous command pattern detected: rm -rf",   # the deny message, quoted by the model
                          "✅ Task completed!"),
                  files={"safe_output/hello.py": "Hello, World!"},
-                 sent=("Cannot write to system directory: /etc/hello.py", "Hello, World!"))
+                 no_files=("/etc/mini-claude-compat-test/hello.py", "/proc/mini-claude-example/hello.py"),
+                 sent=("Cannot write to system directory: /etc/mini-claude-compat-test/hello.py", "Hello, World!"))
 
 
 # ---- streaming_mode.py: ten sub-examples of ClaudeSDKClient ------------------------------------------------------

@@ -8,19 +8,36 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from mini_claude.secrets import mask, mask_blocks
-from mini_claude.tools.base import Tool, ToolResult
+from mini_claude.tools.base import Tool, ToolResult, input_is_ours
+from mini_claude.tools.input_check import input_problem
 
-__all__ = ["CUT_TEXT", "Call", "batches", "last_text", "masked", "prompt_text", "storable", "tool_name",
-           "tool_result_block", "unknown_text"]
+__all__ = ["CUT_TEXT", "Call", "Verdict", "batches", "last_text", "masked", "prompt_text", "storable", "tool_name",
+           "tool_result_block", "unknown_text", "wrong_input"]
 
 log = logging.getLogger(__name__)
 
 # the result of each tool call of a turn cut at the output limit: its input may be incomplete, so it never runs
 CUT_TEXT = ("Not run: your reply reached the output token limit while this tool call was being written, so its "
             "input may be incomplete. Call it again, splitting large content into smaller pieces if needed.")
+
+
+class Verdict(Protocol):
+    """The gate's decision as the loop reads it (mini_claude.permissions.answers.Decision fits)."""
+
+    @property
+    def allowed(self) -> bool: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def updated_input(self) -> dict[str, Any] | None: ...  # run instead of the input checked (valid for the tool)
+
+    @property
+    def interrupt(self) -> bool: ...  # a refusal that ends the run
 
 
 @dataclass
@@ -31,6 +48,13 @@ class Call:
     tool: Tool | None
     result: ToolResult | None = None
     notes: str = ""  # what hooks said about this call, for the model beside the results
+    args: dict[str, Any] | None = None  # the input it runs with once admitted (None: the block's own)
+
+
+def wrong_input(tool: Tool, args: dict[str, Any], what: str) -> str | None:
+    """Why `args` does not fit our own `tool`'s schema (an MCP server checks its own), as the call's error text."""
+    problem = input_problem(tool.input_schema, args) if input_is_ours(tool) else None
+    return f"invalid input for {what}: {problem}" if problem else None
 
 
 def prompt_text(blocks: list[dict[str, Any]]) -> str:

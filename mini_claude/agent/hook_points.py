@@ -3,6 +3,7 @@ session passes one, or none), and the loop's side of each point.
 
     UserPromptSubmit   Agent.run, before the prompt joins the history: a block ends the run with no model request
     PreToolUse         before the permission gate; its decision is weighed by the gate (`check(..., hook=)`)
+                       and its `updatedInput` (schema-checked) is what the gate checks and the tool runs
     PostToolUse        after a tool call that succeeded; what the hooks say goes beside the results
     Stop               when the model answers without tool calls; a block sends the reason and asks again
     SubagentStop       the same, for a sub-agent (`Agent(subagent=True, agent=(type, id))`, agent/subagents.py):

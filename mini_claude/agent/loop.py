@@ -10,7 +10,11 @@ Invariants the rest of the product relies on:
 * Interrupting (cancelling the task running `run`) cancels running tools, completes the history with
   "interrupted" results, and re-raises `CancelledError`; the next `run` continues on a valid history.
 * The user's hooks (`hooks`: hook_points.py says where each fires) can block a prompt, refuse or allow a call
-  through the gate, add text beside results, or send the model back to work when it stops.
+  through the gate, change its input, add text beside results, or send the model back to work when it stops.
+* A call runs with the input the gate last checked: the model's, a PreToolUse hook's `updatedInput`, or the input
+  the permission answer gave (each checked against the tool's schema first); the history keeps the model's.
+* A refusal that interrupts (the permission answer's `interrupt`) runs nothing more of its turn: every other call
+  still gets a result, and the run ends with stop "permission_interrupt" once the results are in.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 from mini_claude.agent.calls import (
     CUT_TEXT,
     Call,
+    Verdict,
     batches,
     last_text,
     masked,
@@ -32,16 +37,16 @@ from mini_claude.agent.calls import (
     tool_name,
     tool_result_block,
     unknown_text,
+    wrong_input,
 )
 from mini_claude.agent.compaction import ContextWindow, is_prompt_too_long
 from mini_claude.agent.hook_points import HookPoints
 from mini_claude.agent.ui import AgentUI, Shown, SilentUI, showing
 from mini_claude.errors import ModelError
-from mini_claude.hooks.outcomes import HookPermission
+from mini_claude.hooks.outcomes import BeforeTool, HookPermission
 from mini_claude.models.base import AssistantTurn, Model, PlanAware, ToolSpec, Usage
 from mini_claude.secrets import mask
-from mini_claude.tools.base import Tool, ToolContext, ToolResult, input_is_ours, own_server
-from mini_claude.tools.input_check import input_problem
+from mini_claude.tools.base import Tool, ToolContext, ToolResult, own_server
 
 __all__ = ["Agent", "AgentUI", "Gate", "RunOutcome", "SilentUI"]
 
@@ -54,6 +59,7 @@ INTERRUPTED_NOTE = "[The previous request was interrupted by the user.]"
 MAX_TURNS_NOTE = "[The previous request stopped at the turn limit before you answered.]"
 CUT_NOTE = "[Your previous reply stopped at the output token limit; its tool calls did not run.]"
 CANCEL_GRACE_S = 10.0
+STOPPED_TEXT = "Not run: the user refused another call of this turn and stopped the run."
 
 
 class DeferredLoading(Protocol):
@@ -69,8 +75,9 @@ class DeferredLoading(Protocol):
 class Gate(Protocol):
     """The permission gate as the loop sees it (mini_claude.permissions.gate.PermissionGate fits)."""
 
-    async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None) -> Any:
-        ...  # -> Decision(allowed, reason); `hook` only when a PreToolUse hook decided
+    async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None,
+                    tool_use_id: str | None = None) -> Verdict:
+        ...  # `hook`: a PreToolUse hook's decision; `tool_use_id`: the call's, for the permission question
 
 
 @runtime_checkable
@@ -148,6 +155,7 @@ class Agent:
         # git status; compaction puts them before its summary) or what changed in it (agent/opening.py)
         self._prelude = self.context.prelude = prelude
         self._hook_stop: str | None = None  # a hook's `"continue": false` in this run
+        self._interrupted = False  # a refusal in this run said to stop (Decision.interrupt)
         self._compacted = False
         # called with the history after every change to it (SessionLog.sync saves the conversation as it goes)
         # (`rewritten`: not only the end changed — compaction)
@@ -187,6 +195,7 @@ class Agent:
         note, results_last = self._unanswered_note, self._results_last
         self._compacted = False
         self._hook_stop = None
+        self._interrupted = False
         try:
             return await self._run(user)
         except Exception:
@@ -235,6 +244,8 @@ class Agent:
             if cut:
                 self._unanswered_note = CUT_NOTE
                 return self._outcome(turn.text, "max_tokens", turn_no, usage)
+            if self._interrupted:
+                return self._outcome(last_text(self.history), "permission_interrupt", turn_no, usage)
             if self._hook_stop is not None:
                 return self._outcome(last_text(self.history), "hook_stopped", turn_no, usage)
         self._unanswered_note = MAX_TURNS_NOTE  # not an interruption: say so to the model on the next run
@@ -292,13 +303,16 @@ class Agent:
     async def _run_tool_calls(self, calls: list[Call]) -> None:
         try:
             for batch in batches(calls):
+                if self._interrupted:  # a refusal stopped the run: nothing more of this turn runs
+                    break
                 await self._run_batch(batch)
         finally:
             # runs on success, error and cancellation alike: every tool_use gets its tool_result
             blocks, asides = [], []
             for call in calls:
                 # a refusal's reason (a hook's, say) is masked too; a result that ran was masked as it came
-                result = masked(call.result or ToolResult.error(INTERRUPTED_TEXT))
+                result = masked(call.result or ToolResult.error(STOPPED_TEXT if self._interrupted
+                                                                else INTERRUPTED_TEXT))
                 blocks.append(tool_result_block(call.block.get("id", ""), result))
                 for aside in (result.aside, call.notes):
                     if aside:  # hooks' notes may quote what the user's hooks see (secret-looking variables too)
@@ -309,8 +323,15 @@ class Agent:
     async def _run_batch(self, batch: list[Call]) -> None:
         runnable: list[Call] = []
         for call in batch:  # permission prompts one at a time, before anything in the batch runs
+            if self._interrupted:
+                break
             if await self._admit(call):
                 runnable.append(call)
+        if self._interrupted:  # admitted before the refusal that stopped the run: not run either
+            for call in runnable:
+                call.result = ToolResult.error(STOPPED_TEXT)
+                self._show_rejected(tool_name(call.block), call.args, call.result)
+            return
         if not runnable:
             return
         if len(runnable) == 1:
@@ -339,20 +360,29 @@ class Agent:
             call.result = ToolResult.error(f"tool input must be a JSON object, got {type(args).__name__}")
             self._show_rejected(name, args, call.result)
             return False
-        problem = input_problem(call.tool.input_schema, args) if input_is_ours(call.tool) else None
+        problem = wrong_input(call.tool, args, name)
         if problem:  # one reading of every input: what the gate would check is exactly what the tool would run
-            call.result = ToolResult.error(f"invalid input for {name}: {problem}")
+            call.result = ToolResult.error(problem)
             self._show_rejected(name, args, call.result)
             return False
-        permission = await self._before_tool(call, name, args)
-        decision = await (self.gate.check(call.tool, args) if permission is None
-                          else self.gate.check(call.tool, args, hook=permission))
+        before = await self._before_tool(call, name, args)
+        permission = before.permission if before is not None else None
+        if before is not None and before.updated_input is not None:  # a hook's changed input, checked as the model's
+            problem = wrong_input(call.tool, before.updated_input, f"{name} (a PreToolUse hook's updatedInput)")
+            if problem:
+                call.result = ToolResult.error(problem)
+                self._show_rejected(name, args, call.result)
+                return False
+            args = before.updated_input
+        decision = await self.gate.check(call.tool, args, hook=permission, tool_use_id=call.block.get("id"))
         if not decision.allowed:
             call.result = ToolResult.error(decision.reason)
             self._denials.append({"tool_name": name, "tool_use_id": call.block.get("id"), "tool_input": args})
+            self._interrupted = self._interrupted or decision.interrupt
             self.ui.tool_started(name, args)
             self.ui.tool_finished(name, call.result)
             return False
+        call.args = decision.updated_input if decision.updated_input is not None else args
         return True
 
     def _find_tool(self, offered: dict[str, Tool], name: str) -> Tool | None:
@@ -369,7 +399,7 @@ class Agent:
 
     async def _run_one(self, call: Call) -> None:
         assert call.tool is not None
-        name, args = call.tool.name, call.block["input"]
+        name, args = call.tool.name, call.args if call.args is not None else call.block["input"]
         self.ui.tool_started(name, args)
         try:
             result = await call.tool.run(args, self.ctx)
@@ -391,14 +421,15 @@ class Agent:
             call.notes = "\n".join(n for n in (call.notes, after.context) if n)
             self._hook_stop = after.stop if after.stop is not None else self._hook_stop
 
-    async def _before_tool(self, call: Call, name: str, args: dict[str, Any]) -> HookPermission | None:
-        """PreToolUse: the hooks' permission decision for the gate; their notes kept for beside the results."""
+    async def _before_tool(self, call: Call, name: str, args: dict[str, Any]) -> BeforeTool | None:
+        """PreToolUse: the hooks' permission decision and changed input for the gate; their notes kept for beside
+        the results."""
         if self.hooks is None:
             return None
         before = await self.hooks.pre_tool_use(name, args, call.block.get("id", ""), server=own_server(call.tool, args))
         call.notes = before.context
         self._hook_stop = before.stop if before.stop is not None else self._hook_stop
-        return before.permission
+        return before
 
     async def _stop_feedback(self, text: str, active: bool) -> str | None:
         """Stop (SubagentStop for a sub-agent): the text that sends the model back to work, or None to stop."""

@@ -187,13 +187,12 @@ class SubagentGate:
     def __init__(self, gate: Gate, label: str, *, read_only: bool = False) -> None:
         self._gate, self.label, self.read_only = gate, label, read_only
 
-    async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None) -> Any:
+    async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None,
+                    tool_use_id: str | None = None) -> Any:
         if self.read_only and not tool.read_only:
             return Decision(False, f"permission denied for {tool.name}: the {self.label} agent is read-only")
         with _acting_as(self.label):
-            if hook is None:
-                return await self._gate.check(tool, args)
-            return await self._gate.check(tool, args, hook=hook)
+            return await self._gate.check(tool, args, hook=hook, tool_use_id=tool_use_id)
 
 
 class _LabelledUI:

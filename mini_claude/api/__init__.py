@@ -41,18 +41,43 @@ if TYPE_CHECKING:
         ToolPermissionContext,
     )
     from mini_claude.api.query import query
+    from mini_claude.api.tools import SdkMcpTool, ToolCallContext, create_sdk_mcp_server, function_tool, tool
 
 __all__ = [
-    "AgentDefinition", "AssistantMessage", "Client", "ContentBlock", "HookContext", "HookMatcher", "Message",
-    "Options", "PermissionResultAllow",
-    "PermissionResultDeny", "PermissionUpdate", "ResultMessage", "StreamEvent", "SystemMessage", "TextBlock",
-    "ThinkingBlock", "ToolPermissionContext", "ToolResultBlock", "ToolUseBlock", "UserMessage", "query",
+    "AgentDefinition",
+    "AssistantMessage",
+    "Client",
+    "ContentBlock",
+    "HookContext",
+    "HookMatcher",
+    "Message",
+    "Options",
+    "PermissionResultAllow",
+    "PermissionResultDeny",
+    "PermissionUpdate",
+    "ResultMessage",
+    "SdkMcpTool",
+    "StreamEvent",
+    "SystemMessage",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolCallContext",
+    "ToolPermissionContext",
+    "ToolResultBlock",
+    "ToolUseBlock",
+    "UserMessage",
+    "create_sdk_mcp_server",
+    "function_tool",
+    "query",
+    "tool",
 ]
 
 _LAZY = {
     "Client": "mini_claude.api.client", "query": "mini_claude.api.query",
     "PermissionResultAllow": "mini_claude.api.permissions", "PermissionResultDeny": "mini_claude.api.permissions",
     "PermissionUpdate": "mini_claude.api.permissions", "ToolPermissionContext": "mini_claude.api.permissions",
+    **{name: "mini_claude.api.tools" for name in ("SdkMcpTool", "ToolCallContext", "create_sdk_mcp_server",
+                                                  "function_tool", "tool")},
 }
 
 

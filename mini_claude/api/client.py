@@ -141,30 +141,34 @@ class Client:
 
     # ---- controls ------------------------------------------------------------------------------------------------
     async def set_permission_mode(self, mode: str) -> None:
-        from mini_claude.permissions import PermissionMode
+        from mini_claude.session import controls
 
-        try:
-            self._session().gate.mode = PermissionMode.parse(mode)
-        except ValueError as exc:
-            raise ConfigError(f"set_permission_mode: {exc}") from None
+        controls.set_permission_mode(self._session(), mode)
 
     async def set_model(self, model: str | None = None) -> None:
-        from mini_claude.session.lifecycle import switch_model
+        from mini_claude.session import controls
 
-        switch_model(self._session(), model)
+        controls.set_model(self._session(), model)
 
     async def get_mcp_status(self) -> dict[str, Any]:
-        from mini_claude.session.lifecycle import mcp_status
+        from mini_claude.session import controls
 
-        return {"mcpServers": mcp_status(self._session())}
+        return controls.mcp_status(self._session())
 
     async def reconnect_mcp_server(self, name: str) -> None:
-        await self._session().manager.reconnect(name)
+        from mini_claude.session import controls
+
+        await controls.reconnect_server(self._session(), name)
+
+    async def set_mcp_server_enabled(self, name: str, enabled: bool) -> None:
+        from mini_claude.session import controls
+
+        await controls.toggle_server(self._session(), name, enabled)
 
     async def get_context_usage(self) -> dict[str, Any]:
-        from mini_claude.session.lifecycle import context_usage
+        from mini_claude.session import controls
 
-        return context_usage(self._session())
+        return controls.context_usage(self._session())
 
     @property
     def session_id(self) -> str:

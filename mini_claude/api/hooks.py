@@ -16,24 +16,16 @@ an answer are read as `continue` and `async`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["HOOK_EVENTS", "HookCallback", "HookContext", "HookMatcher"]
+from mini_claude.errors import ConfigError
+from mini_claude.hooks.callables import CALLABLE_EVENTS, CallableHook, HookCallback, HookContext
 
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "PreCompact",
-               "SessionStart", "SessionEnd", "Notification")
+__all__ = ["HOOK_EVENTS", "HookCallback", "HookContext", "HookMatcher", "callable_hooks"]
 
-
-@dataclass
-class HookContext:
-    """Beside each call: `signal` (reserved, as in the SDK: None)."""
-
-    signal: Any = None
-
-
-HookCallback = Callable[[dict[str, Any], str | None, HookContext], Awaitable[dict[str, Any]]]
+HOOK_EVENTS = CALLABLE_EVENTS
 
 
 @dataclass
@@ -46,10 +38,19 @@ class HookMatcher:
     timeout: float | None = None
 
 
-def spelled_as_json(answer: dict[str, Any]) -> dict[str, Any]:
-    """An answer with the SDK's Python spellings (`continue_`, `async_`) as the JSON keys they stand for."""
-    fixed = dict(answer)
-    for python, key in (("continue_", "continue"), ("async_", "async")):
-        if python in fixed:
-            fixed.setdefault(key, fixed.pop(python))
-    return fixed
+def callable_hooks(hooks: Mapping[str, Sequence[Any]] | None) -> tuple[CallableHook, ...]:
+    """`Options.hooks` as the engine's callable hooks (ConfigError naming the event or matcher that is unusable)."""
+    found: list[CallableHook] = []
+    for event, matchers in (hooks or {}).items():
+        if event not in HOOK_EVENTS:
+            raise ConfigError(f"Options.hooks: unknown event {event!r} (expected one of: {', '.join(HOOK_EVENTS)})")
+        for n, matcher in enumerate(matchers):
+            if not isinstance(matcher, HookMatcher):
+                raise ConfigError(f"Options.hooks.{event}[{n}]: a HookMatcher")
+            for callback in matcher.hooks:
+                try:
+                    found.append(CallableHook(event, callback, matcher=matcher.matcher or "",
+                                              timeout_s=matcher.timeout))
+                except (ValueError, TypeError) as exc:
+                    raise ConfigError(f"Options.hooks.{event}[{n}]: {exc}") from None
+    return tuple(found)

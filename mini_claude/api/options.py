@@ -80,6 +80,7 @@ class Options:
 
 def session_options(options: Options) -> SessionOptions:
     """The session layer's options for `options` (ConfigError naming the field when one is unusable)."""
+    from mini_claude.api.hooks import callable_hooks
     from mini_claude.session.parts import SessionOptions
 
     cwd = Path(options.cwd).expanduser() if options.cwd is not None else Path.cwd()
@@ -104,6 +105,8 @@ def session_options(options: Options) -> SessionOptions:
         append_system_prompt=append, settings=options.settings, effort=options.effort, env=env,
         setting_sources=sources if sources is not None else (), output_schema=_output_schema(options.output_format),
         agents=_agents(options.agents or {}),
+        in_process={name: cfg["instance"] for name, cfg in in_process_servers(options.mcp_servers).items()},
+        hook_callables=callable_hooks(options.hooks),
     )
 
 

@@ -69,33 +69,59 @@ CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[Pe
 
 
 def asker(can_use_tool: CanUseTool) -> Callable[..., Awaitable[Any]]:
-    """The gate's question, answered by `can_use_tool`."""
+    """The gate's question (permissions/answers.py), answered by `can_use_tool`."""
+    from mini_claude.permissions.answers import AskContext, PermissionAnswer
     from mini_claude.permissions.calls import claude_tool_name
 
-    async def ask(tool: Tool, args: dict[str, Any], *_: Any) -> Any:
-        context = ToolPermissionContext()
+    async def ask(tool: Tool, args: dict[str, Any], gate_context: AskContext) -> PermissionAnswer:
+        context = ToolPermissionContext(suggestions=[_update(rule) for rule in gate_context.suggestions],
+                                        tool_use_id=gate_context.tool_use_id)
         try:
             answer: Any = can_use_tool(claude_tool_name(tool.name), dict(args), context)
             if inspect.isawaitable(answer):
                 answer = await answer
         except Exception as exc:
             log.exception("can_use_tool raised")
-            return _deny(f"denied: the program's permission callback failed ({type(exc).__name__}: {exc})", False)
-        if isinstance(answer, PermissionResultAllow) or (isinstance(answer, dict) and answer.get("behavior") == "allow"):
-            return _allow(answer)
-        if isinstance(answer, PermissionResultDeny) or (isinstance(answer, dict) and answer.get("behavior") == "deny"):
-            message = answer.message if isinstance(answer, PermissionResultDeny) else str(answer.get("message", ""))
-            interrupt = answer.interrupt if isinstance(answer, PermissionResultDeny) else bool(answer.get("interrupt"))
-            return _deny(message or "denied by the program", interrupt)
-        return _deny(f"denied: the permission callback answered {type(answer).__name__}, not a PermissionResult",
-                     False)
+            return PermissionAnswer(False, message=f"denied: the program's permission callback failed "
+                                                   f"({type(exc).__name__}: {exc})")
+        if isinstance(answer, dict):
+            answer = _from_dict(answer)
+        if isinstance(answer, PermissionResultAllow):
+            remember = [rule for update in answer.updated_permissions or () for rule in _rules(update)]
+            return PermissionAnswer(True, updated_input=answer.updated_input, remember=tuple(remember))
+        if isinstance(answer, PermissionResultDeny):
+            return PermissionAnswer(False, message=answer.message, interrupt=answer.interrupt)
+        return PermissionAnswer(False, message=f"denied: the permission callback answered {type(answer).__name__}, "
+                                               "not a PermissionResult")
 
     return ask
 
 
-def _allow(answer: PermissionResultAllow | dict[str, Any]) -> Any:
-    return "yes"
+def _from_dict(answer: dict[str, Any]) -> Any:
+    """The SDK's wire spelling of an answer ({"behavior": "allow", "updatedInput": ...})."""
+    if answer.get("behavior") == "allow":
+        updated = answer.get("updatedInput", answer.get("updated_input"))
+        return PermissionResultAllow(updated_input=updated if isinstance(updated, dict) else None)
+    if answer.get("behavior") == "deny":
+        return PermissionResultDeny(message=str(answer.get("message", "")), interrupt=bool(answer.get("interrupt")))
+    return answer
 
 
-def _deny(message: str, interrupt: bool) -> Any:
-    return f"no: {message}"
+def _update(rule: str) -> PermissionUpdate:
+    """One of our allow rules (`Bash(git status:*)`) as the SDK's suggestion."""
+    name, _, rest = rule.partition("(")
+    content = rest[:-1] if rest.endswith(")") else None
+    return PermissionUpdate("addRules", rules=[{"toolName": name, "ruleContent": content}], behavior="allow",
+                            destination="session")
+
+
+def _rules(update: PermissionUpdate) -> list[str]:
+    """The allow rules an `addRules` update asks for, in our syntax (other kinds of update add none)."""
+    if update.type != "addRules" or update.behavior not in (None, "allow"):
+        return []
+    rules = []
+    for rule in update.rules or ():
+        name, content = rule.get("toolName"), rule.get("ruleContent")
+        if isinstance(name, str) and name:
+            rules.append(f"{name}({content})" if content else name)
+    return rules

@@ -11,7 +11,7 @@ from typing import Any
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from mini_claude.cli.render import clean
+from mini_claude.cli.terminal.render import clean
 from mini_claude.mcp.host import McpHost
 
 __all__ = ["ReplCompleter"]

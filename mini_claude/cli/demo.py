@@ -15,10 +15,10 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.mcp.config import load_mcp_config
 from mini_claude.session.agent_half import build_session
-from mini_claude.session.start import SessionOptions
+from mini_claude.session.parts import SessionOptions
 from mini_claude.settings import load_settings
 
 __all__ = ["DEMO_PROMPTS", "main"]

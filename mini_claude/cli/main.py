@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from mini_claude import __version__
-from mini_claude.cli.arg_types import positive_int
-from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
+from mini_claude.cli.terminal.arg_types import positive_int
+from mini_claude.cli.terminal.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
 from mini_claude.models.catalog import ALIASES, DEFAULT_MODEL, EFFORT_LEVELS, OPUSPLAN
 from mini_claude.secrets import protect_own_memory, scrub_own_environ
 
@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"mini-claude: stopped by {signal.Signals(sig).name}\n")
         return 128 + sig
     except Exception as exc:
-        from mini_claude.cli.render import clean
+        from mini_claude.cli.terminal.render import clean
         from mini_claude.errors import MiniClaudeError
 
         if debug:
@@ -169,7 +169,7 @@ def _dispatch(argv: list[str]) -> int:
         return mock_main(argv[1:])
     argv = _subcommand_first(argv)
     if argv and argv[0] == "mcp":
-        from mini_claude.cli.mcp_cmd import main as mcp_main
+        from mini_claude.cli.mcp.command import main as mcp_main
 
         return mcp_main(argv[1:])
     if argv and argv[0] == "demo":
@@ -179,15 +179,15 @@ def _dispatch(argv: list[str]) -> int:
     if argv and argv[0] == "trust":
         return _trust_main(argv[1:])
     if argv and argv[0] == "doctor":
-        from mini_claude.cli.doctor import main as doctor_main
+        from mini_claude.cli.doctor.report import main as doctor_main
 
         return doctor_main(argv[1:])
     args = build_parser().parse_args(argv)
     _setup_logging(args.debug)
     problem = _check_flags(args, argv)
     if problem is not None:
-        from mini_claude.cli.exit_codes import EXIT_USAGE
-        from mini_claude.cli.render import clean
+        from mini_claude.cli.terminal.exit_codes import EXIT_USAGE
+        from mini_claude.cli.terminal.render import clean
 
         sys.stderr.write(f"mini-claude: {clean(problem)}\n")
         return EXIT_USAGE
@@ -321,8 +321,8 @@ def _trust_main(argv: list[str]) -> int:
     """`mini-claude trust [PATH]`: remember PATH's folder (its git root, else PATH) as trusted."""
     from pathlib import Path
 
-    from mini_claude.cli.exit_codes import EXIT_OK, EXIT_USAGE
-    from mini_claude.cli.render import clean
+    from mini_claude.cli.terminal.exit_codes import EXIT_OK, EXIT_USAGE
+    from mini_claude.cli.terminal.render import clean
     from mini_claude.paths import state_dir, user_home
     from mini_claude.trust import TrustStore, workspace_folder
 
@@ -347,6 +347,6 @@ def _trust_main(argv: list[str]) -> int:
 
 
 def _setup_logging(debug: bool) -> None:
-    from mini_claude.cli.render import setup_logging
+    from mini_claude.cli.terminal.render import setup_logging
 
     setup_logging(debug=debug)  # URL secrets redacted and server text cleaned in every record

@@ -37,8 +37,14 @@ import sys
 from typing import IO, Any
 
 from mini_claude.agent.loop import RunOutcome
-from mini_claude.cli.exit_codes import EXIT_DENIED, EXIT_ERROR, EXIT_MAX_TURNS, EXIT_OK, EXIT_TRUNCATED
-from mini_claude.cli.render import clean, json_text
+from mini_claude.cli.terminal.exit_codes import (
+    EXIT_DENIED,
+    EXIT_ERROR,
+    EXIT_MAX_TURNS,
+    EXIT_OK,
+    EXIT_TRUNCATED,
+)
+from mini_claude.cli.terminal.render import clean, json_text
 from mini_claude.models.pricing import ListPriced
 from mini_claude.session.records import RunError, Transcript, run_subtype
 

@@ -3,7 +3,7 @@
 Ctrl+C or Esc during a turn (or a `!` command, a `/mcp login`) cancels it (tools are cancelled, the history stays
 valid) and returns to the prompt; Ctrl+C at an empty prompt twice in a row exits. A backslash then Enter continues
 the line. `!cmd` runs a shell command through the gate and hands its output to the model (cli/shell_escape.py);
-`# note` asks which memory file takes the note (cli/memory_note.py). MCP servers start in the background: the
+`# note` asks which memory file takes the note (cli/questions/memory_note.py). MCP servers start in the background: the
 prompt is usable at once and servers announce themselves as they become ready or fail. `/mcp login NAME` runs the
 OAuth login of an http/sse server and restarts it in the running session, so its tools appear at once.
 """
@@ -21,19 +21,19 @@ from pathlib import Path
 from typing import Any
 
 from mini_claude.agent.sessions import SessionInfo
-from mini_claude.cli.approval_prompt import server_approval_prompt
-from mini_claude.cli.host_ui import ReplHostUI
 from mini_claude.cli.keys import EscapeWatcher
-from mini_claude.cli.mcp_panel import mcp_command  # noqa: F401  (tests import it from here)
-from mini_claude.cli.memory_note import add_memory_note
-from mini_claude.cli.permission_prompt import PromptAnswers, permission_question
-from mini_claude.cli.pin_review import ask_review
-from mini_claude.cli.render import TerminalUI, clean, one_line
+from mini_claude.cli.mcp.panel import mcp_command  # noqa: F401  (tests import it from here)
+from mini_claude.cli.questions.approval import server_approval_prompt
+from mini_claude.cli.questions.host_ui import ReplHostUI
+from mini_claude.cli.questions.memory_note import add_memory_note
+from mini_claude.cli.questions.permission import PromptAnswers, permission_question
+from mini_claude.cli.questions.pin_review import ask_review
 from mini_claude.cli.resume import describe, record_session, resume_session
 from mini_claude.cli.session_args import start_session
 from mini_claude.cli.shell_escape import admit, bash_blocks, run_command
-from mini_claude.cli.slash_commands import COMPLETIONS, SLASH_COMMANDS, SlashCommands, reload_memory
-from mini_claude.cli.status import server_line
+from mini_claude.cli.slash.commands import COMPLETIONS, SLASH_COMMANDS, SlashCommands, reload_memory
+from mini_claude.cli.terminal.render import TerminalUI, clean, one_line
+from mini_claude.cli.terminal.status import server_line
 from mini_claude.cli.terminate import end_session_on_terminate
 from mini_claude.cli.turn_input import run_user_turn, user_turn
 from mini_claude.errors import MiniClaudeError
@@ -349,6 +349,12 @@ class Repl:
                     self._sigint(True)
             if answer[:1] in choices:
                 return choices[answer[:1]]
+
+    async def resume(self, which: str) -> None:
+        await resume_session(self.parts, continue_=False, resume=which, ui=self.ui, pick=self.pick_session)
+
+    def record_session(self) -> None:
+        record_session(self.parts)
 
     async def pick_session(self, saved: list[SessionInfo]) -> SessionInfo | None:
         for number, info in enumerate(saved, 1):

@@ -12,10 +12,10 @@ import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_USAGE
-from mini_claude.cli.host_ui import PrintHostUI
-from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.questions.host_ui import PrintHostUI
 from mini_claude.cli.session_args import start_session
+from mini_claude.cli.terminal.exit_codes import EXIT_ERROR, EXIT_USAGE
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.cli.terminate import end_session_on_terminate
 from mini_claude.errors import ConfigError, MiniClaudeError
 from mini_claude.mcp.manager import ServerStatus

@@ -11,11 +11,11 @@ from typing import Any
 
 from mini_claude.agent.commands import Expansion, expand_command
 from mini_claude.agent.loop import RunOutcome
-from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.errors import ConfigError, McpError
 from mini_claude.mcp.host.prompts import PROMPT_PREFIX
 from mini_claude.mcp.host.resources import find_mentions
-from mini_claude.session.start import SessionParts
+from mini_claude.session.parts import SessionParts
 from mini_claude.tools.shell import BashTool
 
 __all__ = ["run_user_turn", "user_turn"]

@@ -15,6 +15,10 @@ SessionStart and UserPromptSubmit stdout join the next prompt as `SessionStart:s
 Every run is logged at debug level (`--debug` shows it); a failure (exit code other than 0 and 2, a timeout, a
 command that could not start) and every ignored field is reported in one line through `report` — the CLI passes a
 function that sends it through the terminal's one neutralising door. Identical commands of one event run once.
+
+Callable hooks (callables.py, registered by code) are matched, fed and read like commands: the same payload (each
+its own copy), run in parallel with the event's commands, their dicts read as a command's JSON; one that fails is
+reported and ignored. `/hooks` names them `python: module.qualname`.
 """
 
 from __future__ import annotations
@@ -27,10 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mini_claude.hooks.callables import CallableHook, run_callable
 from mini_claude.hooks.claude_form import claude_tool_input, claude_tool_response
 from mini_claude.hooks.matching import MATCHED_EVENTS, matcher_matches
 from mini_claude.hooks.outcomes import AfterTool, BeforeTool, HookPermission, PromptVerdict, StopVerdict
-from mini_claude.hooks.replies import HookReply, read_reply
+from mini_claude.hooks.replies import HookReply, read_output, read_reply
 from mini_claude.hooks.runner import run_command
 from mini_claude.secrets import without_credentials
 from mini_claude.settings import SettingsHook
@@ -58,19 +63,24 @@ class HookSession:
     server_of: Callable[[str], str | None] = lambda name: None  # an MCP tool's server
 
 
+AnyHook = SettingsHook | CallableHook
+
+
 class Hooks:
-    """The session's hooks (already filtered for workspace trust by the settings loader). `report(line)` shows one
-    line to the user."""
+    """The session's hooks: `hooks` from settings (already filtered for workspace trust by the settings loader),
+    `callables` registered by code. `report(line)` shows one line to the user."""
 
     def __init__(self, hooks: Sequence[SettingsHook], session: HookSession,
-                 report: Callable[[str], None] = lambda line: None) -> None:
+                 report: Callable[[str], None] = lambda line: None, *,
+                 callables: Sequence[CallableHook] = ()) -> None:
         self.hooks = list(hooks)
+        self.callables = list(callables)
         self.session = session
         self.report = report
         self._waiting_context: list[str] = []  # SessionStart output, for the next prompt
 
     def __bool__(self) -> bool:
-        return bool(self.hooks)
+        return bool(self.hooks or self.callables)
 
     # ---- events the agent loop fires (mini_claude.agent.hook_points.HookPoints) ----------------------------------
 
@@ -82,21 +92,22 @@ class Hooks:
             return BeforeTool()
         denials, asks, allows = [], [], []
         for reply in replies:
-            shown = _command(reply.hook)
+            shown = _shown(reply.hook)
             if reply.block_from_exit:
-                denials.append(f"PreToolUse:{claude} hook error: [{reply.hook.command}]: {reply.block}")
+                denials.append(f"PreToolUse:{claude} hook error: [{_label(reply.hook)}]: {reply.block}")
             elif reply.block is not None or reply.permission == "deny":
                 denials.append(reply.permission_reason or reply.block or f"denied by a PreToolUse hook ({shown})")
             elif reply.permission == "ask":
                 asks.append(reply.permission_reason or f"a PreToolUse hook ({shown}) asks for confirmation")
             elif reply.permission == "allow":
                 allows.append(reply.permission_reason or f"allowed by a PreToolUse hook ({shown})")
+        updated = None if denials else self._updated_input(claude, replies)
         permission = (HookPermission("deny", "\n".join(denials)) if denials
-                      else HookPermission("ask", "; ".join(asks)) if asks
-                      else HookPermission("allow", "; ".join(allows)) if allows else None)
+                      else HookPermission("ask", "; ".join(asks), updated) if asks
+                      else HookPermission("allow", "; ".join(allows), updated) if allows else None)
         context = _reminders(f"PreToolUse:{claude} hook additional context: {r.context}" for r in replies
                              if r.context)
-        return BeforeTool(permission, context, _stop(replies))
+        return BeforeTool(permission, context, _stop(replies), updated)
 
     async def post_tool_use(self, name: str, args: dict[str, Any], tool_use_id: str, content: list[dict[str, Any]],
                             text: str, *, server: str | None = None) -> AfterTool:
@@ -106,8 +117,8 @@ class Hooks:
         notes = []
         for reply in replies:
             if reply.block is not None:
-                cause = f"[{reply.hook.command}]: {reply.block}" if reply.block_from_exit else reply.block
-                notes.append(f"PostToolUse:{claude} hook blocking error from command: \"{reply.hook.command}\": "
+                cause = f"[{_label(reply.hook)}]: {reply.block}" if reply.block_from_exit else reply.block
+                notes.append(f"PostToolUse:{claude} hook blocking error from command: \"{_label(reply.hook)}\": "
                              f"{cause}")
             if reply.context:
                 notes.append(f"PostToolUse:{claude} hook additional context: {reply.context}")
@@ -116,7 +127,7 @@ class Hooks:
     async def user_prompt(self, prompt: str) -> PromptVerdict:
         """UserPromptSubmit; the verdict's context also carries what SessionStart hooks said since the last prompt."""
         replies = await self._fire("UserPromptSubmit", None, {"prompt": prompt})
-        blocks = [f"[{r.hook.command}]: {r.block}" if r.block_from_exit else r.block for r in replies
+        blocks = [f"[{_label(r.hook)}]: {r.block}" if r.block_from_exit else r.block for r in replies
                   if r.block is not None]
         stop = _stop(replies)
         if stop is not None:
@@ -165,26 +176,26 @@ class Hooks:
                                                              "notification_type": notification_type})
 
     def listing(self) -> list[str]:
-        """`/hooks`: one line per hook in force — event, matcher, command, timeout, and the file and key it is from."""
+        """`/hooks`: one line per hook in force — event, matcher, command (or callable), timeout, and the file and
+        key it is from (a callable: registered by code)."""
         lines = []
-        for hook in self.hooks:
+        every: list[AnyHook] = [*self.hooks, *self.callables]
+        for hook in every:
             matcher = f" {hook.matcher!r}" if hook.event in MATCHED_EVENTS else ""
             timeout = hook.timeout_s or DEFAULT_TIMEOUT_S
-            lines.append(f"{hook.event}{matcher}: {_command(hook)} (timeout {timeout:g}s) — {hook.file} {hook.key}")
+            lines.append(f"{hook.event}{matcher}: {_shown(hook)} (timeout {timeout:g}s) — {_source(hook)}")
         return lines
 
     # ---- machinery -----------------------------------------------------------------------------------------------
 
-    def matching(self, event: str, value: str | None) -> list[SettingsHook]:
-        """The hooks `event` runs for `value` (a tool name, a source…), identical commands once."""
+    def matching(self, event: str, value: str | None) -> list[AnyHook]:
+        """The hooks `event` runs for `value` (a tool name, a source…): the commands (identical ones once), then
+        the callables."""
         found: dict[str, SettingsHook] = {}
         for hook in self.hooks:
-            if hook.event != event or hook.command in found:
-                continue
-            if event in MATCHED_EVENTS and value is not None and not matcher_matches(hook.matcher, value):
-                continue
-            found[hook.command] = hook
-        return list(found.values())
+            if hook.event == event and hook.command not in found and _matches(hook, value):
+                found[hook.command] = hook
+        return [*found.values(), *(h for h in self.callables if h.event == event and _matches(h, value))]
 
     async def _fire(self, event: str, value: str | None, fields: dict[str, Any]) -> list[HookReply]:
         hooks = self.matching(event, value)
@@ -198,20 +209,33 @@ class Hooks:
         # the user's environment, secret-looking variables included (hooks are the user's own code, as in Claude
         # Code), but never the agent's own credentials
         env = without_credentials(session.env, [("CLAUDE_PROJECT_DIR", str(session.cwd))])
-        runs = await asyncio.gather(*(run_command(hook.command, data, cwd=session.cwd, env=env,
-                                                  timeout_s=hook.timeout_s or DEFAULT_TIMEOUT_S) for hook in hooks))
-        replies = [read_reply(hook, run) for hook, run in zip(hooks, runs, strict=True)]
+        tool_use_id = fields.get("tool_use_id")
+        replies = await asyncio.gather(*(self._run(hook, data, env, tool_use_id) for hook in hooks))
         for reply in replies:
             self._tell(event, reply)
         return replies
 
+    async def _run(self, hook: AnyHook, data: bytes, env: Mapping[str, str], tool_use_id: Any) -> HookReply:
+        timeout_s = hook.timeout_s or DEFAULT_TIMEOUT_S
+        if isinstance(hook, CallableHook):  # its own copy of exactly what a command reads on stdin
+            run = await run_callable(hook, json.loads(data), tool_use_id if isinstance(tool_use_id, str) else None,
+                                     timeout_s=timeout_s)
+            log.debug("hook %s %s: %s in %.2fs", hook.event, hook.label,
+                      run.error or ("returned" + ("" if run.output is None else f" {run.output!r:.2000}")),
+                      run.seconds)
+            return read_output(hook, run)
+        return read_reply(hook, await run_command(hook.command, data, cwd=self.session.cwd, env=env,
+                                                  timeout_s=timeout_s))
+
     def _tell(self, event: str, reply: HookReply) -> None:
         hook, run = reply.hook, reply.run
-        log.debug("hook %s %s (%s %s): exit %s in %.2fs%s%s", event, _command(hook), hook.file, hook.key,
-                  "timeout" if run.timed_out else run.exit_code, run.seconds,
-                  "" if reply.suppress_output or not run.stdout.strip() else f"; stdout: {run.stdout.strip()[:2000]}",
-                  f"; stderr: {run.stderr.strip()[:2000]}" if run.stderr.strip() else "")
-        where = f"{event} hook {_command(hook)} ({hook.file})"
+        if run is not None and isinstance(hook, SettingsHook):
+            log.debug("hook %s %s (%s %s): exit %s in %.2fs%s%s", event, _command(hook), hook.file, hook.key,
+                      "timeout" if run.timed_out else run.exit_code, run.seconds,
+                      "" if reply.suppress_output or not run.stdout.strip()
+                      else f"; stdout: {run.stdout.strip()[:2000]}",
+                      f"; stderr: {run.stderr.strip()[:2000]}" if run.stderr.strip() else "")
+        where = f"{event} hook {_shown(hook)} ({_source(hook, short=True)})"
         for problem in reply.problems:
             self.report(f"{where} {problem}")
         if reply.system_message:
@@ -238,9 +262,40 @@ class Hooks:
                                                   **(more or {})})
         if _stop(replies) is not None:  # `continue: false` wins over a block: the agent stops
             return StopVerdict()
-        reasons = [f"[{r.hook.command}]: {r.block}" if r.block_from_exit else r.block for r in replies
+        reasons = [f"[{_label(r.hook)}]: {r.block}" if r.block_from_exit else r.block for r in replies
                    if r.block is not None]
         return StopVerdict(f"{event} hook feedback:\n" + "\n".join(reasons) if reasons else None)
+
+    def _updated_input(self, claude: str, replies: Sequence[HookReply]) -> dict[str, Any] | None:
+        """The input a PreToolUse hook asks to run instead: the first hook's that gave one (reported when others
+        gave another)."""
+        given = [r for r in replies if r.updated_input is not None]
+        if not given:
+            return None
+        first = given[0]
+        if any(r.updated_input != first.updated_input for r in given[1:]):
+            self.report(f"PreToolUse:{claude}: several hooks changed the input; the one from {_shown(first.hook)} "
+                        "is used")
+        return first.updated_input
+
+
+def _matches(hook: AnyHook, value: str | None) -> bool:
+    return hook.event not in MATCHED_EVENTS or value is None or matcher_matches(hook.matcher, value)
+
+
+def _label(hook: AnyHook) -> str:
+    """The hook as Claude Code's texts fed to the model name it: the command, or the callable's name."""
+    return hook.command if isinstance(hook, SettingsHook) else hook.label
+
+
+def _shown(hook: AnyHook) -> str:
+    return _command(hook) if isinstance(hook, SettingsHook) else hook.label
+
+
+def _source(hook: AnyHook, *, short: bool = False) -> str:
+    if isinstance(hook, CallableHook):
+        return "registered in code"
+    return hook.file if short else f"{hook.file} {hook.key}"
 
 
 def _command(hook: SettingsHook) -> str:

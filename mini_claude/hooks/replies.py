@@ -9,8 +9,12 @@
 JSON fields: `continue: false` (+ `stopReason`) stops the agent; `decision: "block"` + `reason` blocks (the older
 `decision: "approve"` / `"block"` of PreToolUse are its allow / deny); `systemMessage` is shown to the user;
 `suppressOutput` keeps stdout out of the debug log; `hookSpecificOutput` counts only with `hookEventName` equal to
-the event (`permissionDecision` allow/deny/ask and `permissionDecisionReason` for PreToolUse, `additionalContext`
-for PreToolUse, PostToolUse, UserPromptSubmit and SessionStart). A malformed field is reported and ignored.
+the event (`permissionDecision` allow/deny/ask, `permissionDecisionReason` and `updatedInput` — the input the call
+runs with instead, unless denied — for PreToolUse, `additionalContext` for PreToolUse, PostToolUse, UserPromptSubmit
+and SessionStart). A malformed field is reported and ignored.
+
+A callable hook's returned dict (callables.py) is read exactly as a command's JSON (`read_output`); a callable that
+failed is reported like a command that failed.
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from mini_claude.hooks.callables import CallableHook, CallableRun
 from mini_claude.hooks.runner import CommandRun
 from mini_claude.settings import SettingsHook
 
-__all__ = ["HookReply", "read_reply"]
+__all__ = ["HookReply", "read_output", "read_reply"]
 
 BLOCKING_EXIT = 2
 _PERMISSIONS = ("allow", "deny", "ask")
@@ -32,11 +37,11 @@ _CONTEXT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit", "S
 
 @dataclass
 class HookReply:
-    """One hook run, read. `block` is the exit-2 stderr (or, from JSON, the `block` reason); `problems` are the
-    one-line reports (failure, ignored fields)."""
+    """One hook run, read. `run` is the command's (None for a callable hook). `block` is the exit-2 stderr (or, from
+    JSON, the `block` reason); `problems` are the one-line reports (failure, ignored fields)."""
 
-    hook: SettingsHook
-    run: CommandRun
+    hook: SettingsHook | CallableHook
+    run: CommandRun | None
     block: str | None = None
     block_from_exit: bool = False
     permission: str | None = None
@@ -46,11 +51,8 @@ class HookReply:
     stop: str | None = None
     system_message: str = ""
     suppress_output: bool = False
+    updated_input: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
-
-    @property
-    def failed(self) -> bool:
-        return self.run.exit_code not in (0, BLOCKING_EXIT)
 
 
 def read_reply(hook: SettingsHook, run: CommandRun) -> HookReply:
@@ -68,6 +70,16 @@ def read_reply(hook: SettingsHook, run: CommandRun) -> HookReply:
         reply.plain = run.stdout.strip()
         return reply
     _read_json(reply, data)
+    return reply
+
+
+def read_output(hook: CallableHook, run: CallableRun) -> HookReply:
+    """What `run` of the callable `hook` says: its dict read as a command's JSON, or its failure."""
+    reply = HookReply(hook, None)
+    if run.output is None:
+        reply.problems.append(run.error)
+        return reply
+    _read_json(reply, run.output)
     return reply
 
 
@@ -128,6 +140,21 @@ def _read_json(reply: HookReply, data: dict[str, Any]) -> None:
         else:
             reply.problems.append(f"ignored its permissionDecision {str(permission)[:40]!r} (expected allow, deny "
                                   "or ask)")
+    if event == "PreToolUse" and "updatedInput" in specific:
+        reply.updated_input = _tool_input(reply, specific["updatedInput"])
     context = specific.get("additionalContext")
     if isinstance(context, str) and event in _CONTEXT_EVENTS:
         reply.context = context
+
+
+def _tool_input(reply: HookReply, value: Any) -> dict[str, Any] | None:
+    """An `updatedInput` as a plain JSON object (a callable may return anything), or None, reported."""
+    if not isinstance(value, dict):
+        reply.problems.append(f"ignored its updatedInput: expected an object, got {type(value).__name__}")
+        return None
+    try:
+        plain = json.loads(json.dumps(value))
+    except (TypeError, ValueError) as exc:
+        reply.problems.append(f"ignored its updatedInput: not JSON ({exc})")
+        return None
+    return plain if isinstance(plain, dict) else None

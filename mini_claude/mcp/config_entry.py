@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 from mini_claude.errors import ConfigError
@@ -25,6 +25,9 @@ from mini_claude.jsonfile import json_type
 from mini_claude.mcp.protocol import LOG_LEVELS
 from mini_claude.net.urls import display_url
 from mini_claude.secrets import AGENT_CREDENTIAL_VARS  # no stdio server or headersHelper inherits them
+
+if TYPE_CHECKING:
+    from mini_claude.mcp.transports.inprocess import MessagePeer
 
 __all__ = [
     "AGENT_CREDENTIAL_VARS",
@@ -36,6 +39,7 @@ __all__ = [
     "expand_vars",
     "join_key",
     "parse_entry",
+    "sdk_server_config",
     "server_key",
     "validate_entry",
 ]
@@ -43,10 +47,12 @@ __all__ = [
 # Scopes whose files come with the repository (untrusted), as opposed to the user's own files and flags.
 _PROJECT_SCOPE = "project"
 
-SERVER_TYPES = ("stdio", "http", "sse")
+# "sdk": a server living in this process (mini_claude.mcp.server), reached without a process or a socket
+SERVER_TYPES = ("stdio", "http", "sse", "sdk")
 SAMPLING_POLICIES = ("ask", "allow", "deny")
 PROTOCOL_VERSION_CHOICES = ("auto", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
-_TYPE_ALIASES = {"stdio": "stdio", "http": "http", "sse": "sse", "streamable-http": "http", "streamableHttp": "http"}
+_TYPE_ALIASES = {"stdio": "stdio", "http": "http", "sse": "sse", "streamable-http": "http", "streamableHttp": "http",
+                 "sdk": "sdk"}
 
 _VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _PLAIN_KEY_RE = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -57,7 +63,7 @@ class ServerConfig:
     """One server, validated and with `${VAR}`s expanded. `raw` is the entry exactly as written."""
 
     name: str
-    type: str  # "stdio" | "http" | "sse"
+    type: str  # "stdio" | "http" | "sse" | "sdk"
     command: str | None = None
     args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
@@ -77,6 +83,9 @@ class ServerConfig:
     scope: str = "user"  # "user" | "project" | "local" | "cli"
     source: str = ""  # display path of the file ("~/…" or relative to cwd), or "--mcp-config" / "--mcp-config #2"
     raw: dict[str, Any] = field(default_factory=dict)
+    # a "sdk" server's live server object (an McpServerCore, or any MessagePeer). Never read from a file: a file's
+    # "sdk" entry has none, and connecting it needs a peer supplied by the program (connect.build_transport)
+    instance: MessagePeer | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:
         # never the values of env, headers or oauth (nor `raw`, which holds them all), nor a URL's userinfo/query
@@ -319,6 +328,16 @@ def parse_entry(
         return ParsedEntry(None, check.errors, check.warnings)
     cfg = ServerConfig(name=name, type=kind, scope=scope, source=file or "", raw=copy.deepcopy(entry), **values)
     return ParsedEntry(cfg, check.errors, list(dict.fromkeys(check.warnings)))
+
+
+def sdk_server_config(name: str, instance: MessagePeer, *, scope: str = "cli", source: str = "Python API",
+                      **fields: Any) -> ServerConfig:
+    """The config of a server living in this process (`"type": "sdk"`); `fields` are other `ServerConfig`
+    attributes (`timeout_ms`, `include_tools`, `sampling`, ...)."""
+    if not isinstance(name, str) or not name:
+        raise ConfigError("an in-process MCP server needs a non-empty name", key="mcpServers")
+    return ServerConfig(name=name, type="sdk", instance=instance, scope=scope, source=source,
+                        raw={"type": "sdk", "name": name}, **fields)
 
 
 def _server_type(check: _EntryCheck, entry: dict[str, Any]) -> str | None:

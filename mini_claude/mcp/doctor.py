@@ -9,7 +9,7 @@ reader withheld and the schemas the model API would reject, the names that had t
 SIGKILL). Each finding that needs the user is a `Problem`: a stable `code`, the `cause` and the `fix`, one line
 each. A server held back (needs approval, denied, disabled) is never started: its problem says why.
 
-Nothing here prints: `mini_claude.cli.mcp_doctor` shows a `Diagnosis` (text, or `--json` via `to_json`).
+Nothing here prints: `mini_claude.cli.mcp.doctor` shows a `Diagnosis` (text, or `--json` via `to_json`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Permissions: Claude Code-syntax allow / ask / deny rules (rules.py; their specifiers in patterns.py and
-paths.py, shell command splitting in shell.py), modes and the gate (gate.py)."""
+paths.py, shell command splitting in shell.py), modes and the gate (gate.py), the question's context and typed answer (answers.py)."""
 
+from mini_claude.permissions.answers import AskContext, PermissionAnswer
 from mini_claude.permissions.gate import AskAnswer, AskFn, Decision, PermissionGate, PermissionMode
 from mini_claude.permissions.paths import MatchEnv
 from mini_claude.permissions.rules import (
@@ -15,9 +16,11 @@ from mini_claude.permissions.shell import ShellCommand, split_shell_command
 
 __all__ = [
     "AskAnswer",
+    "AskContext",
     "AskFn",
     "Decision",
     "MatchEnv",
+    "PermissionAnswer",
     "PermissionGate",
     "PermissionMode",
     "Rule",

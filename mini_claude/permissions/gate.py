@@ -46,7 +46,12 @@ mode stays on. There is no "always" for it: no rule is saved.
 A PreToolUse hook's decision on the call (`check(..., hook=)`, mini_claude.hooks) is weighed here too: `deny`
 refuses before step 1 (a hook may refuse what a rule allows); `ask` asks after steps 1-4 even where a rule or the
 mode would allow (refused where nobody can be asked); `allow` counts as an allow rule for this one call (step 6):
-deny and ask rules, plan mode and the places that need consent (step 5) still win.
+deny and ask rules, plan mode and the places that need consent (step 5) still win. A hook's allow that came with an
+`updatedInput` holds only when the call checked carries exactly that input.
+
+The question's answer (answers.py) is a word or a `PermissionAnswer`; an allow's `updated_input` runs instead of the
+model's only once it fits the tool's schema and no deny rule (step 0 and 1) refuses it; its `remember` rules join the
+session's allow rules as an "always" does.
 
 `is_denied(path, tool)` answers, for one file a search found, whether a deny rule covers it: grep and glob drop
 such files from their results (`ToolContext.is_denied`); `is_secret(path)` whether grep must skip it inside a
@@ -54,16 +59,15 @@ searched folder (a `.env` holds secrets even when no rule names it).
 
 Why this module is long: the order above is one method (`check`) whose steps share one reading of the call, and
 this docstring, its specification, stays beside it; issue 27 added two steps (a Bash command's writes, the OS
-sandbox). The rules a question offers (`always_rules`, `suggested_rules`) are the next part to move out.
+sandbox). The rules a question offers are worked out in suggestions.py, the answer's types live in answers.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import re
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
@@ -71,6 +75,14 @@ from typing import Any, Literal
 from mini_claude.errors import ConfigError
 from mini_claude.hooks.outcomes import HookPermission
 from mini_claude.paths import user_home
+from mini_claude.permissions.answers import (
+    Answer,
+    AskContext,
+    AskFn,
+    Decision,
+    PermissionAnswer,
+    takes_context,
+)
 from mini_claude.permissions.bash_guard import bypass_refusal
 from mini_claude.permissions.boundaries import (
     Boundary,
@@ -90,8 +102,8 @@ from mini_claude.permissions.command_writes import (
     write_rule,
 )
 from mini_claude.permissions.paths import MatchEnv, expand_path
-from mini_claude.permissions.rules import Rule, RuleSet, ToolCall, blanks_only
-from mini_claude.permissions.shell import split_shell_command
+from mini_claude.permissions.rules import Rule, RuleSet, ToolCall
+from mini_claude.permissions.suggestions import always_rules, suggested_rules
 from mini_claude.sandbox.runtime import Sandbox
 from mini_claude.settings import PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
 from mini_claude.tools.base import FileReader, ServerTool, Tool, input_is_ours, own_server
@@ -104,18 +116,9 @@ __all__ = ["PLAN_ACCEPT_EDITS", "AskAnswer", "AskFn", "Decision", "PermissionGat
 
 AskAnswer = Literal["yes", "always", "no"]
 PLAN_ACCEPT_EDITS = "yes-accept-edits"  # ExitPlanMode's other yes: leave plan mode for acceptEdits
-AskFn = Callable[[Tool, dict[str, Any]], Awaitable[str]]
 
-# Commands whose first argument names a subcommand: "always" remembers `git status`, not all of `git`.
-_SUBCOMMAND_TOOLS = frozenset({
-    "git", "npm", "pnpm", "yarn", "bun", "npx", "cargo", "go", "docker", "kubectl", "pip", "pip3", "uv",
-    "poetry", "gh", "brew", "apt", "apt-get", "dotnet", "mvn", "gradle", "make", "just", "rustup", "conda",
-})
-_PLAIN_WORD_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
-_PYTHON_RE = re.compile(r"^python[0-9.]*$")
 _EDIT_TOOLS = frozenset({"Edit", "Write", "NotebookEdit"})
 _READ_TOOLS = frozenset({"Read", "Glob", "Grep", "Skill"})
-_GLOB_SPECIALS_RE = re.compile(r"([*?\[\\])")  # escaped with a backslash in an exact-path rule
 
 
 class PermissionMode(StrEnum):
@@ -136,14 +139,7 @@ class PermissionMode(StrEnum):
         raise ValueError(f"unknown permission mode {name!r} (expected one of: {names})")
 
 
-@dataclass(frozen=True)
-class Decision:
-    """The gate's answer. `reason` is one line; on a denial it is what the model reads."""
-
-    allowed: bool
-    reason: str
-
-
+_NOT_APPROVED = "plan mode stays on: keep planning, and call ExitPlanMode again with the revised plan"
 PLAN_MODE_TEXT = ("plan mode is read-only: only read-only tools can run; describe the change in your plan "
                   "instead of making it")
 
@@ -152,7 +148,8 @@ class PermissionGate:
     """Checks every tool call against the mode and the rules; asks the user through `ask` when needed.
 
     `ask(tool, args)` returns "yes" (this call), "always" (this call and, for the rest of the session, calls
-    matching `always_rules(tool, args)`), "no", or "no: what to do instead" (passed on to the model). Asks are
+    matching `always_rules(tool, args)`), "no", or "no: what to do instead" (passed on to the model), or a
+    `PermissionAnswer`; a callback taking a third argument gets an `AskContext` (answers.py). Asks are
     serialized so two concurrent calls never prompt at once. `server_of(qualified_name)` names the MCP server of a
     tool for `mcp__server` rules. `additional_dirs` are directories the user added (settings / --add-dir): reads
     and writes there are treated like those in `cwd`. `own_dirs` are this session's own folders (its spill
@@ -195,9 +192,10 @@ class PermissionGate:
         """Add allow rules for the rest of this session (raises ConfigError on a malformed rule)."""
         self.rules = self.rules.with_allow(rules, source="session")
 
-    async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None) -> Decision:
+    async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None,
+                    tool_use_id: str | None = None) -> Decision:
         """Decide whether `tool` may run with `args`; may ask the user. `hook`: a PreToolUse hook's decision on
-        this call (see the module docstring)."""
+        this call (see the module docstring); `tool_use_id`: the call's id, for the question's `AskContext`."""
         self._written = None  # the files may have changed since the last check
         problem = input_problem(tool.input_schema, args) if input_is_ours(tool) else None
         if problem:
@@ -205,24 +203,17 @@ class PermissionGate:
         if hook is not None and hook.decision == "deny":
             return Decision(False, hook.reason)
         hook_asks = hook is not None and hook.decision == "ask"
+        hook_allows = hook is not None and hook.decision == "allow" and hook.updated_input in (None, args)
         call = _call_of(tool, args)
         env = self._env()
         read_only = tool.read_only and not call.sends_to_server  # a server's claim or a uri sent is no grant
         read_only = read_only or (call.claude_name == TASK_STOP_TOOL_NAME and not call.is_mcp)  # our own tasks only
-        if call.claude_name == WEB_FETCH and not call.is_mcp:
-            other_host = host_problem(str(args.get("url", "")), call.host)
-            if other_host is not None:  # no rule may judge a host the fetch would not reach
-                return self._deny(tool, other_host)
-
-        rule = self.rules.match_deny(call, env)
-        if rule is not None:
-            return self._deny(tool, f"denied by rule {rule.describe()}")
+        refused = self._refusal(tool, args, call)
+        if refused is not None:
+            return refused
         written = self._bash_writes(call)
-        rule, path = self._write_rule(self.rules.match_deny, written)
-        if rule is not None:
-            return self._deny(tool, f"denied by rule {rule.describe()}: the command writes {path}")
         if call.claude_name == EXIT_PLAN_MODE_TOOL_NAME and not call.is_mcp:
-            return await self._leave_plan_mode(tool, args)
+            return await self._leave_plan_mode(tool, args, tool_use_id)
         sandboxed = self.sandbox if call.claude_name == "Bash" and not call.is_mcp else None
         if sandboxed is not None and (refusal := sandboxed.refusal(args)):
             return self._deny(tool, refusal)
@@ -247,25 +238,27 @@ class PermissionGate:
         if rule is None:
             rule, _ = self._write_rule(self.rules.match_ask, written)
         if rule is not None:
-            return await self._ask_user(tool, args, call, ask_rule=rule)
+            return await self._ask_user(tool, args, call, ask_rule=rule, tool_use_id=tool_use_id)
         if hook is not None and hook_asks:
-            return await self._ask_user(tool, args, call, ask_rule=None, hook_asks=hook.reason)
+            return await self._ask_user(tool, args, call, ask_rule=None, hook_asks=hook.reason,
+                                        tool_use_id=tool_use_id)
         if sandboxed is not None:  # 4b. the OS sandbox: auto-allowed inside it; leaving it always asks
             if await sandboxed.auto_allows(args):
                 return Decision(True, "runs in the OS sandbox (sandbox.autoAllowBashIfSandboxed)")
             if sandboxed.wants_out(args):
-                return await self._ask_user(tool, args, call, ask_rule=None, leaving_sandbox=True)
+                return await self._ask_user(tool, args, call, ask_rule=None, leaving_sandbox=True,
+                                            tool_use_id=tool_use_id)
 
         if self._boundaries(call) or written.unknown:
             allowed = self._allowing_rules(call, env)
             if allowed:
                 return Decision(True, _allowed_by(allowed))
-            return await self._ask_user(tool, args, call, ask_rule=None)
+            return await self._ask_user(tool, args, call, ask_rule=None, tool_use_id=tool_use_id)
 
         allowed = self.rules.match_allow(call, env)
         if allowed:
             return Decision(True, _allowed_by(allowed))
-        if hook is not None and hook.decision == "allow":
+        if hook is not None and hook_allows:
             return Decision(True, f"allowed by a PreToolUse hook: {hook.reason}")
 
         if read_only:
@@ -277,7 +270,21 @@ class PermissionGate:
         if self.mode is PermissionMode.ACCEPT_EDITS and file_commands_only(call, written, self._place()):
             return Decision(True, "acceptEdits mode (file commands inside the working directory)")
 
-        return await self._ask_user(tool, args, call, ask_rule=None)
+        return await self._ask_user(tool, args, call, ask_rule=None, tool_use_id=tool_use_id)
+
+    def _refusal(self, tool: Tool, args: dict[str, Any], call: ToolCall) -> Decision | None:
+        """Step 0 (a fetch whose host the rules would misread) and step 1 (deny rules, a command's writes too)."""
+        if call.claude_name == WEB_FETCH and not call.is_mcp:
+            other_host = host_problem(str(args.get("url", "")), call.host)
+            if other_host is not None:  # no rule may judge a host the fetch would not reach
+                return self._deny(tool, other_host)
+        rule = self.rules.match_deny(call, self._env())
+        if rule is not None:
+            return self._deny(tool, f"denied by rule {rule.describe()}")
+        rule, path = self._write_rule(self.rules.match_deny, self._bash_writes(call))
+        if rule is not None:
+            return self._deny(tool, f"denied by rule {rule.describe()}: the command writes {path}")
+        return None
 
     def is_denied(self, path: Path, tool: str) -> bool:
         """Does a deny rule cover the file `path` for `tool` (`Grep`, `Glob`, `Read`, ...)? For search results:
@@ -422,65 +429,22 @@ class PermissionGate:
         kind = classify(root, self._place(), write=call.claude_name in _EDIT_TOOLS)
         return kind == "secret" or kind == boundary.kind
 
-    def _outside_rules(self, call: ToolCall) -> list[str]:
-        """`Edit(//abs/path)` / `Read(//abs/path)` for each path of the call that needs consent (the resolved
-        path, glob characters escaped)."""
-        if call.claude_name == "Bash":
-            return []  # a command's writes are remembered by the exact command (`always_rules`)
-        verb = "Edit" if call.claude_name in _EDIT_TOOLS else "Read"
-        escaped = (_GLOB_SPECIALS_RE.sub(r"\\\1", os.path.realpath(b.path)) for b in self._boundaries(call))
-        return [f"{verb}(/{path})" for path in dict.fromkeys(escaped)]
-
     def always_rules(self, tool: Tool, args: dict[str, Any]) -> list[str]:
-        """The rule(s) an "always" answer would add (for showing in the prompt). Bash: `Bash(<prefix>:*)` for a
-        simple command, the exact command for a compound or opaque one; a write outside the project: that exact
-        file (`Edit(//abs/path)`), a secret or protected one too; a resource read: `ReadMcpResourceTool(server)`;
-        any other tool: its rule name."""
+        """The rule(s) an "always" answer would add (for showing in the prompt; suggestions.py says which)."""
         call = _call_of(tool, args)
-        outside = self._outside_rules(call)
-        if outside:
-            return outside
-        if call.claude_name != "Bash":
-            return _tool_rules(call)
-        command = call.command or ""
-        split = split_shell_command(command)
-        if split.opaque or len(split.parts) != 1 or self._boundaries(call) or self._bash_writes(call).unknown:
-            rules = [f"Bash({' '.join(command.split())})"] if command.strip() else ["Bash"]
-        else:
-            rules = [self._useful_prefix_rule(split.parts[0])]
-        if not blanks_only(command) and not rules[0].endswith(":*)"):
-            return []  # an exact rule cannot hold a newline: it would name another command (rules.blanks_only)
-        return rules
-
-    def _useful_prefix_rule(self, part: str) -> str:
-        """`Bash(<prefix>:*)` when that rule would allow `part` itself, else the exact `Bash(<part>)`: a prefix
-        rule is blind to a code-running program's arguments (`Bash(python3:*)` does not allow `python3 main.py`,
-        see code_runners.py), so offering it would save a rule that allows nothing useful — or, worse, read as
-        "any Python code from now on"."""
-        prefix = _prefix_rule(part)
-        probe = RuleSet.from_strings(allow=[prefix])
-        if probe.match_allow(ToolCall("Bash", {"command": part}), self._env()) is not None:
-            return prefix
-        return f"Bash({part})"
+        return always_rules(call, [b.path for b in self._boundaries(call)], bool(self._bash_writes(call).unknown),
+                            self._env())
 
     def suggested_rules(self, tool: Tool, args: dict[str, Any]) -> list[str]:
         """Allow rules that would let this call through (for the non-interactive hint): for a compound command,
         one prefix rule per part not yet allowed."""
         call = _call_of(tool, args)
-        outside = self._outside_rules(call)
-        if outside:
-            return outside
-        if call.claude_name != "Bash":
-            return _tool_rules(call)
-        command = call.command or ""
-        split = split_shell_command(command)
-        if split.opaque or not split.parts or self._boundaries(call) or self._bash_writes(call).unknown:
-            return [f"Bash({' '.join(command.split())})"] if command.strip() else ["Bash"]
-        parts = self.rules.unallowed_command_parts(command, self._env()) or list(split.parts)
-        return list(dict.fromkeys(self._useful_prefix_rule(p) for p in parts))
+        return suggested_rules(call, [b.path for b in self._boundaries(call)], bool(self._bash_writes(call).unknown),
+                               self.rules, self._env())
 
     async def _ask_user(self, tool: Tool, args: dict[str, Any], call: ToolCall, *, ask_rule: Rule | None,
-                        hook_asks: str | None = None, leaving_sandbox: bool = False) -> Decision:
+                        hook_asks: str | None = None, leaving_sandbox: bool = False,
+                        tool_use_id: str | None = None) -> Decision:
         if self.ask is None and leaving_sandbox:
             return self._deny(tool, "running a command outside the OS sandbox (dangerouslyDisableSandbox) needs the "
                                     "user's approval, which is not possible in non-interactive mode")
@@ -507,7 +471,17 @@ class PermissionGate:
                 allowed = self._allowing_rules(call, self._env())
                 if allowed:
                     return Decision(True, _allowed_by(allowed))
-            answer = await self.ask(tool, args)
+            def context() -> AskContext:
+                why = (f"rule {ask_rule.describe()} requires asking first" if ask_rule is not None else hook_asks
+                       or ("the command asks to run outside the OS sandbox" if leaving_sandbox else "")
+                       or "; ".join(self.why_asking(tool, args)))
+                boundaries = self._boundaries(call)
+                return AskContext(() if leaving_sandbox else tuple(self.always_rules(tool, args)), why,
+                                  boundaries[0].path if boundaries else None, tool_use_id)
+
+            answer = await self._question(tool, args, context)
+            if not isinstance(answer, str):
+                return self._answered(tool, answer, remembering=not leaving_sandbox)
             if answer == "always" and leaving_sandbox:
                 answer = "yes"  # leaving the sandbox is asked every time: nothing is remembered
             if answer == "always":
@@ -525,7 +499,48 @@ class PermissionGate:
             return self._deny(tool, f"the user declined this tool call and said: {instead.strip()}")
         return self._deny(tool, "the user declined this tool call")
 
-    async def _leave_plan_mode(self, tool: Tool, args: dict[str, Any]) -> Decision:
+    async def _question(self, tool: Tool, args: dict[str, Any], context: Callable[[], AskContext]
+                        ) -> Answer | object:
+        """The `ask` callback's answer (`context()` passed only to a callback that takes it)."""
+        ask: Any = self.ask
+        answer: object = await (ask(tool, args, context()) if takes_context(ask) else ask(tool, args))
+        return answer
+
+    def _answered(self, tool: Tool, answer: object, *, remembering: bool) -> Decision:
+        """What a `PermissionAnswer` decides (see the module docstring); anything else is a refusal."""
+        if not isinstance(answer, PermissionAnswer):
+            return self._deny(tool, f"the permission callback gave no answer (got {type(answer).__name__}, expected "
+                                    "a string or a PermissionAnswer)")
+        if not answer.allow:
+            message = answer.message.strip() if isinstance(answer.message, str) else ""
+            no = Decision(False, message) if message else self._deny(tool, "the user declined this tool call")
+            return replace(no, interrupt=answer.interrupt is True)
+        updated = answer.updated_input
+        if updated is not None:
+            if not isinstance(updated, dict):  # typed as a dict, but a user's callback may send anything
+                return self._deny(tool, f"the answer's updated input is a {type(updated).__name__}, not an object")  # type: ignore[unreachable]
+            problem = input_problem(tool.input_schema, updated) if input_is_ours(tool) else None
+            call = _call_of(tool, updated)
+            sandboxed = self.sandbox if call.claude_name == "Bash" and not call.is_mcp else None
+            why = sandboxed.refusal(updated) if sandboxed is not None else None
+            refused = (self._deny(tool, f"invalid updated input: {problem}") if problem
+                       else self._deny(tool, why) if why else self._refusal(tool, updated, call))
+            if refused is not None:
+                return refused
+        rules = [answer.remember] if isinstance(answer.remember, str) else list(answer.remember)
+        note = ""
+        if rules and not remembering:
+            note = " (leaving the OS sandbox is asked every time: nothing is remembered)"
+        elif rules:
+            try:
+                self.allow_for_session(rules)
+            except ConfigError as exc:
+                note = f"; nothing is remembered: {exc}"
+            else:
+                note = "; " + ", ".join(f'"{r}"' for r in rules) + " allowed for the rest of this session"
+        return Decision(True, "allowed by the user" + note, updated_input=updated)
+
+    async def _leave_plan_mode(self, tool: Tool, args: dict[str, Any], tool_use_id: str | None) -> Decision:
         """ExitPlanMode: the user's answer to the plan is the only way out of plan mode (see the module docstring)."""
         if not self._planning():
             return self._deny(tool, NOT_IN_PLAN_MODE_TEXT)
@@ -535,17 +550,23 @@ class PermissionGate:
         async with self._ask_lock:
             if not self._planning():  # a plan approved (or the mode changed) while this call waited
                 return self._deny(tool, NOT_IN_PLAN_MODE_TEXT)
-            answer = await self.ask(tool, args)
+            answer = await self._question(tool, args, lambda: AskContext(
+                reason="leaving plan mode needs the user's approval of the plan", tool_use_id=tool_use_id))
             if not self._planning():  # the user changed the mode meanwhile: that mode stands
                 return self._deny(tool, NOT_IN_PLAN_MODE_TEXT)
+            if isinstance(answer, PermissionAnswer) and answer.allow:
+                answer = "yes"  # a typed yes to the plan: to default mode (its input and rules mean nothing here)
             if answer in ("yes", "always", PLAN_ACCEPT_EDITS):
                 # "always" from a question that does not know this tool: a yes for this plan, no rule saved
                 self.mode = PermissionMode.ACCEPT_EDITS if answer == PLAN_ACCEPT_EDITS else PermissionMode.DEFAULT
                 return Decision(True, f"plan approved by the user; permission mode: {self.mode.value}")
-        _, _, instead = answer.partition(":")
-        said = f" and said: {instead.strip()}" if answer.startswith("no") and instead.strip() else ""
-        return self._deny(tool, f"the user did not approve the plan{said}; plan mode stays on: keep planning, and "
-                                "call ExitPlanMode again with the revised plan")
+        if not isinstance(answer, str | PermissionAnswer):
+            return self._answered(tool, answer, remembering=False)
+        instead = answer.message if isinstance(answer, PermissionAnswer) else answer.partition(":")[2]
+        no = isinstance(answer, PermissionAnswer) or answer.startswith("no")
+        said = f" and said: {instead.strip()}" if no and isinstance(instead, str) and instead.strip() else ""
+        return Decision(False, f"permission denied for {tool.name}: the user did not approve the plan{said}; "
+                        f"{_NOT_APPROVED}", interrupt=isinstance(answer, PermissionAnswer) and answer.interrupt is True)
 
     def _planning(self) -> bool:
         return self.mode is PermissionMode.PLAN  # read anew after each await: the mode may change meanwhile
@@ -563,35 +584,5 @@ def _call_of(tool: Tool, args: dict[str, Any]) -> ToolCall:
     return ToolCall(tool.name, args, servers, reads, own_server(tool, args))
 
 
-def _tool_rules(call: ToolCall) -> list[str]:
-    """The rule an "always" remembers for a call that is not Bash and not a file at a boundary."""
-    if call.servers and not call.is_mcp:
-        return [f"{call.claude_name}({server})" for server in call.servers] or [call.claude_name]
-    if call.host is not None:  # WebFetch: that host, never every host (nothing when no rule can name it: `[::1]`)
-        rule = f"{call.claude_name}(domain:{call.host})"
-        try:
-            RuleSet.from_strings(allow=[rule])
-        except ConfigError:
-            return []
-        return [rule]
-    return [call.claude_name]
-
-
 def _allowed_by(rules: tuple[Rule, ...]) -> str:
     return "allowed by rule " + ", ".join(r.describe() for r in rules)
-
-
-def _prefix_rule(part: str) -> str:
-    """`git status -s` -> `Bash(git status:*)`, `ls -la` -> `Bash(ls:*)`, `python -m pytest x` ->
-    `Bash(python -m pytest:*)`. Parts that start oddly (quotes, `VAR=x`) get an exact rule."""
-    words = part.split(" ")
-    head = words[0]
-    if not _PLAIN_WORD_RE.match(head.rsplit("/", 1)[-1]) or "=" in head:
-        return f"Bash({part})"
-    prefix = [head]
-    if _PYTHON_RE.match(head) and len(words) > 2 and words[1] == "-m" and _PLAIN_WORD_RE.match(words[2]):
-        prefix = words[:3]
-    elif head in _SUBCOMMAND_TOOLS and len(words) > 1 and _PLAIN_WORD_RE.match(words[1]) \
-            and not words[1].startswith("-"):
-        prefix = words[:2]
-    return f"Bash({' '.join(prefix)}:*)"

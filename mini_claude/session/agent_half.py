@@ -13,7 +13,7 @@ import os
 import shutil
 import sys
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mini_claude.agent.commands import load_commands
@@ -33,6 +33,7 @@ from mini_claude.models.catalog import ThinkingPrefs
 from mini_claude.models.factory import create_model
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
+from mini_claude.permissions.answers import Answer, AskContext, AskFn, takes_context
 from mini_claude.permissions.rules import CLAUDE_TOOL_NAMES
 from mini_claude.sandbox.runtime import Sandbox
 from mini_claude.secrets import EnvPolicy
@@ -59,7 +60,7 @@ MAX_RESULT_CHARS = 200_000
 def rest_of_session(opts: SessionOptions, ui: FrontUI, mcp: McpParts, model: Model, *, env: dict[str, str],
                     model_env: dict[str, str], settings: Settings, full_settings: Settings, config: LoadedConfig,
                     trusted: bool, held: dict[str, tuple[ServerStatus, str]], helper: ApiKeyHelper | None,
-                    ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None,
+                    ask_permission: AskFn | None,
                     git: asyncio.Future[GitSnapshot | None] | None = None) -> SessionParts:
     """The model client, gate, tools, sub-agent types and commands of a session whose servers are starting
     (`git`: the repository's snapshot being read meanwhile, git_snapshot.py)."""
@@ -100,7 +101,7 @@ def build_session(
     held: dict[str, tuple[ServerStatus, str]],
     config: LoadedConfig,
     settings: Settings,
-    ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None,
+    ask_permission: AskFn | None,
     on_server_change: Callable[[ServerState], None] | None = None,
     host_ui: HostUI | None = None,
     mcp: McpParts | None = None,
@@ -232,14 +233,18 @@ def build_session(
     return parts
 
 
-def _naming_subagents(ask: Callable[[Tool, dict[str, Any]], Awaitable[str]],
-                      ui: AgentUI) -> Callable[[Tool, dict[str, Any]], Awaitable[str]]:
-    """The user's permission question, preceded by a line naming the sub-agent that asks (`acting_subagent`)."""
-    async def asking(tool: Tool, args: dict[str, Any]) -> str:
+def _naming_subagents(ask: AskFn, ui: AgentUI) -> AskFn:
+    """The user's permission question, preceded by a line naming the sub-agent that asks (`acting_subagent`); the
+    gate's AskContext passed on to a question that takes it."""
+    with_context = takes_context(ask)
+
+    async def asking(tool: Tool, args: dict[str, Any], context: AskContext | None = None) -> Answer:
         who = acting_subagent()
         if who is not None and isinstance(ui, SessionUI):
             ui.warn(f"The {who} sub-agent asks to use {tool.name}:")
-        return await ask(tool, args)
+        if with_context:
+            return await ask(tool, args, context if context is not None else AskContext())  # type: ignore[call-arg]
+        return await ask(tool, args)  # type: ignore[call-arg]
     return asking
 
 
@@ -247,7 +252,7 @@ def _session_hooks(settings: Settings, opts: SessionOptions, env: dict[str, str]
                    manager: McpManager, ui: AgentUI, parts: Callable[[], SessionParts]) -> Hooks | None:
     """The user's hooks (settings already filtered for trust), run in the user's own environment (never a
     repository's .env) with `CLAUDE_PROJECT_DIR`; a failing hook is one warning line through the terminal's door."""
-    if not settings.hooks:
+    if not settings.hooks and not opts.hook_callables:
         return None
 
     def report(line: str) -> None:
@@ -261,7 +266,7 @@ def _session_hooks(settings: Settings, opts: SessionOptions, env: dict[str, str]
     session = HookSession(cwd=opts.cwd, home=user_home(env), env=env, session_id=lambda: parts().session_id,
                           transcript_path=transcript, permission_mode=lambda: gate.mode.value,
                           tool_names=CLAUDE_TOOL_NAMES, server_of=manager.server_of)
-    return Hooks(settings.hooks, session, report)
+    return Hooks(settings.hooks, session, report, callables=opts.hook_callables)
 
 
 SANDBOX_PROMPT = (

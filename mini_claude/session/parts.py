@@ -20,10 +20,12 @@ if TYPE_CHECKING:
     from mini_claude.agent.subagents import Subagents, SubagentType
     from mini_claude.agent.system_prompt import PromptPart
     from mini_claude.hooks import Hooks
+    from mini_claude.hooks.callables import CallableHook
     from mini_claude.mcp.config import LoadedConfig
     from mini_claude.mcp.host import McpHost
     from mini_claude.mcp.manager import McpManager
     from mini_claude.mcp.pinning import PinReview
+    from mini_claude.mcp.transports.inprocess import MessagePeer
     from mini_claude.models.http_pool import HttpPool
     from mini_claude.permissions import PermissionGate
     from mini_claude.settings import Settings
@@ -75,6 +77,8 @@ class SessionOptions:
     output_schema: dict[str, Any] | None = None  # the final answer's JSON Schema (tools/structured_output.py)
     agents: dict[str, SubagentType] = field(default_factory=dict)  # sub-agent types given in code (source "sdk")
     http_pool: HttpPool | None = None  # HTTP connections shared with the process's other sessions (the API's)
+    in_process: dict[str, MessagePeer] = field(default_factory=dict)  # MCP servers living in this process, by name
+    hook_callables: tuple[CallableHook, ...] = ()  # hooks given as Python callables (the API's, the SDK's)
 
 
 @dataclass

@@ -28,10 +28,12 @@ if TYPE_CHECKING:
 __all__ = ["BudgetReached", "RunError", "Transcript", "instrument", "run_error", "run_subtype"]
 
 # how a run that answered ended (RunOutcome.stop), in Claude Code's `terminal_reason` words
-_TERMINAL = {"max_turns": "max_turns", "max_tokens": "api_error", "hook_stopped": "hook_stopped"}
+_TERMINAL = {"max_turns": "max_turns", "max_tokens": "api_error", "hook_stopped": "hook_stopped",
+             "permission_interrupt": "aborted_tools"}
 # the last model reply's stop reason where RunOutcome.stop names why the loop stopped instead: its last reply had
 # called tools (as Claude Code reports); a prompt a hook blocked had no reply
-_STOP_REASON: dict[str, str | None] = {"max_turns": "tool_use", "hook_stopped": "tool_use", "hook_blocked": None}
+_STOP_REASON: dict[str, str | None] = {"max_turns": "tool_use", "hook_stopped": "tool_use", "hook_blocked": None,
+                                       "permission_interrupt": "tool_use"}
 
 
 @dataclass(frozen=True)

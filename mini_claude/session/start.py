@@ -50,8 +50,8 @@ from mini_claude.settings import (
 from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
 
 if TYPE_CHECKING:
+    from mini_claude.permissions.answers import AskFn
     from mini_claude.session.parts import FrontUI
-    from mini_claude.tools.base import Tool
 
 __all__ = [
     "AskTrustFn",
@@ -129,8 +129,16 @@ async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: S
 
 
 def load_servers(opts: SessionOptions, env: Mapping[str, str]) -> LoadedConfig:
-    return load_mcp_config(cwd=opts.cwd, home=user_home(env), env=env, extra=opts.mcp_config,
-                           strict=opts.strict_mcp_config)
+    """The session's MCP servers: the config files and `--mcp-config` values, then the front end's in-process
+    servers (which win over a file's server of the same name)."""
+    config = load_mcp_config(cwd=opts.cwd, home=user_home(env), env=env, extra=opts.mcp_config,
+                             strict=opts.strict_mcp_config)
+    if opts.in_process:
+        from mini_claude.mcp.config_entry import sdk_server_config
+
+        for name, instance in opts.in_process.items():
+            config.servers[name] = sdk_server_config(name, instance)
+    return config
 
 
 async def resolve_approvals(
@@ -237,7 +245,7 @@ async def start_session(
     ui: FrontUI,
     *,
     ask_server: ApproveFn | None = None,
-    ask_permission: Callable[[Tool, dict[str, Any]], Awaitable[str]] | None = None,
+    ask_permission: AskFn | None = None,
     on_server_change: Callable[[ServerState], None] | None = None,
     ask_trust: AskTrustFn | None = None,
     on_tools_review: Callable[[PinReview], None] | None = None,

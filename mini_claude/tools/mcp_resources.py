@@ -2,7 +2,7 @@
 has resources; see mini_claude.mcp.host.resources). Both only read, but they talk to a server the model names (a
 uri can carry data out), so each is that server's tool (`ServerTool`): its `mcp__server` rules and approval apply,
 plan mode asks, and the question shows the server and the uri. Server text in listings is data for the model; the
-terminal shows it only through `cli.render.clean`."""
+terminal shows it only through `cli.terminal.render.clean`."""
 
 from __future__ import annotations
 

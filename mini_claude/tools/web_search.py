@@ -2,7 +2,7 @@
 run by the model API's server-side search tool (models/web_search.py), its results returned as the tool result.
 
 The result's first paragraph names the query and lists each result's title and URL (the terminal shows that part
-to the user, as it shows a todo list: cli/render.py); then comes the model's summary of the results, and a note
+to the user, as it shows a todo list: cli/terminal/render.py); then comes the model's summary of the results, and a note
 asking for the sources to be cited as links. Search results are text from strangers: the summary is marked as
 such, like a fetched page.
 

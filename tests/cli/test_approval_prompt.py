@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mini_claude.cli.approval_prompt import approval_prompt_lines, server_approval_prompt
+from mini_claude.cli.questions.approval import approval_prompt_lines, server_approval_prompt
 from mini_claude.mcp.approval import ApprovalStore, PriorDecision
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.config_entry import parse_entry

@@ -14,9 +14,9 @@ import pytest
 from mini_claude.agent.memory import Memory, MemoryFile
 from mini_claude.agent.opening import GIT_LABEL, MEMORY_LABEL, Opening
 from mini_claude.cli.main import build_parser
-from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.repl import Repl
 from mini_claude.cli.session_args import start_session
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.git_snapshot import GitSnapshot
 from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT
 from mini_claude.models.mock_server import MockModelServer

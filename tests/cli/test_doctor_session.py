@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from mini_claude.cli.doctor import doctor_report
+from mini_claude.cli.doctor.report import doctor_report
 from mini_claude.cli.main import build_parser
-from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.session_args import start_session
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.mcp.manager import ServerStatus
 
 pytestmark = pytest.mark.timeout(60)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mini_claude.cli.mcp_panel import mcp_command
-from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.mcp.panel import mcp_command
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.mcp.config import load_mcp_config
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from mini_claude.tools.mcp_tool import McpToolAdapters

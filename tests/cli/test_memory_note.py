@@ -1,4 +1,4 @@
-"""`# note` (cli/memory_note.py) with real files: the question offers the project, project-local and user memory
+"""`# note` (cli/questions/memory_note.py) with real files: the question offers the project, project-local and user memory
 files, each answer writes to its own file (which the loader then reads), none is chosen silently, and a target
 that is a symlink or a FIFO is named with the reason and not offered — the symlink/FIFO refusal holds for every
 target, not only ./CLAUDE.md."""
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from mini_claude.agent.memory import append_memory_note, load_memory
-from mini_claude.cli.memory_note import NOTE_QUESTION, add_memory_note
-from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.questions.memory_note import NOTE_QUESTION, add_memory_note
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.errors import ConfigError
 
 

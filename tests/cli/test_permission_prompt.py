@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mini_claude.cli.permission_prompt import MAX_DIFF_LINES, MAX_SHOWN_CHARS, describe_call
+from mini_claude.cli.questions.permission import MAX_DIFF_LINES, MAX_SHOWN_CHARS, describe_call
 
 PAYLOAD = ";__import__('os').system('touch PWNED')"
 
@@ -81,7 +81,7 @@ def test_resource_tools_name_the_server_and_the_whole_uri_sent(tmp_path: Path) -
 def test_the_sampling_question_says_what_it_leaves_out() -> None:
     """The REPL's "let the model answer?" shows a server's request cut to a few hundred characters a message and
     the last six messages: each cut says how much is not shown."""
-    from mini_claude.cli.host_ui import sampling_summary
+    from mini_claude.cli.questions.host_ui import sampling_summary
     from mini_claude.mcp.host.ui import SamplingRequest
 
     message = {"role": "user", "content": {"type": "text", "text": "x" * 500 + "\u202e"}}

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from mini_claude.cli.permission_prompt import (
+from mini_claude.cli.questions.permission import (
     PLAN_FEEDBACK,
     PLAN_QUESTION,
     PromptAnswers,
     permission_question,
     plan_lines,
 )
-from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.permissions.gate import PLAN_ACCEPT_EDITS
 from mini_claude.tools.exit_plan_mode import ExitPlanModeTool
 from tests.permissions.test_gate import make_gate

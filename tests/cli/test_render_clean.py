@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from cli_helpers import read_log
 
-from mini_claude.cli.render import clean
+from mini_claude.cli.terminal.render import clean
 from tests.helpers import ROOT, anthropic_env, clean_env, run_cli
 
 pytestmark = pytest.mark.timeout(60)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mini_claude.cli.render import clean
+from mini_claude.cli.terminal.render import clean
 from mini_claude.logredact import RedactingFilter, add_redaction, redact_text, redact_url
 from tests.helpers import ROOT, anthropic_env, free_port, run_cli, wait_until
 
@@ -127,7 +127,7 @@ def test_a_warning_while_the_spinner_is_live(monkeypatch: pytest.MonkeyPatch, te
     from rich.console import Console
     from rich.live import Live
 
-    from mini_claude.cli.render import _CurrentStderr
+    from mini_claude.cli.terminal.render import _CurrentStderr
 
     stderr = _Tty() if terminal else io.StringIO()
     monkeypatch.setattr(sys, "stderr", stderr)
@@ -150,7 +150,7 @@ def test_an_exception_record_is_one_line_unless_debug() -> None:
     import subprocess
     import sys
 
-    code = ("import logging; from mini_claude.cli.render import setup_logging; setup_logging(debug={debug})\n"
+    code = ("import logging; from mini_claude.cli.terminal.render import setup_logging; setup_logging(debug={debug})\n"
             "try:\n    raise ValueError('bad thing')\nexcept ValueError:\n"
             "    logging.getLogger('mini_claude.x').exception('server %s failed', 'a')\n")
     quiet = subprocess.run([sys.executable, "-c", code.format(debug=False)], capture_output=True, text=True,

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from mini_claude.cli.main import build_parser
-from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.repl import Repl
 from mini_claude.cli.session_args import start_session
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
 from mini_claude.tools.shell import BashTool
@@ -174,7 +174,7 @@ async def test_slash_context_names_deferred_tools_apart(session: Session, capsys
 
 
 def test_the_key_is_named_by_its_source_never_shown(tmp_path: Path) -> None:
-    from mini_claude.cli.slash_status import key_source
+    from mini_claude.cli.slash.status import key_source
     from mini_claude.models.credentials import AnthropicCredentials, ApiKeyHelper, OpenAICredentials
     from mini_claude.settings import Settings
 

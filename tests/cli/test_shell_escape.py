@@ -86,7 +86,7 @@ async def test_the_gate_decides_as_for_a_models_call(tmp_path: Path) -> None:
 async def test_a_bang_command_gets_the_bash_tools_environment_and_its_output_is_masked(tmp_path: Path) -> None:
     """`!cmd` runs with the Bash tool's environment (no model key, no secret-looking variable) and what the model
     and the screen get of its output has every known secret value masked."""
-    from mini_claude.cli.render import clean
+    from mini_claude.cli.terminal.render import clean
     from mini_claude.secrets import SECRETS
 
     SECRETS.clear()

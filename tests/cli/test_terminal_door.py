@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mini_claude.cli.render import TerminalUI, clean, format_tool_call, json_text
+from mini_claude.cli.terminal.render import TerminalUI, clean, format_tool_call, json_text
 from mini_claude.models.base import AssistantTurn
 from tests.helpers import anthropic_env, run_cli
 

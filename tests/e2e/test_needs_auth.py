@@ -29,8 +29,8 @@ from typing import IO
 
 import pytest
 
-from mini_claude.cli.mcp_panel import MCP_USAGE, mcp_command
-from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.mcp.panel import MCP_USAGE, mcp_command
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.mcp.approval import ApprovalStore
 from mini_claude.mcp.auth import BrowserAuthorizer
 from mini_claude.mcp.config import ServerConfig, load_mcp_config

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mini_claude.cli.host_ui import read_field, sampling_summary
+from mini_claude.cli.questions.host_ui import read_field, sampling_summary
 from mini_claude.errors import JsonRpcError
 from mini_claude.mcp.config_entry import ServerConfig, parse_entry
 from mini_claude.mcp.host import (
@@ -298,8 +298,8 @@ def test_read_field(prop: dict[str, Any], typed: str, value: Any, problem: str |
 async def test_slash_mcp_log_shows_the_tail_of_the_servers_log_cleaned(tmp_path: Path) -> None:
     import io
 
-    from mini_claude.cli.mcp_panel import mcp_command
-    from mini_claude.cli.render import TerminalUI
+    from mini_claude.cli.mcp.panel import mcp_command
+    from mini_claude.cli.terminal.render import TerminalUI
     from mini_claude.mcp.host import McpHost
     from mini_claude.mcp.manager import McpManager
 
@@ -321,7 +321,7 @@ async def test_slash_mcp_log_shows_the_tail_of_the_servers_log_cleaned(tmp_path:
 
 
 def test_only_https_urls_are_opened() -> None:
-    from mini_claude.cli.host_ui import is_openable_url
+    from mini_claude.cli.questions.host_ui import is_openable_url
 
     assert is_openable_url("https://example.com/login?x=1") and is_openable_url("http://127.0.0.1:8080/cb")
     for url in ("file:///etc/passwd", "vscode://x", "http://example.com", "javascript:alert(1)",

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mini_claude.cli.status import server_line, state_record
+from mini_claude.cli.terminal.status import server_line, state_record
 from mini_claude.mcp.config import ServerConfig, load_mcp_config
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
 from tests.helpers import assert_pid_gone, read_pidfile

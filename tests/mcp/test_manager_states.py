@@ -14,7 +14,7 @@ import pytest
 
 import mini_claude.mcp.healing as healing_module
 from mini_claude.agent.loop import Agent
-from mini_claude.cli.status import server_line
+from mini_claude.cli.terminal.status import server_line
 from mini_claude.errors import AuthError, AuthRequiredError
 from mini_claude.mcp.config import ServerConfig, load_mcp_config
 from mini_claude.mcp.connect import build_transport
@@ -95,7 +95,7 @@ async def test_needs_auth_and_auth_errors_leave_the_others_working(tmp_path: Pat
         assert states["locked-msg"].error == AUTH_ERRORS["locked-msg"].message
         assert states["denied"].status is ServerStatus.FAILED
         assert states["denied"].error == AUTH_ERRORS["denied"].message
-        # /mcp and the startup lines show it (cli.status.server_line)
+        # /mcp and the startup lines show it (cli.terminal.status.server_line)
         assert server_line(states["locked"]) == ("locked: needs auth (needs a login: run `mini-claude mcp login "
                                                  "locked` (or `/mcp login locked` in the REPL))")
         # their tools are absent; the other server is unaffected

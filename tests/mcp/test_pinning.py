@@ -292,7 +292,7 @@ async def _changed_session(tmp_path: Path, description: str) -> tuple[McpManager
 
 
 async def test_print_mode_says_it_in_one_line_and_lists_new_tools(tmp_path: Path) -> None:
-    from mini_claude.cli.render import TerminalUI
+    from mini_claude.cli.terminal.render import TerminalUI
     from mini_claude.session.parts import report_review
 
     err = io.StringIO()
@@ -313,8 +313,8 @@ async def test_print_mode_says_it_in_one_line_and_lists_new_tools(tmp_path: Path
 
 @pytest.mark.parametrize("yes", [True, False])
 async def test_the_repl_question_shows_the_cleaned_diff_and_pins_only_on_yes(tmp_path: Path, yes: bool) -> None:
-    from mini_claude.cli.pin_review import ask_review
-    from mini_claude.cli.render import TerminalUI
+    from mini_claude.cli.questions.pin_review import ask_review
+    from mini_claude.cli.terminal.render import TerminalUI
 
     manager, _ = await _changed_session(tmp_path, EVIL + "\x1b[8m\u202e\x9b")
     out, err = io.StringIO(), io.StringIO()
@@ -346,8 +346,8 @@ async def test_the_repl_question_shows_the_cleaned_diff_and_pins_only_on_yes(tmp
 
 
 async def test_slash_mcp_accept_pins_the_current_definitions(tmp_path: Path) -> None:
-    from mini_claude.cli.render import TerminalUI
     from mini_claude.cli.repl import mcp_command
+    from mini_claude.cli.terminal.render import TerminalUI
 
     manager, _ = await _changed_session(tmp_path, EVIL)
     out, err = io.StringIO(), io.StringIO()
@@ -368,8 +368,8 @@ async def test_slash_mcp_accept_pins_the_current_definitions(tmp_path: Path) -> 
 async def test_the_repl_asks_before_the_next_turn_once_per_server(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
-    from mini_claude.cli.render import TerminalUI
     from mini_claude.cli.repl import Repl
+    from mini_claude.cli.terminal.render import TerminalUI
 
     manager, told = await _changed_session(tmp_path, EVIL)
     prompts: list[str] = []

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mini_claude.cli.slash_permissions import (
+from mini_claude.cli.slash.permissions import (
     SESSION_SCOPE,
     USAGE,
     add_permission,

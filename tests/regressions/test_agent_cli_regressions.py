@@ -14,7 +14,7 @@ import pytest
 
 from mini_claude.agent.loop import MAX_TURNS_NOTE, Agent
 from mini_claude.cli.main import main
-from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.models.anthropic import AnthropicModel
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.retry import RetryPolicy

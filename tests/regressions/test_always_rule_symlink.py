@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mini_claude.cli.permission_prompt import save_allow_rules
+from mini_claude.cli.questions.permission import save_allow_rules
 from mini_claude.errors import ConfigError
 
 

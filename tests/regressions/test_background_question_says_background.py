@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mini_claude.cli.permission_prompt import describe_call
+from mini_claude.cli.questions.permission import describe_call
 
 
 def test_the_question_for_a_background_command_says_it_keeps_running(tmp_path: Path) -> None:

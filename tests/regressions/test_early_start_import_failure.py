@@ -17,8 +17,8 @@ import pytest
 
 import mini_claude.session.start as session_module
 from mini_claude.cli.main import build_parser
-from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.session_args import options_from_args
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.mcp.manager import ServerState, ServerStatus
 from tests.helpers import assert_pid_gone, read_pidfile, session_home
 from tests.integration.conftest import PROBE

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mini_claude.cli.slash_permissions import add_permission
+from mini_claude.cli.slash.permissions import add_permission
 from mini_claude.errors import ConfigError
 from tests.permissions.test_slash_permissions import runs, session_gate
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from prompt_toolkit.utils import get_cwidth
 
-from mini_claude.cli.permission_prompt import PromptAnswers, permission_question
-from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.questions.permission import PromptAnswers, permission_question
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.tools.exit_plan_mode import ExitPlanModeTool
 from tests.permissions.test_gate import make_gate
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from mini_claude.cli.main import build_parser
-from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.repl import Repl
 from mini_claude.cli.session_args import start_session
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
 from tests.helpers import session_home

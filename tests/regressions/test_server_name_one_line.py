@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from mini_claude.cli.render import one_line
+from mini_claude.cli.terminal.render import one_line
 
 
 def test_a_forged_line_stays_on_its_line() -> None:

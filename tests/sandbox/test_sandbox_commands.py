@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from mini_claude.cli.shell_escape import run_command
-from mini_claude.cli.slash_sandbox import sandbox_command
+from mini_claude.cli.slash.sandbox import sandbox_command
 from mini_claude.sandbox.bwrap import find_bwrap
 from mini_claude.settings import load_settings
 from mini_claude.tools.shell import BashTool

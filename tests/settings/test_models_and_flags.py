@@ -161,8 +161,8 @@ async def test_the_repl_model_command_resolves_an_alias(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
     from mini_claude.agent.compaction import ContextWindow
-    from mini_claude.cli.render import TerminalUI
     from mini_claude.cli.repl import Repl
+    from mini_claude.cli.terminal.render import TerminalUI
     from mini_claude.models.anthropic_http import AnthropicHttpModel
     from mini_claude.models.factory import MODEL_ALIASES
 

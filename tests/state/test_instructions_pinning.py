@@ -142,8 +142,8 @@ async def test_instructions_appearing_where_there_were_none_are_withheld(tmp_pat
 
 @pytest.mark.parametrize("path", ["slash", "question-yes", "question-no"])
 async def test_the_repl_paths_accept_instructions_like_tools(tmp_path: Path, path: str) -> None:
-    from mini_claude.cli.pin_review import accept_in_session, ask_review
-    from mini_claude.cli.render import TerminalUI
+    from mini_claude.cli.questions.pin_review import accept_in_session, ask_review
+    from mini_claude.cli.terminal.render import TerminalUI
 
     text = tmp_path / "instructions.txt"
     text.write_text(FIRST)
@@ -184,8 +184,8 @@ async def test_the_repl_asks_about_changed_instructions_before_the_next_turn(tmp
     import argparse
     from types import SimpleNamespace
 
-    from mini_claude.cli.render import TerminalUI
     from mini_claude.cli.repl import Repl
+    from mini_claude.cli.terminal.render import TerminalUI
 
     text = tmp_path / "instructions.txt"
     text.write_text(FIRST)

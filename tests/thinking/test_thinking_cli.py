@@ -147,7 +147,7 @@ def test_hooks_never_see_the_thinking(cli: SettingsCli) -> None:
 def test_the_repl_shows_thinking_folded() -> None:
     import io
 
-    from mini_claude.cli.render import THINKING_FOLDED, TerminalUI
+    from mini_claude.cli.terminal.render import THINKING_FOLDED, TerminalUI
     from mini_claude.models.base import AssistantTurn
 
     turn = AssistantTurn([THOUGHT, {"type": "text", "text": "answer"}])

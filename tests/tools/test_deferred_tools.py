@@ -71,7 +71,7 @@ def test_the_prompt_lists_names_while_they_fit_else_counts(tmp_path: Path) -> No
 def test_a_failed_request_leaves_no_live_display() -> None:
     import io
 
-    from mini_claude.cli.render import TerminalUI
+    from mini_claude.cli.terminal.render import TerminalUI
 
     ui = TerminalUI(out=io.StringIO(), rich_output=True)
     ui.request_started(1200)

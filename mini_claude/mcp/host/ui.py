@@ -1,10 +1,10 @@
 """The one interface between the MCP host and the person at the terminal: `HostUI`.
 
 The host's services (sampling, elicitation, logging, progress) decide *what* to ask or tell; a `HostUI` decides
-*how*. mini-claude has two implementations in `mini_claude.cli.host_ui` — the REPL's (questions at the prompt) and
+*how*. mini-claude has two implementations in `mini_claude.cli.questions.host_ui` — the REPL's (questions at the prompt) and
 the non-interactive one (`-p`, scripts: every question answered "no", notices as stderr lines) — and tests drive a
 scripted one. Everything here is plain data: server text inside it is untrusted and raw; an implementation that
-shows it must neutralise it (`mini_claude.cli.render.clean`).
+shows it must neutralise it (`mini_claude.cli.terminal.render.clean`).
 """
 
 from __future__ import annotations

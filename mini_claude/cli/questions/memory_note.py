@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from mini_claude.agent.memory import NOTE_TARGETS, append_memory_note, note_refusal
-from mini_claude.cli.render import TerminalUI
+from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.errors import MiniClaudeError
 
 __all__ = ["NOTE_QUESTION", "add_memory_note"]

@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mini_claude.cli.render import TerminalUI, clean
+from mini_claude.cli.terminal.render import TerminalUI, clean
 from mini_claude.mcp.host.ui import FormAnswer, FormRequest, SamplingChoice, SamplingRequest, UrlRequest
 from mini_claude.net.urls import is_loopback_host
 

@@ -2,8 +2,8 @@
 something needs the user, its problems (`mcp.doctor.Problem`: code, cause, fix — one line each) or notes (worth
 knowing, not a fault). Rendered as text (every line through `render.clean`) or as one JSON object for scripts.
 
-Nothing here looks at the machine: the checks (cli/doctor_setup.py, cli/doctor_files.py, cli/doctor_servers.py)
-build the rows, cli/doctor.py assembles and prints them.
+Nothing here looks at the machine: the checks (setup.py, files.py, sandbox.py, servers.py of this folder) build
+the rows, report.py assembles and prints them.
 
 Much of what a row holds comes from strangers: a repository's model name, env names and MCP server names, a
 server's error or stderr. In the text report each piece is one line, controls and bidi characters shown as escapes
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from mini_claude.cli.render import clean, json_text
+from mini_claude.cli.terminal.render import clean, json_text
 from mini_claude.logredact import redact_text
 from mini_claude.mcp.doctor import Problem
 from mini_claude.settings import Settings

@@ -23,7 +23,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from mini_claude import __version__
-from mini_claude.cli.doctor_rows import Row, Scene, Section
+from mini_claude.cli.doctor.rows import Row, Scene, Section
 from mini_claude.errors import ModelError
 from mini_claude.logredact import redact_url
 from mini_claude.models.factory import (

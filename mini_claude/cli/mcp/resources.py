@@ -1,5 +1,5 @@
 """`mini-claude mcp resources NAME`, `mcp read NAME URI`, `mcp enable|disable NAME`, `mcp reset-project-choices`
-(see mcp_cmd.py for the rest).
+(see command.py for the rest).
 Server text is printed through `clean`; `--json` prints the server's objects as JSON (escaped by the encoder)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from mini_claude.cli.render import clean, json_text
+from mini_claude.cli.terminal.render import clean, json_text
 from mini_claude.mcp.manager import McpManager
 
 __all__ = ["print_resource", "print_resources", "reset_project_choices", "switch"]
@@ -53,7 +53,7 @@ async def switch(name: str, *, enabled: bool) -> int:
     """`mcp enable|disable NAME`: switch the server on or off for this project, then say what a session here would
     do with it — "Enabled" only when nothing else holds it back; otherwise what does and how to change that
     (exit 1)."""
-    from mini_claude.cli.mcp_world import project_view
+    from mini_claude.cli.mcp.world import project_view
     from mini_claude.mcp.approval import ApprovalStore
     from mini_claude.mcp.config_edit import set_server_enabled
     from mini_claude.mcp.manager import ServerStatus

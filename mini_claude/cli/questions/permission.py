@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from mini_claude.cli.render import TerminalUI, clean, json_text
+from mini_claude.cli.terminal.render import TerminalUI, clean, json_text
 from mini_claude.errors import MiniClaudeError
 from mini_claude.paths import resolve_tool_path, user_home
 from mini_claude.permissions.gate import PLAN_ACCEPT_EDITS

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mini_claude.cli.render import clean, json_text
-from mini_claude.cli.status import list_row, startup_note, state_record, withheld_note
+from mini_claude.cli.terminal.render import clean, json_text
+from mini_claude.cli.terminal.status import list_row, startup_note, state_record, withheld_note
 from mini_claude.mcp.protocol import WITHHELD_LOG_KEY, WithheldTool
 
 if TYPE_CHECKING:

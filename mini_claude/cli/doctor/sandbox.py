@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mini_claude.cli.doctor_rows import Scene, Section
+from mini_claude.cli.doctor.rows import Scene, Section
 from mini_claude.sandbox.runtime import Sandbox
 
 __all__ = ["sandbox_section"]

@@ -15,8 +15,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from mini_claude.cli.host_ui import PrintHostUI
-from mini_claude.cli.render import TerminalUI, clean
+from mini_claude.cli.questions.host_ui import PrintHostUI
+from mini_claude.cli.terminal.render import TerminalUI, clean
 from mini_claude.mcp.config import LoadedConfig
 from mini_claude.mcp.host import McpHost
 from mini_claude.mcp.manager import McpManager, ServerStatus

@@ -16,7 +16,7 @@
     mcp enable NAME | mcp disable NAME     switch a server on / off for this project (Claude Code's list); enable
                                            says what still holds a server back (exit 1) rather than "Enabled"
     mcp reset-project-choices              forget approvals and rejections of project servers made here
-    mcp doctor [NAME] [--json]             per server: what is wrong and how to fix it (cli/mcp_doctor.py)
+    mcp doctor [NAME] [--json]             per server: what is wrong and how to fix it (cli/mcp/doctor.py)
 Every connecting command takes --mcp-trace FILE: each JSON-RPC message both ways, one JSON line, secrets redacted.
 """
 
@@ -33,8 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mini_claude.mcp.protocol as protocol
-from mini_claude.cli.arg_types import seconds
-from mini_claude.cli.mcp_show import (
+from mini_claude.cli.mcp.show import (
     WithheldTools,
     pins_for,
     print_get,
@@ -42,7 +41,8 @@ from mini_claude.cli.mcp_show import (
     print_tools,
     with_pin_changes,
 )
-from mini_claude.cli.render import clean, json_text, setup_logging
+from mini_claude.cli.terminal.arg_types import seconds
+from mini_claude.cli.terminal.render import clean, json_text, setup_logging
 from mini_claude.errors import ConfigError, JsonRpcError, McpError, MiniClaudeError, ProtocolError
 
 if TYPE_CHECKING:
@@ -206,19 +206,19 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.command in ("add", "add-json", "remove"):
             return _edit(args)
         if args.command in ("login", "logout"):
-            from mini_claude.cli.mcp_login import auth_command
+            from mini_claude.cli.mcp.login import auth_command
 
             return auth_command(args)
         if args.command in ("enable", "disable"):
-            from mini_claude.cli.mcp_resources_cmd import switch
+            from mini_claude.cli.mcp.resources import switch
 
             return asyncio.run(switch(args.name, enabled=args.command == "enable"))
         if args.command == "reset-project-choices":
-            from mini_claude.cli.mcp_resources_cmd import reset_project_choices
+            from mini_claude.cli.mcp.resources import reset_project_choices
 
             return reset_project_choices()
         if args.command == "doctor":
-            from mini_claude.cli.mcp_doctor import doctor_command
+            from mini_claude.cli.mcp.doctor import doctor_command
 
             return _traced(args, lambda: doctor_command(args))
         return _traced(args, lambda: _inspect(args))
@@ -338,7 +338,7 @@ def _is_url(text: str) -> bool:
 # ---- connecting --------------------------------------------------------------------------------------------------
 
 async def _inspect(args: argparse.Namespace) -> int:
-    from mini_claude.cli.mcp_world import open_world
+    from mini_claude.cli.mcp.world import open_world
     from mini_claude.mcp.manager import ServerStatus
 
     world = await open_world(args, only=None if args.command == "list" else args.name,
@@ -360,14 +360,14 @@ async def _inspect(args: argparse.Namespace) -> int:
             _warn(f"mini-claude mcp: {args.name}: {state.status.value}: {state.error}")
             return EXIT_UNREACHABLE
         if args.command == "accept":
-            from mini_claude.cli.pin_review import accept_command
+            from mini_claude.cli.questions.pin_review import accept_command
 
             return accept_command(manager, args.name, yes=args.yes, stdin=sys.stdin, out=sys.stdout, err=sys.stderr)
         if args.command == "tools":
             print_tools(manager, state, args.json, with_pin_changes(withheld.found, manager).get(state.name, {}))
             return EXIT_OK
         if args.command in ("resources", "read"):
-            from mini_claude.cli.mcp_resources_cmd import print_resource, print_resources
+            from mini_claude.cli.mcp.resources import print_resource, print_resources
 
             if args.command == "resources":
                 return await print_resources(manager, state.name, args.json)

@@ -9,9 +9,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from mini_claude.cli.pin_review import accept_in_session
-from mini_claude.cli.render import TerminalUI, clean, one_line
-from mini_claude.cli.status import server_line
+from mini_claude.cli.questions.pin_review import accept_in_session
+from mini_claude.cli.terminal.render import TerminalUI, clean, one_line
+from mini_claude.cli.terminal.status import server_line
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.host import McpHost
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus

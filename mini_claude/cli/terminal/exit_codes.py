@@ -1,4 +1,4 @@
-"""The exit codes of `mini-claude` itself (the `mcp` subcommand documents its own, in mcp_cmd.py).
+"""The exit codes of `mini-claude` itself (the `mcp` subcommand documents its own, in cli/mcp/command.py).
 
 `-p` exits as Claude Code's `-p` does: 0 when the model answered (a tool call the permission gate refused on the way
 included), 1 on an error or when `--max-turns` stopped the run; an answer cut at the output token limit is 1 too

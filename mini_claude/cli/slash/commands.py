@@ -19,12 +19,9 @@ from typing import Any, Protocol
 
 from mini_claude.agent.compaction import context_tokens
 from mini_claude.agent.memory import load_memory
-from mini_claude.agent.sessions import SessionInfo
-from mini_claude.cli.mcp_panel import ACTIONS, mcp_command
-from mini_claude.cli.render import TerminalUI, clean, one_line
-from mini_claude.cli.resume import record_session, resume_session
-from mini_claude.cli.slash_context import context_lines, measure_context
-from mini_claude.cli.slash_permissions import (
+from mini_claude.cli.mcp.panel import ACTIONS, mcp_command
+from mini_claude.cli.slash.context import context_lines, measure_context
+from mini_claude.cli.slash.permissions import (
     SESSION_SCOPE,
     USAGE,
     add_permission,
@@ -32,8 +29,9 @@ from mini_claude.cli.slash_permissions import (
     remove_permission,
     split_scope,
 )
-from mini_claude.cli.slash_sandbox import SANDBOX_HELP, sandbox_command
-from mini_claude.cli.slash_status import status_lines
+from mini_claude.cli.slash.sandbox import SANDBOX_HELP, sandbox_command
+from mini_claude.cli.slash.status import status_lines
+from mini_claude.cli.terminal.render import TerminalUI, clean, one_line
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import read_json_object, write_json_atomic
 from mini_claude.models.base import Switchable
@@ -85,7 +83,8 @@ class ReplContext(Protocol):
     async def interruptible(self, work: Awaitable[Any], interrupted: str) -> Any: ...
     async def run_turn(self, text: str) -> None: ...
     def set_mode(self, mode: PermissionMode) -> None: ...
-    async def pick_session(self, saved: list[SessionInfo]) -> SessionInfo | None: ...
+    async def resume(self, which: str) -> None: ...  # `/resume [ID]`: a saved conversation (a picker without ID)
+    def record_session(self) -> None: ...  # save the conversation from here on, under `parts.session_id`
 
 
 class SlashCommands:
@@ -126,7 +125,7 @@ class SlashCommands:
         print("  Esc or Ctrl+C interrupts a running turn, command or login; Ctrl+C twice at an empty prompt exits")
 
     async def _doctor(self, _: str) -> None:
-        from mini_claude.cli.doctor import doctor_report
+        from mini_claude.cli.doctor.report import doctor_report
 
         await self.repl.interruptible(doctor_report(self.repl.parts, out=sys.stdout), "cancelled")
 
@@ -138,7 +137,7 @@ class SlashCommands:
         parts.agent.on_history = None  # the old conversation stays saved; a new one starts
         parts.agent.clear()
         parts.session_id = str(uuid.uuid4())
-        record_session(parts)
+        self.repl.record_session()
         if hooks is not None:
             await hooks.session_start("clear")
         self.repl.ui.info("conversation cleared")
@@ -183,8 +182,7 @@ class SlashCommands:
             self.repl.ui.warn("usage: /plan [on|off]")
 
     async def _resume(self, which: str) -> None:
-        await resume_session(self.repl.parts, continue_=False, resume=which, ui=self.repl.ui,
-                             pick=self.repl.pick_session)
+        await self.repl.resume(which)
 
     async def _cost(self, _: str) -> None:
         usage = self.repl.parts.agent.usage

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mini_claude.agent.memory import load_memory
-from mini_claude.cli.doctor_rows import Row, Scene, Section
+from mini_claude.cli.doctor.rows import Row, Scene, Section
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.config import CLAUDE_JSON_DISPLAY, LoadedConfig
 from mini_claude.mcp.manager import ServerStatus

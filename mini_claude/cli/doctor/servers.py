@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mini_claude.cli.doctor_rows import Row, Section
-from mini_claude.cli.status import LOGIN_HINT, server_line
+from mini_claude.cli.doctor.rows import Row, Section
+from mini_claude.cli.terminal.status import LOGIN_HINT, server_line
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.doctor import ClientSetup, Diagnosis, apply_names, diagnose
 from mini_claude.mcp.host.server_log import log_file_name

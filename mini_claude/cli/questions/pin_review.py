@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TextIO
 
-from mini_claude.cli.render import TerminalUI, clean
+from mini_claude.cli.terminal.render import TerminalUI, clean
 from mini_claude.mcp.manager import McpManager, ServerStatus
 from mini_claude.mcp.pinning import InstructionsChange, ToolChange
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mini_claude.cli.render import clean
+from mini_claude.cli.terminal.render import clean
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.config import LoadedConfig, ServerConfig
 
@@ -93,7 +93,7 @@ async def _approve_for_login(config: LoadedConfig, cfg: ServerConfig, *, cwd: Pa
 
 async def _ask_approval(cfg: ServerConfig) -> str:
     """The session's question about a project server, on stderr, answered on stdin: "approve" or "deny"."""
-    from mini_claude.cli.approval_prompt import server_approval_prompt
+    from mini_claude.cli.questions.approval import server_approval_prompt
 
     sys.stderr.write("\n".join(server_approval_prompt(cfg, Path.cwd())) + "\n")
     while True:

@@ -1,11 +1,11 @@
 """`mini-claude doctor [--json] [--timeout S] [--mcp-config …] [--strict-mcp-config] [--trust-project-mcp]` and the
 REPL's `/doctor`: one report of what a session here runs on, each problem with its fix.
 
-Sections: install (versions, optional programs, the state folder: cli/doctor_setup.py), keys (the credential in
-force, named never shown; the endpoint; the model), settings files, memory files and MCP config files
-(cli/doctor_files.py), the OS sandbox (cli/doctor_sandbox.py), MCP servers (`mcp doctor`'s diagnosis: cli/doctor_servers.py). Everything is looked at as
-`session.start_session` would see it (the real environment, the folder's trust, the settings trust lets apply),
-asking nobody and never starting a project server that is not approved.
+Sections: install (versions, optional programs, the state folder: setup.py), keys (the credential in force, named
+never shown; the endpoint; the model), settings files, memory files and MCP config files (files.py), the OS
+sandbox (sandbox.py), MCP servers (`mcp doctor`'s diagnosis: servers.py); rows.py is their shape. Everything is
+looked at as `session.start_session` would see it (the real environment, the folder's trust, the settings trust
+lets apply), asking nobody and never starting a project server that is not approved.
 
 `doctor_report` writes the report to `out` (text through `render.clean`, or one JSON object) and returns the exit
 code: 0 when no problem was found, 1 otherwise. Given a running session's `SessionParts`, it reads that session's
@@ -21,14 +21,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from mini_claude.cli.arg_types import seconds
-from mini_claude.cli.doctor_files import mcp_config_section, memory_section, settings_section
-from mini_claude.cli.doctor_rows import Report, Scene, Section
-from mini_claude.cli.doctor_sandbox import sandbox_section
-from mini_claude.cli.doctor_servers import servers_from_config, servers_from_session
-from mini_claude.cli.doctor_setup import install_section, keys_section
-from mini_claude.cli.exit_codes import EXIT_ERROR, EXIT_OK
-from mini_claude.cli.mcp_world import host_for, project_view
+from mini_claude.cli.doctor.files import mcp_config_section, memory_section, settings_section
+from mini_claude.cli.doctor.rows import Report, Scene, Section
+from mini_claude.cli.doctor.sandbox import sandbox_section
+from mini_claude.cli.doctor.servers import servers_from_config, servers_from_session
+from mini_claude.cli.doctor.setup import install_section, keys_section
+from mini_claude.cli.mcp.world import host_for, project_view
+from mini_claude.cli.terminal.arg_types import seconds
+from mini_claude.cli.terminal.exit_codes import EXIT_ERROR, EXIT_OK
 from mini_claude.errors import MiniClaudeError
 from mini_claude.mcp.manager import ServerStatus
 from mini_claude.paths import state_dir, user_home
@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
-    from mini_claude.cli.render import setup_logging
+    from mini_claude.cli.terminal.render import setup_logging
 
     setup_logging(debug=args.debug)
     return asyncio.run(doctor_report(out=sys.stdout, as_json=args.json, timeout_s=args.timeout,

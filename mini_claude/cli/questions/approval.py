@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from mini_claude.cli.render import clean
+from mini_claude.cli.terminal.render import clean
 from mini_claude.mcp.approval import ApprovalStore, PriorDecision
 from mini_claude.mcp.config import AGENT_CREDENTIAL_VARS, ServerConfig
 from mini_claude.mcp.config_edit import MASK, mask_secrets

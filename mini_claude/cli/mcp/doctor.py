@@ -1,5 +1,5 @@
 """`mini-claude mcp doctor [NAME] [--json] [--call TOOL [JSON_ARGS]] [--timeout S]`: try each configured server as a
-session here would (same config discovery, trust, approvals and host capabilities; `mcp_world.project_view`) and
+session here would (same config discovery, trust, approvals and host capabilities; `world.project_view`) and
 print, per server, what was found and each problem with its fix (`mini_claude.mcp.doctor` finds them). Exit 0 when
 no server has a problem, 1 otherwise. Every piece of server text goes through `clean`.
 """
@@ -12,8 +12,8 @@ import json
 import sys
 from typing import Any
 
-from mini_claude.cli.mcp_world import host_for, project_view
-from mini_claude.cli.render import clean, json_text
+from mini_claude.cli.mcp.world import host_for, project_view
+from mini_claude.cli.terminal.render import clean, json_text
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.doctor import Diagnosis, apply_names, diagnose
 from mini_claude.mcp.host.server_log import log_file_name

@@ -386,7 +386,10 @@ def main() -> int:
     sdk, ours = results.get("sdk"), results.get("ours")
     print("| metric | claude-agent-sdk | mini_claude.api | sdk/ours |\n|---|---|---|---|")
     for label, key, digits in ROWS:
-        ratio = (f"{sdk[key] / ours[key]:.1f}x" if sdk and ours and key in sdk and key in ours and ours[key] else "")
+        ratio = ""
+        if sdk and ours and key in sdk and key in ours and ours[key]:
+            r = sdk[key] / ours[key]
+            ratio = f"{r:.1f}x" if r >= 1 else f"{r:.3f}x"
         print(f"| {label} | {_shown(sdk, key, digits)} | {_shown(ours, key, digits)} | {ratio} |")
     print(f"\nmock answer floor (a bare HTTP client, in every round trip above): {floor * 1000:.2f} ms")
     if sdk and ours and not sdk["errors"] and not ours["errors"]:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up (if needed), install the third-party MCP test peers, lint, type-check, and run the whole test suite.
+# Set up (if needed), install the third-party MCP test peers and the Claude Agent SDK (tests/compat), lint,
+# type-check, and run the whole test suite.
 # The peer installer's output goes to $PEERS_DIR/install.log; when it fails, the log's tail is shown, and under
 # MINI_CLAUDE_REQUIRE_PEERS=1 (CI, see .ci/run) the run stops there. Without the switch the tests that need a
 # missing peer skip and say why (pytest ends with a one-line "skips: ..." summary).
@@ -41,6 +42,17 @@ if [ ! -x "$CLAUDE_CODE_DIR/node_modules/@anthropic-ai/claude-code-linux-x64/cla
       exit 1
     fi
   fi
+fi
+# The Claude Agent SDK (wheel + its shipped examples) beside the product, for tests/compat and bench/api.py.
+AGENT_SDK_DIR=$ROOT/.cache/agent-sdk
+if ! bash scripts/install-agent-sdk.sh "$AGENT_SDK_DIR" 2>"$ROOT/.cache/agent-sdk-install.log"; then
+  echo "[test] could not install claude-agent-sdk; the end of its log:" >&2
+  tail -n 20 "$ROOT/.cache/agent-sdk-install.log" >&2
+  if [ "$STRICT" = 1 ]; then
+    echo "[test] FAILED: MINI_CLAUDE_REQUIRE_PEERS=1 needs claude-agent-sdk for the compatibility tests" >&2
+    exit 1
+  fi
+  echo "[test] the tests that run the SDK's examples will skip and say so" >&2
 fi
 .venv/bin/ruff check mini_claude tests bench
 .venv/bin/mypy  # strict on mini_claude/mcp and mini_claude/net (pyproject.toml [tool.mypy])

@@ -82,6 +82,7 @@ class Client:
         self._closed = True
         for feeder in self._feeders:
             feeder.cancel()
+        self._turns.put_nowait(None)  # an idle worker ends at once
         if self._running is not None:
             self._running.cancel()
         if self._worker is not None:
@@ -261,7 +262,7 @@ class Client:
             end = await asyncio.shield(self._running)
             outcome, structured, error = end.outcome, end.structured, end.error
         except asyncio.CancelledError:
-            if not self._running.cancelled():  # the worker itself is being cancelled (disconnect)
+            if self._closed or not self._running.cancelled():  # the worker itself is being cancelled (disconnect)
                 self._running.cancel()
                 raise
             error = RunError("interrupted by the program", "error_during_execution", "aborted_streaming")

@@ -1,5 +1,7 @@
-"""The `Agent` tool: Claude Code's name and input shape (`description`, `prompt`, `subagent_type`, `model`; not its
-`run_in_background` and `isolation`), handing a task to a fresh sub-agent whose final text comes back as the result.
+"""The `Agent` tool: Claude Code's name and input shape (`description`, `prompt`, `subagent_type`, `model`,
+`run_in_background`; not its `isolation`), handing a task to a fresh sub-agent whose final text comes back as the
+result. `run_in_background` is accepted so a model trained to send it is not refused, and the sub-agent still runs to
+its end before the result comes back (there are no background sub-agents here).
 
 The tool only checks the input and names the type; running the child belongs to the agent layer
 (mini_claude.agent.subagents.Subagents fits `SubagentRunner`), so this lower layer never imports the loop. It is
@@ -49,6 +51,9 @@ INPUT_SCHEMA: dict[str, Any] = {
                           "description": "The type of specialized agent to use for this task"},
         "model": {"type": "string", "enum": ["sonnet", "opus", "haiku"],
                   "description": "Optional model for this agent, over its type's; else the type's, or the session's"},
+        "run_in_background": {"type": "boolean",
+                              "description": "Accepted for compatibility: the agent always finishes before its "
+                                             "result is returned"},
     },
     "required": ["description", "prompt"],
     "additionalProperties": False,

@@ -234,3 +234,14 @@ async def test_agents_given_in_code_are_sub_agent_types(world: ApiWorld, mock_mo
     child = mock.requests[1]["body"]
     assert "You greet people warmly." in json.dumps(child["system"])
     assert [tool["name"] for tool in child["tools"]] == ["Read"]
+
+
+async def test_leaving_a_client_mid_turn_ends_it(world: ApiWorld, mock_model) -> None:
+    mock = mock_model([{"content": [{"type": "text", "text": "slow"}], "delay_ms": 20000}])
+    async with Client(world.options(mock.url)) as client:
+        await client.query("take your time")
+        async for message in client.receive_response():
+            assert isinstance(message, SystemMessage)  # the init: leave before the answer
+            break
+    messages = [m async for m in client.receive_messages()]  # the stream ended with the session
+    assert not any(isinstance(m, ResultMessage) for m in messages)

@@ -3,7 +3,8 @@
 silently dropped. `cli_path`, `max_buffer_size`, `debug_stderr`, `load_timeout_ms` and `client_app` are about the
 SDK's subprocess and have no meaning in-process: they are accepted and unused. As in the SDK, `system_prompt=None`
 means no built-in system prompt (the SDK sends Claude Code an empty one); `{"type": "preset", "preset":
-"claude_code"}` asks for ours."""
+"claude_code"}` asks for ours; and `setting_sources=None` reads every settings file, as the SDK's CLI does (our own
+`Options` default to an isolated session)."""
 
 from __future__ import annotations
 
@@ -96,6 +97,8 @@ def to_options(sdk: ClaudeAgentOptions | None) -> Options:
                           f"{'it' if len(unsupported) == 1 else 'them'} at the default; docs/API.md lists what "
                           "differs)")
     values: dict[str, Any] = {name: getattr(sdk, name) for name in _SAME}
+    if values["setting_sources"] is None:  # the SDK's default: every settings file, as the CLI reads them
+        values["setting_sources"] = ["user", "project", "local"]
     if values["system_prompt"] is None:  # the SDK's default: no built-in system prompt (a preset asks for ours)
         values["system_prompt"] = ""
     values["allowed_tools"] = list(values["allowed_tools"])

@@ -14,7 +14,9 @@ runs with instead, unless denied — for PreToolUse, `additionalContext` for Pre
 and SessionStart). A malformed field is reported and ignored.
 
 A callable hook's returned dict (callables.py) is read exactly as a command's JSON (`read_output`); a callable that
-failed is reported like a command that failed.
+failed is reported like a command that failed. One difference, as in the Agent SDK's CLI: a callable's
+`hookSpecificOutput` naming another event refuses the prompt (UserPromptSubmit) or the call (PreToolUse) instead of
+being ignored — a program's answer for the wrong event is a bug, and what it meant is not guessed.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ class HookReply:
     problems: list[str] = field(default_factory=list)
 
 
+_FAIL_CLOSED = ("UserPromptSubmit", "PreToolUse")  # the events where a callable's mismatched answer refuses
+
+
 def read_reply(hook: SettingsHook, run: CommandRun) -> HookReply:
     """What `run` of `hook` says (see the module docstring)."""
     reply = HookReply(hook, run)
@@ -78,6 +83,14 @@ def read_output(hook: CallableHook, run: CallableRun) -> HookReply:
     reply = HookReply(hook, None)
     if run.output is None:
         reply.problems.append(run.error)
+        return reply
+    specific = run.output.get("hookSpecificOutput")
+    named = specific.get("hookEventName") if isinstance(specific, dict) else None
+    if named != hook.event and hook.event in _FAIL_CLOSED and specific is not None:
+        # a program's answer for another event is a bug in the program: what it meant to allow is not guessed at
+        # (as the Agent SDK's CLI refuses such an answer and ends the turn)
+        reply.block = (f"the hook {hook.name or 'callable'} answered for {named!r}, not {hook.event!r}: the "
+                       f"{'prompt' if hook.event == 'UserPromptSubmit' else 'call'} is refused")
         return reply
     _read_json(reply, run.output)
     return reply

@@ -122,3 +122,15 @@ async def test_a_callback_that_raises_denies_and_says_why(world: ApiWorld, mock_
     messages = await _all("echo", world.options(mock.url, can_use_tool=can_use_tool))
     (block,) = _results(messages)
     assert block.is_error and "callback bug" in json.dumps(block.content)
+
+
+async def test_an_answer_for_another_event_refuses_the_call(world: ApiWorld, mock_model) -> None:
+    async def confused(input_data, tool_use_id, context):
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "permissionDecision": "allow"}}
+
+    mock = mock_model([call("Bash", command="echo hi"), text("{{last_tool_result}}")])
+    options = world.options(mock.url, permission_mode="bypassPermissions",
+                            hooks={"PreToolUse": [HookMatcher(hooks=[confused])]})
+    messages = await _all("echo", options)
+    (block,) = _results(messages)
+    assert block.is_error and "answered for 'PostToolUse', not 'PreToolUse'" in json.dumps(block.content)

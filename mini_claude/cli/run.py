@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -18,12 +17,14 @@ from mini_claude.cli.host_ui import PrintHostUI
 from mini_claude.cli.render import TerminalUI
 from mini_claude.cli.session import start_session
 from mini_claude.cli.terminate import end_session_on_terminate
-from mini_claude.errors import ConfigError, MiniClaudeError, ModelError
+from mini_claude.errors import MiniClaudeError, ModelError
 from mini_claude.mcp.manager import ServerStatus
 
 if TYPE_CHECKING:
     from mini_claude.agent.loop import Agent, RunOutcome
     from mini_claude.cli.output_format import ResultWriter, RunError
+    from mini_claude.cli.sdk_control.driver import SdkControl
+    from mini_claude.cli.session_parts import SessionParts
 
 __all__ = ["run_interactive", "run_print"]
 
@@ -81,7 +82,24 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
     """One `-p` run: `prompt`, or (None) every user message read from stdin as stream-json, each a turn."""
     end_session_on_terminate()
     ui = TerminalUI(print_mode=True)
-    parts = await start_session(args, ui, host_ui=PrintHostUI(ui), imports=_PRINT_IMPORTS)
+    control = None
+    if prompt is None:  # the SDK's control protocol: stdin is read from now on (it asks `initialize` at once)
+        from mini_claude.cli.sdk_control.driver import SdkControl
+
+        control = SdkControl(stdio_permissions=args.permission_prompt_tool == "stdio").start()
+    try:
+        return await _print_session(args, prompt, ui, control)
+    finally:
+        if control is not None:
+            await control.aclose()
+
+
+async def _print_session(args: argparse.Namespace, prompt: str | None, ui: TerminalUI,
+                         control: SdkControl | None) -> int:
+    parts = await start_session(args, ui, host_ui=PrintHostUI(ui), imports=_PRINT_IMPORTS,
+                                ask_permission=control.ask() if control is not None else None)
+    if args.session_id is not None:
+        parts.session_id = args.session_id
     from mini_claude.cli.output_format import ResultWriter, exit_code
     from mini_claude.cli.resume import record_session, resume_session
     from mini_claude.cli.stream_init import init_record
@@ -92,12 +110,17 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
     original_cwd = str(agent.ctx.cwd)
     record_session(parts)
     try:
-        await resume_session(parts, continue_=args.continue_, resume=args.resume, ui=ui, pick=None)
+        resumed = await resume_session(parts, continue_=args.continue_, resume=args.resume, ui=ui, pick=None)
     except MiniClaudeError:
         await parts.manager.aclose()
         raise
+    if resumed and args.fork_session:  # go on under a new id: the saved conversation stays as it was
+        _fork(parts, args.session_id)
     writer = ResultWriter(args.output_format, session_id=parts.session_id, model=agent.model.name,
-                          priced=agent.model if isinstance(agent.model, ListPriced) else None)
+                          priced=agent.model if isinstance(agent.model, ListPriced) else None,
+                          out=control.out if control is not None else None)
+    if control is not None:
+        control.attach(parts)
     writer.skip(agent.history)  # a resumed conversation is not written again
     outcome: RunOutcome | None = None
     try:
@@ -110,14 +133,19 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
             if state.status is ServerStatus.FAILED:
                 ui.warn(f"MCP server {state.name} failed: {state.error}")
         _stream_messages(agent, writer, budget_usd=args.max_budget_usd)
-        turns = _stdin_turns() if prompt is None else _one(prompt)
+        turns = _control_turns(control) if control is not None else _one(prompt or "")
         async for turn in turns:
             writer.begin()
             if args.output_format == "stream-json":
                 writer.init(await init_record(parts, original_cwd=original_cwd))
+            work = run_user_turn(parts, turn, ui) if isinstance(turn, str) else agent.run(turn)
             try:
-                outcome = await (run_user_turn(parts, turn, ui) if isinstance(turn, str) else agent.run(turn))
+                outcome = await (control.run_turn(work) if control is not None else work)
             except MiniClaudeError as exc:
+                if control is not None and control.interrupted(exc):  # every tool call was answered: go on
+                    writer.messages(agent.history)
+                    writer.result(None, error=_run_error(exc))
+                    continue
                 if args.output_format == "text":
                     raise
                 writer.messages(agent.history)
@@ -154,30 +182,23 @@ async def _one(prompt: str) -> AsyncIterator[str | list[dict[str, Any]]]:
     yield prompt
 
 
-async def _stdin_turns() -> AsyncIterator[str | list[dict[str, Any]]]:
-    """`--input-format stream-json`: one `{"type": "user", "message": {"role": "user", "content": ...}}` a line
-    (Claude Code's shape), each a turn, until stdin ends. A line that is not one raises ConfigError."""
-    while True:
-        line = await asyncio.to_thread(sys.stdin.readline)
-        if not line:
-            return
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            raise ConfigError(f"--input-format stream-json: a line is not JSON: {line.strip()[:80]!r}") from None
-        message = record.get("message") if isinstance(record, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(record, dict) or record.get("type") != "user" or not content:
-            raise ConfigError('--input-format stream-json: each line must be {"type": "user", "message": '
-                              '{"role": "user", "content": ...}}')
-        if isinstance(content, str):
-            yield content
-        elif isinstance(content, list) and all(isinstance(b, dict) for b in content):
-            yield [dict(b) for b in content]
-        else:
-            raise ConfigError("--input-format stream-json: content must be a string or a list of blocks")
+async def _control_turns(control: SdkControl) -> AsyncIterator[str | list[dict[str, Any]]]:
+    """`--input-format stream-json`: each user line (Claude Code's shape) a turn, until stdin ends; the control
+    lines between them are answered meanwhile (cli/sdk_control). A line that is not usable raises ConfigError."""
+    while (turn := await control.next_turn()) is not None:
+        yield turn
+
+
+def _fork(parts: SessionParts, session_id: str | None) -> None:
+    """--fork-session: the resumed conversation goes on in a new session file, under a new id."""
+    import uuid
+
+    from mini_claude.cli.resume import record_session
+
+    if parts.session_log is not None:
+        parts.session_log.close()
+    parts.session_id = session_id or str(uuid.uuid4())
+    record_session(parts).sync(parts.agent.history)
 
 
 class BudgetReached(MiniClaudeError):
@@ -187,7 +208,10 @@ class BudgetReached(MiniClaudeError):
 def _run_error(exc: MiniClaudeError) -> RunError:
     """How the result object names a run that failed with `exc` (Claude Code's subtypes, output_format.py)."""
     from mini_claude.cli.output_format import RunError
+    from mini_claude.cli.sdk_control.driver import TurnInterrupted
 
+    if isinstance(exc, TurnInterrupted):
+        return RunError(str(exc), "error_during_execution", "aborted_streaming")
     if isinstance(exc, BudgetReached):
         return RunError(str(exc), "error_max_budget_usd", "budget_exhausted")
     if isinstance(exc, ModelError):  # Claude Code: a "success" result that is an error, with the HTTP status

@@ -1,0 +1,101 @@
+"""The SDK's side of the session's questions, each as a control request of ours through the channel:
+
+* `sdk_ask(channel, ...)`: the gate's `ask(tool, args)` (with `--permission-prompt-tool stdio`) as a `can_use_tool`
+  request; the SDK's `{"behavior": "allow" | "deny", ...}` becomes the gate's answer in `permission_answer` (the one
+  place to change when the gate takes a typed answer).
+* `hook_callables(channel, hooks_config)`: the `initialize` request's hook matchers, each callback id an async
+  callable `(input, tool_use_id, context) -> dict` that sends `hook_callback` and returns the SDK's answer (a dict
+  meaning what a command hook's JSON stdout means). `register_sdk_hooks` hands them to the session's hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mini_claude.cli.sdk_control.channel import ControlChannel, ControlError
+
+if TYPE_CHECKING:
+    from mini_claude.cli.session_parts import SessionParts
+    from mini_claude.tools.base import Tool
+
+__all__ = ["HookCallable", "SdkHookGroup", "hook_callables", "permission_answer", "register_sdk_hooks", "sdk_ask"]
+
+HookCallable = Callable[[dict[str, Any], str | None, Any], Awaitable[dict[str, Any]]]
+
+
+def permission_answer(answer: dict[str, Any]) -> str:
+    """The SDK's `can_use_tool` answer as the gate's answer string: "yes", or "no: its message"."""
+    if answer.get("behavior") == "allow":
+        return "yes"
+    message = str(answer.get("message") or "").strip()
+    return f"no: {message}" if message else "no"
+
+
+def sdk_ask(channel: ControlChannel, claude_names: dict[str, str],
+            current_tool_use: Callable[[], str | None] = lambda: None) -> Callable[[Tool, dict[str, Any]],
+                                                                                    Awaitable[str]]:
+    """The gate's ask callback, answered by the SDK's `can_use_tool` callback. `claude_names`: our built-in names →
+    Claude Code's (what the SDK's callback sees). A failed request (no answer, stdin ended) is a denial."""
+
+    async def ask(tool: Tool, args: dict[str, Any]) -> str:
+        request: dict[str, Any] = {"subtype": "can_use_tool", "tool_name": claude_names.get(tool.name, tool.name),
+                                   "input": args, "permission_suggestions": None, "blocked_path": None}
+        tool_use_id = current_tool_use()
+        if tool_use_id is not None:
+            request["tool_use_id"] = tool_use_id
+        try:
+            answer = await channel.request(request)
+        except ControlError as exc:
+            return f"no: the SDK's permission callback failed ({exc})"
+        return permission_answer(answer)
+
+    return ask
+
+
+@dataclass(frozen=True)
+class SdkHookGroup:
+    """One matcher of the `initialize` request's hooks: its event, matcher, timeout and callables."""
+
+    event: str
+    matcher: str | None
+    timeout_s: float | None
+    callables: tuple[HookCallable, ...]
+
+
+def hook_callables(channel: ControlChannel, hooks_config: Any) -> list[SdkHookGroup]:
+    """`{"PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0"], "timeout": 10}], ...}` → one group per
+    matcher. A malformed config raises ValueError naming the event."""
+    if hooks_config is None:
+        return []
+    if not isinstance(hooks_config, dict):
+        raise ValueError("initialize: hooks must be an object of events")
+    groups = []
+    for event, matchers in hooks_config.items():
+        if not isinstance(matchers, list):
+            raise ValueError(f"initialize: hooks.{event} must be a list of matchers")
+        for entry in matchers:
+            ids = entry.get("hookCallbackIds") if isinstance(entry, dict) else None
+            if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+                raise ValueError(f"initialize: hooks.{event}: each matcher needs hookCallbackIds (strings)")
+            timeout = entry.get("timeout")
+            groups.append(SdkHookGroup(str(event), entry.get("matcher"),
+                                       float(timeout) if isinstance(timeout, (int, float)) else None,
+                                       tuple(_callback(channel, i, timeout) for i in ids)))
+    return groups
+
+
+def _callback(channel: ControlChannel, callback_id: str, timeout: Any) -> HookCallable:
+    async def call(input_: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        wait = float(timeout) if isinstance(timeout, (int, float)) else None
+        return await channel.request({"subtype": "hook_callback", "callback_id": callback_id, "input": input_,
+                                      "tool_use_id": tool_use_id}, timeout_s=wait)
+
+    return call
+
+
+def register_sdk_hooks(parts: SessionParts, groups: list[SdkHookGroup]) -> bool:
+    # --- registration with hooks/engine.py: the callable hook entries land with another branch (issue 28); until
+    # --- then the groups are kept on the session and nothing fires them. Returns whether they fire.
+    return False

@@ -121,6 +121,7 @@ async def _print_session(args: argparse.Namespace, prompt: str | None, ui: Termi
                           out=control.out if control is not None else None)
     if control is not None:
         control.attach(parts)
+        _messages_as_they_come(agent, writer)
     writer.skip(agent.history)  # a resumed conversation is not written again
     outcome: RunOutcome | None = None
     try:
@@ -187,6 +188,19 @@ async def _control_turns(control: SdkControl) -> AsyncIterator[str | list[dict[s
     lines between them are answered meanwhile (cli/sdk_control). A line that is not usable raises ConfigError."""
     while (turn := await control.next_turn()) is not None:
         yield turn
+
+
+def _messages_as_they_come(agent: Agent, writer: ResultWriter) -> None:
+    """The SDK's stream: each message is written as the history takes it (an assistant's tool calls before they
+    run, so the SDK can interrupt them), not only before the next model request."""
+    saved = agent.on_history
+
+    def changed(history: list[dict[str, Any]], rewritten: bool) -> None:
+        if saved is not None:
+            saved(history, rewritten)
+        writer.messages(history)
+
+    agent.on_history = changed
 
 
 def _fork(parts: SessionParts, session_id: str | None) -> None:

@@ -1,0 +1,125 @@
+"""The Claude Agent SDK's own `query()` and `ClaudeSDKClient`, with `cli_path` at mini-claude, against the mock
+model: the SDK's flags are accepted, its `initialize` answered, our stream-json lines parsed as its typed messages,
+its permission callback asked through `can_use_tool`, its interrupt and mode / model changes honoured."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.sdk_cli.conftest import SdkRun
+
+pytestmark = pytest.mark.timeout(150)
+
+
+def answer(text: str) -> dict[str, object]:
+    return {"content": [{"type": "text", "text": text}]}
+
+
+def bash(command: str) -> dict[str, object]:
+    return {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": command}}]}
+
+
+def test_query_answers_with_assistant_and_result_messages(sdk: SdkRun) -> None:
+    mock = sdk.mock([answer("hello from the mock")])
+    got = sdk.drive("""
+        seen = []
+        async for message in query(prompt="hi", options=options()):
+            seen.append(show(message))
+        report(seen)
+    """)
+    kinds = [m["kind"] for m in got]
+    assert kinds == ["SystemMessage", "AssistantMessage", "ResultMessage"]
+    assert got[0]["subtype"] == "init"
+    assert got[1]["text"] == "hello from the mock"
+    result = got[2]
+    assert (result["subtype"], result["is_error"], result["result"]) == ("success", False, "hello from the mock")
+    assert result["session_id"] == got[0]["data"]["session_id"]
+    assert mock.requests[0]["body"]["messages"][0]["content"][-1]["text"] == "hi"
+
+
+def test_can_use_tool_allows_and_denies(sdk: SdkRun) -> None:
+    (sdk.work / "marker").write_text("")
+    sdk.mock([bash("touch allowed.txt"), bash("touch denied.txt"), answer("done")])
+    got = sdk.drive("""
+        asked = []
+        async def can_use_tool(name, tool_input, context):
+            asked.append([name, tool_input.get("command")])
+            if "denied" in tool_input.get("command", ""):
+                return PermissionResultDeny(message="not that file")
+            return PermissionResultAllow()
+        async def prompts():
+            yield {"type": "user", "message": {"role": "user", "content": "make files"}}
+        results = []
+        async for message in query(prompt=prompts(), options=options(can_use_tool=can_use_tool)):
+            if isinstance(message, UserMessage):
+                for block in message.content:
+                    if isinstance(block, ToolResultBlock):
+                        results.append([block.is_error, str(block.content)])
+            if isinstance(message, ResultMessage):
+                results.append(["result", message.result])
+        report({"asked": asked, "results": results})
+    """)
+    assert got["asked"] == [["Bash", "touch allowed.txt"], ["Bash", "touch denied.txt"]]
+    assert (sdk.work / "allowed.txt").exists() and not (sdk.work / "denied.txt").exists()
+    denied = got["results"][1]
+    assert denied[0] is True and "not that file" in denied[1]
+    assert got["results"][-1] == ["result", "done"]
+
+
+def test_client_interrupt_ends_the_turn_and_the_session_goes_on(sdk: SdkRun) -> None:
+    mock = sdk.mock([bash("sleep 30"), answer("second answer")])
+    got = sdk.drive("""
+        out = []
+        async with ClaudeSDKClient(options=options(allowed_tools=["Bash(sleep:*)"])) as client:
+            await client.query("first")
+            async for message in client.receive_messages():
+                if isinstance(message, AssistantMessage) and any(isinstance(b, ToolUseBlock) for b in message.content):
+                    await client.interrupt()  # the command runs: the turn is cancelled under it
+                if isinstance(message, UserMessage) and isinstance(message.content, list):
+                    out.extend(["tool_result", str(b.content)] for b in message.content if isinstance(b, ToolResultBlock))
+                if isinstance(message, ResultMessage):
+                    out.append([message.subtype, message.is_error])
+                    break
+            await client.query("second")
+            async for message in client.receive_response():
+                if isinstance(message, ResultMessage):
+                    out.append([message.subtype, message.result])
+        report(out)
+    """)
+    assert got[0][0] == "tool_result" and "interrupted" in got[0][1]
+    assert got[1:] == [["error_during_execution", True], ["success", "second answer"]]
+    assert len(mock.requests) == 2
+    second = mock.requests[1]["body"]["messages"]
+    assert any(b.get("type") == "tool_result" for m in second if isinstance(m["content"], list) for b in m["content"])
+
+
+def test_set_permission_mode_and_set_model(sdk: SdkRun) -> None:
+    mock = sdk.mock([answer("one"), answer("two")])
+    got = sdk.drive("""
+        out = {}
+        async with ClaudeSDKClient(options=options(model="claude-sonnet-4-5")) as client:
+            await client.query("first")
+            async for message in client.receive_response():
+                pass
+            await client.set_permission_mode("plan")
+            await client.set_model("claude-haiku-4-5")
+            await client.query("second")
+            async for message in client.receive_response():
+                if isinstance(message, SystemMessage):
+                    out["mode"] = message.data["permissionMode"]
+            out["status"] = await client.get_mcp_status()
+            usage = await client.get_context_usage()
+            out["usage"] = {k: usage[k] for k in ("totalTokens", "maxTokens", "model")}
+            out["categories"] = [c["name"] for c in usage["categories"]]
+            try:
+                await client._query._send_control_request({"subtype": "rewind_files", "user_message_id": "x"})
+            except Exception as exc:
+                out["unknown"] = str(exc)
+        report(out)
+    """)
+    assert [r["body"]["model"] for r in mock.requests] == ["claude-sonnet-4-5", "claude-haiku-4-5"]
+    assert got["mode"] == "plan"
+    assert got["status"] == {"mcpServers": []}
+    assert got["usage"]["model"] == "claude-haiku-4-5" and 0 < got["usage"]["totalTokens"] < got["usage"]["maxTokens"]
+    assert "System prompt" in got["categories"] and "Messages" in got["categories"]
+    assert "rewind_files" in got["unknown"]

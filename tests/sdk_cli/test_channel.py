@@ -103,7 +103,7 @@ async def test_stdin_end_fails_pending_requests_and_later_ones_at_once() -> None
 
 async def test_an_unanswered_request_times_out_naming_it() -> None:
     chan, _, _ = channel(timeout_s=0.2)
-    with pytest.raises(ControlError, match="hook_callback within 0.2s"):
+    with pytest.raises(ControlError, match=r"hook_callback within 0\.2s"):
         await chan.request({"subtype": "hook_callback"})
     await chan.aclose()
 

@@ -87,6 +87,7 @@ async def _print_main(args: argparse.Namespace, prompt: str | None) -> int:
         from mini_claude.cli.sdk_control.driver import SdkControl
 
         control = SdkControl(stdio_permissions=args.permission_prompt_tool == "stdio").start()
+        args.mcp_config = control.take_sdk_servers(args.mcp_config)
     try:
         return await _print_session(args, prompt, ui, control)
     finally:
@@ -128,6 +129,8 @@ async def _print_session(args: argparse.Namespace, prompt: str | None, ui: Termi
         if parts.hooks is not None:  # what SessionStart hooks print joins the first prompt
             await parts.hooks.session_start("resume" if args.continue_ or args.resume else "startup")
         await parts.manager.wait_started()
+        if control is not None:
+            await control.join_sdk_servers(parts)
         if parts.skills is not None:
             await parts.skills.settle()  # MCP skills are listed as servers come up; the first prompt lists them
         for state in parts.manager.states.values():

@@ -4,6 +4,8 @@ its permission callback asked through `can_use_tool`, its interrupt and mode / m
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.sdk_cli.conftest import SdkRun
@@ -123,3 +125,32 @@ def test_set_permission_mode_and_set_model(sdk: SdkRun) -> None:
     assert got["usage"]["model"] == "claude-haiku-4-5" and 0 < got["usage"]["totalTokens"] < got["usage"]["maxTokens"]
     assert "System prompt" in got["categories"] and "Messages" in got["categories"]
     assert "rewind_files" in got["unknown"]
+
+
+def test_an_sdk_in_process_tool_is_called_through_mcp_message(sdk: SdkRun) -> None:
+    mock = sdk.mock([{"content": [{"type": "tool_use", "name": "mcp__calc__add", "input": {"a": 40, "b": 2}}]},
+                     answer("the sum is in")])
+    got = sdk.drive("""
+        calls = []
+        @tool("add", "Add two numbers", {"a": int, "b": int})
+        async def add(args):
+            calls.append(args)
+            return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+        server = create_sdk_mcp_server("calc", tools=[add])
+        out = {}
+        opts = options(mcp_servers={"calc": server}, allowed_tools=["mcp__calc__add"])
+        async for message in query(prompt="add them", options=opts):
+            if isinstance(message, SystemMessage) and message.subtype == "init":
+                out["servers"] = message.data["mcp_servers"]
+                out["has_tool"] = "mcp__calc__add" in message.data["tools"]
+            if isinstance(message, ResultMessage):
+                out["result"] = message.result
+        out["calls"] = calls
+        report(out)
+    """)
+    assert got["calls"] == [{"a": 40, "b": 2}]
+    assert got["has_tool"] and got["servers"] == [{"name": "calc", "status": "connected", "source": "dynamic"}]
+    assert got["result"] == "the sum is in"
+    sent = [b for m in mock.requests[1]["body"]["messages"] if isinstance(m["content"], list) for b in m["content"]
+            if b.get("type") == "tool_result"]
+    assert "42" in json.dumps(sent)

@@ -25,6 +25,7 @@ from mini_claude.cli.sdk_control.adapters import (
     sdk_ask,
 )
 from mini_claude.cli.sdk_control.channel import ControlChannel, LineWriter, ThreadedLines, Turn
+from mini_claude.cli.sdk_control.sdk_servers import attach_sdk_servers, split_sdk_servers
 from mini_claude.errors import MiniClaudeError
 from mini_claude.session import controls
 
@@ -56,6 +57,15 @@ class SdkControl:
         self._attached = asyncio.Event()
         self._turn: asyncio.Task[RunOutcome] | None = None
         self._interrupted = False
+        self.sdk_servers: list[str] = []  # --mcp-config servers living in the SDK's process
+
+    def take_sdk_servers(self, mcp_config: list[str]) -> list[str]:
+        """The `--mcp-config` values without the SDK's in-process servers, which `join_sdk_servers` connects."""
+        kept, self.sdk_servers = split_sdk_servers(mcp_config)
+        return kept
+
+    async def join_sdk_servers(self, parts: SessionParts) -> None:
+        await attach_sdk_servers(parts.manager, self.channel, self.sdk_servers)
 
     def start(self) -> SdkControl:
         self.channel.start()

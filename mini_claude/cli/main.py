@@ -337,6 +337,7 @@ def _check_sdk_flags(args: argparse.Namespace) -> str | None:
         unknown = [s for s in sources if s not in SETTING_SOURCES]
         if unknown:
             return f"--setting-sources: unknown source {unknown[0]!r} (use {', '.join(SETTING_SOURCES)})"
+        args.setting_sources = tuple(sources)  # () reads no settings scope at all
     if args.permission_prompt_tool is not None:
         if args.permission_prompt_tool != "stdio":
             return (f"--permission-prompt-tool {args.permission_prompt_tool}: only `stdio` (the control protocol) "

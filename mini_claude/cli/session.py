@@ -126,7 +126,7 @@ async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: S
 
 def load_servers(opts: SessionOptions, env: Mapping[str, str]) -> LoadedConfig:
     return load_mcp_config(cwd=opts.cwd, home=user_home(env), env=env, extra=opts.mcp_config,
-                           strict=opts.strict_mcp_config)
+                           strict=opts.strict_mcp_config, sources=opts.setting_sources)
 
 
 async def resolve_approvals(
@@ -209,10 +209,12 @@ def _names(value: Any) -> list[str]:
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
-def load_session_settings(cwd: Path, env: Mapping[str, str], flag: str | None = None) -> Settings:
-    """The settings files, and `--settings` (`flag`: a file or a JSON string; ConfigError when unusable)."""
+def load_session_settings(cwd: Path, env: Mapping[str, str], flag: str | None = None,
+                          sources: tuple[str, ...] | None = None) -> Settings:
+    """The settings files (of `sources`: --setting-sources), and `--settings` (`flag`: a file or a JSON string;
+    ConfigError when unusable)."""
     layer = read_flag_settings(flag, cwd) if flag else None
-    return load_settings(cwd=cwd, home=user_home(env), flag=layer)
+    return load_settings(cwd=cwd, home=user_home(env), flag=layer, sources=sources)
 
 
 def options_from_args(args: argparse.Namespace, cwd: Path) -> SessionOptions:
@@ -227,6 +229,7 @@ def options_from_args(args: argparse.Namespace, cwd: Path) -> SessionOptions:
         allowed_tools=list(args.allowed_tools), disallowed_tools=list(args.disallowed_tools),
         trust=bool(getattr(args, "trust", False)), add_dirs=[Path(d) for d in getattr(args, "add_dir", None) or ()],
         system_prompt=getattr(args, "system_prompt", None), append_system_prompt=getattr(args, "append_system_prompt", None),
+        setting_sources=getattr(args, "setting_sources", None),
     )
 
 
@@ -272,7 +275,7 @@ async def start_session(
     cwd = Path.cwd()
     env = build_env(cwd)
     opts = options_from_args(args, cwd)
-    settings = load_session_settings(cwd, env, getattr(args, "settings", None))
+    settings = load_session_settings(cwd, env, getattr(args, "settings", None), opts.setting_sources)
     full_settings = settings
     settings, model_env, trusted = await settle_trust(opts, env, settings, ui, ask=ask_trust)
     # the settings' env (a repository's only once trusted) for everything the session runs, and the model client
@@ -294,7 +297,7 @@ async def start_session(
         if status is ServerStatus.NEEDS_APPROVAL:
             ui.warn(reason)
     mcp = build_mcp(cwd, env=env, settings=settings, config=config, held=held, add_dirs=opts.add_dirs,
-                    on_server_change=on_server_change, host_ui=host_ui)
+                    on_server_change=on_server_change, host_ui=host_ui, sources=opts.setting_sources)
     # a tool whose definition changed since it was accepted is withheld (mcp/pinning.py): the REPL asks about it
     # (`on_tools_review`); -p says so in one warning line per server
     from mini_claude.cli.pin_review import report_review

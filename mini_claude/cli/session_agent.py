@@ -71,7 +71,8 @@ def rest_of_session(opts: SessionOptions, ui: TerminalUI, mcp: McpParts, model: 
     for warning in parts.memory.warnings if parts.memory is not None else ():
         ui.warn(f"memory: {warning}")
     parts.trusted = trusted
-    kinds, troubles = load_subagent_types(cwd, user_home(env), trusted=trusted)
+    kinds, troubles = load_subagent_types(cwd, user_home(env), trusted=trusted,
+                                            sources=opts.setting_sources)
     if parts.subagents is not None:
         parts.subagents.kinds = kinds
         thinking = ThinkingPrefs.from_env(model_env, enabled=settings.always_thinking, effort=settings.effort_level)
@@ -79,7 +80,7 @@ def rest_of_session(opts: SessionOptions, ui: TerminalUI, mcp: McpParts, model: 
                                                                     thinking=thinking)
     for trouble in troubles:
         ui.warn(f"sub-agent: {trouble}")
-    parts.commands, problems = load_commands(cwd, user_home(env))
+    parts.commands, problems = load_commands(cwd, user_home(env), opts.setting_sources)
     for problem in problems:
         ui.warn(f"custom command: {problem}")
     if settings is not full_settings:  # a malformed rule the folder's distrust dropped is still worth fixing
@@ -156,7 +157,7 @@ def build_session(
         return [*builtins, *([skill_tool] if skills.available() else []), *resource_tools(host.resources),
                 *searching, *offered]
 
-    memory = load_memory(opts.cwd, user_home(env))
+    memory = load_memory(opts.cwd, user_home(env), opts.setting_sources)
     branch = git_branch(opts.cwd)  # once: the prompt's parts are built before every model request
     shell = _shell_name(env)
 

@@ -47,6 +47,7 @@ class SessionOptions:
     add_dirs: list[Path] = field(default_factory=list)  # --add-dir: more folders to work in (roots, the gate)
     system_prompt: str | None = None  # --system-prompt: replaces the built-in one
     append_system_prompt: str | None = None  # --append-system-prompt
+    setting_sources: tuple[str, ...] | None = None  # --setting-sources: the scopes whose files load (None: all)
 
 
 @dataclass

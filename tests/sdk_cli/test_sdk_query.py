@@ -154,3 +154,25 @@ def test_an_sdk_in_process_tool_is_called_through_mcp_message(sdk: SdkRun) -> No
     sent = [b for m in mock.requests[1]["body"]["messages"] if isinstance(m["content"], list) for b in m["content"]
             if b.get("type") == "tool_result"]
     assert "42" in json.dumps(sent)
+
+
+def test_setting_sources_choose_which_files_load(sdk: SdkRun) -> None:
+    (sdk.work / "CLAUDE.md").write_text("PROJECT-MEMORY-MARKER")
+    (sdk.work / ".claude" / "commands").mkdir(parents=True)
+    (sdk.work / ".claude" / "commands" / "hello.md").write_text("Say hello.")
+    (sdk.home / ".claude").mkdir()
+    (sdk.home / ".claude" / "CLAUDE.md").write_text("USER-MEMORY-MARKER")
+    mock = sdk.mock([answer("none"), answer("project only"), answer("default")])
+    got = sdk.drive("""
+        out = []
+        for sources in ([], ["project"], None):
+            async for message in query(prompt="hi", options=options(setting_sources=sources)):
+                if isinstance(message, SystemMessage) and message.subtype == "init":
+                    out.append(message.data["slash_commands"])
+        report(out)
+    """)
+    sent = [json.dumps(r["body"]) for r in mock.requests]
+    assert "PROJECT-MEMORY-MARKER" not in sent[0] and "USER-MEMORY-MARKER" not in sent[0]
+    assert "PROJECT-MEMORY-MARKER" in sent[1] and "USER-MEMORY-MARKER" not in sent[1]
+    assert "PROJECT-MEMORY-MARKER" in sent[2] and "USER-MEMORY-MARKER" in sent[2]
+    assert got == [[], ["hello"], ["hello"]]

@@ -123,6 +123,10 @@ async def _print_session(args: argparse.Namespace, prompt: str | None, ui: Termi
     if control is not None:
         control.attach(parts)
         _messages_as_they_come(agent, writer)
+        if args.include_partial_messages:
+            from mini_claude.cli.sdk_control.partial import stream_partial_messages
+
+            stream_partial_messages(agent, control.out, lambda: parts.session_id)
     writer.skip(agent.history)  # a resumed conversation is not written again
     outcome: RunOutcome | None = None
     try:

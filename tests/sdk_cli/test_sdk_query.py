@@ -176,3 +176,23 @@ def test_setting_sources_choose_which_files_load(sdk: SdkRun) -> None:
     assert "PROJECT-MEMORY-MARKER" in sent[1] and "USER-MEMORY-MARKER" not in sent[1]
     assert "PROJECT-MEMORY-MARKER" in sent[2] and "USER-MEMORY-MARKER" in sent[2]
     assert got == [[], ["hello"], ["hello"]]
+
+
+def test_partial_messages_stream_the_text_as_it_comes(sdk: SdkRun) -> None:
+    sdk.mock([answer("streamed words here")])
+    got = sdk.drive("""
+        events = []
+        async for message in query(prompt="hi", options=options(include_partial_messages=True)):
+            if isinstance(message, StreamEvent):
+                events.append(message.event)
+            elif isinstance(message, AssistantMessage):
+                events.append({"type": "assistant"})
+        report(events)
+    """)
+    kinds = [e["type"] for e in got]
+    stop = kinds.index("message_stop")
+    assert kinds[0] == "message_start" and kinds[1] == "content_block_start"
+    assert kinds[stop - 2:stop + 2] == ["content_block_stop", "message_delta", "message_stop", "assistant"]
+    text = "".join(e["delta"]["text"] for e in got if e["type"] == "content_block_delta")
+    assert text == "streamed words here"
+    assert next(e for e in got if e["type"] == "message_delta")["delta"]["stop_reason"] == "end_turn"

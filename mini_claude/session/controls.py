@@ -25,6 +25,9 @@ _STATUS = {ServerStatus.READY: "connected", ServerStatus.STARTING: "pending", Se
            ServerStatus.NEEDS_AUTH: "needs-auth", ServerStatus.DISABLED: "disabled",
            ServerStatus.NEEDS_APPROVAL: "disabled"}
 _CHARS_PER_TOKEN = 4
+_CATEGORIES = {"system_prompt": ("System prompt", "promptBorder"), "system_tools": ("System tools", "inactive"),
+               "mcp_tools": ("MCP tools", "cyan_FOR_SUBAGENTS_ONLY"),
+               "messages": ("Messages", "purple_FOR_SUBAGENTS_ONLY")}
 
 
 def interrupt(turn: asyncio.Task[Any] | None) -> bool:
@@ -100,15 +103,17 @@ def context_usage(parts: SessionParts) -> dict[str, Any]:
         return sum(len(t.name) + len(t.description or "") + len(json.dumps(t.input_schema)) for t in group) \
             // _CHARS_PER_TOKEN
 
-    raw = {"System prompt": len(system) // _CHARS_PER_TOKEN, "System tools": definitions(builtin),
-           "MCP tools": definitions(mcp),
-           "Messages": len(json.dumps(agent.history, ensure_ascii=False)) // _CHARS_PER_TOKEN}
+    raw = {"system_prompt": len(system) // _CHARS_PER_TOKEN, "system_tools": definitions(builtin),
+           "mcp_tools": definitions(mcp),
+           "messages": len(json.dumps(agent.history, ensure_ascii=False)) // _CHARS_PER_TOKEN}
     total = agent.context.estimate(system, agent.history, [(t.name, t.description, t.input_schema) for t in tools])
     factor = total / max(1, sum(raw.values())) if total else 1.0
-    categories: list[dict[str, Any]] = [{"name": name, "tokens": round(tokens * factor), "color": color}
-                  for (name, tokens), color in zip(raw.items(), ("promptBorder", "inactive", "cyan_FOR_SUBAGENTS_ONLY",
-                                                                 "purple_FOR_SUBAGENTS_ONLY"), strict=True)]
+    categories: list[dict[str, Any]] = [{"id": key, "name": _CATEGORIES[key][0], "tokens": round(tokens * factor),
+                                         "color": _CATEGORIES[key][1], "kind": "used"}
+                                        for key, tokens in raw.items()]
     used = sum(c["tokens"] for c in categories)
+    categories.append({"id": "free_space", "name": "Free space", "tokens": max(0, window - used),
+                       "color": "promptBorder", "kind": "free"})
     memory = parts.memory
     files = [{"path": str(f.path), "type": f.kind, "tokens": len(f.text) // _CHARS_PER_TOKEN}
              for f in (memory.files if memory is not None else [])]

@@ -142,3 +142,27 @@ def test_line_writer_hands_on_whole_lines_only() -> None:
     assert out.getvalue() == '{"a": 1}\n{"b": 2}\n'
     writer.write(': 3}\n')
     assert out.getvalue().splitlines() == ['{"a": 1}', '{"b": 2}', '{"c": 3}']
+
+
+async def test_hook_callbacks_send_hook_callback_and_return_the_sdk_answer() -> None:
+    from mini_claude.cli.sdk_control.adapters import hook_callables, permission_answer
+
+    chan, stdin, out = channel()
+    groups = hook_callables(chan, {"PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0", "hook_1"],
+                                                   "timeout": 7}]})
+    assert [(g.event, g.matcher, g.timeout_s, len(g.callables)) for g in groups] == [("PreToolUse", "Bash", 7.0, 2)]
+    calling = asyncio.create_task(groups[0].callables[1]({"tool_name": "Bash"}, "toolu_1", None))
+    await eventually(lambda: written(out), "the hook_callback request")
+    sent = written(out)[0]
+    assert sent["request"] == {"subtype": "hook_callback", "callback_id": "hook_1", "input": {"tool_name": "Bash"},
+                               "tool_use_id": "toolu_1"}
+    decision = {"hookSpecificOutput": {"permissionDecision": "deny"}}
+    stdin.send({"type": "control_response", "response": {"subtype": "success", "request_id": sent["request_id"],
+                                                         "response": decision}})
+    assert await asyncio.wait_for(calling, 5) == decision
+    with pytest.raises(ValueError, match="hookCallbackIds"):
+        hook_callables(chan, {"Stop": [{"matcher": None}]})
+    assert permission_answer({"behavior": "allow", "updatedInput": {}}) == "yes"
+    assert permission_answer({"behavior": "deny", "message": "not now"}) == "no: not now"
+    assert permission_answer({"behavior": "deny"}) == "no"
+    await chan.aclose()

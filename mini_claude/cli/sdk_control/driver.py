@@ -150,16 +150,25 @@ class SdkControl:
         raise MiniClaudeError(f"unsupported control request subtype: {subtype}")
 
     def _initialize(self, parts: SessionParts, body: dict[str, Any]) -> dict[str, Any]:
+        """Claude Code's answer keys, filled from this session (the `agents` of the request are not taken: the
+        session's sub-agent types come from its files)."""
+        from mini_claude.cli.stream_init import api_key_source
+
         self.hook_groups = hook_callables(self.channel, body.get("hooks"))
         self.hooks_fire = register_sdk_hooks(parts, self.hook_groups)
         commands = [{"name": c.name, "description": c.description, "argumentHint": c.argument_hint}
                     for c in parts.commands.values()]
+        kinds = parts.subagents.kinds.values() if parts.subagents is not None else []
+        agents = [{"name": k.name, "description": k.description, **({"model": k.model} if k.model else {})}
+                  for k in kinds]
         model = parts.agent.model.name
-        return {"commands": commands, "agents": [], "output_style": "default",
+        return {"commands": commands, "agents": agents, "output_style": "default",
                 "available_output_styles": ["default"],
-                "models": [{"value": model, "displayName": model, "description": "the session's model"}],
-                "account": {}, "pid": os.getpid(), "mini_claude_version": __version__,
-                "hooks_applied": self.hooks_fire or not self.hook_groups}
+                "models": [{"value": model, "resolvedModel": model, "displayName": model,
+                            "description": "the session's model"}],
+                "account": {"apiKeySource": api_key_source(parts.agent.model)}, "pid": os.getpid(),
+                "mini_claude_version": __version__, "current_permission_mode": parts.gate.mode.value,
+                "hooks_applied": self.hooks_fire or not self.hook_groups, "session_state": "idle"}
 
 
 def _server_name(body: dict[str, Any]) -> str:

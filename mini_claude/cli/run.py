@@ -121,7 +121,9 @@ async def _print_session(args: argparse.Namespace, prompt: str | None, ui: Termi
                           priced=agent.model if isinstance(agent.model, ListPriced) else None,
                           out=control.out if control is not None else None)
     if control is not None:
-        control.attach(parts)
+        from mini_claude.cli.stream_init import api_key_source
+
+        control.attach(parts, account={"apiKeySource": api_key_source(agent.model)})
         _messages_as_they_come(agent, writer)
         if args.include_partial_messages:
             from mini_claude.cli.sdk_control.partial import stream_partial_messages

@@ -165,4 +165,6 @@ async def test_hook_callbacks_send_hook_callback_and_return_the_sdk_answer() -> 
     assert permission_answer({"behavior": "allow", "updatedInput": {}}) == "yes"
     assert permission_answer({"behavior": "deny", "message": "not now"}) == "no: not now"
     assert permission_answer({"behavior": "deny"}) == "no"
+    assert permission_answer({"behavior": "allow", "updatedInput": {"a": 1}}, {"a": 1}) == "yes"
+    assert permission_answer({"behavior": "allow", "updatedInput": {"a": 2}}, {"a": 1}).startswith("no: ")
     await chan.aclose()

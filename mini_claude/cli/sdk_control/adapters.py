@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from mini_claude.cli.sdk_control.channel import ControlChannel, ControlError
 
 if TYPE_CHECKING:
-    from mini_claude.cli.session_parts import SessionParts
+    from mini_claude.session.controls import SessionParts
     from mini_claude.tools.base import Tool
 
 __all__ = ["HookCallable", "SdkHookGroup", "hook_callables", "permission_answer", "register_sdk_hooks", "sdk_ask"]
@@ -25,23 +25,28 @@ __all__ = ["HookCallable", "SdkHookGroup", "hook_callables", "permission_answer"
 HookCallable = Callable[[dict[str, Any], str | None, Any], Awaitable[dict[str, Any]]]
 
 
-def permission_answer(answer: dict[str, Any]) -> str:
-    """The SDK's `can_use_tool` answer as the gate's answer string: "yes", or "no: its message"."""
+def permission_answer(answer: dict[str, Any], original: dict[str, Any] | None = None) -> str:
+    """The SDK's `can_use_tool` answer as the gate's answer string: "yes", or "no: its message". An allow that
+    changes the input is refused until the gate takes a typed answer (the call would run with input the rules never
+    saw)."""
     if answer.get("behavior") == "allow":
+        updated = answer.get("updatedInput")
+        if original is not None and isinstance(updated, dict) and updated != original:
+            return "no: the SDK's permission callback changed the tool input (updated_input), which mini-claude " \
+                   "does not support yet; the call was not run"
         return "yes"
     message = str(answer.get("message") or "").strip()
     return f"no: {message}" if message else "no"
 
 
-def sdk_ask(channel: ControlChannel, claude_names: dict[str, str],
-            current_tool_use: Callable[[], str | None] = lambda: None) -> Callable[[Tool, dict[str, Any]],
-                                                                                    Awaitable[str]]:
-    """The gate's ask callback, answered by the SDK's `can_use_tool` callback. `claude_names`: our built-in names →
-    Claude Code's (what the SDK's callback sees). A failed request (no answer, stdin ended) is a denial."""
+def sdk_ask(channel: ControlChannel, current_tool_use: Callable[[], str | None] = lambda: None
+            ) -> Callable[[Tool, dict[str, Any]], Awaitable[str]]:
+    """The gate's ask callback, answered by the SDK's `can_use_tool` callback (the built-in tools carry Claude
+    Code's names and input keys already). A failed request (no answer, stdin ended) is a denial."""
 
     async def ask(tool: Tool, args: dict[str, Any]) -> str:
-        request: dict[str, Any] = {"subtype": "can_use_tool", "tool_name": claude_names.get(tool.name, tool.name),
-                                   "input": args, "permission_suggestions": None, "blocked_path": None}
+        request: dict[str, Any] = {"subtype": "can_use_tool", "tool_name": tool.name, "input": args,
+                                   "permission_suggestions": None, "blocked_path": None}
         tool_use_id = current_tool_use()
         if tool_use_id is not None:
             request["tool_use_id"] = tool_use_id
@@ -49,7 +54,7 @@ def sdk_ask(channel: ControlChannel, claude_names: dict[str, str],
             answer = await channel.request(request)
         except ControlError as exc:
             return f"no: the SDK's permission callback failed ({exc})"
-        return permission_answer(answer)
+        return permission_answer(answer, args)
 
     return ask
 

@@ -15,7 +15,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mini_claude import __version__
 from mini_claude.cli.sdk_control.adapters import (
@@ -30,9 +30,17 @@ from mini_claude.errors import MiniClaudeError
 from mini_claude.session import controls
 
 if TYPE_CHECKING:
+    from mini_claude.agent.commands import CustomCommand
     from mini_claude.agent.loop import RunOutcome
-    from mini_claude.cli.session_parts import SessionParts
+    from mini_claude.agent.subagents import Subagents
     from mini_claude.tools.base import Tool
+
+
+class SessionParts(controls.SessionParts, Protocol):
+    """What the SDK's requests use of a session (cli/session_parts.py `SessionParts` has it all)."""
+
+    commands: dict[str, CustomCommand]
+    subagents: Subagents | None
 
 __all__ = ["SdkControl", "TurnInterrupted"]
 
@@ -55,6 +63,7 @@ class SdkControl:
         self.hook_groups: list[SdkHookGroup] = []
         self.hooks_fire = False
         self._attached = asyncio.Event()
+        self.account: dict[str, Any] = {}  # initialize's `account`: where the API key came from (never the key)
         self._turn: asyncio.Task[RunOutcome] | None = None
         self._interrupted = False
         self.sdk_servers: list[str] = []  # --mcp-config servers living in the SDK's process
@@ -79,12 +88,11 @@ class SdkControl:
         """The gate's ask callback with `--permission-prompt-tool stdio`; None (no one to ask) without it."""
         if not self.stdio_permissions:
             return None
-        from mini_claude.permissions.rules import CLAUDE_TOOL_NAMES
+        return sdk_ask(self.channel)
 
-        return sdk_ask(self.channel, dict(CLAUDE_TOOL_NAMES))
-
-    def attach(self, parts: SessionParts) -> None:
+    def attach(self, parts: SessionParts, *, account: dict[str, Any] | None = None) -> None:
         self.parts = parts
+        self.account = account or {}
         self._attached.set()
 
     async def next_turn(self) -> Turn | None:
@@ -152,8 +160,6 @@ class SdkControl:
     def _initialize(self, parts: SessionParts, body: dict[str, Any]) -> dict[str, Any]:
         """Claude Code's answer keys, filled from this session (the `agents` of the request are not taken: the
         session's sub-agent types come from its files)."""
-        from mini_claude.cli.stream_init import api_key_source
-
         self.hook_groups = hook_callables(self.channel, body.get("hooks"))
         self.hooks_fire = register_sdk_hooks(parts, self.hook_groups)
         commands = [{"name": c.name, "description": c.description, "argumentHint": c.argument_hint}
@@ -166,7 +172,7 @@ class SdkControl:
                 "available_output_styles": ["default"],
                 "models": [{"value": model, "resolvedModel": model, "displayName": model,
                             "description": "the session's model"}],
-                "account": {"apiKeySource": api_key_source(parts.agent.model)}, "pid": os.getpid(),
+                "account": self.account, "pid": os.getpid(),
                 "mini_claude_version": __version__, "current_permission_mode": parts.gate.mode.value,
                 "hooks_applied": self.hooks_fire or not self.hook_groups, "session_state": "idle"}
 

@@ -364,7 +364,7 @@ def _check_sdk_flags(args: argparse.Namespace) -> str | None:
         return "--max-thinking-tokens must be 0 or more"
     _thinking_to_env(args)
     if args.tools is not None:
-        _tools_to_rules(args)
+        _tools_offered(args)
     return None
 
 
@@ -378,17 +378,10 @@ def _thinking_to_env(args: argparse.Namespace) -> None:
         os.environ["MAX_THINKING_TOKENS"] = str(args.max_thinking_tokens)
 
 
-_BUILTIN_TOOLS = ("Bash", "Read", "Edit", "Write", "Glob", "Grep", "NotebookEdit", "WebFetch", "WebSearch", "Task",
-                  "TodoWrite", "Skill", "BashOutput", "KillShell", "ExitPlanMode", "ReadMcpResourceTool",
-                  "ListMcpResourcesTool")
-
-
-def _tools_to_rules(args: argparse.Namespace) -> None:
-    """`--tools`: the built-ins not listed are denied by name (so never offered nor run); `default` keeps them all."""
-    wanted = {t.strip() for t in args.tools.split(",") if t.strip()}
-    if wanted == {"default"}:
-        return
-    args.disallowed_tools.extend(t for t in _BUILTIN_TOOLS if t not in wanted)
+def _tools_offered(args: argparse.Namespace) -> None:
+    """`--tools`: `default` (or absent) offers every built-in; a list offers those named; empty, none."""
+    wanted = tuple(t.strip() for t in args.tools.split(",") if t.strip())
+    args.tools = None if wanted == ("default",) else wanted
 
 
 # option -> how many values follow

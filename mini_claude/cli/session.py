@@ -229,7 +229,7 @@ def options_from_args(args: argparse.Namespace, cwd: Path) -> SessionOptions:
         allowed_tools=list(args.allowed_tools), disallowed_tools=list(args.disallowed_tools),
         trust=bool(getattr(args, "trust", False)), add_dirs=[Path(d) for d in getattr(args, "add_dir", None) or ()],
         system_prompt=getattr(args, "system_prompt", None), append_system_prompt=getattr(args, "append_system_prompt", None),
-        setting_sources=getattr(args, "setting_sources", None),
+        setting_sources=getattr(args, "setting_sources", None), tools=getattr(args, "tools", None),
     )
 
 

@@ -154,8 +154,10 @@ def build_session(
     def tools() -> list[Tool]:
         offered = deferred.offered()
         searching = [search_tool] if deferred.deferring() else []
-        return [*builtins, *([skill_tool] if skills.available() else []), *resource_tools(host.resources),
-                *searching, *offered]
+        own = [*builtins, *([skill_tool] if skills.available() else []), *resource_tools(host.resources), *searching]
+        if opts.tools is not None:  # --tools: the built-ins offered, by name
+            own = [tool for tool in own if tool.name in opts.tools]
+        return [*own, *offered]
 
     memory = load_memory(opts.cwd, user_home(env), opts.setting_sources)
     branch = git_branch(opts.cwd)  # once: the prompt's parts are built before every model request

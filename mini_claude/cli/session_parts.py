@@ -48,6 +48,7 @@ class SessionOptions:
     system_prompt: str | None = None  # --system-prompt: replaces the built-in one
     append_system_prompt: str | None = None  # --append-system-prompt
     setting_sources: tuple[str, ...] | None = None  # --setting-sources: the scopes whose files load (None: all)
+    tools: tuple[str, ...] | None = None  # --tools: the built-in tools offered, by name (None: all of them)
 
 
 @dataclass

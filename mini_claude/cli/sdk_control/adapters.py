@@ -101,6 +101,7 @@ def _callback(channel: ControlChannel, callback_id: str, timeout: Any) -> HookCa
 
 
 def register_sdk_hooks(parts: SessionParts, groups: list[SdkHookGroup]) -> bool:
-    # --- registration with hooks/engine.py: the callable hook entries land with another branch (issue 28); until
-    # --- then the groups are kept on the session and nothing fires them. Returns whether they fire.
+    # --- registration with hooks/engine.py: callable hook entries land from another branch of issue 28
+    # --- (hooks/callables.py `CallableHook(event, callback, matcher, timeout_s)` in `Hooks.callables`); until then
+    # --- the groups are kept and nothing fires them. Returns whether they fire (initialize's `hooks_applied`).
     return False

@@ -3,28 +3,23 @@
 `mcp_message` control request `{"server_name", "message"}`, and the SDK's answer `{"mcp_response": ...}` is the
 server's reply.
 
-`SdkMcpPeer` is the peer object of an in-process transport (mcp/transports/inprocess.py's shape: `deliver(message)`
-and replies pushed back through the function given to `attach`). Until that transport lands, `PeerTransport` here
-is a minimal one over the same shape (the `Transport` protocol of mcp/transports/base.py), used by the tests.
-
-A request whose control request fails (the SDK did not answer, its stdin ended) is failed as that request alone:
-`RequestFailed(id, TransportError)`, never a JSON-RPC error object made up here.
+`SdkMcpPeer` is a `MessagePeer` in the shape of mcp/transports/inprocess.py (another branch of issue 28):
+`open_session(link)` gives a session whose `deliver(message)` sends one message and returns at once (the exchange runs
+in a task), replies go back through `link.push(reply)`, and `link.end(reason)` ends the connection once the SDK's
+stdin has ended (every request still waiting then fails with that reason). Until that transport is merged,
+`PeerTransport` here is a minimal one over the same shape (the `Transport` protocol of mcp/transports/base.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from mini_claude.cli.sdk_control.channel import ControlChannel, ControlError
 from mini_claude.errors import TransportError
-from mini_claude.mcp.transports.base import RequestFailed
 
-__all__ = ["PeerTransport", "SdkMcpPeer", "sdk_server_names"]
-
-Push = Callable[[dict[str, Any] | RequestFailed], None]
+__all__ = ["PeerTransport", "SdkMcpPeer", "SdkMcpSession", "sdk_server_names"]
 
 
 def sdk_server_names(servers: dict[str, Any]) -> list[str]:
@@ -32,45 +27,53 @@ def sdk_server_names(servers: dict[str, Any]) -> list[str]:
     return [name for name, entry in servers.items() if isinstance(entry, dict) and entry.get("type") == "sdk"]
 
 
+class Link(Protocol):
+    """How a session talks back to its transport (inprocess.py's `PeerLink`)."""
+
+    def push(self, message: dict[str, Any]) -> None: ...
+
+    def end(self, reason: str) -> None: ...
+
+
 class SdkMcpPeer:
+    """One server of the SDK's process, by name."""
+
     def __init__(self, channel: ControlChannel, server_name: str) -> None:
         self.channel = channel
         self.server_name = server_name
-        self._push: Push | None = None
+
+    async def open_session(self, link: Link) -> SdkMcpSession:
+        if self.channel.closed:
+            raise TransportError("the SDK's input (stdin) has ended", server=self.server_name)
+        return SdkMcpSession(self, link)
+
+
+class SdkMcpSession:
+    def __init__(self, peer: SdkMcpPeer, link: Link) -> None:
+        self.peer = peer
+        self.link = link
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def attach(self, push: Push) -> None:
-        """Where the server's replies go (the transport's inbox)."""
-        self._push = push
-
     async def deliver(self, message: dict[str, Any]) -> None:
-        """Send one message to the server; its reply (to a request) is pushed once the SDK answers. Returns at once:
-        requests run concurrently."""
         task = asyncio.create_task(self._exchange(message))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _exchange(self, message: dict[str, Any]) -> None:
-        is_request = "method" in message and message.get("id") is not None
+        peer = self.peer
         try:
-            answer = await self.channel.request({"subtype": "mcp_message", "server_name": self.server_name,
+            answer = await peer.channel.request({"subtype": "mcp_message", "server_name": peer.server_name,
                                                  "message": message})
         except ControlError as exc:
-            if is_request:
-                self._emit(RequestFailed(message["id"], TransportError(str(exc), server=self.server_name)))
-            return
+            if peer.channel.closed:  # no answer can come any more: the connection is over
+                self.link.end(str(exc))
+            return  # one request not answered in time: the client's own timeout tells its caller
         reply = answer.get("mcp_response")
-        if is_request and isinstance(reply, dict) and ("result" in reply or "error" in reply):
-            self._emit(reply)
-        elif is_request:
-            self._emit(RequestFailed(message["id"], TransportError("the SDK's answer to an mcp_message carried no "
-                                                                   "JSON-RPC reply", server=self.server_name)))
+        if "method" in message and message.get("id") is not None and isinstance(reply, dict) \
+                and ("result" in reply or "error" in reply):
+            self.link.push(reply)
 
-    def _emit(self, item: dict[str, Any] | RequestFailed) -> None:
-        if self._push is not None:
-            self._push(item)
-
-    async def aclose(self) -> None:
+    async def close(self) -> None:
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
@@ -80,35 +83,45 @@ class SdkMcpPeer:
 
 
 class PeerTransport:
-    """A transport over a peer object (`attach`, `deliver`, `aclose`): what is delivered goes to the peer, what it
-    pushes back is received."""
+    """A transport over a peer (`open_session`): what is sent is delivered to its session, what the session pushes
+    is received; its `end` closes the connection with its reason."""
 
     def __init__(self, peer: SdkMcpPeer) -> None:
         self.peer = peer
-        self._inbox: asyncio.Queue[dict[str, Any] | RequestFailed | None] = asyncio.Queue()
-        self._closed = False
+        self._inbox: asyncio.Queue[dict[str, Any] | TransportError] = asyncio.Queue()
+        self._session: SdkMcpSession | None = None
+        self._error: TransportError | None = None
 
     async def start(self) -> None:
-        self.peer.attach(self._inbox.put_nowait)
+        self._session = await self.peer.open_session(self)
+
+    def push(self, message: dict[str, Any]) -> None:
+        if self._error is None:
+            self._inbox.put_nowait(message)
+
+    def end(self, reason: str) -> None:
+        if self._error is None:
+            self._error = TransportError(reason, server=self.peer.server_name)
+            self._inbox.put_nowait(self._error)
 
     async def send(self, message: dict[str, Any]) -> None:
-        if self._closed:
-            raise TransportError("the connection is closed", server=self.peer.server_name)
-        await self.peer.deliver(message)
+        if self._error is not None or self._session is None:
+            raise self._error or TransportError("not started", server=self.peer.server_name)
+        await self._session.deliver(message)
 
     async def receive(self) -> Any:
-        if self._closed:
-            raise TransportError("the connection is closed", server=self.peer.server_name)
+        if self._error is not None and self._inbox.empty():
+            raise self._error
         item = await self._inbox.get()
-        if item is None:
-            raise TransportError("the connection is closed", server=self.peer.server_name)
+        if isinstance(item, TransportError):
+            self._inbox.put_nowait(item)  # every later call raises too
+            raise item
         return item
 
     async def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            await self.peer.aclose()
-            self._inbox.put_nowait(None)
+        self.end("the connection is closed")
+        if self._session is not None:
+            await self._session.close()
 
     def diagnostics(self) -> str:
         return ""

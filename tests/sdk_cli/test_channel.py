@@ -101,10 +101,24 @@ async def test_stdin_end_fails_pending_requests_and_later_ones_at_once() -> None
     await chan.aclose()
 
 
-async def test_an_unanswered_request_times_out_naming_it() -> None:
-    chan, _, _ = channel(timeout_s=0.2)
+async def test_an_unanswered_request_times_out_naming_it_and_is_cancelled() -> None:
+    chan, _, out = channel(timeout_s=0.2)
     with pytest.raises(ControlError, match=r"hook_callback within 0\.2s"):
         await chan.request({"subtype": "hook_callback"})
+    request, cancel = written(out)
+    assert cancel == {"type": "control_cancel_request", "request_id": request["request_id"]}
+    await chan.aclose()
+
+
+async def test_the_sdk_cancelling_its_request_stops_our_work_on_it() -> None:
+    chan, stdin, out = channel()
+    stdin.send({"type": "control_request", "request_id": "s", "request": {"subtype": "slow"}})
+    await eventually(lambda: chan._handlers, "the slow handler running")
+    stdin.send({"type": "control_cancel_request", "request_id": "s"})
+    await eventually(lambda: not chan._tasks, "the handler cancelled")
+    stdin.send({"type": "control_request", "request_id": "p", "request": {"subtype": "ping"}})
+    await eventually(lambda: written(out), "the next answer")
+    assert [a["response"]["request_id"] for a in written(out)] == ["p"]  # nothing was sent for the cancelled one
     await chan.aclose()
 
 

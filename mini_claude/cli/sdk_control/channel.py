@@ -4,8 +4,8 @@ drives it: one JSON object a line each way.
 In: `{"type": "user", ...}` lines are turns (queued for the run loop); `{"type": "control_request", "request_id",
 "request": {"subtype", ...}}` lines are the SDK's requests, each handled in its own task by the `handle` callable and
 answered with one `control_response` line; `{"type": "control_response", "response": {"request_id", "subtype":
-"success" | "error", ...}}` lines answer our own requests; `control_cancel_request` cancels a request of ours that
-is still waiting (it fails with ControlError). A line that is not JSON, or not one of these, ends the input with a
+"success" | "error", ...}}` lines answer our own requests; `control_cancel_request` stops our work on one of the SDK's
+requests (no answer is sent), and we send one for a request of ours we stopped waiting for. A line that is not JSON, or not one of these, ends the input with a
 ConfigError for the run loop (the turns already queued still run).
 
 Out: `LineWriter` writes whole lines only, under a lock, so a control line and a message line never mix mid-line.
@@ -87,6 +87,7 @@ class ControlChannel:
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._handlers: dict[str, asyncio.Task[None]] = {}  # the SDK's requests being answered, by id
         self._reader: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -118,6 +119,9 @@ class ControlChannel:
                 raise ControlError(f"the SDK did not answer {body.get('subtype')} within {wait:g}s") from None
         finally:
             self._pending.pop(request_id, None)
+            if (not future.done() or future.cancelled()) and not self.closed:  # given up (timed out, the turn interrupted): say so
+                with contextlib.suppress(OSError, ValueError):
+                    self.writer.send({"type": "control_cancel_request", "request_id": request_id})
 
     async def aclose(self) -> None:
         """Stop reading and cancel the requests still being handled (each is reaped)."""
@@ -158,10 +162,10 @@ class ControlChannel:
             self._spawn(record)
         elif kind == "control_response":
             self._answered(record.get("response"))
-        elif kind == "control_cancel_request":
-            future = self._pending.get(str(record.get("request_id")))
-            if future is not None and not future.done():
-                future.set_exception(ControlError("the SDK cancelled the request"))
+        elif kind == "control_cancel_request":  # the SDK no longer waits for its request's answer
+            handler = self._handlers.get(str(record.get("request_id")))
+            if handler is not None:
+                handler.cancel()
         elif kind in ("keep_alive", "update_environment_variables"):
             return
         else:
@@ -183,7 +187,15 @@ class ControlChannel:
     def _spawn(self, record: dict[str, Any]) -> None:
         task = asyncio.create_task(self._answer(record))
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        request_id = str(record.get("request_id"))
+        self._handlers[request_id] = task
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._tasks.discard(finished)
+            if self._handlers.get(request_id) is finished:
+                del self._handlers[request_id]
+
+        task.add_done_callback(done)
 
     async def _answer(self, record: dict[str, Any]) -> None:
         request_id = record.get("request_id")

@@ -182,3 +182,34 @@ async def test_hook_callbacks_send_hook_callback_and_return_the_sdk_answer() -> 
     assert permission_answer({"behavior": "allow", "updatedInput": {"a": 1}}, {"a": 1}) == "yes"
     assert permission_answer({"behavior": "allow", "updatedInput": {"a": 2}}, {"a": 1}).startswith("no: ")
     await chan.aclose()
+
+
+async def test_the_gate_question_becomes_can_use_tool_with_what_the_gate_knows() -> None:
+    from dataclasses import dataclass
+
+    from mini_claude.cli.sdk_control.adapters import sdk_ask
+    from mini_claude.tools.shell import BashTool
+
+    @dataclass(frozen=True)
+    class Context:  # the shape of permissions/answers.py AskContext
+        suggestions: tuple[str, ...] = ("Bash(git status:*)",)
+        reason: str = "rule Bash(git:*) requires asking first"
+        blocked_path: str | None = None
+        tool_use_id: str | None = "toolu_9"
+
+    chan, stdin, out = channel()
+    ask = sdk_ask(chan)
+    asking = asyncio.create_task(ask(BashTool(), {"command": "git status"}, Context()))
+    await eventually(lambda: written(out), "the can_use_tool request")
+    sent = written(out)[0]
+    assert sent["request"] == {
+        "subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "git status"}, "blocked_path": None,
+        "permission_suggestions": [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "git status:*"}],
+                                    "behavior": "allow", "destination": "session"}],
+        "tool_use_id": "toolu_9", "decision_reason": "rule Bash(git:*) requires asking first"}
+    stdin.send({"type": "control_response", "response": {"subtype": "success", "request_id": sent["request_id"],
+                                                         "response": {"behavior": "deny", "message": "no git"}}})
+    assert await asyncio.wait_for(asking, 5) == "no: no git"
+    stdin.end()
+    assert (await ask(BashTool(), {"command": "ls"})).startswith("no: the SDK's permission callback failed")
+    await chan.aclose()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mini_claude.cli.sdk_control.channel import ControlChannel, ControlError
 
@@ -39,17 +39,30 @@ def permission_answer(answer: dict[str, Any], original: dict[str, Any] | None = 
     return f"no: {message}" if message else "no"
 
 
-def sdk_ask(channel: ControlChannel, current_tool_use: Callable[[], str | None] = lambda: None
-            ) -> Callable[[Tool, dict[str, Any]], Awaitable[str]]:
+class AskContextLike(Protocol):
+    """What the gate may tell the one it asks (permissions/answers.py `AskContext`, coming from another branch of
+    issue 28; the gate passes it to an ask callback that takes a third argument)."""
+
+    suggestions: tuple[str, ...]
+    reason: str
+    blocked_path: str | None
+    tool_use_id: str | None
+
+
+def sdk_ask(channel: ControlChannel) -> Callable[..., Awaitable[str]]:
     """The gate's ask callback, answered by the SDK's `can_use_tool` callback (the built-in tools carry Claude
     Code's names and input keys already). A failed request (no answer, stdin ended) is a denial."""
 
-    async def ask(tool: Tool, args: dict[str, Any]) -> str:
+    async def ask(tool: Tool, args: dict[str, Any], context: AskContextLike | None = None) -> str:
         request: dict[str, Any] = {"subtype": "can_use_tool", "tool_name": tool.name, "input": args,
                                    "permission_suggestions": None, "blocked_path": None}
-        tool_use_id = current_tool_use()
-        if tool_use_id is not None:
-            request["tool_use_id"] = tool_use_id
+        if context is not None:
+            request["permission_suggestions"] = [_suggestion(rule) for rule in context.suggestions] or None
+            request["blocked_path"] = context.blocked_path
+            if context.tool_use_id is not None:
+                request["tool_use_id"] = context.tool_use_id
+            if context.reason:
+                request["decision_reason"] = context.reason
         try:
             answer = await channel.request(request)
         except ControlError as exc:
@@ -57,6 +70,15 @@ def sdk_ask(channel: ControlChannel, current_tool_use: Callable[[], str | None] 
         return permission_answer(answer, args)
 
     return ask
+
+
+def _suggestion(rule: str) -> dict[str, Any]:
+    """An allow rule (`Bash(git status:*)`) as the SDK's permission update adding it for the session."""
+    tool, paren, rest = rule.partition("(")
+    value: dict[str, Any] = {"toolName": tool}
+    if paren and rest.endswith(")"):
+        value["ruleContent"] = rest[:-1]
+    return {"type": "addRules", "rules": [value], "behavior": "allow", "destination": "session"}
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,7 @@ async def _print_session(args: argparse.Namespace, prompt: str | None, ui: Termi
     if control is not None:
         from mini_claude.cli.stream_init import api_key_source
 
-        control.attach(parts, account={"apiKeySource": api_key_source(agent.model)})
+        control.attach(parts, account={"apiKeySource": api_key_source(agent.model)}, warn=ui.warn)
         _messages_as_they_come(agent, writer)
         if args.include_partial_messages:
             from mini_claude.cli.sdk_control.partial import stream_partial_messages

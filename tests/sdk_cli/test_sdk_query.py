@@ -223,3 +223,24 @@ def test_a_hook_callback_denies_a_pre_tool_use(sdk: SdkRun) -> None:
     assert got["seen"] == [["Bash", "touch hooked.txt", True]]
     assert not (sdk.work / "hooked.txt").exists()
     assert "hooks say no" in got["results"][0]
+
+
+def test_agents_defined_in_the_sdk_are_sub_agent_types(sdk: SdkRun) -> None:
+    mock = sdk.mock([{"content": [{"type": "tool_use", "name": "Agent", "input": {
+                         "subagent_type": "reviewer", "description": "review", "prompt": "look at it"}}]},
+                     answer("child report"), answer("done")])
+    got = sdk.drive("""
+        agents = {"reviewer": AgentDefinition(description="Reviews code", prompt="REVIEWER-PROMPT", tools=["Read"])}
+        out = {}
+        async with ClaudeSDKClient(options=options(agents=agents, allowed_tools=["Agent"])) as client:
+            out["agents"] = [a["name"] for a in (await client.get_server_info())["agents"]]
+            await client.query("review please")
+            async for message in client.receive_response():
+                if isinstance(message, ResultMessage):
+                    out["result"] = message.result
+        report(out)
+    """)
+    assert "reviewer" in got["agents"] and got["result"] == "done"
+    child = mock.requests[1]["body"]
+    assert "REVIEWER-PROMPT" in json.dumps(child["system"])
+    assert [t["name"] for t in child["tools"]] == ["Read"]

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from mini_claude.cli.sdk_control.channel import ControlChannel, ControlError
 
 if TYPE_CHECKING:
+    from mini_claude.agent.subagents import SubagentType
     from mini_claude.session.controls import SessionParts
     from mini_claude.tools.base import Tool
 
-__all__ = ["HookCallable", "SdkHookGroup", "hook_callables", "permission_answer", "register_sdk_hooks", "sdk_ask"]
+__all__ = ["AskContextLike", "HookCallable", "SdkHookGroup", "hook_callables", "permission_answer", "register_sdk_hooks", "sdk_agent_types", "sdk_ask"]
 
 HookCallable = Callable[[dict[str, Any], str | None, Any], Awaitable[dict[str, Any]]]
 
@@ -127,3 +128,32 @@ def register_sdk_hooks(parts: SessionParts, groups: list[SdkHookGroup]) -> bool:
     # --- (hooks/callables.py `CallableHook(event, callback, matcher, timeout_s)` in `Hooks.callables`); until then
     # --- the groups are kept and nothing fires them. Returns whether they fire (initialize's `hooks_applied`).
     return False
+
+
+_AGENT_KEYS_USED = frozenset({"description", "prompt", "tools", "disallowedTools", "model"})
+
+
+def sdk_agent_types(definitions: Any) -> tuple[dict[str, SubagentType], list[str]]:
+    """`initialize`'s `agents` (the SDK's AgentDefinition objects by name) as sub-agent types, and one note per key
+    this version does not act on. A malformed definition raises ValueError naming it."""
+    from mini_claude.agent.subagents import SubagentType
+
+    if definitions is None:
+        return {}, []
+    if not isinstance(definitions, dict):
+        raise ValueError("initialize: agents must be an object of definitions by name")
+    kinds: dict[str, SubagentType] = {}
+    notes: list[str] = []
+    for name, entry in definitions.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("description"), str) \
+                or not isinstance(entry.get("prompt"), str):
+            raise ValueError(f"initialize: agents.{name} needs a description and a prompt (strings)")
+        tools, excluded = entry.get("tools"), entry.get("disallowedTools")
+        model = entry.get("model")
+        kinds[str(name)] = SubagentType(
+            name=str(name), description=entry["description"], prompt=entry["prompt"],
+            tools=tuple(str(t) for t in tools) if isinstance(tools, list) and "*" not in tools else None,
+            excluded=tuple(str(t) for t in excluded) if isinstance(excluded, list) else (),
+            model=model if isinstance(model, str) and model != "inherit" else None, source="sdk")
+        notes += [f"agents.{name}.{key}: not supported here, ignored" for key in entry if key not in _AGENT_KEYS_USED]
+    return kinds, notes

@@ -22,6 +22,7 @@ from mini_claude.cli.sdk_control.adapters import (
     SdkHookGroup,
     hook_callables,
     register_sdk_hooks,
+    sdk_agent_types,
     sdk_ask,
 )
 from mini_claude.cli.sdk_control.channel import ControlChannel, LineWriter, ThreadedLines, Turn
@@ -67,6 +68,7 @@ class SdkControl:
         self._turn: asyncio.Task[RunOutcome] | None = None
         self._interrupted = False
         self.sdk_servers: list[str] = []  # --mcp-config servers living in the SDK's process
+        self.warn: Callable[[str], None] = lambda line: None  # one line to the user (stderr)
 
     def take_sdk_servers(self, mcp_config: list[str]) -> list[str]:
         """The `--mcp-config` values without the SDK's in-process servers, which `join_sdk_servers` connects."""
@@ -90,9 +92,12 @@ class SdkControl:
             return None
         return sdk_ask(self.channel)
 
-    def attach(self, parts: SessionParts, *, account: dict[str, Any] | None = None) -> None:
+    def attach(self, parts: SessionParts, *, account: dict[str, Any] | None = None,
+               warn: Callable[[str], None] | None = None) -> None:
         self.parts = parts
         self.account = account or {}
+        if warn is not None:
+            self.warn = warn
         self._attached.set()
 
     async def next_turn(self) -> Turn | None:
@@ -162,6 +167,11 @@ class SdkControl:
         session's sub-agent types come from its files)."""
         self.hook_groups = hook_callables(self.channel, body.get("hooks"))
         self.hooks_fire = register_sdk_hooks(parts, self.hook_groups)
+        defined, notes = sdk_agent_types(body.get("agents"))
+        if defined and parts.subagents is not None:  # the SDK's own types, beside (or over) the session's
+            parts.subagents.kinds = {**parts.subagents.kinds, **defined}
+        for note in notes:
+            self.warn(note)
         commands = [{"name": c.name, "description": c.description, "argumentHint": c.argument_hint}
                     for c in parts.commands.values()]
         kinds = parts.subagents.kinds.values() if parts.subagents is not None else []

@@ -131,6 +131,7 @@ async def _print_session(args: argparse.Namespace, prompt: str | None, ui: Termi
             stream_partial_messages(agent, control.out, lambda: parts.session_id)
     writer.skip(agent.history)  # a resumed conversation is not written again
     outcome: RunOutcome | None = None
+    interrupted = False  # the last turn was interrupted by the SDK
     try:
         if parts.hooks is not None:  # what SessionStart hooks print joins the first prompt
             await parts.hooks.session_start("resume" if args.continue_ or args.resume else "startup")
@@ -155,6 +156,7 @@ async def _print_session(args: argparse.Namespace, prompt: str | None, ui: Termi
                 if control is not None and control.interrupted(exc):  # every tool call was answered: go on
                     writer.messages(agent.history)
                     writer.result(None, error=_run_error(exc))
+                    interrupted = True
                     continue
                 if args.output_format == "text":
                     raise
@@ -165,6 +167,9 @@ async def _print_session(args: argparse.Namespace, prompt: str | None, ui: Termi
             writer.messages(agent.history)
             # the answer is out before the servers are shut down (that may take a while)
             writer.result(outcome)
+            interrupted = False
+        if interrupted:  # the last turn was interrupted: an error result, exit 1 (as Claude Code)
+            return EXIT_ERROR
         if outcome is None:
             ui.error("--input-format stream-json: no user message arrived on stdin")
             return EXIT_USAGE

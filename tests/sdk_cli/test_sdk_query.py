@@ -244,3 +244,27 @@ def test_agents_defined_in_the_sdk_are_sub_agent_types(sdk: SdkRun) -> None:
     child = mock.requests[1]["body"]
     assert "REVIEWER-PROMPT" in json.dumps(child["system"])
     assert [t["name"] for t in child["tools"]] == ["Read"]
+
+
+def test_a_denial_with_interrupt_stops_the_run(sdk: SdkRun) -> None:
+    mock = sdk.mock([bash("touch one.txt"), answer("never asked for")])
+    got = sdk.drive("""
+        async def can_use_tool(name, tool_input, context):
+            return PermissionResultDeny(message="stop everything", interrupt=True)
+        async def prompts():
+            yield {"type": "user", "message": {"role": "user", "content": "go"}}
+        out = []
+        try:
+            async for message in query(prompt=prompts(), options=options(can_use_tool=can_use_tool)):
+                if isinstance(message, UserMessage) and isinstance(message.content, list):
+                    out += [["tool_result", str(b.content)] for b in message.content
+                            if isinstance(b, ToolResultBlock)]
+                if isinstance(message, ResultMessage):
+                    out.append([message.subtype, message.is_error])
+        except ResultError as exc:  # the run ended in an error result: exit 1, as Claude Code's does
+            out.append(["raised", exc.exit_code])
+        report(out)
+    """)
+    assert got[0][0] == "tool_result" and "stop everything" in got[0][1]
+    assert got[1:] == [["error_during_execution", True], ["raised", 1]]
+    assert len(mock.requests) == 1 and not (sdk.work / "one.txt").exists()

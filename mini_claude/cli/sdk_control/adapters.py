@@ -50,9 +50,10 @@ class AskContextLike(Protocol):
     tool_use_id: str | None
 
 
-def sdk_ask(channel: ControlChannel) -> Callable[..., Awaitable[str]]:
+def sdk_ask(channel: ControlChannel, interrupt: Callable[[], object] = lambda: None) -> Callable[..., Awaitable[str]]:
     """The gate's ask callback, answered by the SDK's `can_use_tool` callback (the built-in tools carry Claude
-    Code's names and input keys already). A failed request (no answer, stdin ended) is a denial."""
+    Code's names and input keys already). A failed request (no answer, stdin ended) is a denial; a denial with
+    `interrupt` also calls `interrupt()` (the run stops, as the SDK's PermissionResultDeny(interrupt=True) asks)."""
 
     async def ask(tool: Tool, args: dict[str, Any], context: AskContextLike | None = None) -> str:
         request: dict[str, Any] = {"subtype": "can_use_tool", "tool_name": tool.name, "input": args,
@@ -68,6 +69,8 @@ def sdk_ask(channel: ControlChannel) -> Callable[..., Awaitable[str]]:
             answer = await channel.request(request)
         except ControlError as exc:
             return f"no: the SDK's permission callback failed ({exc})"
+        if answer.get("behavior") != "allow" and answer.get("interrupt") is True:
+            interrupt()
         return permission_answer(answer, args)
 
     return ask

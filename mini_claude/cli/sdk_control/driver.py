@@ -90,7 +90,7 @@ class SdkControl:
         """The gate's ask callback with `--permission-prompt-tool stdio`; None (no one to ask) without it."""
         if not self.stdio_permissions:
             return None
-        return sdk_ask(self.channel)
+        return sdk_ask(self.channel, interrupt=self._interrupt_turn)
 
     def attach(self, parts: SessionParts, *, account: dict[str, Any] | None = None,
                warn: Callable[[str], None] | None = None) -> None:
@@ -117,6 +117,9 @@ class SdkControl:
         finally:
             self._turn = None
 
+    def _interrupt_turn(self) -> None:
+        self._interrupted = controls.interrupt(self._turn) or self._interrupted
+
     @staticmethod
     def interrupted(exc: BaseException) -> bool:
         """Whether a turn's error is the SDK's interrupt (the session goes on with the next turn)."""
@@ -138,7 +141,7 @@ class SdkControl:
     async def handle(self, body: dict[str, Any]) -> dict[str, Any] | None:
         subtype = body["subtype"]
         if subtype == "interrupt":
-            self._interrupted = controls.interrupt(self._turn) or self._interrupted
+            self._interrupt_turn()
             return None
         parts = await self._session()
         if subtype == "initialize":

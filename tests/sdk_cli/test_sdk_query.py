@@ -268,3 +268,35 @@ def test_a_denial_with_interrupt_stops_the_run(sdk: SdkRun) -> None:
     assert got[0][0] == "tool_result" and "stop everything" in got[0][1]
     assert got[1:] == [["error_during_execution", True], ["raised", 1]]
     assert len(mock.requests) == 1 and not (sdk.work / "one.txt").exists()
+
+
+def test_mcp_status_toggle_and_reconnect_of_an_sdk_server(sdk: SdkRun) -> None:
+    sdk.mock([answer("one")])
+    got = sdk.drive("""
+        @tool("add", "Add two numbers", {"a": int, "b": int})
+        async def add(args):
+            return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+        server = create_sdk_mcp_server("calc", tools=[add])
+        out = []
+        async with ClaudeSDKClient(options=options(mcp_servers={"calc": server})) as client:
+            await client.query("hi")
+            async for message in client.receive_response():
+                pass
+            def state(status):
+                return [(s["name"], s["status"], [t["name"] for t in s.get("tools", [])]) for s in status["mcpServers"]]
+            out.append(state(await client.get_mcp_status()))
+            await client.toggle_mcp_server("calc", False)
+            out.append(state(await client.get_mcp_status()))
+            await client.toggle_mcp_server("calc", True)
+            out.append(state(await client.get_mcp_status()))
+            await client.reconnect_mcp_server("calc")
+            out.append(state(await client.get_mcp_status()))
+            try:
+                await client.reconnect_mcp_server("nowhere")
+            except Exception as exc:
+                out.append(str(exc))
+        report(out)
+    """)
+    connected = [["calc", "connected", ["add"]]]
+    assert got[:4] == [connected, [["calc", "disabled", []]], connected, connected]
+    assert "nowhere" in got[4]

@@ -26,7 +26,11 @@ from mini_claude.cli.sdk_control.adapters import (
     sdk_ask,
 )
 from mini_claude.cli.sdk_control.channel import ControlChannel, LineWriter, ThreadedLines, Turn
-from mini_claude.cli.sdk_control.sdk_servers import attach_sdk_servers, split_sdk_servers
+from mini_claude.cli.sdk_control.sdk_servers import (
+    attach_sdk_servers,
+    reconnect_sdk_server,
+    split_sdk_servers,
+)
 from mini_claude.errors import MiniClaudeError
 from mini_claude.session import controls
 
@@ -158,10 +162,18 @@ class SdkControl:
         if subtype == "get_context_usage":
             return controls.context_usage(parts)
         if subtype == "mcp_reconnect":
-            await controls.reconnect_server(parts, _server_name(body))
+            name = _server_name(body)
+            if name in self.sdk_servers:  # a server of the SDK's process: reached anew through the channel
+                await reconnect_sdk_server(parts.manager, self.channel, name)
+            else:
+                await controls.reconnect_server(parts, name)
             return None
         if subtype == "mcp_toggle":
-            await controls.toggle_server(parts, _server_name(body), bool(body.get("enabled", True)))
+            name, enabled = _server_name(body), bool(body.get("enabled", True))
+            if enabled and name in self.sdk_servers:
+                await reconnect_sdk_server(parts.manager, self.channel, name)
+            else:
+                await controls.toggle_server(parts, name, enabled)
             return None
         raise MiniClaudeError(f"unsupported control request subtype: {subtype}")
 

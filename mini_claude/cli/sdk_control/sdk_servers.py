@@ -22,7 +22,7 @@ from mini_claude.mcp.server_state import ServerState, ServerStatus
 if TYPE_CHECKING:
     from mini_claude.mcp.manager import McpManager
 
-__all__ = ["attach_sdk_servers", "split_sdk_servers"]
+__all__ = ["attach_sdk_servers", "reconnect_sdk_server", "split_sdk_servers"]
 
 SDK_CONNECT_TIMEOUT_S = 30.0
 
@@ -73,3 +73,11 @@ async def attach_sdk_servers(manager: McpManager, channel: ControlChannel, names
             manager.set_down(state, ServerStatus.FAILED, str(exc))
             continue
         manager.bring_up(state, client, tools)
+
+
+async def reconnect_sdk_server(manager: McpManager, channel: ControlChannel, name: str) -> None:
+    """`mcp_reconnect` (or switching on again) of an SDK server: its connection closed, a new one opened."""
+    state = manager.states.pop(name)
+    if state.client is not None:
+        await state.client.close()
+    await attach_sdk_servers(manager, channel, [name])

@@ -165,7 +165,7 @@ def build_session(
 
     def prompt_parts() -> list[PromptPart]:
         """The system prompt's parts for the next request (the model can change between requests: /model)."""
-        if opts.system_prompt:
+        if opts.system_prompt is not None:  # `--system-prompt ""` (the Agent SDK's default): no built-in prompt
             parts = [PromptPart("custom system prompt (--system-prompt)", opts.system_prompt)]
         else:
             listed = [(skill.name, skill.description) for skill in skills.available()]

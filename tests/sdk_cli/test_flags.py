@@ -93,3 +93,10 @@ def test_fork_session_goes_on_under_a_new_id(run: Run) -> None:
     # the fork did not write into the first conversation: resuming it sends "hello", then "again", not "more"
     sent = json.dumps(run.server.requests[-1]["body"]["messages"])
     assert "hello" in sent and "again" in sent and "more" not in sent
+
+
+def test_an_empty_system_prompt_replaces_the_built_in_one(run: Run) -> None:
+    result_of(run("-p", "--output-format", "json", "--system-prompt=", "hi"))
+    result_of(run("-p", "--output-format", "json", "hi"))
+    empty, default = (r["body"] for r in run.server.requests)
+    assert "system" not in empty and len(json.dumps(default["system"])) > 1000

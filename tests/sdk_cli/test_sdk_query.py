@@ -37,6 +37,7 @@ def test_query_answers_with_assistant_and_result_messages(sdk: SdkRun) -> None:
     assert (result["subtype"], result["is_error"], result["result"]) == ("success", False, "hello from the mock")
     assert result["session_id"] == got[0]["data"]["session_id"]
     assert mock.requests[0]["body"]["messages"][0]["content"][-1]["text"] == "hi"
+    assert "system" not in mock.requests[0]["body"]  # the SDK's default system prompt: none (`--system-prompt=`)
 
 
 def test_can_use_tool_allows_and_denies(sdk: SdkRun) -> None:

@@ -182,6 +182,10 @@ class SdkControl:
         session's sub-agent types come from its files)."""
         self.hook_groups = hook_callables(self.channel, body.get("hooks"))
         self.hooks_fire = register_sdk_hooks(parts, self.hook_groups)
+        if self.hook_groups and not self.hooks_fire:
+            events = ", ".join(sorted({g.event for g in self.hook_groups}))
+            self.warn(f"the SDK's hook callbacks ({events}) are not run by this version (initialize answers "
+                      "hooks_applied: false)")
         defined, notes = sdk_agent_types(body.get("agents"))
         if defined and parts.subagents is not None:  # the SDK's own types, beside (or over) the session's
             parts.subagents.kinds = {**parts.subagents.kinds, **defined}

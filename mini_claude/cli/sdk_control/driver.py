@@ -34,6 +34,8 @@ from mini_claude.cli.sdk_control.sdk_servers import (
 from mini_claude.errors import MiniClaudeError
 from mini_claude.session import controls
 
+__all__ = ["SdkControl", "TurnInterrupted"]
+
 if TYPE_CHECKING:
     from mini_claude.agent.commands import CustomCommand
     from mini_claude.agent.loop import RunOutcome
@@ -47,7 +49,6 @@ class SessionParts(controls.SessionParts, Protocol):
     commands: dict[str, CustomCommand]
     subagents: Subagents | None
 
-__all__ = ["SdkControl", "TurnInterrupted"]
 
 ATTACH_TIMEOUT_S = 120.0  # how long a request waits for the session to exist
 
@@ -178,8 +179,8 @@ class SdkControl:
         raise MiniClaudeError(f"unsupported control request subtype: {subtype}")
 
     def _initialize(self, parts: SessionParts, body: dict[str, Any]) -> dict[str, Any]:
-        """Claude Code's answer keys, filled from this session (the `agents` of the request are not taken: the
-        session's sub-agent types come from its files)."""
+        """Register the request's hook callbacks and agent types; answer with Claude Code's keys, filled from this
+        session."""
         self.hook_groups = hook_callables(self.channel, body.get("hooks"))
         self.hooks_fire = register_sdk_hooks(parts, self.hook_groups)
         if self.hook_groups and not self.hooks_fire:

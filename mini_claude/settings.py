@@ -25,7 +25,7 @@ trusted or not, only what makes it stricter counts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,9 +138,12 @@ class Settings:
     errors: list[ConfigError] = field(default_factory=list)
 
 
-def load_settings(*, cwd: Path, home: Path, flag: tuple[str, dict[str, Any]] | None = None) -> Settings:
-    """Read and merge the user, project and local settings files, then `flag` (`read_flag_settings`: its display
-    name and object). Never raises for file content problems."""
+def load_settings(*, cwd: Path, home: Path, flag: tuple[str, dict[str, Any]] | None = None,
+                  sources: Collection[str] | None = None) -> Settings:
+    """Read and merge the user, project and local settings files (only those of `sources`, `--setting-sources`;
+    None: all), then `flag` (`read_flag_settings`: its display name and object). Never raises for file content
+    problems."""
+    wanted = sources
     settings = Settings()
     user_path = home / ".claude" / "settings.json"
     project_path = cwd / ".claude" / "settings.json"
@@ -151,6 +154,8 @@ def load_settings(*, cwd: Path, home: Path, flag: tuple[str, dict[str, Any]] | N
     sources.append(("local", cwd / ".claude" / "settings.local.json", LOCAL_SETTINGS_DISPLAY))
 
     for attr, path, display in sources:
+        if wanted is not None and attr not in wanted:
+            continue
         raw = read_json_object(path, display, settings.errors)
         if raw is None:
             continue

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,12 +65,14 @@ class CustomCommand:
         return f"/{self.name}"
 
 
-def load_commands(cwd: Path, home: Path) -> tuple[dict[str, CustomCommand], list[str]]:
-    """`{"/name": command}` and one warning per file that could not be read."""
+def load_commands(cwd: Path, home: Path, sources: Collection[str] | None = None
+                  ) -> tuple[dict[str, CustomCommand], list[str]]:
+    """`{"/name": command}` and one warning per file that could not be read; only the scopes in `sources` (user,
+    project: `--setting-sources`; None: both)."""
     found: dict[str, CustomCommand] = {}
     warnings: list[str] = []
     for scope, folder in (("project", cwd / ".claude" / "commands"), ("user", home / ".claude" / "commands")):
-        if not folder.is_dir():
+        if (sources is not None and scope not in sources) or not folder.is_dir():
             continue
         for path in sorted(folder.rglob("*.md")):
             parts = path.relative_to(folder).with_suffix("").parts

@@ -28,7 +28,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,10 +115,14 @@ def project_root(cwd: Path) -> Path:
     return resolved
 
 
-def load_memory(cwd: Path, home: Path) -> Memory:
+def load_memory(cwd: Path, home: Path, sources: Collection[str] | None = None) -> Memory:
+    """The CLAUDE.md files of `sources` (user, project, local: `--setting-sources`; None: all); the project's
+    rules count as project files."""
     memory = Memory()
     root = project_root(cwd)
     loader = _Loader(memory, root, home)
+    if sources is not None:
+        loader.sources = frozenset(sources)
     loader.add(home / ".claude" / "CLAUDE.md", "user", trusted=True)
     resolved = cwd.resolve()
     chain = [resolved, *resolved.parents]
@@ -191,8 +195,11 @@ class _Loader:
         self.home = home
         self.seen: set[Path] = set()
         self.total = 0
+        self.sources = frozenset(("user", "project", "local"))  # the scopes read (`--setting-sources`)
 
     def add(self, path: Path, kind: str, *, trusted: bool, by: Path | None = None, depth: int = 0) -> None:
+        if depth == 0 and ("project" if kind == "rule" else kind) not in self.sources:
+            return
         try:
             resolved = path.resolve()
             if resolved in self.seen or not resolved.exists():

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -104,12 +104,16 @@ BUILTIN_TYPES: tuple[SubagentType, ...] = (
 _BUILTIN_NAMES = frozenset(t.name for t in BUILTIN_TYPES)
 
 
-def load_subagent_types(cwd: Path, home: Path, *, trusted: bool) -> tuple[dict[str, SubagentType], list[str]]:
+def load_subagent_types(cwd: Path, home: Path, *, trusted: bool, sources: Collection[str] | None = None
+                        ) -> tuple[dict[str, SubagentType], list[str]]:
     """The types by name (built-ins, then the user's files, then the project's) and one warning per file that could
-    not be used. `trusted`: whether the folder is trusted (a project file's `model` counts only then)."""
+    not be used. `trusted`: whether the folder is trusted (a project file's `model` counts only then). `sources`:
+    the scopes whose files are read (`--setting-sources`; None: user and project)."""
     found = {t.name: t for t in BUILTIN_TYPES}
     warnings: list[str] = []
     for source, folder in (("user", home / ".claude" / "agents"), ("project", cwd / ".claude" / "agents")):
+        if sources is not None and source not in sources:
+            continue
         if source == "project" and folder.resolve() == (home / ".claude" / "agents").resolve():
             continue  # started in the home folder: its agents are the user's, read once
         try:

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mini_claude import __version__
+from mini_claude.cli.sdk_control.flags import add_sdk_flags, check_sdk_flags
 from mini_claude.cli.terminal.arg_types import positive_int
 from mini_claude.cli.terminal.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
 from mini_claude.models.catalog import ALIASES, DEFAULT_MODEL, EFFORT_LEVELS, OPUSPLAN
@@ -108,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "(stream-json; needs --output-format stream-json)")
     parser.add_argument("--system-prompt", metavar="TEXT", help="replace the built-in system prompt")
     parser.add_argument("--append-system-prompt", metavar="TEXT", help="add TEXT to the end of the system prompt")
+    parser.add_argument("--system-prompt-file", metavar="FILE", help="replace the built-in system prompt with FILE's text")
+    add_sdk_flags(parser)
     parser.add_argument("--verbose", action="store_true", help="accepted for Claude Code compatibility")
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs on stderr")
     parser.add_argument("--version", action="version", version=f"mini-claude {__version__}")
@@ -134,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     scrub_own_environ()  # /proc/<this pid>/environ no longer shows the model key to the commands it runs
     protect_own_memory()  # nor /proc/<this pid>/mem, to a process of the same user
     args_list = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args_list
+    debug = "--debug" in args_list or "--debug-to-stderr" in args_list
     try:
         return _dispatch(args_list)
     except KeyboardInterrupt:
@@ -183,7 +186,9 @@ def _dispatch(argv: list[str]) -> int:
 
         return doctor_main(argv[1:])
     args = build_parser().parse_args(argv)
-    _setup_logging(args.debug)
+    _setup_logging(args.debug or args.debug_to_stderr)
+    if args.input_format == "stream-json":  # as Claude Code: stream-json input is print mode (the SDK omits -p)
+        args.print_mode = True
     problem = _check_flags(args, argv)
     if problem is not None:
         from mini_claude.cli.terminal.exit_codes import EXIT_USAGE
@@ -282,6 +287,9 @@ def _check_flags(args: argparse.Namespace, argv: list[str]) -> str | None:
         if not value.lstrip().startswith("{") and not Path(value).expanduser().exists():
             hint = f" ({_PROMPT_HINT})" if swallowed == "--mcp-config" and value == last else ""
             return f"--mcp-config {value}: no such file{hint}"
+    problem = check_sdk_flags(args)
+    if problem is not None:
+        return problem
     if args.settings is not None:
         from mini_claude.errors import ConfigError
         from mini_claude.settings import read_flag_settings

@@ -98,14 +98,18 @@ class ResultWriter:
             for record in records:
                 self._line(record)
 
-    def result(self, outcome: RunOutcome | None, *, error: RunError | None = None) -> None:
+    def result(self, outcome: RunOutcome | None, *, error: RunError | None = None,
+               structured_output: Any = None) -> None:
         if self.format == "text":
-            if outcome is not None:
+            if structured_output is not None:  # --json-schema: the answer in its shape, as one JSON line
+                self.out.write(json_text(structured_output) + "\n")
+                self.out.flush()
+            elif outcome is not None:
                 # the model's text through the terminal's one door: escapes, C1 and bidi controls shown, not obeyed
                 self.out.write(clean(outcome.text, visible=True).rstrip("\n") + "\n")
                 self.out.flush()
             return
-        record = self.transcript.result_record(outcome, error=error)
+        record = self.transcript.result_record(outcome, error=error, structured_output=structured_output)
         if self.format == "json":
             self.out.write(json_text(record) + "\n")
         else:

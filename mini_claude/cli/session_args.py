@@ -27,9 +27,15 @@ def options_from_args(args: argparse.Namespace, cwd: Path) -> SessionOptions:
         trust=bool(getattr(args, "trust", False)), add_dirs=[Path(d) for d in getattr(args, "add_dir", None) or ()],
         system_prompt=getattr(args, "system_prompt", None), append_system_prompt=getattr(args, "append_system_prompt", None),
         settings=getattr(args, "settings", None), effort=getattr(args, "effort", None),
+        setting_sources=getattr(args, "setting_sources", None), tools=getattr(args, "tools", None),
     )
 
 
-async def start_session(args: argparse.Namespace, ui: Any, **kwargs: Any) -> SessionParts:
-    """The session of this command line (session.start.start_session's keyword arguments pass through)."""
-    return await start_session_from_options(options_from_args(args, Path.cwd()), ui, **kwargs)
+async def start_session(args: argparse.Namespace, ui: Any, *, in_process: dict[str, Any] | None = None,
+                        **kwargs: Any) -> SessionParts:
+    """The session of this command line (session.start.start_session's keyword arguments pass through);
+    `in_process`: MCP servers living elsewhere in reach of this process (the driving SDK's), by name."""
+    opts = options_from_args(args, Path.cwd())
+    opts.in_process = dict(in_process or {})
+    opts.hooks_from_code = in_process is not None  # the driving SDK registers its hook callbacks at `initialize`
+    return await start_session_from_options(opts, ui, **kwargs)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,8 +89,10 @@ def load_mcp_config(
     env: Mapping[str, str],
     extra: Sequence[str] = (),
     strict: bool = False,
+    sources: Collection[str] | None = None,
 ) -> LoadedConfig:
-    """Read every source (only the `extra` --mcp-config values when `strict`), merged. Never raises for
+    """Read every source (only the `extra` --mcp-config values when `strict`; of the files, only those of the
+    scopes in `sources`: user, project, local, as `--setting-sources`; None: all), merged. Never raises for
     content problems: they are in `errors` / `warnings`."""
     result = LoadedConfig()
     # Warnings are kept per server so that only the entries actually used (not overridden, not disabled)
@@ -103,7 +105,7 @@ def load_mcp_config(
             warnings_of[cfg.name] = warnings
 
     if not strict:
-        for found in _file_sources(cwd=cwd, home=home, env=env, errors=result.errors):
+        for found in _file_sources(cwd=cwd, home=home, env=env, errors=result.errors, sources=sources):
             take(found)
     for found in _cli_sources(extra, cwd=cwd, home=home, env=env, errors=result.errors):
         take(found)
@@ -114,27 +116,29 @@ def load_mcp_config(
     return result
 
 
-def _file_sources(*, cwd: Path, home: Path, env: Mapping[str, str], errors: list[ConfigError]) -> list[_Found]:
+def _file_sources(*, cwd: Path, home: Path, env: Mapping[str, str], errors: list[ConfigError],
+                  sources: Collection[str] | None = None) -> list[_Found]:
     """The servers of the config files, one list per source, lowest precedence first."""
     found: list[_Found] = []
+    wanted = frozenset(sources) if sources is not None else frozenset(("user", "project", "local"))
     claude_json = read_json_object(home / ".claude.json", CLAUDE_JSON_DISPLAY, errors,
                                    max_bytes=MAX_CLAUDE_JSON_BYTES)
-    if claude_json is not None:
+    if claude_json is not None and "user" in wanted:
         found.append(_servers_in(claude_json, CLAUDE_JSON_DISPLAY, "user", env, errors, bare_ok=False))
     user_settings = home / ".claude" / "settings.json"
-    data = read_json_object(user_settings, USER_SETTINGS_DISPLAY, errors)
+    data = read_json_object(user_settings, USER_SETTINGS_DISPLAY, errors) if "user" in wanted else None
     if data is not None:
         found.append(_servers_in(data, USER_SETTINGS_DISPLAY, "user", env, errors, bare_ok=False))
     project_settings = cwd / ".claude" / "settings.json"
-    if not _same_file(project_settings, user_settings):  # run from ~, it is the user file: read it once
+    if "project" in wanted and not _same_file(project_settings, user_settings):  # from ~ it is the user file
         data = read_json_object(project_settings, PROJECT_SETTINGS_DISPLAY, errors)
         if data is not None:
             found.append(_servers_in(data, PROJECT_SETTINGS_DISPLAY, "project", env, errors, bare_ok=False))
-    for folder, display in _mcp_json_folders(cwd):  # furthest first: the nearest file's server wins
+    for folder, display in _mcp_json_folders(cwd) if "project" in wanted else []:  # the nearest one wins
         data = read_json_object(folder / ".mcp.json", display, errors)
         if data is not None:
             found.append(_servers_in(data, display, "project", env, errors, bare_ok=True))
-    if claude_json is not None:
+    if claude_json is not None and "local" in wanted:
         found.append(_local_servers(claude_json, cwd, env, errors))
     return found
 

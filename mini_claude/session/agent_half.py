@@ -72,7 +72,7 @@ def rest_of_session(opts: SessionOptions, ui: FrontUI, mcp: McpParts, model: Mod
     for warning in parts.memory.warnings if parts.memory is not None else ():
         ui.warn(f"memory: {warning}")
     parts.trusted = trusted
-    kinds, troubles = load_subagent_types(cwd, user_home(env), trusted=trusted)
+    kinds, troubles = load_subagent_types(cwd, user_home(env), trusted=trusted, sources=opts.setting_sources)
     kinds.update(opts.agents)  # the front end's own types win over files of the same name
     if parts.subagents is not None:
         parts.subagents.kinds = kinds
@@ -81,7 +81,7 @@ def rest_of_session(opts: SessionOptions, ui: FrontUI, mcp: McpParts, model: Mod
                                                                     thinking=thinking)
     for trouble in troubles:
         ui.warn(f"sub-agent: {trouble}")
-    parts.commands, problems = load_commands(cwd, user_home(env))
+    parts.commands, problems = load_commands(cwd, user_home(env), opts.setting_sources)
     for problem in problems:
         ui.warn(f"custom command: {problem}")
     if settings is not full_settings:  # a malformed rule the folder's distrust dropped is still worth fixing
@@ -155,16 +155,18 @@ def build_session(
     def tools() -> list[Tool]:
         offered = deferred.offered()
         searching = [search_tool] if deferred.deferring() else []
-        return [*builtins, *([skill_tool] if skills.available() else []), *resource_tools(host.resources),
-                *searching, *offered]
+        own = [*builtins, *([skill_tool] if skills.available() else []), *resource_tools(host.resources), *searching]
+        if opts.tools is not None:  # --tools: the built-ins offered, by name
+            own = [tool for tool in own if tool.name in opts.tools]
+        return [*own, *offered]
 
-    memory = load_memory(opts.cwd, user_home(env))
+    memory = load_memory(opts.cwd, user_home(env), opts.setting_sources)
     branch = git_branch(opts.cwd)  # once: the prompt's parts are built before every model request
     shell = _shell_name(env)
 
     def prompt_parts() -> list[PromptPart]:
         """The system prompt's parts for the next request (the model can change between requests: /model)."""
-        if opts.system_prompt:
+        if opts.system_prompt is not None:  # `--system-prompt ""` (the Agent SDK's default): no built-in prompt
             parts = [PromptPart("custom system prompt (--system-prompt)", opts.system_prompt)]
         else:
             listed = [(skill.name, skill.description) for skill in skills.available()]
@@ -252,7 +254,7 @@ def _session_hooks(settings: Settings, opts: SessionOptions, env: dict[str, str]
                    manager: McpManager, ui: AgentUI, parts: Callable[[], SessionParts]) -> Hooks | None:
     """The user's hooks (settings already filtered for trust), run in the user's own environment (never a
     repository's .env) with `CLAUDE_PROJECT_DIR`; a failing hook is one warning line through the terminal's door."""
-    if not settings.hooks and not opts.hook_callables:
+    if not settings.hooks and not opts.hook_callables and not opts.hooks_from_code:
         return None
 
     def report(line: str) -> None:

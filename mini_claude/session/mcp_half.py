@@ -55,10 +55,10 @@ def additional_dirs(settings: Settings, cwd: Path, home: Path) -> list[Path]:
 def build_mcp(cwd: Path, *, env: dict[str, str], settings: Settings, config: LoadedConfig,
               held: dict[str, tuple[ServerStatus, str]], add_dirs: list[Path],
               on_server_change: Callable[[ServerState], None] | None = None,
-              host_ui: HostUI | None = None) -> McpParts:
+              host_ui: HostUI | None = None, sources: tuple[str, ...] | None = None) -> McpParts:
     """The host, manager and skill registry of a session in `cwd` (servers not started: `manager.start()`)."""
     # loading a lost remote server's skill reconnects it (`manager` is bound below, before anything can load)
-    skills = SkillRegistry(discover_local_skills(cwd, user_home(env)),
+    skills = SkillRegistry(discover_local_skills(cwd, user_home(env), sources),
                            client_for=lambda server: manager.connected_client(server))
 
     def server_changed(state: ServerState) -> None:

@@ -79,6 +79,8 @@ class SessionOptions:
     http_pool: HttpPool | None = None  # HTTP connections shared with the process's other sessions (the API's)
     in_process: dict[str, MessagePeer] = field(default_factory=dict)  # MCP servers living in this process, by name
     hook_callables: tuple[CallableHook, ...] = ()  # hooks given as Python callables (the API's, the SDK's)
+    hooks_from_code: bool = False  # callables may be added once the session runs (`parts.hooks` always exists)
+    tools: tuple[str, ...] | None = None  # --tools: the built-in tools offered, by name (None: all of them)
 
 
 @dataclass

@@ -132,7 +132,7 @@ def load_servers(opts: SessionOptions, env: Mapping[str, str]) -> LoadedConfig:
     """The session's MCP servers: the config files and `--mcp-config` values, then the front end's in-process
     servers (which win over a file's server of the same name)."""
     config = load_mcp_config(cwd=opts.cwd, home=user_home(env), env=env, extra=opts.mcp_config,
-                             strict=opts.strict_mcp_config)
+                             strict=opts.strict_mcp_config, sources=opts.setting_sources)
     if opts.in_process:
         from mini_claude.mcp.config_entry import sdk_server_config
 
@@ -221,10 +221,12 @@ def _names(value: Any) -> list[str]:
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
-def load_session_settings(cwd: Path, env: Mapping[str, str], flag: str | None = None) -> Settings:
-    """The settings files, and `--settings` (`flag`: a file or a JSON string; ConfigError when unusable)."""
+def load_session_settings(cwd: Path, env: Mapping[str, str], flag: str | None = None,
+                          sources: tuple[str, ...] | None = None) -> Settings:
+    """The settings files (of `sources`: --setting-sources), and `--settings` (`flag`: a file or a JSON string;
+    ConfigError when unusable)."""
     layer = read_flag_settings(flag, cwd) if flag else None
-    return load_settings(cwd=cwd, home=user_home(env), flag=layer)
+    return load_settings(cwd=cwd, home=user_home(env), flag=layer, sources=sources)
 
 
 def report_config_problems(ui: SessionUI, settings: Any, config: Any, rules: Any = None) -> None:
@@ -268,7 +270,7 @@ async def start_session(
 
     cwd = opts.cwd
     env = build_env(cwd, opts.env)
-    settings = load_session_settings(cwd, env, opts.settings)
+    settings = load_session_settings(cwd, env, opts.settings, opts.setting_sources)
     full_settings = settings
     settings, model_env, trusted = await settle_trust(opts, env, settings, ui, ask=ask_trust)
     # the settings' env (a repository's only once trusted) for everything the session runs, and the model client
@@ -291,7 +293,7 @@ async def start_session(
         if status is ServerStatus.NEEDS_APPROVAL:
             ui.warn(reason)
     mcp = build_mcp(cwd, env=env, settings=settings, config=config, held=held, add_dirs=opts.add_dirs,
-                    on_server_change=on_server_change, host_ui=host_ui)
+                    on_server_change=on_server_change, host_ui=host_ui, sources=opts.setting_sources)
     # a tool whose definition changed since it was accepted is withheld (mcp/pinning.py): the REPL asks about it
     # (`on_tools_review`); -p says so in one warning line per server
     mcp.manager.pins.on_review = on_tools_review or (lambda review: report_review(ui, review))

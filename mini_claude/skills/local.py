@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,12 +62,14 @@ def _read_text(path: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def discover_local_skills(project: Path | None, home: Path | None) -> list[LocalSkill]:
-    """Skills under `<project>/.claude/skills` then `<home>/.claude/skills`, sorted by name within each. A
-    directory without a readable SKILL.md with a name and description is skipped (logged)."""
+def discover_local_skills(project: Path | None, home: Path | None,
+                          sources: Collection[str] | None = None) -> list[LocalSkill]:
+    """Skills under `<project>/.claude/skills` then `<home>/.claude/skills`, sorted by name within each; only the
+    scopes in `sources` (project, user: `--setting-sources`; None: both). A directory without a readable SKILL.md
+    with a name and description is skipped (logged)."""
     found: list[LocalSkill] = []
     for base, origin in ((project, "project"), (home, "user")):
-        if base is None:
+        if base is None or (sources is not None and origin not in sources):
             continue
         skills_dir = base / ".claude" / "skills"
         try:

@@ -15,51 +15,34 @@ Invariants the rest of the product relies on:
   the permission answer gave (each checked against the tool's schema first); the history keeps the model's.
 * A refusal that interrupts (the permission answer's `interrupt`) runs nothing more of its turn: every other call
   still gets a result, and the run ends with stop "permission_interrupt" once the results are in.
+
+This module owns the conversation: the model requests, how a run stops, the history. One turn's tool calls
+(admitting, running and answering each) are `ToolCalls` in agent/tool_calls.py, the base `Agent` inherits them from.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from mini_claude.agent.calls import (
-    CUT_TEXT,
-    Call,
-    Verdict,
-    batches,
-    last_text,
-    masked,
-    prompt_text,
-    storable,
-    tool_name,
-    tool_result_block,
-    unknown_text,
-    wrong_input,
-)
+from mini_claude.agent.calls import CUT_TEXT, Call, last_text, prompt_text, storable, tool_name
 from mini_claude.agent.compaction import ContextWindow, is_prompt_too_long
 from mini_claude.agent.hook_points import HookPoints
+from mini_claude.agent.tool_calls import INTERRUPTED_TEXT, STOPPED_TEXT, Gate, ToolCalls
 from mini_claude.agent.ui import AgentUI, Shown, SilentUI, showing
 from mini_claude.errors import ModelError
-from mini_claude.hooks.outcomes import BeforeTool, HookPermission
 from mini_claude.models.base import AssistantTurn, Model, PlanAware, ToolSpec, Usage
 from mini_claude.secrets import mask
-from mini_claude.tools.base import Tool, ToolContext, ToolResult, own_server
+from mini_claude.tools.base import Tool, ToolContext, ToolResult
 
-__all__ = ["Agent", "AgentUI", "Gate", "RunOutcome", "SilentUI"]
-
-log = logging.getLogger(__name__)
+__all__ = ["INTERRUPTED_TEXT", "STOPPED_TEXT", "Agent", "AgentUI", "Gate", "RunOutcome", "SilentUI"]
 
 DEFAULT_MAX_TURNS = 50
-INTERRUPTED_TEXT = "The user interrupted this tool call before it finished."
 # Prefixed to the next user text when the previous request ended without a final answer from the model.
 INTERRUPTED_NOTE = "[The previous request was interrupted by the user.]"
 MAX_TURNS_NOTE = "[The previous request stopped at the turn limit before you answered.]"
 CUT_NOTE = "[Your previous reply stopped at the output token limit; its tool calls did not run.]"
-CANCEL_GRACE_S = 10.0
-STOPPED_TEXT = "Not run: the user refused another call of this turn and stopped the run."
 
 
 class DeferredLoading(Protocol):
@@ -70,14 +53,6 @@ class DeferredLoading(Protocol):
     def refused(self, error: ModelError) -> bool:
         """The API refused a request: True if it was over deferred loading, now given up (retry the request)."""
         ...
-
-
-class Gate(Protocol):
-    """The permission gate as the loop sees it (mini_claude.permissions.gate.PermissionGate fits)."""
-
-    async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None,
-                    tool_use_id: str | None = None) -> Verdict:
-        ...  # `hook`: a PreToolUse hook's decision; `tool_use_id`: the call's, for the permission question
 
 
 @runtime_checkable
@@ -104,7 +79,7 @@ class RunOutcome:
     subagent_usage: list[tuple[Model, Usage]] = field(default_factory=list)
 
 
-class Agent:
+class Agent(ToolCalls):
     """Holds one conversation. `tools` is called before each model request, so tools can join mid-session
     (MCP servers finishing their startup)."""
 
@@ -298,138 +273,7 @@ class Agent:
     def system_prompt(self) -> str:
         return self._system() if callable(self._system) else self._system
 
-    # ---- tools -------------------------------------------------------------------------------------------------
-
-    async def _run_tool_calls(self, calls: list[Call]) -> None:
-        try:
-            for batch in batches(calls):
-                if self._interrupted:  # a refusal stopped the run: nothing more of this turn runs
-                    break
-                await self._run_batch(batch)
-        finally:
-            # runs on success, error and cancellation alike: every tool_use gets its tool_result
-            blocks, asides = [], []
-            for call in calls:
-                # a refusal's reason (a hook's, say) is masked too; a result that ran was masked as it came
-                result = masked(call.result or ToolResult.error(STOPPED_TEXT if self._interrupted
-                                                                else INTERRUPTED_TEXT))
-                blocks.append(tool_result_block(call.block.get("id", ""), result))
-                for aside in (result.aside, call.notes):
-                    if aside:  # hooks' notes may quote what the user's hooks see (secret-looking variables too)
-                        asides.append({"type": "text", "text": mask(aside)})
-            self._append_user([*blocks, *asides])  # text after every result: the API wants results first
-            self._results_last = True
-
-    async def _run_batch(self, batch: list[Call]) -> None:
-        runnable: list[Call] = []
-        for call in batch:  # permission prompts one at a time, before anything in the batch runs
-            if self._interrupted:
-                break
-            if await self._admit(call):
-                runnable.append(call)
-        if self._interrupted:  # admitted before the refusal that stopped the run: not run either
-            for call in runnable:
-                call.result = ToolResult.error(STOPPED_TEXT)
-                self._show_rejected(tool_name(call.block), call.args, call.result)
-            return
-        if not runnable:
-            return
-        if len(runnable) == 1:
-            await self._run_one(runnable[0])
-            return
-        tasks = [asyncio.ensure_future(self._run_one(c)) for c in runnable]
-        try:
-            await asyncio.gather(*tasks)
-        except asyncio.CancelledError:
-            for task in tasks:
-                task.cancel()
-            await asyncio.wait(tasks, timeout=CANCEL_GRACE_S)
-            raise
-
-    async def _admit(self, call: Call) -> bool:
-        name = tool_name(call.block)
-        args = call.block.get("input")
-        if call.result is not None:  # settled before it could run (cut at the output limit)
-            self._show_rejected(name, args, call.result)
-            return False
-        if call.tool is None:
-            call.result = ToolResult.error(unknown_text(name, self._explain_unknown))
-            self._show_rejected(name, args, call.result)
-            return False
-        if not isinstance(args, dict):
-            call.result = ToolResult.error(f"tool input must be a JSON object, got {type(args).__name__}")
-            self._show_rejected(name, args, call.result)
-            return False
-        problem = wrong_input(call.tool, args, name)
-        if problem:  # one reading of every input: what the gate would check is exactly what the tool would run
-            call.result = ToolResult.error(problem)
-            self._show_rejected(name, args, call.result)
-            return False
-        before = await self._before_tool(call, name, args)
-        permission = before.permission if before is not None else None
-        if before is not None and before.updated_input is not None:  # a hook's changed input, checked as the model's
-            problem = wrong_input(call.tool, before.updated_input, f"{name} (a PreToolUse hook's updatedInput)")
-            if problem:
-                call.result = ToolResult.error(problem)
-                self._show_rejected(name, args, call.result)
-                return False
-            args = before.updated_input
-        decision = await self.gate.check(call.tool, args, hook=permission, tool_use_id=call.block.get("id"))
-        if not decision.allowed:
-            call.result = ToolResult.error(decision.reason)
-            self._denials.append({"tool_name": name, "tool_use_id": call.block.get("id"), "tool_input": args})
-            self._interrupted = self._interrupted or decision.interrupt
-            self.ui.tool_started(name, args)
-            self.ui.tool_finished(name, call.result)
-            return False
-        call.args = decision.updated_input if decision.updated_input is not None else args
-        return True
-
-    def _find_tool(self, offered: dict[str, Tool], name: str) -> Tool | None:
-        tool = offered.get(name)
-        if tool is None and self._resolve_unknown is not None:
-            tool = self._resolve_unknown(name)
-        return tool
-
-    def _show_rejected(self, name: str, args: Any, result: ToolResult) -> None:
-        """Show a call that never reached its tool (unknown name, bad input), so the user sees what the model
-        tried and why it failed, as for any other tool error."""
-        self.ui.tool_started(name, args if isinstance(args, dict) else {"input": args})
-        self.ui.tool_finished(name, result)
-
-    async def _run_one(self, call: Call) -> None:
-        assert call.tool is not None
-        name, args = call.tool.name, call.args if call.args is not None else call.block["input"]
-        self.ui.tool_started(name, args)
-        try:
-            result = await call.tool.run(args, self.ctx)
-        except asyncio.CancelledError:
-            call.result = ToolResult.error(INTERRUPTED_TEXT)
-            self.ui.tool_finished(name, call.result)
-            raise
-        except Exception as exc:  # a tool bug or failure becomes an is_error result the model can read
-            log.debug("tool %s raised", name, exc_info=True)
-            result = ToolResult.error(f"{name} failed: {exc}" if str(exc) else f"{name} failed: {exc!r}")
-        result = masked(result)  # before anything sees it, the cap's spilled file included
-        if self._result_cap is not None:
-            result = self._result_cap(result, self.ctx, name)
-        call.result = result
-        self.ui.tool_finished(name, result)
-        if self.hooks is not None and not result.is_error:
-            after = await self.hooks.post_tool_use(name, args, call.block.get("id", ""), result.content,
-                                                   result.as_text(), server=own_server(call.tool, args))
-            call.notes = "\n".join(n for n in (call.notes, after.context) if n)
-            self._hook_stop = after.stop if after.stop is not None else self._hook_stop
-
-    async def _before_tool(self, call: Call, name: str, args: dict[str, Any]) -> BeforeTool | None:
-        """PreToolUse: the hooks' permission decision and changed input for the gate; their notes kept for beside
-        the results."""
-        if self.hooks is None:
-            return None
-        before = await self.hooks.pre_tool_use(name, args, call.block.get("id", ""), server=own_server(call.tool, args))
-        call.notes = before.context
-        self._hook_stop = before.stop if before.stop is not None else self._hook_stop
-        return before
+    # ---- hooks -------------------------------------------------------------------------------------------------
 
     async def _stop_feedback(self, text: str, active: bool) -> str | None:
         """Stop (SubagentStop for a sub-agent): the text that sends the model back to work, or None to stop."""

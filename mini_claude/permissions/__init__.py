@@ -1,5 +1,6 @@
 """Permissions: Claude Code-syntax allow / ask / deny rules (rules.py; their specifiers in patterns.py and
-paths.py, shell command splitting in shell.py), modes and the gate (gate.py), the question's context and typed answer (answers.py)."""
+paths.py, shell command splitting in shell.py), modes (modes.py) and the gate (gate.py, with consent.py and
+asking.py), the question's context and typed answer (answers.py)."""
 
 from mini_claude.permissions.answers import AskContext, PermissionAnswer
 from mini_claude.permissions.gate import AskAnswer, AskFn, Decision, PermissionGate, PermissionMode

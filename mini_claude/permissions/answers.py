@@ -7,7 +7,7 @@ working. It returns either a word (the CLI's prompts: "yes", "always", "no", "no
 ExitPlanMode's `PLAN_ACCEPT_EDITS`) or a `PermissionAnswer`, which says what the Claude Agent SDK's
 `PermissionResultAllow` / `PermissionResultDeny` say: allow, perhaps with another input to run and rules to remember
 for the session, or deny with the text the model reads, perhaps ending the run. Nothing here asks or decides:
-gate.py does.
+the gate does (asking.py asks and reads the answer, gate.py decides).
 """
 
 from __future__ import annotations

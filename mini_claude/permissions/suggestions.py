@@ -1,5 +1,5 @@
 """The allow rules a permission question offers: what an "always" answer remembers (`always_rules`) and what the
-non-interactive refusal suggests adding (`suggested_rules`). The gate (gate.py) works out the call's places that
+non-interactive refusal suggests adding (`suggested_rules`). The gate (consent.py) works out the call's places that
 need consent and whether a command writes where it cannot see, and asks here for the rules' text.
 
 Bash: `Bash(<prefix>:*)` for a simple command (`git status`, not all of `git`; `python -m pytest`), the exact command

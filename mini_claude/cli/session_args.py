@@ -28,6 +28,7 @@ def options_from_args(args: argparse.Namespace, cwd: Path) -> SessionOptions:
         system_prompt=getattr(args, "system_prompt", None), append_system_prompt=getattr(args, "append_system_prompt", None),
         settings=getattr(args, "settings", None), effort=getattr(args, "effort", None),
         setting_sources=getattr(args, "setting_sources", None), tools=getattr(args, "tools", None),
+        output_schema=getattr(args, "json_schema", None),
     )
 
 

@@ -54,7 +54,8 @@ def result_of(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("args", "says"), [
-    (["--json-schema={}"], "--json-schema"),
+    (["--json-schema=not json"], "--json-schema: not JSON"),
+    (["--json-schema=[1]"], "--json-schema: a JSON Schema object is needed"),
     (["--setting-sources=user,galaxy"], "--setting-sources: unknown source 'galaxy'"),
     (["--permission-prompt-tool=mcp__x__ask"], "--permission-prompt-tool mcp__x__ask"),
     (["--session-id=not-a-uuid"], "--session-id not-a-uuid: not a UUID"),
@@ -100,3 +101,20 @@ def test_an_empty_system_prompt_replaces_the_built_in_one(run: Run) -> None:
     result_of(run("-p", "--output-format", "json", "hi"))
     empty, default = (r["body"] for r in run.server.requests)
     assert "system" not in empty and len(json.dumps(default["system"])) > 1000
+
+
+def test_json_schema_gives_the_answer_in_its_shape(tmp_path: Path, mock_model) -> None:
+    mock = mock_model([{"content": [{"type": "tool_use", "name": "StructuredOutput",
+                                     "input": {"city": "Lyon", "n": 3}}]},
+                       {"content": [{"type": "text", "text": "done"}]}])
+    run = Run(tmp_path)
+    try:
+        run.env["ANTHROPIC_BASE_URL"] = mock.url
+        schema = json.dumps({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+        proc = run("-p", "which city?", "--json-schema", schema, "--output-format", "json")
+        assert proc.returncode == 0, proc.stderr
+        assert result_of(proc)["structured_output"] == {"city": "Lyon", "n": 3}
+        bad = run("-p", "x", "--json-schema", '{"type": "nonsense"}')
+        assert bad.returncode != 0 and "--json-schema: not a valid JSON Schema" in bad.stderr
+    finally:
+        run.server.stop()

@@ -29,7 +29,9 @@ def add_sdk_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--session-id", metavar="UUID", help="the new session's id (a UUID)")
     parser.add_argument("--fork-session", action="store_true",
                         help="with --resume or --continue: go on under a new session id, the old one left as it was")
-    parser.add_argument("--json-schema", metavar="SCHEMA", help=argparse.SUPPRESS)  # refused in check_sdk_flags
+    parser.add_argument("--json-schema", metavar="SCHEMA",
+                        help="a JSON Schema (inline JSON) the final answer must fit: the model gives it through the "
+                             "StructuredOutput tool; -p prints it (json/stream-json: the result's structured_output)")
     parser.add_argument("--max-thinking-tokens", type=int, metavar="N",
                         help="extended thinking with a budget of N tokens (0: off)")
     parser.add_argument("--thinking", choices=["adaptive", "enabled", "disabled"],
@@ -53,7 +55,19 @@ def check_sdk_flags(args: argparse.Namespace) -> str | None:
         if args.input_format != "stream-json" or args.output_format != "stream-json":
             return "--permission-prompt-tool stdio needs --input-format stream-json --output-format stream-json"
     if args.json_schema is not None:
-        return "--json-schema (structured output, the SDK's output_format) is not supported by mini-claude yet"
+        import json
+
+        try:
+            schema = json.loads(args.json_schema)
+        except ValueError:
+            return "--json-schema: not JSON (give the schema itself, as a JSON object)"
+        from mini_claude.errors import ConfigError
+        from mini_claude.tools.structured_output import check_schema
+
+        try:
+            args.json_schema = check_schema(schema, "--json-schema")
+        except ConfigError as exc:
+            return str(exc)
     if args.system_prompt_file is not None:
         from pathlib import Path
 

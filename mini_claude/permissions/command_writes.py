@@ -18,8 +18,8 @@ from mini_claude.permissions.rules import Rule, RuleSet, ToolCall, blanks_only
 from mini_claude.permissions.shell import normalize_ws, split_shell_command
 from mini_claude.permissions.write_places import resolve
 
-__all__ = ["FILE_COMMANDS", "Written", "bash_writes", "exact_bash_rule", "file_commands_only", "write_boundaries",
-           "write_rule"]
+__all__ = ["FILE_COMMANDS", "OUTPUT_COMMANDS", "Written", "bash_writes", "exact_bash_rule", "file_commands_only",
+           "output_commands_only", "write_boundaries", "write_rule"]
 
 # The file commands acceptEdits also lets run when all they write lies in the working folders (Claude Code's list,
 # `sed` aside: its in-place editing is a code-running risk to the rules here).
@@ -106,3 +106,20 @@ def file_commands_only(call: ToolCall, written: Written, place: Place) -> bool:
     env = place.env
     sources = (resolve_tool_path(s, env.cwd, env.home) for part in split.writes for w in part for s in w.sources)
     return all(boundary_of(s, place, write=False) is None for s in sources)
+
+
+# Commands that only print their arguments (or the working folder's name) and exit: nothing they can be given makes
+# them read a file, run code or write, so with no redirection (no write at all), nothing opaque and no code-running
+# word, the gate lets them run unasked (as Claude Code runs `echo` unasked). `printf -v NAME` only sets a variable of
+# the command's own shell.
+OUTPUT_COMMANDS = frozenset({"echo", "printf", "pwd", "true", "false"})
+
+
+def output_commands_only(call: ToolCall, written: Written) -> bool:
+    """A Bash command made only of OUTPUT_COMMANDS, writing nothing, with nothing opaque or code-running in it."""
+    if call.claude_name != "Bash" or call.command is None or written.unknown or written.paths:
+        return False
+    split = split_shell_command(call.command)
+    if split.opaque or not split.parts or any(split.risks) or any(w for part in split.writes for w in part):
+        return False
+    return all(part.split(" ", 1)[0] in OUTPUT_COMMANDS for part in split.parts)

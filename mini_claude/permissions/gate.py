@@ -31,6 +31,8 @@ Order (first that applies wins):
 7. a read-only built-in (Read/Glob/Grep...) -> allow (MCP and resource tools ask even when read-only); TaskStop
                                                counts as one (in plan mode too): it ends only this session's own
                                                background tasks, by id
+7b. a Bash command only of echo, printf,   -> allow (as Claude Code runs `echo` unasked): no redirection or other
+   pwd, true, false                           write, nothing opaque (no substitution), no code-running word
 8. acceptEdits and an Edit/Write/NotebookEdit -> allow; also a Bash command made only of the file commands
    (`mkdir`, `touch`, `rm`, `rmdir`, `mv`, `cp`) whose every write lies in the working folders and whose sources
    need no consent to read (as Claude Code's acceptEdits does)
@@ -77,7 +79,7 @@ from mini_claude.permissions.answers import AskFn, Decision
 from mini_claude.permissions.asking import PLAN_ACCEPT_EDITS, Asking
 from mini_claude.permissions.bash_guard import bypass_refusal
 from mini_claude.permissions.calls import WEB_FETCH, path_key
-from mini_claude.permissions.command_writes import Written, file_commands_only
+from mini_claude.permissions.command_writes import Written, file_commands_only, output_commands_only
 from mini_claude.permissions.consent import _EDIT_TOOLS, _allowed_by, _call_of
 from mini_claude.permissions.modes import PermissionMode
 from mini_claude.permissions.rules import RuleSet, ToolCall
@@ -206,6 +208,8 @@ class PermissionGate(Asking):
         if read_only:
             return Decision(True, "read-only tool in plan mode" if self.mode is PermissionMode.PLAN
                             else "read-only tool")
+        if output_commands_only(call, written):  # 7b. echo / printf / pwd: prints, nothing more
+            return Decision(True, "only prints (echo, printf, pwd)")
 
         if self.mode is PermissionMode.ACCEPT_EDITS and call.claude_name in _EDIT_TOOLS:
             return Decision(True, "acceptEdits mode")

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mini_claude.api.client import Client
+from mini_claude.api.exchange import query
 from mini_claude.api.hooks import HookContext, HookMatcher
 from mini_claude.api.options import AgentDefinition, Options
 from mini_claude.api.types import (
@@ -33,14 +35,12 @@ from mini_claude.api.types import (
 )
 
 if TYPE_CHECKING:
-    from mini_claude.api.client import Client
     from mini_claude.api.permissions import (
         PermissionResultAllow,
         PermissionResultDeny,
         PermissionUpdate,
         ToolPermissionContext,
     )
-    from mini_claude.api.query import query
     from mini_claude.api.tools import SdkMcpTool, ToolCallContext, create_sdk_mcp_server, function_tool, tool
 
 __all__ = [
@@ -73,7 +73,6 @@ __all__ = [
 ]
 
 _LAZY = {
-    "Client": "mini_claude.api.client", "query": "mini_claude.api.query",
     "PermissionResultAllow": "mini_claude.api.permissions", "PermissionResultDeny": "mini_claude.api.permissions",
     "PermissionUpdate": "mini_claude.api.permissions", "ToolPermissionContext": "mini_claude.api.permissions",
     **{name: "mini_claude.api.tools" for name in ("SdkMcpTool", "ToolCallContext", "create_sdk_mcp_server",

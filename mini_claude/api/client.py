@@ -38,7 +38,7 @@ __all__ = ["Client"]
 
 log = logging.getLogger("mini_claude.api")
 _END = object()  # the message queue's end: the client disconnected
-INPUT_ENDED = object()  # a streaming input was read to its end (api/query.py waits for its last result)
+INPUT_ENDED = object()  # a streaming input was read to its end (api/exchange.py waits for its last result)
 Turn = str | list[dict[str, Any]]
 
 
@@ -116,7 +116,7 @@ class Client:
                 yield message
 
     async def receive_with_markers(self) -> AsyncIterator[Any]:
-        """`receive_messages`, with INPUT_ENDED where a streaming input ended (for api/query.py)."""
+        """`receive_messages`, with INPUT_ENDED where a streaming input ended (for api/exchange.py)."""
         while True:
             message = await self._messages.get()
             if message is _END:

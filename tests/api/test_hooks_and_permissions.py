@@ -88,25 +88,25 @@ async def test_can_use_tool_changes_the_input_and_remembers_a_rule(world: ApiWor
 
     async def can_use_tool(name, tool_input, context):
         asked.append({"input": tool_input, "suggestions": context.suggestions})
-        rule = PermissionUpdate("addRules", rules=[{"toolName": "Bash", "ruleContent": "echo safe"}], behavior="allow")
-        return PermissionResultAllow(updated_input={"command": "echo safe"}, updated_permissions=[rule])
+        rule = PermissionUpdate("addRules", rules=[{"toolName": "Bash", "ruleContent": "ls -a"}], behavior="allow")
+        return PermissionResultAllow(updated_input={"command": "ls -a"}, updated_permissions=[rule])
 
-    mock = mock_model([call("Bash", command="echo risky"), call("Bash", command="echo safe"),
-                       text("{{last_tool_result}}")])
-    messages = await _all("echo", world.options(mock.url, can_use_tool=can_use_tool))
+    (world.project / "shown.txt").write_text("x\n")
+    mock = mock_model([call("Bash", command="ls /"), call("Bash", command="ls -a"), text("{{last_tool_result}}")])
+    messages = await _all("list", world.options(mock.url, can_use_tool=can_use_tool))
     assert len(asked) == 1  # the remembered rule allowed the second call
-    assert asked[0]["input"] == {"command": "echo risky"} and asked[0]["suggestions"]
+    assert asked[0]["input"] == {"command": "ls /"} and asked[0]["suggestions"]
     first, second = _results(messages)
-    assert "safe" in json.dumps(first.content) and "risky" not in json.dumps(first.content)
-    assert "safe" in json.dumps(second.content)
+    assert "shown.txt" in json.dumps(first.content) and "etc" not in json.dumps(first.content)  # ran `ls -a`
+    assert "shown.txt" in json.dumps(second.content)
 
 
 async def test_a_denial_with_interrupt_ends_the_turn(world: ApiWorld, mock_model) -> None:
     async def can_use_tool(name, tool_input, context):
         return PermissionResultDeny(message="stop right there", interrupt=True)
 
-    mock = mock_model([call("Bash", command="echo one"), text("never reached")])
-    messages = await _all("echo", world.options(mock.url, can_use_tool=can_use_tool))
+    mock = mock_model([call("Bash", command="ls"), text("never reached")])
+    messages = await _all("list", world.options(mock.url, can_use_tool=can_use_tool))
     (block,) = _results(messages)
     assert block.is_error and "stop right there" in json.dumps(block.content)
     result = messages[-1]
@@ -118,8 +118,8 @@ async def test_a_callback_that_raises_denies_and_says_why(world: ApiWorld, mock_
     async def can_use_tool(name, tool_input, context):
         raise RuntimeError("callback bug")
 
-    mock = mock_model([call("Bash", command="echo one"), text("{{last_tool_result}}")])
-    messages = await _all("echo", world.options(mock.url, can_use_tool=can_use_tool))
+    mock = mock_model([call("Bash", command="ls"), text("{{last_tool_result}}")])
+    messages = await _all("list", world.options(mock.url, can_use_tool=can_use_tool))
     (block,) = _results(messages)
     assert block.is_error and "callback bug" in json.dumps(block.content)
 

@@ -71,7 +71,8 @@ async def test_an_isolated_session_reads_no_project_files(world: ApiWorld, mock_
 
 
 async def test_can_use_tool_allows_one_call_and_denies_another(world: ApiWorld, mock_model) -> None:
-    mock = mock_model([call("Bash", command="echo first"), call("Bash", command="echo second"),
+    (world.project / "first.txt").write_text("1\n")
+    mock = mock_model([call("Bash", command="ls first.txt"), call("Bash", command="ls second.txt"),
                        text("done: {{last_tool_result}}")])
     asked: list[tuple[str, dict[str, object]]] = []
 
@@ -79,14 +80,14 @@ async def test_can_use_tool_allows_one_call_and_denies_another(world: ApiWorld, 
         asked.append((name, tool_input))
         if "first" in str(tool_input.get("command")):
             return PermissionResultAllow()
-        return PermissionResultDeny(message="the second echo is not wanted")
+        return PermissionResultDeny(message="the second listing is not wanted")
 
     messages = await _all("echo twice", world.options(mock.url, can_use_tool=can_use_tool))
     assert [name for name, _ in asked] == ["Bash", "Bash"]
     results = [block for m in messages if isinstance(m, UserMessage) for block in m.content
                if isinstance(block, ToolResultBlock)]
     assert "first" in json.dumps(results[0].content)
-    assert results[1].is_error and "the second echo is not wanted" in json.dumps(results[1].content)
+    assert results[1].is_error and "the second listing is not wanted" in json.dumps(results[1].content)
     final = messages[-1]
     assert isinstance(final, ResultMessage) and final.permission_denials
     assert final.permission_denials[0]["tool_name"] == "Bash"

@@ -1,7 +1,7 @@
 """The Claude Agent SDK's public names over mini-claude's Python API: a program written for `claude_agent_sdk` runs
 in-process on mini-claude by changing its import to `mini_claude.compat.claude_agent_sdk`.
 
-    query, ClaudeSDKClient, ClaudeAgentOptions          the entry points (api/query.py, api/client.py, options.py)
+    query, ClaudeSDKClient, ClaudeAgentOptions          the entry points (api/exchange.py, api/client.py, options.py)
     tool, create_sdk_mcp_server, SdkMcpTool             in-process MCP servers (api/tools.py)
     HookMatcher, HookContext, PermissionResultAllow/Deny, ToolPermissionContext, PermissionUpdate
     the messages and content blocks                      (api/types.py: the same classes)
@@ -18,6 +18,7 @@ from typing import Any
 
 from mini_claude import __version__
 from mini_claude.api.client import Client
+from mini_claude.api.exchange import query as _query
 from mini_claude.api.options import AgentDefinition
 from mini_claude.api.permissions import (
     CanUseTool,
@@ -27,7 +28,6 @@ from mini_claude.api.permissions import (
     PermissionUpdate,
     ToolPermissionContext,
 )
-from mini_claude.api.query import query as _query
 from mini_claude.api.types import (
     AssistantMessage,
     ContentBlock,

@@ -107,6 +107,10 @@ class ParsedScript:
     why_blind: str = ""
     misparsed: bool = False  # the tree does not match what bash will do (parse error, reserved word as a name)
     unknown_write: str = ""  # why a redirection writes a file the walk cannot name (`> "$f"`), if one does
+    # descriptors a redirection opened on a file (`5<f`: `>/dev/fd/5` would reopen f for writing), and writes through
+    # a descriptor's name (/dev/stdout, /dev/stderr, /dev/fd/N): the two together write a file unseen
+    fd_opened: bool = False
+    fd_written: bool = False
     expanded_bodies: list[str] = field(default_factory=list, repr=False)  # unquoted heredoc bodies with code
     _assigned: dict[str, list[Node | str]] | None = field(default=None, repr=False)
     _fragments: list[str] | None = field(default=None, repr=False)

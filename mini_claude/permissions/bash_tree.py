@@ -248,6 +248,12 @@ class _Walk:
         target = self.s.static(dests[0]) if dests else None
         if target is not None and target.startswith(("/dev/tcp/", "/dev/udp/")):
             self.s.opaque("a network redirection")
+        if target is None and dests and any(o in ("<", "<>") for o in ops):
+            # `4<$T` (or `4</dev/tcp/${h}/80`) may open a socket or any file the gate cannot name
+            self.s.opaque("an input redirection from a path the gate cannot know")
+        if any(o in ("<", "<>") for o in ops) and not (target is not None and is_device(target)):
+            self.s.fd_opened = True
+            self._descriptor_file()
         op = next((o for o in ops if o in _WRITE_OPS or o in _DUP_OPS), "")
         if op in _DUP_OPS and target is not None and re.fullmatch(r"\d+-?|-", target):
             return  # a descriptor duplicated or closed: no file
@@ -259,8 +265,18 @@ class _Walk:
                 self.s.opaque(self.s.unknown_write)
             elif not is_device(path):
                 self.redirect_writes.append((*_redirect_scope(node), path, op))
+            elif path not in ("/dev/null", "/dev/tty"):  # a descriptor's name: whatever file that descriptor holds
+                self.s.fd_written = True
+                self._descriptor_file()
         elif op:
             self.s.opaque("output redirection to a file")
+
+    def _descriptor_file(self) -> None:
+        """A file opened on a descriptor (`5<f`) and a write through a descriptor's name (`>/dev/fd/5`) in one
+        command line, in either order: Linux reopens that file for writing, a write the gate cannot name."""
+        if self.s.fd_written and self.s.fd_opened:
+            self.s.unknown_write = self.s.unknown_write or "a write through a descriptor that may hold a file"
+            self.s.opaque(self.s.unknown_write)
 
     def _statement_assignment(self, node: Node) -> bool:
         parent = node.parent

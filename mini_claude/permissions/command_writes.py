@@ -7,6 +7,7 @@ file commands writing inside the working folders (`file_commands_only`).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,18 +109,26 @@ def file_commands_only(call: ToolCall, written: Written, place: Place) -> bool:
     return all(boundary_of(s, place, write=False) is None for s in sources)
 
 
-# Commands that only print their arguments (or the working folder's name) and exit: nothing they can be given makes
-# them read a file, run code or write, so with no redirection (no write at all), nothing opaque and no code-running
-# word, the gate lets them run unasked (as Claude Code runs `echo` unasked). `printf -v NAME` only sets a variable of
-# the command's own shell.
-OUTPUT_COMMANDS = frozenset({"echo", "printf", "pwd", "true", "false"})
+# Commands that only print their arguments and exit, with arguments that are nothing but literal text: plain words of
+# letters, digits and `_.,:/@%+=-`, or quoted text with no `$`, backquote, backslash or inner quote — no redirection,
+# expansion, glob, brace, tilde, variable or option that could make bash do more (`printf -v` into an integer variable
+# runs code; `5<f >/dev/fd/5` writes f; `echo ~/.ssh/*` lists a secret folder). Joined by `;`, `&&` or `||`.
+OUTPUT_COMMANDS = frozenset({"echo", "pwd", "true", "false"})
+_LITERAL_WORD = r"""(?:[A-Za-z0-9_.,:/@%+=][A-Za-z0-9_.,:/@%+=-]*|'[^'\\]*'|"[^"$`\\!]*")"""
+_PRINTING_PART = rf"(?:{'|'.join(sorted(OUTPUT_COMMANDS))})(?: +{_LITERAL_WORD})*"
+_PRINTING_RE = re.compile(rf"\s*{_PRINTING_PART}(?:\s*(?:;|&&|\|\|)\s*{_PRINTING_PART})*\s*;?\s*")
 
 
 def output_commands_only(call: ToolCall, written: Written) -> bool:
-    """A Bash command made only of OUTPUT_COMMANDS, writing nothing, with nothing opaque or code-running in it."""
+    """A Bash command made only of OUTPUT_COMMANDS with literal arguments (see above), writing nothing."""
     if call.claude_name != "Bash" or call.command is None or written.unknown or written.paths:
         return False
-    split = split_shell_command(call.command)
+    if len(call.command) > MAX_PRINTING_CHARS or not _PRINTING_RE.fullmatch(call.command):
+        return False
+    split = split_shell_command(call.command)  # the real parse must agree: nothing opaque, only those commands
     if split.opaque or not split.parts or any(split.risks) or any(w for part in split.writes for w in part):
         return False
     return all(part.split(" ", 1)[0] in OUTPUT_COMMANDS for part in split.parts)
+
+
+MAX_PRINTING_CHARS = 4000

@@ -221,7 +221,7 @@ async def test_a_repository_settings_symlink_is_never_written_through(work: Path
     with pytest.raises(ConfigError, match="is a symbolic link"):
         remove_permission(gate, rule="Bash", scope="local", home=home)
     assert read(user) == {"theme": "dark"}
-    assert not await runs(gate, "echo hi")
+    assert not await runs(gate, "ls")
 
 
 async def test_remove_without_a_scope_finds_the_users_rule_past_a_linked_repository_folder(work: Path,

@@ -38,7 +38,7 @@ from mini_claude.jsonfile import read_regular_text
 from mini_claude.permissions.gate import PermissionGate
 from mini_claude.secrets import mask
 from mini_claude.tools.base import Tool, ToolContext
-from mini_claude.tools.files import ReadFileTool
+from mini_claude.tools.read import ReadFileTool
 
 __all__ = ["CommandStopped", "CustomCommand", "Expansion", "expand", "expand_command", "load_commands"]
 

@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(argv: list[str]) -> int:
     if argv and argv[0] == "mock-model":
-        from mini_claude.models.mock_server import main as mock_main
+        from mini_claude.models.mock_cli import main as mock_main
 
         return mock_main(argv[1:])
     argv = _subcommand_first(argv)

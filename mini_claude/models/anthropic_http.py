@@ -1,9 +1,9 @@
 """The default Anthropic backend: the Messages API spoken directly over httpx, so that `-p` reaches the model
 without importing the `anthropic` SDK first (~0.5 s of pydantic models: bench/README.md, "Agent start-up").
 
-It is the SDK path (anthropic.py) minus the SDK: the same request (`build_params`), the same retry skeleton and
-backoff (`complete_with_retry`), the same errors in the same words (`_status_error` and the transport mapping in
-retry.py), streaming over server-sent events (`message_start`, `content_block_*`, `message_delta`,
+It is the SDK path (anthropic.py) minus the SDK: the same request (`build_params`, anthropic_messages.py), the
+same retry skeleton and backoff (`complete_with_retry`), the same errors in the same words (`_status_error` and the
+transport mapping in retry.py), streaming over server-sent events (`message_start`, `content_block_*`, `message_delta`,
 `message_stop`, `error`, `ping`). `MINI_CLAUDE_ANTHROPIC_SDK=1` selects the SDK path instead
 (models/factory.py); tests run both against the mock model. The key or token of each request comes from
 `AnthropicCredentials` (credentials.py: `x-api-key`, `Authorization: Bearer`, an apiKeyHelper run again after a 401).
@@ -20,7 +20,7 @@ import httpx
 
 from mini_claude import __version__
 from mini_claude.errors import ModelError
-from mini_claude.models.anthropic import (
+from mini_claude.models.anthropic_messages import (
     ModelChoice,
     StreamAssembler,
     build_params,

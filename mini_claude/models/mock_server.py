@@ -18,27 +18,23 @@ sent, while their tool loop goes on, is refused with HTTP 400 (without using a t
 blocks stream as `thinking_delta` and `signature_delta` events; a turn stopped at `max_tokens` that ends in a
 tool call streams only the first half of its input. Stdlib only, so `mini-claude mock-model` starts fast.
 
-Why this module is long: it speaks two wire formats (Anthropic Messages and OpenAI chat completions), each
-streamed and not, with errors in each one's shape; the state it keeps between requests (the prompt cache, the
-thinking it sent) is in mock_memory.py.
+Beside it: mock_memory.py (the state kept between requests: the prompt cache, the thinking sent), mock_blocks.py
+(content blocks whole and streamed), mock_requests.py (what is read from a request: the system prompt, the last
+tool result) and mock_cli.py (the `mini-claude mock-model` command).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
-import signal
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import TracebackType
 from typing import Any
 
-from mini_claude.errors import ConfigError
-from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT, loaded_text
+from mini_claude.models.base import SUMMARY_SYSTEM_PROMPT
 from mini_claude.models.mock_blocks import (
     chunks,
     number_server_blocks,
@@ -46,16 +42,21 @@ from mini_claude.models.mock_blocks import (
     stream_pieces,
 )
 from mini_claude.models.mock_memory import PromptCache, ThinkingLedger
+from mini_claude.models.mock_requests import (
+    clip,
+    last_tool_result_chat,
+    last_tool_result_messages,
+    system_text,
+)
 from mini_claude.models.scenario import (
     Scenario,
     ScenarioError,
     ScenarioTurn,
     ToolResultSeen,
-    load_scenario,
     render_content,
 )
 
-__all__ = ["MockModelServer", "main"]
+__all__ = ["HOST", "MockModelServer"]
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +165,7 @@ class MockModelServer:
             turn = self.scenario.turns[self._next_turn]
             expected = turn.expect_tool_result_contains
             if expected is not None and (seen is None or expected not in seen.text):
-                got = "no tool_result in the request" if seen is None else f"got {_clip(seen.text)!r}"
+                got = "no tool_result in the request" if seen is None else f"got {clip(seen.text)!r}"
                 return number, None, (f"mock-model: turn {number} expected the last tool_result to contain "
                                       f"{expected!r}, {got}")
             self._next_turn += 1
@@ -235,7 +236,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(chat, 400, "invalid_request_error",
                              f"prompt is too long: {input_tokens} tokens > {limit} maximum")
             return
-        if not chat and _system_text(body) == SUMMARY_SYSTEM_PROMPT:
+        if not chat and system_text(body) == SUMMARY_SYSTEM_PROMPT:
             summary = f"Summary of {len(body.get('messages') or [])} earlier messages (mock model)."
             turn = ScenarioTurn(content=({"type": "text", "text": summary},))
             self._answer_messages(0, turn, [{"type": "text", "text": summary}], body, input_tokens)
@@ -244,7 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
         if problem is not None:
             self._send_error(chat, 400, "invalid_request_error", problem)
             return
-        seen = _last_tool_result_chat(body) if chat else _last_tool_result_messages(body)
+        seen = last_tool_result_chat(body) if chat else last_tool_result_messages(body)
         number, turn, problem = self.mock._take_turn(seen)
         if problem is not None or turn is None:
             self._send_error(chat, 500, "api_error", problem or "mock-model: no turn",
@@ -392,96 +393,3 @@ def _anthropic_error(kind: str, message: str) -> dict[str, Any]:
 
 def _chat_error(kind: str, message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
-
-
-def _system_text(body: dict[str, Any]) -> str:
-    """The request's system prompt as one string (it may come as text blocks)."""
-    system = body.get("system")
-    if isinstance(system, list):
-        return "".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
-    return system if isinstance(system, str) else ""
-
-
-def _clip(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _blocks_text(content: Any) -> str:
-    """Text of a tool result's content: a string, or a list of blocks / parts with `text`."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) if b.get("type") == "text" else loaded_text(b)
-                         for b in content if isinstance(b, dict) and b.get("type") in ("text", "tool_reference"))
-    return ""
-
-
-def _last_tool_result_messages(body: dict[str, Any]) -> ToolResultSeen | None:
-    messages = body.get("messages")
-    for message in reversed(messages if isinstance(messages, list) else []):
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            continue
-        for block in reversed(content):
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                return ToolResultSeen(_blocks_text(block.get("content")), bool(block.get("is_error")))
-    return None
-
-
-def _last_tool_result_chat(body: dict[str, Any]) -> ToolResultSeen | None:
-    messages = body.get("messages")
-    for message in reversed(messages if isinstance(messages, list) else []):
-        if isinstance(message, dict) and message.get("role") == "tool":
-            text = _blocks_text(message.get("content"))
-            # OpenAICompatModel marks failed tool results with this prefix (the wire format has no flag)
-            return ToolResultSeen(text, text.startswith("Error: "))
-    return None
-
-
-# ---- CLI ----------------------------------------------------------------------------------------------------
-
-
-def main(argv: list[str]) -> int:
-    """`mini-claude mock-model --scenario FILE [--port N] [--log FILE]`: serve until SIGINT/SIGTERM."""
-    parser = argparse.ArgumentParser(prog="mini-claude mock-model",
-                                     description="Serve a scripted model on 127.0.0.1 (Anthropic Messages and "
-                                                 "OpenAI chat completions), for offline runs and tests.")
-    parser.add_argument("--scenario", required=True, type=Path, help="scenario JSON file ({\"turns\": [...]})")
-    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: any free port)")
-    parser.add_argument("--log", type=Path, default=None, help="append each request as one JSON line here")
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
-    try:
-        scenario = load_scenario(args.scenario)
-    except ConfigError as exc:
-        sys.stderr.write(f"mock-model: {exc}\n")
-        return 2
-    if args.log is not None:
-        try:
-            args.log.open("a", encoding="utf-8").close()
-        except OSError as exc:
-            sys.stderr.write(f"mock-model: {args.log}: cannot write the log: {exc.strerror or exc}\n")
-            return 2
-    server = MockModelServer(scenario, port=args.port, log_path=args.log)
-    try:
-        url = server.start()
-    except OSError as exc:
-        sys.stderr.write(f"mock-model: cannot listen on {HOST}:{args.port}: {exc.strerror or exc}\n")
-        return 1
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        print(f"mock-model listening on {url}", flush=True)
-        while not stop.wait(0.2):
-            pass
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        server.stop()
-    return 0

@@ -5,10 +5,11 @@ from __future__ import annotations
 from mini_claude.tools.agent_tool import AgentTool, SubagentRunner
 from mini_claude.tools.base import Tool
 from mini_claude.tools.exit_plan_mode import ExitPlanModeTool
-from mini_claude.tools.files import EditFileTool, ReadFileTool, WriteFileTool
+from mini_claude.tools.files import EditFileTool, WriteFileTool
 from mini_claude.tools.glob import GlobTool
 from mini_claude.tools.grep import GrepTool
 from mini_claude.tools.notebook import NotebookEditTool
+from mini_claude.tools.read import ReadFileTool
 from mini_claude.tools.shell import BashTool
 from mini_claude.tools.task_tools import TaskOutputTool, TaskStopTool
 from mini_claude.tools.todo import TodoWriteTool

@@ -1,6 +1,7 @@
-"""The file tools, with Claude Code's names and input keys: `Read`, `Write` and `Edit` (`file_path`, …).
+"""The file-changing tools, with Claude Code's names and input keys: `Write` and `Edit` (`file_path`, …), and the
+pieces every file tool shares (the path argument, a file's recorded state, the read-before-change rule).
 
-`Read` records what it saw of a file (`ToolContext.read_files`: mtime and size). `Write` (over an
+`Read` (read.py) records what it saw of a file (`ToolContext.read_files`: mtime and size). `Write` (over an
 existing file) and `Edit` refuse to touch a file that was not read in this session or that changed on disk
 since, so the model never overwrites work it has not seen. Both record the new state after writing.
 
@@ -12,47 +13,29 @@ text and keeps everything else (line endings, invalid UTF-8, a BOM) as it was.
 from __future__ import annotations
 
 import asyncio
-import base64
 import difflib
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mini_claude.tools.base import FileState, ToolContext, ToolResult
-from mini_claude.tools.notebook import MAX_NOTEBOOK_BYTES, notebook_view
 
 __all__ = [
-    "DEFAULT_READ_LIMIT_LINES",
     "FILE_PATH_KEY",
-    "MAX_IMAGE_BYTES",
-    "MAX_LINE_CHARS",
-    "MAX_READ_OUTPUT_CHARS",
     "EditFileTool",
-    "ReadFileTool",
     "WriteFileTool",
+    "os_reason",
+    "path_arg",
+    "state_of",
 ]
 
 # The one input key the file tools read their path from (Claude Code's).
 FILE_PATH_KEY = "file_path"
-DEFAULT_READ_LIMIT_LINES = 2000
-MAX_LINE_CHARS = 2000
-# Read stops adding lines once its output reaches this size (the note says where it stopped).
-MAX_READ_OUTPUT_CHARS = 100_000
-MAX_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_DIFF_CHARS = 4000
 DIFF_CONTEXT_LINES = 3
-_SNIFF_BYTES = 8192
-_COUNT_CHUNK_BYTES = 1024 * 1024
 
-_IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
 _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
@@ -60,7 +43,7 @@ _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 # Shared helpers
 
 
-def _path_arg(args: dict[str, Any], ctx: ToolContext) -> Path | str:
+def path_arg(args: dict[str, Any], ctx: ToolContext) -> Path | str:
     """The resolved, normalised path of `args["file_path"]`, or an error message."""
     raw = args.get(FILE_PATH_KEY)
     if not isinstance(raw, str) or not raw.strip():
@@ -68,16 +51,7 @@ def _path_arg(args: dict[str, Any], ctx: ToolContext) -> Path | str:
     return Path(os.path.abspath(ctx.resolve(raw)))
 
 
-def _int_arg(args: dict[str, Any], key: str, default: int) -> int | str:
-    value = args.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-        return f"{key} must be an integer"
-    return int(value)
-
-
-def _state_of(st: os.stat_result) -> FileState:
+def state_of(st: os.stat_result) -> FileState:
     return FileState(mtime_ns=st.st_mtime_ns, size=st.st_size)
 
 
@@ -85,17 +59,8 @@ def _changed(state: FileState, st: os.stat_result) -> bool:
     return state.mtime_ns != st.st_mtime_ns or state.size != st.st_size
 
 
-def _os_reason(exc: OSError) -> str:
+def os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
-
-
-def _image_type(head: bytes) -> str | None:
-    for magic, mime in _IMAGE_MAGIC:
-        if head.startswith(magic):
-            return mime
-    if len(head) >= 12 and head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return None
 
 
 def _check_fresh(path: Path, ctx: ToolContext, st: os.stat_result, verb: str) -> str | None:
@@ -109,171 +74,6 @@ def _check_fresh(path: Path, ctx: ToolContext, st: os.stat_result, verb: str) ->
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Read
-
-
-@dataclass
-class _ReadOutcome:
-    result: ToolResult
-    state: FileState | None = None
-
-
-def _display_line(raw: bytes, lineno: int) -> str:
-    if raw.endswith(b"\n"):
-        raw = raw[:-1]
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
-    line = raw.decode("utf-8", "replace")
-    if lineno == 1:
-        line = line.removeprefix("\ufeff")
-    if len(line) > MAX_LINE_CHARS:
-        line = f"{line[:MAX_LINE_CHARS]} … [line truncated: {len(line)} characters]"
-    return line
-
-
-def _read_sync(path: Path, offset: int, limit: int) -> _ReadOutcome:
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return _ReadOutcome(ToolResult.error(f"{path} does not exist"))
-    except OSError as exc:
-        return _ReadOutcome(ToolResult.error(f"cannot read {path}: {_os_reason(exc)}"))
-    if stat.S_ISDIR(st.st_mode):
-        return _ReadOutcome(
-            ToolResult.error(f"{path} is a directory, not a file; use Glob (e.g. pattern '*' with this path) to list it")
-        )
-    if not stat.S_ISREG(st.st_mode):
-        # Opening a FIFO or a device could block forever or never end.
-        return _ReadOutcome(ToolResult.error(f"{path} is not a regular file"))
-    try:
-        with open(path, "rb") as f:
-            # The state is taken before reading: if the file changes while we read, a later edit is refused.
-            state = _state_of(os.fstat(f.fileno()))
-            head = f.read(_SNIFF_BYTES)
-            mime = _image_type(head)
-            if mime is not None:
-                if state.size > MAX_IMAGE_BYTES:
-                    return _ReadOutcome(ToolResult.error(
-                        f"{path} is a {mime} image of {state.size} bytes; images over {MAX_IMAGE_BYTES} bytes "
-                        "cannot be read"
-                    ))
-                data = head + f.read()
-                blocks = [
-                    {"type": "text", "text": f"Image {path} ({mime}, {len(data)} bytes)"},
-                    {
-                        "type": "image",
-                        "source": {"type": "base64", "media_type": mime, "data": base64.b64encode(data).decode()},
-                    },
-                ]
-                return _ReadOutcome(ToolResult(blocks), state)
-            if b"\0" in head:
-                return _ReadOutcome(ToolResult.error(
-                    f"{path} is a binary file ({state.size} bytes); Read shows only text files and PNG, JPEG, "
-                    "GIF or WEBP images (use Bash, e.g. `file` or `xxd | head`, to inspect it)"
-                ))
-            if not head:
-                return _ReadOutcome(ToolResult.text(f"(file {path} is empty: 0 bytes)"), state)
-            if path.suffix.lower() == ".ipynb" and state.size <= MAX_NOTEBOOK_BYTES:
-                cells = notebook_view(head + f.read(), path)  # its cells, ids and outputs (notebook.py)
-                if cells is not None:
-                    return _ReadOutcome(cells, state)
-            f.seek(0)
-            return _ReadOutcome(_number_lines(f, path, offset, limit), state)
-    except OSError as exc:
-        return _ReadOutcome(ToolResult.error(f"cannot read {path}: {_os_reason(exc)}"))
-
-
-def _number_lines(f: Any, path: Path, offset: int, limit: int) -> ToolResult:
-    last_wanted = offset + limit - 1
-    out: list[str] = []
-    chars = 0
-    capped = False
-    shown_last = 0
-    lineno = 0
-    for raw in f:
-        lineno += 1
-        if lineno < offset:
-            continue
-        if not capped:
-            entry = f"{lineno:>6}\t{_display_line(raw, lineno)}"
-            if out and chars + len(entry) + 1 > MAX_READ_OUTPUT_CHARS:
-                capped = True
-            else:
-                out.append(entry)
-                chars += len(entry) + 1
-                shown_last = lineno
-        if lineno >= last_wanted or capped:
-            break
-    total = lineno
-    if lineno >= last_wanted or capped:
-        # Count the rest without decoding it.
-        rest_newlines = 0
-        last_byte = b"\n"
-        while chunk := f.read(_COUNT_CHUNK_BYTES):
-            rest_newlines += chunk.count(b"\n")
-            last_byte = chunk[-1:]
-        total += rest_newlines + (0 if last_byte == b"\n" else 1)
-    if offset > total:
-        return ToolResult.error(f"offset {offset} is past the end of {path} (it has {total} lines)")
-    text = "\n".join(out)
-    if offset > 1 or shown_last < total:
-        cap_note = f"; output capped at {MAX_READ_OUTPUT_CHARS} characters" if capped else ""
-        text += (
-            f"\n\n(file has {total} lines; showing {offset}-{shown_last}{cap_note}; use offset/limit to read more)"
-        )
-    return ToolResult.text(text)
-
-
-class ReadFileTool:
-    """Shows a text file with line numbers, or an image as an image block."""
-
-    name = "Read"
-    description = (
-        "Read a file from the local filesystem. Text is returned with line numbers in the style of `cat -n` "
-        "(line number, a tab, then the line); the numbers are not part of the file. By default up to "
-        f"{DEFAULT_READ_LIMIT_LINES} lines from the start are shown; use offset (1-based first line) and limit (number "
-        f"of lines) to read other parts of long files. Lines longer than {MAX_LINE_CHARS} characters are truncated "
-        f"and the output stops at about {MAX_READ_OUTPUT_CHARS} characters; a note then says which lines were shown. "
-        f"PNG, JPEG, GIF and WEBP images (up to {MAX_IMAGE_BYTES // (1024 * 1024)} MB) are returned as images. Other "
-        "binary files and directories are refused (use Glob to list a directory). A file must be read before it "
-        "can be edited with Edit or overwritten with Write."
-    )
-    read_only = True
-
-    def __init__(self) -> None:
-        self.input_schema: dict[str, Any] = {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                FILE_PATH_KEY: {"type": "string", "description": "The file to read (absolute, or relative to "
-                                 "the working directory)."},
-                "offset": {"type": "integer", "minimum": 1, "description": "The 1-based line number to start at "
-                           "(default 1)."},
-                "limit": {"type": "integer", "minimum": 1, "description": "How many lines to show (default "
-                          f"{DEFAULT_READ_LIMIT_LINES})."},
-            },
-            "required": [FILE_PATH_KEY],
-        }
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = _path_arg(args, ctx)
-        if isinstance(path, str):
-            return ToolResult.error(path)
-        offset = _int_arg(args, "offset", 1)
-        if isinstance(offset, str):
-            return ToolResult.error(offset)
-        limit = _int_arg(args, "limit", DEFAULT_READ_LIMIT_LINES)
-        if isinstance(limit, str):
-            return ToolResult.error(limit)
-        if limit < 1:
-            return ToolResult.error("limit must be at least 1")
-        outcome = await asyncio.to_thread(_read_sync, path, max(offset, 1), limit)
-        if outcome.state is not None and not outcome.result.is_error:
-            ctx.read_files[path] = outcome.state
-        return outcome.result
-
-
-# --------------------------------------------------------------------------------------------------------------
 # Write
 
 
@@ -283,7 +83,7 @@ def _write_sync(path: Path, data: bytes, ctx: ToolContext) -> ToolResult:
     except (FileNotFoundError, NotADirectoryError):
         st = None
     except OSError as exc:
-        return ToolResult.error(f"cannot write {path}: {_os_reason(exc)}")
+        return ToolResult.error(f"cannot write {path}: {os_reason(exc)}")
     if st is not None:
         if stat.S_ISDIR(st.st_mode):
             return ToolResult.error(f"{path} is a directory")
@@ -293,13 +93,13 @@ def _write_sync(path: Path, data: bytes, ctx: ToolContext) -> ToolResult:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        return ToolResult.error(f"cannot create directory {path.parent}: {_os_reason(exc)}")
+        return ToolResult.error(f"cannot create directory {path.parent}: {os_reason(exc)}")
     try:
         with open(path, "wb") as f:
             f.write(data)
-        new_state = _state_of(os.stat(path))
+        new_state = state_of(os.stat(path))
     except OSError as exc:
-        return ToolResult.error(f"cannot write {path}: {_os_reason(exc)}")
+        return ToolResult.error(f"cannot write {path}: {os_reason(exc)}")
     ctx.read_files[path] = new_state
     how = "overwrote the existing file" if st is not None else "created"
     return ToolResult.text(f"Wrote {len(data)} bytes to {path} ({how})")
@@ -329,7 +129,7 @@ class WriteFileTool:
         }
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = _path_arg(args, ctx)
+        path = path_arg(args, ctx)
         if isinstance(path, str):
             return ToolResult.error(path)
         content = args.get("content")
@@ -401,7 +201,7 @@ def _edit_sync(path: Path, old: str, new: str, replace_all: bool, ctx: ToolConte
     except IsADirectoryError:
         return ToolResult.error(f"{path} is a directory")
     except OSError as exc:
-        return ToolResult.error(f"cannot read {path}: {_os_reason(exc)}")
+        return ToolResult.error(f"cannot read {path}: {os_reason(exc)}")
 
     text = data.decode("utf-8", "surrogateescape")
     count = text.count(old)
@@ -428,9 +228,9 @@ def _edit_sync(path: Path, old: str, new: str, replace_all: bool, ctx: ToolConte
     try:
         with open(path, "wb") as f:
             f.write(new_data)
-        new_state = _state_of(os.stat(path))
+        new_state = state_of(os.stat(path))
     except OSError as exc:
-        return ToolResult.error(f"cannot write {path}: {_os_reason(exc)}")
+        return ToolResult.error(f"cannot write {path}: {os_reason(exc)}")
     ctx.read_files[path] = new_state
     replaced = count if replace_all else 1
     noun = "occurrence" if replaced == 1 else "occurrences"
@@ -467,7 +267,7 @@ class EditFileTool:
         }
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = _path_arg(args, ctx)
+        path = path_arg(args, ctx)
         if isinstance(path, str):
             return ToolResult.error(path)
         old, new = args.get("old_string"), args.get("new_string")

@@ -586,9 +586,9 @@ async def test_abandon_closes_that_requests_stream_without_a_reply() -> None:
 
 
 async def test_too_many_open_streams_close_the_oldest(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mini_claude.mcp.transports.http as http_module
+    import mini_claude.mcp.transports.http_post_streams as post_streams_module
 
-    monkeypatch.setattr(http_module, "MAX_POST_STREAMS", 2)
+    monkeypatch.setattr(post_streams_module, "MAX_POST_STREAMS", 2)
     closed: list[Any] = []
     with scripted(hanging_streams(closed)) as server:
         transport = StreamableHttpTransport(server.url, server="s")

@@ -231,7 +231,7 @@ async def test_a_failed_count_cancels_the_other() -> None:
     left running for minutes."""
     import asyncio
 
-    from mini_claude.models.anthropic import tools_cost
+    from mini_claude.models.anthropic_messages import tools_cost
 
     cancelled = asyncio.Event()
 

@@ -100,7 +100,7 @@ def test_stop_is_idempotent_and_port_is_released() -> None:
 
 def _run_cli(*args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    code = "import sys; from mini_claude.models.mock_server import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from mini_claude.models.mock_cli import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
 

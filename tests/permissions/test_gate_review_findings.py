@@ -22,7 +22,7 @@ import pytest
 
 from mini_claude.cli.questions.permission import describe_call
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
-from mini_claude.tools.files import ReadFileTool
+from mini_claude.tools.read import ReadFileTool
 from tests.integration.conftest import ROOT, Cli, answer, probe_entry, result_text, tool_results, tool_use
 
 pytestmark = pytest.mark.timeout(120)

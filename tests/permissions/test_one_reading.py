@@ -17,10 +17,11 @@ from mini_claude.paths import resolve_tool_path
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.permissions.paths import MatchEnv, expand_path
 from mini_claude.tools.base import ToolContext
-from mini_claude.tools.files import EditFileTool, ReadFileTool, WriteFileTool
+from mini_claude.tools.files import EditFileTool, WriteFileTool
 from mini_claude.tools.glob import GlobTool
 from mini_claude.tools.grep import GrepTool
 from mini_claude.tools.input_check import input_problem
+from mini_claude.tools.read import ReadFileTool
 from mini_claude.tools.shell import BashTool
 
 READ_SCHEMA = ReadFileTool().input_schema

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from mini_claude.tools.base import ToolContext
-from mini_claude.tools.files import ReadFileTool
 from mini_claude.tools.notebook import NotebookEditTool
+from mini_claude.tools.read import ReadFileTool
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -225,8 +225,8 @@ def test_native_loading_defers_only_what_a_kept_result_references() -> None:
 
 
 def test_native_is_on_for_anthropics_own_api_unless_the_environment_says() -> None:
-    from mini_claude.models.anthropic import is_live
     from mini_claude.models.anthropic_http import AnthropicHttpModel
+    from mini_claude.models.anthropic_messages import is_live
     from mini_claude.session.agent_half import _native_loading
 
     assert is_live("https://api.anthropic.com") and is_live("https://API.anthropic.com:443/")

@@ -7,13 +7,8 @@ import os
 from pathlib import Path
 
 from mini_claude.tools.base import ToolContext
-from mini_claude.tools.files import (
-    MAX_LINE_CHARS,
-    MAX_READ_OUTPUT_CHARS,
-    EditFileTool,
-    ReadFileTool,
-    WriteFileTool,
-)
+from mini_claude.tools.files import EditFileTool, WriteFileTool
+from mini_claude.tools.read import MAX_LINE_CHARS, MAX_READ_OUTPUT_CHARS, ReadFileTool
 
 PNG_1PX = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="

@@ -13,8 +13,8 @@ from mini_claude.hooks.claude_form import claude_tool_input
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.tools.base import ToolContext
 from mini_claude.tools.builtins import builtin_tools
-from mini_claude.tools.files import ReadFileTool
 from mini_claude.tools.notebook import NotebookEditTool
+from mini_claude.tools.read import ReadFileTool
 
 pytestmark = pytest.mark.timeout(30)
 

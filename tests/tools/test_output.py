@@ -6,8 +6,8 @@ from pathlib import Path
 
 from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.builtins import builtin_tools
-from mini_claude.tools.files import ReadFileTool
 from mini_claude.tools.output import cap_result
+from mini_claude.tools.read import ReadFileTool
 
 
 def test_small_result_unchanged(ctx: ToolContext) -> None:

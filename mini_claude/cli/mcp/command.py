@@ -6,7 +6,7 @@
     mcp call NAME TOOL [JSON_ARGS] [--json]   call one tool; exit 0 ok, 1 tool error, 2 unreachable, 3 usage/config
     mcp add [-s SCOPE] [-t TYPE] [-e K=V] [-H "K: V"] NAME -- CMD [ARGS…]   (http/sse: NAME URL)
     mcp add-json [-s SCOPE] NAME JSON
-    mcp remove [-s SCOPE] NAME
+    mcp remove [-s SCOPE] NAME             (these three write the config files: cli/mcp/edit.py)
     mcp login NAME [--no-browser]          OAuth login for an http/sse server (browser + loopback redirect); a
                                            project server must be approved first (asked here in a terminal)
     mcp logout NAME                        forget the server's stored OAuth tokens
@@ -204,7 +204,9 @@ def main(argv: list[str]) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     try:
         if args.command in ("add", "add-json", "remove"):
-            return _edit(args)
+            from mini_claude.cli.mcp.edit import edit_command
+
+            return edit_command(args)
         if args.command in ("login", "logout"):
             from mini_claude.cli.mcp.login import auth_command
 
@@ -262,77 +264,6 @@ def _traced(args: argparse.Namespace, run: Callable[[], Coroutine[Any, Any, int]
         return asyncio.run(run())
     with tracing(Path(path)):
         return asyncio.run(run())
-
-
-# ---- editing the config files ----------------------------------------------------------------------------------
-
-def _edit(args: argparse.Namespace) -> int:
-    from mini_claude.mcp.config_edit import add_server, remove_server
-    from mini_claude.mcp.config_entry import validate_entry
-    from mini_claude.paths import user_home
-
-    cwd, home = Path.cwd(), user_home()
-    if args.command == "remove":
-        paths = remove_server(args.name, scope=args.scope, cwd=cwd, home=home)
-        for path in paths:
-            print(f"Removed MCP server {args.name!r} from {path}")
-        return EXIT_OK
-    if args.command == "add-json":
-        try:
-            entry = json.loads(args.json)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"invalid JSON: {exc.msg} at column {exc.colno}", file="add-json") from exc
-        if not isinstance(entry, dict):
-            raise ConfigError("the server entry must be a JSON object", file="add-json")
-    else:
-        entry = _entry_from_flags(args)
-    errors = validate_entry(args.name, entry)
-    if errors:
-        for err in errors:
-            _warn(f"mini-claude mcp: {err}")
-        return EXIT_CONFIG
-    path = add_server(args.name, entry, scope=args.scope, cwd=cwd, home=home)
-    print(f"Added {entry.get('type', 'stdio')} MCP server {args.name!r} to {args.scope} config ({path})")
-    return EXIT_OK
-
-
-def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any]:
-    target = list(args.target)
-    if not target:
-        raise ConfigError("missing the server's command (stdio: NAME -- CMD ARGS…) or URL (http/sse: NAME URL)",
-                          file="mcp add")
-    entry: dict[str, Any] = {}
-    if args.transport is None:
-        args.transport = "http" if len(target) == 1 and _is_url(target[0]) else "stdio"
-        if args.transport == "http":
-            print("The target is a URL: adding it as an http (Streamable HTTP) server; -t sse for a legacy SSE one")
-    if args.transport == "stdio":
-        entry = {"type": "stdio", "command": target[0], "args": target[1:]}
-    else:
-        if len(target) != 1:
-            raise ConfigError(f"{args.transport} servers take one URL", file="mcp add")
-        entry = {"type": args.transport, "url": target[0]}
-    if args.env:
-        env = {}
-        for item in args.env:
-            key, sep, value = item.partition("=")
-            if not sep or not key:
-                raise ConfigError(f"-e expects KEY=VALUE, got {item.split('=')[0]!r}", file="mcp add")
-            env[key] = value
-        entry["env"] = env
-    if args.header:
-        headers = {}
-        for item in args.header:
-            key, sep, value = item.partition(":")
-            if not sep or not key.strip():
-                raise ConfigError("-H expects 'Key: Value'", file="mcp add")
-            headers[key.strip()] = value.strip()
-        entry["headers"] = headers
-    return entry
-
-
-def _is_url(text: str) -> bool:
-    return text.lower().startswith(("http://", "https://"))
 
 
 # ---- connecting --------------------------------------------------------------------------------------------------

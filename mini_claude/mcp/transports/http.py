@@ -4,7 +4,9 @@ It owns the HTTP side of a connection: the session id (`Mcp-Session-Id`), the ne
 header, the per-request SSE streams, the GET stream for server-initiated messages, resuming dropped streams with
 `Last-Event-ID`, and deleting the session on close. Its helpers live beside it: `sse_events` (the event-stream
 parser), `http_streams` (reading and resuming the SSE streams), `http_errors` (what an HTTP error answer means),
-`http_sender` (header layers, redirects, auth retries); `mini_claude.net.errors` describes httpx exceptions.
+`http_sender` (header layers, redirects, auth retries), `http_inbound` (what arrives: decoded, queued, the
+protocol version learnt from `initialize`), `http_post_streams` (the POST response streams' readers:
+how many, which to stop); `mini_claude.net.errors` describes httpx exceptions.
 
 Design notes:
 
@@ -15,16 +17,14 @@ Design notes:
   not interpret anything else). `set_protocol_version()` overrides it.
 * A response stream that ends before the reply to its request is resumed with a GET carrying `Last-Event-ID`
   (SSE polling, SEP-1699), honouring `retry:`, a bounded number of times (`http_streams`). When that is
-  impossible the transport delivers `RequestFailed(request_id, StreamLostError(...))` for that request id (never a
-  JSON-RPC error), so the pending call fails at once while the session stays usable.
+  impossible that one request fails with `StreamLostError` (`http_post_streams`).
 * A server gone for good (the GET stream cannot be re-opened: connection refused) ends the transport: every
   pending request fails with a TransportError. A 404 for our session id ends it too (`HttpSessionExpiredError`).
   Only the error `send()` raises for the very POST that was refused is marked `not_processed` (the server did not
   run that request, so it may be sent again on a new session); the copy that ends the connection, and so reaches
   every other pending request, is not: those requests may well have run.
-* Each POST's SSE stream is read by its own task, until its reply. `abandon(request_id)` (the owner gave up on the
-  request: timeout, cancellation) stops that reader; at most `MAX_POST_STREAMS` are open at once (the oldest is
-  closed, failing its request, when another opens), so readers never pile up until the HTTP pool runs dry.
+* Each POST's SSE stream is read by its own task, until its reply; `abandon(request_id)` stops it, and at most
+  `http_post_streams.MAX_POST_STREAMS` are open at once.
 * Redirects are followed by hand, same origin only (see `http_sender`): our headers never go to another origin.
 * Every answer is read up to the message cap (`limits.max_message_bytes()`, 64 MB by default): a JSON body over it
   fails its request with `MessageTooLargeError` (raised from `send()`; the rest is never read), an SSE event over
@@ -46,11 +46,10 @@ from mini_claude.errors import (
     HttpSessionExpiredError,
     HttpStatusError,
     McpError,
-    StreamLostError,
     TransportError,
 )
 from mini_claude.mcp.transports import limits
-from mini_claude.mcp.transports.base import HttpAuth, RequestFailed
+from mini_claude.mcp.transports.base import HttpAuth
 from mini_claude.mcp.transports.headers_helper import HeadersHelper
 from mini_claude.mcp.transports.http_errors import (
     MAX_ERROR_BODY_BYTES,
@@ -64,10 +63,11 @@ from mini_claude.mcp.transports.http_errors import (
     session_status_error,
     status_error,
 )
+from mini_claude.mcp.transports.http_inbound import HttpInbound
+from mini_claude.mcp.transports.http_post_streams import PostStreams
 from mini_claude.mcp.transports.http_sender import HttpSender, clean_headers
-from mini_claude.mcp.transports.http_streams import StreamHooks, read_post_stream, run_get_stream
-from mini_claude.mcp.transports.inbox import Inbox
-from mini_claude.mcp.transports.sse_events import SseEvent, SseParser
+from mini_claude.mcp.transports.http_streams import StreamHooks, run_get_stream
+from mini_claude.mcp.transports.sse_events import SseParser
 from mini_claude.net.errors import http_error
 from mini_claude.net.tls import tls_context_for
 
@@ -76,7 +76,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLOSE_TIMEOUT_S",
-    "MAX_POST_STREAMS",
     "StreamableHttpTransport",
     "encode_message",
 ]
@@ -85,7 +84,6 @@ log = logging.getLogger(__name__)
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 CLOSE_TIMEOUT_S = 2.0  # close(): the DELETE of the session and closing the client, each
-MAX_POST_STREAMS = 32  # POST response streams read at once (httpx's pool holds 100 connections; leave room)
 
 _json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -126,16 +124,17 @@ class StreamableHttpTransport:
         self._sender = sender if sender is not None else HttpSender(
             server=server, headers=headers, auth=auth, headers_helper=headers_helper)
         self._client: httpx.AsyncClient | None = None
-        self._inbox = Inbox()
+        self._inbound = HttpInbound(server=server, max_message_bytes=self.max_message_bytes,
+                                    learn_version=self._learn_protocol_version)
+        self._inbox = self._inbound.inbox
         self._started = False
-        self._initialize_id: Any = None
         self._get_task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._post_streams: dict[Any, asyncio.Task[None]] = {}  # request id -> its reader, oldest first
-        self._abandoned: set[Any] = set()  # request ids whose reader was stopped on purpose: no error reply
         self._close_task: asyncio.Task[None] | None = None
-        self._hooks = StreamHooks(server=server, on_event=self._on_event, reopen=self._open_get_stream,
-                                  is_ended=self._is_ended, end=self._end, max_message_bytes=self.max_message_bytes)
+        self._hooks = StreamHooks(server=server, on_event=self._inbound.on_event, reopen=self._open_get_stream,
+                                  is_ended=self._inbound.is_ended, end=self._inbound.end,
+                                  max_message_bytes=self.max_message_bytes)
+        self._post_streams = PostStreams(self._hooks, spawn=self._spawn, deliver=self._inbound.deliver)
 
     # ---- public API --------------------------------------------------------------------------------------------
 
@@ -189,7 +188,7 @@ class StreamableHttpTransport:
         method = message.get("method")
         is_request = isinstance(method, str) and "id" in message
         if method == "initialize" and is_request:
-            self._initialize_id = message["id"]
+            self._inbound.initialize_id = message["id"]
         what = f"POST {method}" if isinstance(method, str) else "POST response"
         if method == "notifications/initialized" and self._get_task is None:
             # the GET stream must be open *before* the server sees `initialized`: some servers (server-everything)
@@ -223,7 +222,7 @@ class StreamableHttpTransport:
             kind = media_type(response)
             if kind == "text/event-stream":
                 streaming = True
-                self._open_post_stream(response, message["id"])
+                self._post_streams.open(response, message["id"])
             elif kind == "application/json":
                 try:
                     body, over = await read_bounded(response, self.max_message_bytes)
@@ -236,7 +235,7 @@ class StreamableHttpTransport:
                                                  complete=not body)
                 text = body.decode("utf-8", "replace")
                 try:
-                    self._deliver(decode_json(text))
+                    self._inbound.deliver(decode_json(text))
                 except ValueError:
                     raise TransportError(f"{what}: response body is not JSON: {one_line(text)!r}",
                                          server=self.server) from None
@@ -265,10 +264,7 @@ class StreamableHttpTransport:
     def abandon(self, request_id: Any) -> None:
         """The owner gave up on request `request_id` (timed out, cancelled): stop reading its response stream, if
         one is open (no error reply is queued for it). Unknown ids are ignored."""
-        task = self._post_streams.pop(request_id, None)
-        if task is not None and not task.done():
-            self._abandoned.add(request_id)
-            task.cancel()
+        self._post_streams.abandon(request_id)
 
     # ---- internals ---------------------------------------------------------------------------------------------
 
@@ -304,7 +300,7 @@ class StreamableHttpTransport:
             raise await self._status_error(response, what, body=text, own=True)
         log.debug("%s: %s: HTTP %d carries a JSON-RPC error; delivering it as the reply", self.server, what,
                   response.status_code)
-        self._deliver(reply)
+        self._inbound.deliver(reply)
         return True
 
     async def _status_error(self, response: httpx.Response, what: str, *, body: str | None = None,
@@ -314,7 +310,7 @@ class StreamableHttpTransport:
         error = session_status_error(await status_error(response, what, self.server, body=body), what,
                                      has_session=self.session_id is not None)
         if isinstance(error, HttpSessionExpiredError):
-            self._end(error)  # this object fails every other pending request: it must stay unmarked
+            self._inbound.end(error)  # this object fails every other pending request: it must stay unmarked
         if own and 400 <= response.status_code < 500:
             return error.for_this_request()
         return error
@@ -325,86 +321,9 @@ class StreamableHttpTransport:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    def _open_post_stream(self, response: httpx.Response, request_id: Any) -> None:
-        """Start the reader of a POST's SSE stream; close the oldest one when too many are open."""
-        while len(self._post_streams) >= MAX_POST_STREAMS:
-            oldest_id = next(iter(self._post_streams))
-            oldest = self._post_streams.pop(oldest_id)
-            log.warning("%s: more than %d response streams open; closing the oldest (request %.50r)",
-                        self.server, MAX_POST_STREAMS, oldest_id)
-            oldest.cancel()  # its reader queues a "stream lost" error for that request
-        task = self._spawn(self._read_post_stream(response, request_id), f"http-post-{request_id}")
-        self._post_streams[request_id] = task
-
-        def forget(done: asyncio.Task[None], key: Any = request_id) -> None:
-            if self._post_streams.get(key) is done:
-                del self._post_streams[key]
-            self._abandoned.discard(key)
-
-        task.add_done_callback(forget)
-
-    def _deliver(self, message: Any) -> None:
-        """Queue one decoded message for receive() (and learn the protocol version from `initialize`)."""
-        if self._inbox.error is not None:
-            return
-        if (self._initialize_id is not None and isinstance(message, dict) and "method" not in message
-                and message.get("id") == self._initialize_id):
-            result = message.get("result")
-            version = result.get("protocolVersion") if isinstance(result, dict) else None
-            if isinstance(version, str) and self.protocol_version is None:
-                self.protocol_version = version
-            self._initialize_id = None
-        self._inbox.put(message)
-
-    def _end(self, error: TransportError) -> None:
-        self._inbox.end(error)
-
-    def _is_ended(self) -> bool:
-        return self._inbox.error is not None
-
-    def _on_event(self, event: SseEvent, request_id: Any = None) -> Any:
-        """Decode one SSE event of the stream of `request_id` (None: the GET stream); returns what was delivered
-        (or None)."""
-        if event.event != "message":
-            log.debug("%s: ignoring SSE event %r", self.server, event.event)
-            return None
-        if event.oversized is not None:
-            return self._on_oversized(event, request_id)
-        try:
-            message = decode_json(event.data)
-        except ValueError:
-            self._inbox.note(event.data)
-            log.debug("%s: non-JSON SSE data: %.200s", self.server, event.data)
-            return None
-        self._deliver(message)
-        return message
-
-    def _on_oversized(self, event: SseEvent, request_id: Any) -> Any:
-        """An SSE message over the cap: fail the request it answers (on a POST stream, at worst that stream's own)."""
-        size, limit = event.oversized or 0, self.max_message_bytes
-        item: Any = limits.oversized_message(event.data, size, limit, self.server, complete=False)
-        if item is None and request_id is not None:
-            item = RequestFailed(request_id, limits.too_large_error(limit, size, self.server, complete=False))
-        if item is None:
-            log.warning("%s: dropped an SSE message over %d bytes that names no request", self.server, limit)
-            return None
-        log.warning("%s: refused an SSE message over %d bytes", self.server, limit)
-        self._deliver(item)
-        return item
-
-    async def _read_post_stream(self, response: httpx.Response, request_id: Any) -> None:
-        """Read a POST's SSE stream (see `http_streams`); when it ends without the reply, fail that one request."""
-        reason: str | None = "the server closed the response stream"
-        try:
-            reason = await read_post_stream(self._hooks, response, request_id)
-        except asyncio.CancelledError:
-            # close() (no reply is queued then: the inbox has ended), abandon(), or too many streams open
-            reason = f"the client closed the response stream (more than {MAX_POST_STREAMS} were open)"
-            raise
-        finally:
-            if reason is not None and self._inbox.error is None and request_id not in self._abandoned:
-                self._deliver(RequestFailed(request_id, StreamLostError(
-                    f"no response: {reason} before replying", server=self.server)))
+    def _learn_protocol_version(self, version: str) -> None:
+        if self.protocol_version is None:
+            self.protocol_version = version
 
     async def _open_get_stream(self, parser: SseParser) -> httpx.Response | Exception | None:
         """GET the endpoint for an SSE stream: the response, the httpx error, or None when the server has none."""
@@ -437,7 +356,7 @@ class StreamableHttpTransport:
         return None
 
     async def _close(self) -> None:
-        self._end(TransportError("connection closed by the client", server=self.server))
+        self._inbound.end(TransportError("connection closed by the client", server=self.server))
         self._inbox.clear()
         tasks = list(self._tasks)
         for task in tasks:

@@ -5,6 +5,7 @@ It owns the child's whole life: spawning it in its own process group with an exp
 bounded ring, noticing the end (EOF, exit, a grandchild holding the pipe), and a bounded shutdown that leaves no
 process and no zombie behind. `stdio_child` holds the pieces about the process rather than the stream (spawn and
 exit errors, the stderr ring, signalling the group); `StdioParams` lives there and is re-exported here.
+`stdio_process` starts the process and stops it in steps, `stdio_stdin` writes the messages (flow control).
 
 Design notes (each one is a bug seen in other clients):
 
@@ -13,28 +14,23 @@ Design notes (each one is a bug seen in other clients):
   own: since Python 3.11 `Process.wait()` only returns once every pipe is closed, so a server that exited but left
   a grandchild holding stdout would look alive forever. It also spares a second buffer and a stderr task: pipe
   data is split into lines, and stderr appended to its ring, right in the protocol callbacks.
-* A line is capped (64 MB by default, `MINI_CLAUDE_MCP_MAX_MESSAGE_BYTES`): a longer one is skipped up to its
-  newline, never stored, and the request it answers fails at once with `MessageTooLargeError` while the
-  connection goes on; one that names no request closes the connection with `MessageOverflowError` (pending calls
-  fail with it at once, the manager shows the server failed with that reason and restarts it on its next use).
+* A line over the cap (64 MB by default, `MINI_CLAUDE_MCP_MAX_MESSAGE_BYTES`; `stdio_lines`) fails only the request
+  it answers; one that names no request closes the connection with `MessageOverflowError` (pending calls fail with
+  it at once, the manager shows the server failed with that reason and restarts it on its next use).
 * Decoding happens in `receive()` (the consumer), so a slow consumer applies back-pressure: when complete but
   unread lines pass `STDOUT_PAUSE_BYTES`, reading from the pipe pauses (a partial line never pauses it).
 * Lines are decoded on the loop, big ones too. CPython's json decoder holds the GIL for a whole document, so a
   worker thread does not free the loop, it only splits the stall (measured on a 40 MB reply: ~120 ms on the
   loop, ~60 ms with a thread); a multi-MB reply costs the loop ~3 ms per MB.
-* The process group is the spawn-time pid: after the leader is reaped `os.getpgid()` would fail, but the group
-  (and anything left in it) can still be killed by that id.
+* The process group is the spawn-time pid, which stays valid after the leader is reaped (`stdio_process`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
-import json
 import logging
 import signal
-import subprocess
 from collections.abc import Callable
 from typing import Any
 
@@ -46,11 +42,10 @@ from mini_claude.mcp.transports.stdio_child import (
     exit_error,
     group_cpu_ticks,
     signal_group,
-    spawn_error,
-    spawn_turn,
-    watch_children_with_pidfds,
 )
 from mini_claude.mcp.transports.stdio_lines import NOTHING, StdoutLines
+from mini_claude.mcp.transports.stdio_process import spawn_process, stop_process
+from mini_claude.mcp.transports.stdio_stdin import StdinWriter
 
 _SET_PIPE_SIZE: int | None  # the fcntl operation that sets a pipe's buffer size (Linux only)
 try:
@@ -65,13 +60,9 @@ __all__ = ["EXIT_GRACE_S", "StdioParams", "StdioTransport"]
 log = logging.getLogger(__name__)
 
 EXIT_GRACE_S = 0.5  # after the child exited (or stdout closed): how long the pipes may stay open (grandchildren)
-KILL_WAIT_S = 2.0  # after SIGKILL: how long to wait for the exit to be reported before giving up
 STDOUT_PAUSE_BYTES = 16 * 1024 * 1024  # complete, unread stdout lines buffered before we stop reading the pipe
 STDOUT_RESUME_BYTES = 4 * 1024 * 1024
 STDOUT_PIPE_BYTES = 1024 * 1024  # kernel pipe buffer we ask for (Linux): 4x fewer wake-ups for big replies
-
-_json_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-_json_encode_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
 
 class _Protocol(asyncio.SubprocessProtocol):
@@ -99,10 +90,10 @@ class _Protocol(asyncio.SubprocessProtocol):
         self._owner._on_exited()
 
     def pause_writing(self) -> None:
-        self._owner._write_paused = True
+        self._owner._stdin.pause()
 
     def resume_writing(self) -> None:
-        self._owner._on_resume_writing()
+        self._owner._stdin.resume()
 
 
 class StdioTransport:
@@ -130,7 +121,7 @@ class StdioTransport:
         self._term_grace_s = term_grace_s
         self._loop: asyncio.AbstractEventLoop | None = None
         self._proc: asyncio.SubprocessTransport | None = None
-        self._stdin: asyncio.WriteTransport | None = None
+        self._stdin = StdinWriter()  # stdin, with its flow control
         self._started = False
         # stdout framing
         limit = max_message_bytes if max_message_bytes is not None else limits.max_message_bytes()
@@ -140,13 +131,9 @@ class StdioTransport:
         self._stderr = StderrRing(stderr_limit_bytes)
         self._bytes_in = 0  # stdout and stderr bytes read so far (progress())
         self.on_stderr: Callable[[bytes], None] | None = None  # SupportsStderrSink: the server's log
-        # stdin flow control
-        self._write_paused = False
-        self._drain_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         # end of the connection
         self._stdout_eof = False
         self._stderr_eof = False
-        self._stdin_lost = False
         self._exited: asyncio.Future[None] | None = None
         self._ended: asyncio.Future[None] | None = None
         self._grace_timer: asyncio.TimerHandle | None = None
@@ -167,23 +154,11 @@ class StdioTransport:
         if not params.command:
             self._error = SpawnError("no command given (check the server's `command`)", server=self.server)
             raise self._error
-        watch_children_with_pidfds()
         try:
-            async with spawn_turn(loop):
-                proc, _ = await loop.subprocess_exec(
-                    lambda: _Protocol(self),
-                    params.command,
-                    *params.args,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    env=dict(params.env) if params.env is not None else None,
-                    cwd=params.cwd,
-                    start_new_session=True,
-                )
-        except (OSError, ValueError, TypeError) as exc:
-            self._error = spawn_error(exc, params, self.server)
-            raise self._error from exc
+            proc = await spawn_process(loop, params, lambda: _Protocol(self), self.server)
+        except SpawnError as exc:
+            self._error = exc
+            raise
         self._proc = proc
         self.pid = proc.get_pid()
         log.debug("%s: started pid %s: %s", self.server, self.pid, params.command)
@@ -192,27 +167,14 @@ class StdioTransport:
         """Write one message as one JSON line. Raises TransportError / ServerExitedError once the pipe is gone."""
         if self._error is not None:
             raise self._error.with_traceback(None)
-        if self._stdin_lost:
+        if self._stdin.lost:
             raise await self._stdin_lost_error()
-        pipe = self._stdin
-        if pipe is None:
+        if self._stdin.pipe is None:
             raise TransportError("transport not started", server=self.server)
-        try:
-            data = (_json_encode(message) + "\n").encode()
-        except UnicodeEncodeError:  # lone surrogates: escape them so the line stays valid UTF-8
-            data = (_json_encode_ascii(message) + "\n").encode()
-        pipe.write(data)
-        if self._write_paused:
-            waiter = self._loop_().create_future()
-            self._drain_waiters.append(waiter)
-            try:
-                await waiter
-            finally:
-                with contextlib.suppress(ValueError):
-                    self._drain_waiters.remove(waiter)
+        if await self._stdin.write(message, self._loop_):  # it waited for the pipe to drain
             if self._error is not None:
                 raise self._error.with_traceback(None)
-            if self._stdin_lost:
+            if self._stdin.lost:
                 raise await self._stdin_lost_error()
 
     async def receive(self) -> Any:
@@ -274,7 +236,7 @@ class StdioTransport:
         self._proc = proc
         self.pid = proc.get_pid()
         stdin = proc.get_pipe_transport(0)
-        self._stdin = stdin if isinstance(stdin, asyncio.WriteTransport) else None
+        self._stdin.pipe = stdin if isinstance(stdin, asyncio.WriteTransport) else None
         if _SET_PIPE_SIZE is not None:
             stdout = proc.get_pipe_transport(1)
             pipe = stdout.get_extra_info("pipe") if stdout is not None else None
@@ -301,9 +263,7 @@ class StdioTransport:
 
     def _on_pipe_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 0:
-            self._stdin_lost = True
-            self._write_paused = False
-            self._wake_drain_waiters()
+            self._stdin.on_lost()
         elif fd == 1:
             if not self._stdout_eof:
                 self._stdout_eof = True
@@ -330,10 +290,6 @@ class StdioTransport:
         if self._exited is not None and not self._exited.done():
             self._exited.set_result(None)
         self._update_end()
-
-    def _on_resume_writing(self) -> None:
-        self._write_paused = False
-        self._wake_drain_waiters()
 
     # ---- internals ---------------------------------------------------------------------------------------------
 
@@ -376,7 +332,7 @@ class StdioTransport:
         if exited and not (self._stdout_eof and self._stderr_eof):
             log.debug("%s: pid %s exited but its pipes stay open; killing its process group", self.server,
                       self.pid)
-            self._killpg(signal.SIGKILL)
+            signal_group(self.pid, signal.SIGKILL, self.server)
             self._close_read_pipes()
         self._end()
 
@@ -404,7 +360,7 @@ class StdioTransport:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
-        self._wake_drain_waiters()
+        self._stdin.wake()
 
     async def _stdin_lost_error(self) -> TransportError:
         """Our stdin pipe broke: almost always the server is exiting; wait briefly to report how it ended."""
@@ -414,16 +370,6 @@ class StdioTransport:
             return self._error.with_traceback(None)
         return TransportError("server closed its stdin", server=self.server)
 
-    def _wake_drain_waiters(self) -> None:
-        while self._drain_waiters:
-            waiter = self._drain_waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-
-    def _killpg(self, sig: int) -> bool:
-        """Signal the server's process group. False when nothing is left in it."""
-        return signal_group(self.pid, sig, self.server)
-
     async def _close(self) -> None:
         self._end(TransportError("connection closed by the client", server=self.server))
         self._out.clear()  # after close every receive() raises, even if replies were still buffered
@@ -431,29 +377,9 @@ class StdioTransport:
         if proc is None:
             return
         assert self._exited is not None
-        exited = self._exited
         try:
-            stdin = proc.get_pipe_transport(0)
-            if stdin is not None:
-                stdin.close()  # EOF on stdin: the polite request to exit (MCP spec, stdio shutdown)
-            if not exited.done():
-                await asyncio.wait([exited], timeout=self._close_grace_s)
-            if not exited.done():
-                log.debug("%s: pid %s ignored stdin EOF; sending SIGTERM to its group", self.server, self.pid)
-                self._killpg(signal.SIGTERM)
-                await asyncio.wait([exited], timeout=self._term_grace_s)
-            if not exited.done():
-                log.debug("%s: pid %s ignored SIGTERM; sending SIGKILL to its group", self.server, self.pid)
-                self._killpg(signal.SIGKILL)
-                await asyncio.wait([exited], timeout=KILL_WAIT_S)
-            if not exited.done():
-                log.warning("%s: pid %s did not exit after SIGKILL", self.server, self.pid)
+            await stop_process(proc, self._exited, pid=self.pid, server=self.server,
+                               close_grace_s=self._close_grace_s, term_grace_s=self._term_grace_s)
         finally:
-            # whatever stayed in the group (grandchildren) goes too, even when the leader exited by itself
-            self._killpg(signal.SIGKILL)
             if self._grace_timer is not None:
                 self._grace_timer.cancel()
-            stdin = proc.get_pipe_transport(0)
-            if isinstance(stdin, asyncio.WriteTransport) and stdin.get_write_buffer_size():
-                stdin.abort()  # drop what a server that never read its stdin left in our buffer
-            proc.close()  # closes our pipe ends; the process is reaped by asyncio's child watcher

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mini_claude.api import Options
+from mini_claude.api import Options, ToolResultBlock, UserMessage, query
 
 
 @dataclass
@@ -48,3 +48,13 @@ def text(answer: str) -> dict[str, Any]:
 
 def call(name: str, **args: Any) -> dict[str, Any]:
     return {"content": [{"type": "tool_use", "name": name, "input": args}]}
+
+
+async def collect(prompt: str, options: Options) -> list[object]:
+    """Every message of one `query`."""
+    return [message async for message in query(prompt=prompt, options=options)]
+
+
+def tool_results(messages: list[object]) -> list[ToolResultBlock]:
+    """The tool results the session sent back to the model, in order."""
+    return [b for m in messages if isinstance(m, UserMessage) for b in m.content if isinstance(b, ToolResultBlock)]

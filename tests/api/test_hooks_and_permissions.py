@@ -7,24 +7,12 @@ import json
 from mini_claude.api import (
     Client,
     HookMatcher,
-    Options,
     PermissionResultAllow,
     PermissionResultDeny,
     PermissionUpdate,
     ResultMessage,
-    ToolResultBlock,
-    UserMessage,
-    query,
 )
-from tests.api.conftest import ApiWorld, call, text
-
-
-async def _all(prompt: str, options: Options) -> list[object]:
-    return [message async for message in query(prompt=prompt, options=options)]
-
-
-def _results(messages: list[object]) -> list[ToolResultBlock]:
-    return [b for m in messages if isinstance(m, UserMessage) for b in m.content if isinstance(b, ToolResultBlock)]
+from tests.api.conftest import ApiWorld, call, collect, text, tool_results
 
 
 async def test_a_pre_tool_use_callable_denies_and_the_model_reads_why(world: ApiWorld, mock_model) -> None:
@@ -38,11 +26,11 @@ async def test_a_pre_tool_use_callable_denies_and_the_model_reads_why(world: Api
     mock = mock_model([call("Bash", command="echo hi"), text("ok: {{last_tool_result}}")])
     options = world.options(mock.url, permission_mode="bypassPermissions",
                             hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[guard])]})
-    messages = await _all("say hi", options)
+    messages = await collect("say hi", options)
     (input_data, tool_use_id), = seen
     assert input_data["hook_event_name"] == "PreToolUse" and input_data["tool_name"] == "Bash"
     assert input_data["tool_input"] == {"command": "echo hi"} and tool_use_id == "toolu_mock_1"
-    (block,) = _results(messages)
+    (block,) = tool_results(messages)
     assert block.is_error and "no shell in this project" in json.dumps(block.content)
     assert "no shell in this project" in json.dumps(mock.requests[1]["body"]["messages"][-1])
 
@@ -79,7 +67,7 @@ async def test_a_matcher_limits_a_callable_to_its_tools(world: ApiWorld, mock_mo
     mock = mock_model([call("Read", file_path=str(world.project / "a.txt")), call("Glob", pattern="*.txt"),
                        text("done")])
     options = world.options(mock.url, hooks={"PostToolUse": [HookMatcher(matcher="Glob", hooks=[note])]})
-    await _all("look", options)
+    await collect("look", options)
     assert calls == ["Glob"]
 
 
@@ -93,10 +81,10 @@ async def test_can_use_tool_changes_the_input_and_remembers_a_rule(world: ApiWor
 
     (world.project / "shown.txt").write_text("x\n")
     mock = mock_model([call("Bash", command="ls /"), call("Bash", command="ls -a"), text("{{last_tool_result}}")])
-    messages = await _all("list", world.options(mock.url, can_use_tool=can_use_tool))
+    messages = await collect("list", world.options(mock.url, can_use_tool=can_use_tool))
     assert len(asked) == 1  # the remembered rule allowed the second call
     assert asked[0]["input"] == {"command": "ls /"} and asked[0]["suggestions"]
-    first, second = _results(messages)
+    first, second = tool_results(messages)
     assert "shown.txt" in json.dumps(first.content) and "etc" not in json.dumps(first.content)  # ran `ls -a`
     assert "shown.txt" in json.dumps(second.content)
 
@@ -106,8 +94,8 @@ async def test_a_denial_with_interrupt_ends_the_turn(world: ApiWorld, mock_model
         return PermissionResultDeny(message="stop right there", interrupt=True)
 
     mock = mock_model([call("Bash", command="ls"), text("never reached")])
-    messages = await _all("list", world.options(mock.url, can_use_tool=can_use_tool))
-    (block,) = _results(messages)
+    messages = await collect("list", world.options(mock.url, can_use_tool=can_use_tool))
+    (block,) = tool_results(messages)
     assert block.is_error and "stop right there" in json.dumps(block.content)
     result = messages[-1]
     assert isinstance(result, ResultMessage) and result.terminal_reason == "aborted_tools"
@@ -119,8 +107,8 @@ async def test_a_callback_that_raises_denies_and_says_why(world: ApiWorld, mock_
         raise RuntimeError("callback bug")
 
     mock = mock_model([call("Bash", command="ls"), text("{{last_tool_result}}")])
-    messages = await _all("list", world.options(mock.url, can_use_tool=can_use_tool))
-    (block,) = _results(messages)
+    messages = await collect("list", world.options(mock.url, can_use_tool=can_use_tool))
+    (block,) = tool_results(messages)
     assert block.is_error and "callback bug" in json.dumps(block.content)
 
 
@@ -131,6 +119,6 @@ async def test_an_answer_for_another_event_refuses_the_call(world: ApiWorld, moc
     mock = mock_model([call("Bash", command="echo hi"), text("{{last_tool_result}}")])
     options = world.options(mock.url, permission_mode="bypassPermissions",
                             hooks={"PreToolUse": [HookMatcher(hooks=[confused])]})
-    messages = await _all("echo", options)
-    (block,) = _results(messages)
+    messages = await collect("echo", options)
+    (block,) = tool_results(messages)
     assert block.is_error and "answered for 'PostToolUse', not 'PreToolUse'" in json.dumps(block.content)

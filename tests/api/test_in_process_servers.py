@@ -8,18 +8,14 @@ import json
 import sys
 
 from mini_claude.api import (
-    Options,
     PermissionResultAllow,
     ResultMessage,
     SystemMessage,
-    ToolResultBlock,
-    UserMessage,
     create_sdk_mcp_server,
-    query,
     tool,
 )
 from mini_claude.mcp.host import FormAnswer, FormRequest
-from tests.api.conftest import ApiWorld, call, text
+from tests.api.conftest import ApiWorld, call, collect, text, tool_results
 
 
 @tool("add", "Add two numbers", {"a": float, "b": float})
@@ -27,12 +23,6 @@ async def add(args):
     return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
 
 
-async def _all(prompt: str, options: Options) -> list[object]:
-    return [message async for message in query(prompt=prompt, options=options)]
-
-
-def _results(messages: list[object]) -> list[ToolResultBlock]:
-    return [b for m in messages if isinstance(m, UserMessage) for b in m.content if isinstance(b, ToolResultBlock)]
 
 
 async def test_an_in_process_tool_beside_a_subprocess_server(world: ApiWorld, mock_model) -> None:
@@ -40,7 +30,7 @@ async def test_an_in_process_tool_beside_a_subprocess_server(world: ApiWorld, mo
     mock = mock_model([call("mcp__calc__add", a=2, b=3), text("sum: {{last_tool_result}}")])
     options = world.options(mock.url, mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[add]), "demo": demo},
                             allowed_tools=["mcp__calc__add"])
-    messages = await _all("add 2 and 3", options)
+    messages = await collect("add 2 and 3", options)
     init = messages[0]
     assert isinstance(init, SystemMessage)
     assert "mcp__calc__add" in init.data["tools"]
@@ -60,7 +50,7 @@ async def test_an_in_process_tool_asks_like_any_mcp_tool(world: ApiWorld, mock_m
 
     options = world.options(mock.url, mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[add])},
                             can_use_tool=can_use_tool)
-    result = (await _all("add", options))[-1]
+    result = (await collect("add", options))[-1]
     assert asked == ["mcp__calc__add"]
     assert isinstance(result, ResultMessage) and result.result == "2"
 
@@ -93,7 +83,7 @@ async def test_a_tool_reports_progress_logs_elicits_and_samples(world: ApiWorld,
     options = world.options(mock.url, mcp_servers={"poll": create_sdk_mcp_server("poll", tools=[survey])},
                             allowed_tools=["mcp__poll__survey"], on_elicitation=opinion,
                             on_progress=lambda *args: progress.append(args))
-    result = (await _all("run a survey", options))[-1]
+    result = (await collect("run a survey", options))[-1]
     assert isinstance(result, ResultMessage) and "people like tabs" in (result.result or "")
     assert seen["form"] == "Your opinion?"
     assert isinstance(seen["answer"], dict) and seen["answer"]["content"] == {"opinion": "tabs"}
@@ -111,7 +101,7 @@ async def test_a_raising_tool_is_an_error_result(world: ApiWorld, mock_model) ->
     mock = mock_model([call("mcp__bad__explode"), text("{{last_tool_result_is_error}}")])
     options = world.options(mock.url, mcp_servers={"bad": create_sdk_mcp_server("bad", tools=[explode])},
                             allowed_tools=["mcp__bad__explode"])
-    messages = await _all("explode", options)
-    (block,) = _results(messages)
+    messages = await collect("explode", options)
+    (block,) = tool_results(messages)
     assert block.is_error and "kaboom" in json.dumps(block.content)
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "true"

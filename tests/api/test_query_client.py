@@ -24,18 +24,14 @@ from mini_claude.api import (
     query,
 )
 from mini_claude.errors import ConfigError
-from tests.api.conftest import ApiWorld, call, text
-
-
-async def _all(prompt: str, options: Options) -> list[object]:
-    return [message async for message in query(prompt=prompt, options=options)]
+from tests.api.conftest import ApiWorld, call, collect, text
 
 
 async def test_query_reads_a_file_and_ends_with_its_result(world: ApiWorld, mock_model) -> None:
     (world.project / "notes.txt").write_text("the answer is 42\n")
     mock = mock_model([call("Read", file_path=str(world.project / "notes.txt")),
                        text("Found: {{last_tool_result}}")])
-    messages = await _all("read notes.txt", world.options(mock.url))
+    messages = await collect("read notes.txt", world.options(mock.url))
     init, use, result_of_tool, answer, result = messages
     assert isinstance(init, SystemMessage) and init.subtype == "init"
     assert init.data["cwd"] == str(world.project) and "Read" in init.data["tools"]
@@ -53,7 +49,7 @@ async def test_the_session_env_is_the_options_not_os_environ(world: ApiWorld, mo
     mock = mock_model([call("Bash", command="echo $ONLY_IN_OPTIONS"), text("{{last_tool_result}}")])
     assert "ONLY_IN_OPTIONS" not in os.environ
     options = world.options(mock.url, env={"ONLY_IN_OPTIONS": "from-options"}, permission_mode="bypassPermissions")
-    result = (await _all("echo", options))[-1]
+    result = (await collect("echo", options))[-1]
     assert isinstance(result, ResultMessage) and "from-options" in (result.result or "")
     assert "ONLY_IN_OPTIONS" not in os.environ
 
@@ -65,7 +61,7 @@ async def test_an_isolated_session_reads_no_project_files(world: ApiWorld, mock_
     (claude / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Read"]}}))
     (world.project / "notes.txt").write_text("readable\n")
     mock = mock_model([call("Read", file_path=str(world.project / "notes.txt")), text("{{last_tool_result}}")])
-    result = (await _all("read", world.options(mock.url)))[-1]
+    result = (await collect("read", world.options(mock.url)))[-1]
     assert isinstance(result, ResultMessage) and "readable" in (result.result or "")  # the deny rule was not read
     assert "PROJECT MEMORY MARKER" not in json.dumps(mock.requests)
 
@@ -82,7 +78,7 @@ async def test_can_use_tool_allows_one_call_and_denies_another(world: ApiWorld, 
             return PermissionResultAllow()
         return PermissionResultDeny(message="the second listing is not wanted")
 
-    messages = await _all("echo twice", world.options(mock.url, can_use_tool=can_use_tool))
+    messages = await collect("echo twice", world.options(mock.url, can_use_tool=can_use_tool))
     assert [name for name, _ in asked] == ["Bash", "Bash"]
     results = [block for m in messages if isinstance(m, UserMessage) for block in m.content
                if isinstance(block, ToolResultBlock)]
@@ -146,12 +142,12 @@ async def test_a_bad_streaming_message_is_a_clear_error(world: ApiWorld, mock_mo
 
 async def test_resume_and_fork(world: ApiWorld, mock_model) -> None:
     mock = mock_model([text("remembered: blue"), text("resumed answer"), text("forked answer")])
-    first = (await _all("my colour is blue", world.options(mock.url)))[-1]
+    first = (await collect("my colour is blue", world.options(mock.url)))[-1]
     assert isinstance(first, ResultMessage)
-    resumed = (await _all("what colour?", world.options(mock.url, resume=first.session_id)))[-1]
+    resumed = (await collect("what colour?", world.options(mock.url, resume=first.session_id)))[-1]
     assert isinstance(resumed, ResultMessage) and resumed.session_id == first.session_id
     assert "my colour is blue" in json.dumps(mock.requests[1]["body"]["messages"])
-    forked = (await _all("and now?", world.options(mock.url, resume=first.session_id, fork_session=True)))[-1]
+    forked = (await collect("and now?", world.options(mock.url, resume=first.session_id, fork_session=True)))[-1]
     assert isinstance(forked, ResultMessage) and forked.session_id != first.session_id
     sent = json.dumps(mock.requests[2]["body"]["messages"])
     assert "my colour is blue" in sent and "what colour?" in sent
@@ -160,9 +156,9 @@ async def test_resume_and_fork(world: ApiWorld, mock_model) -> None:
 async def test_options_errors_name_the_field(world: ApiWorld, mock_model) -> None:
     mock = mock_model([text("unused")])
     with pytest.raises(ConfigError, match=r"Options\.setting_sources"):
-        await _all("x", world.options(mock.url, setting_sources=["everything"]))
+        await collect("x", world.options(mock.url, setting_sources=["everything"]))
     with pytest.raises(ConfigError, match=r"Options\.cwd"):
-        await _all("x", Options(cwd=world.project / "missing"))
+        await collect("x", Options(cwd=world.project / "missing"))
     client = Client(world.options(mock.url))
     with pytest.raises(ConfigError, match="not connected"):
         await client.query("x")
@@ -172,7 +168,7 @@ async def test_sixteen_sessions_at_once_in_one_process(world: ApiWorld, mock_mod
     mocks = [mock_model([text(f"answer {n}")]) for n in range(16)]
 
     async def one(n: int) -> ResultMessage:
-        result = (await _all(f"question {n}", world.options(mocks[n].url)))[-1]
+        result = (await collect(f"question {n}", world.options(mocks[n].url)))[-1]
         assert isinstance(result, ResultMessage)
         return result
 
@@ -195,7 +191,7 @@ async def test_structured_output_is_validated_and_retried_once(world: ApiWorld, 
         text("done"),
     ])
     options = world.options(mock.url, output_format={"type": "json_schema", "schema": SCHEMA})
-    messages = await _all("which city?", options)
+    messages = await collect("which city?", options)
     result = messages[-1]
     assert isinstance(result, ResultMessage) and result.subtype == "success"
     assert result.structured_output == {"city": "Lyon", "people": 520000}
@@ -209,7 +205,7 @@ async def test_structured_output_is_validated_and_retried_once(world: ApiWorld, 
 async def test_structured_output_never_given_is_an_error_result(world: ApiWorld, mock_model) -> None:
     mock = mock_model([text("no shape"), text("still no shape")])
     options = world.options(mock.url, output_format={"type": "json_schema", "schema": SCHEMA})
-    result = (await _all("which city?", options))[-1]
+    result = (await collect("which city?", options))[-1]
     assert isinstance(result, ResultMessage) and result.is_error
     assert result.subtype == "error_max_structured_output_retries" and result.structured_output is None
 
@@ -217,7 +213,7 @@ async def test_structured_output_never_given_is_an_error_result(world: ApiWorld,
 async def test_an_invalid_schema_is_refused_at_the_start(world: ApiWorld, mock_model) -> None:
     mock = mock_model([text("unused")])
     with pytest.raises(ConfigError, match="not a valid JSON Schema"):
-        await _all("x", world.options(mock.url, output_format={"type": "json_schema",
+        await collect("x", world.options(mock.url, output_format={"type": "json_schema",
                                                                "schema": {"type": "nonsense"}}))
 
 
@@ -228,7 +224,7 @@ async def test_agents_given_in_code_are_sub_agent_types(world: ApiWorld, mock_mo
                        text("hello from the greeter"), text("child said: {{last_tool_result}}")])
     agents = {"greeter": AgentDefinition(description="Greets people", prompt="You greet people warmly.",
                                          tools=["Read"])}
-    messages = await _all("greet me", world.options(mock.url, agents=agents))
+    messages = await collect("greet me", world.options(mock.url, agents=agents))
     init, result = messages[0], messages[-1]
     assert isinstance(init, SystemMessage) and "greeter" in init.data["agents"]
     assert isinstance(result, ResultMessage) and "hello from the greeter" in (result.result or "")

@@ -10,29 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.server_state import ServerStatus
 
 if TYPE_CHECKING:
-    from mini_claude.agent.loop import Agent
-    from mini_claude.agent.memory import Memory
-    from mini_claude.mcp.manager import McpManager
-    from mini_claude.permissions import PermissionGate
+    from mini_claude.session.parts import SessionParts
 
-
-class SessionParts(Protocol):
-    """What these functions use of a session (`SessionParts`, cli/session_parts.py, moving to
-    mini_claude.session.parts): its agent, gate, MCP manager, environment and memory files."""
-
-    agent: Agent
-    gate: PermissionGate
-    manager: McpManager
-    env: dict[str, str]
-    memory: Memory | None
-
-__all__ = ["SessionParts", "context_usage", "interrupt", "mcp_status", "reconnect_server", "set_model", "set_permission_mode",
+__all__ = ["context_usage", "interrupt", "mcp_status", "reconnect_server", "set_model", "set_permission_mode",
            "toggle_server"]
 
 _STATUS = {ServerStatus.READY: "connected", ServerStatus.STARTING: "pending", ServerStatus.FAILED: "failed",

@@ -18,7 +18,7 @@ from mini_claude.cli.sdk_control.channel import ControlChannel, ControlError
 if TYPE_CHECKING:
     from mini_claude.agent.subagents import SubagentType
     from mini_claude.permissions.answers import PermissionAnswer
-    from mini_claude.session.controls import SessionParts
+    from mini_claude.session.parts import SessionParts
     from mini_claude.tools.base import Tool
 
 __all__ = ["AskContextLike", "HookCallable", "SdkHookGroup", "hook_callables", "permission_answer", "register_sdk_hooks", "sdk_agent_types", "sdk_ask"]

@@ -15,7 +15,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from mini_claude import __version__
 from mini_claude.cli.sdk_control.adapters import (
@@ -34,17 +34,9 @@ from mini_claude.session import controls
 __all__ = ["SdkControl", "TurnInterrupted"]
 
 if TYPE_CHECKING:
-    from mini_claude.agent.commands import CustomCommand
     from mini_claude.agent.loop import RunOutcome
-    from mini_claude.agent.subagents import Subagents
+    from mini_claude.session.parts import SessionParts
     from mini_claude.tools.base import Tool
-
-
-class SessionParts(controls.SessionParts, Protocol):
-    """What the SDK's requests use of a session (cli/session_parts.py `SessionParts` has it all)."""
-
-    commands: dict[str, CustomCommand]
-    subagents: Subagents | None
 
 
 ATTACH_TIMEOUT_S = 120.0  # how long a request waits for the session to exist

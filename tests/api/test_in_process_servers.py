@@ -105,3 +105,23 @@ async def test_a_raising_tool_is_an_error_result(world: ApiWorld, mock_model) ->
     (block,) = tool_results(messages)
     assert block.is_error and "kaboom" in json.dumps(block.content)
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "true"
+
+
+async def test_hooks_see_an_in_process_tool_under_its_mcp_name(world: ApiWorld, mock_model) -> None:
+    from mini_claude.api import HookMatcher
+
+    seen: list[str] = []
+
+    async def guard(input_data, tool_use_id, context):
+        seen.append(input_data["tool_name"])
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": "no sums today"}}
+
+    mock = mock_model([call("mcp__calc__add", a=1, b=2), text("{{last_tool_result}}")])
+    options = world.options(mock.url, mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[add])},
+                            allowed_tools=["mcp__calc__add"],
+                            hooks={"PreToolUse": [HookMatcher(matcher="mcp__calc__.*", hooks=[guard])]})
+    messages = await collect("add", options)
+    assert seen == ["mcp__calc__add"]
+    (block,) = tool_results(messages)
+    assert block.is_error and "no sums today" in json.dumps(block.content)

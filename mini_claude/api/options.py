@@ -91,6 +91,9 @@ def session_options(options: Options) -> SessionOptions:
     for source in sources or ():
         if source not in SETTING_SOURCES:
             raise ConfigError(f"Options.setting_sources: unknown source {source!r} (expected user, project, local)")
+    if options.trust and "project" not in (sources or ()):
+        raise ConfigError('Options.trust: trusting the folder means reading its project settings: add "project" to '
+                          'setting_sources (or leave trust off)')
     system, append = _system_prompt(options)
     if options.max_turns is not None and options.max_turns < 1:
         raise ConfigError("Options.max_turns: must be at least 1")

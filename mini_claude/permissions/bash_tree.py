@@ -66,7 +66,7 @@ _BODY_CODE_RE = re.compile(r"`|\$[({\[]")
 _BODY_ESCAPE_RE = re.compile(r"\\[\\$`\n]")
 _BARE_BLANK_RE = re.compile(r"(?<!\\)\s")
 _GLUED_RE = re.compile(r"^(?:\\\n)+$")
-_GAP_RE = re.compile(r"^(?:\s|\\\n)*$")
+_GAP_RE = re.compile(r"^(?:[ \t\n]|\\\n)*$")  # bash's blanks only: a CR, VT or FF is part of a word to bash
 
 
 @cache
@@ -77,12 +77,20 @@ def _parser() -> Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
+_WORD_CONTROLS = frozenset("\r\v\f")
+
+
 @lru_cache(maxsize=256)
 def parse_script(command: str) -> ParsedScript:
     """Parse and walk `command`. Never raises; the result is cached (callers must not mutate it)."""
     source = command.encode("utf-8", "surrogatepass")
     tree = _parser().parse(source)
     script = ParsedScript(source, tree)
+    if _WORD_CONTROLS.intersection(command):
+        # tree-sitter-bash reads CR, VT and FF as blanks, bash as word characters: `echo hi \r# ; touch x` is a
+        # comment to the parser and a command to bash. What the gate would list cannot be trusted: blind.
+        script.misparsed = True
+        script.blind("a carriage return, vertical tab or form feed (bash reads it as part of a word)")
     _Walk(script).run(tree.root_node)
     return script
 

@@ -116,7 +116,7 @@ def file_commands_only(call: ToolCall, written: Written, place: Place) -> bool:
 OUTPUT_COMMANDS = frozenset({"echo", "pwd", "true", "false"})
 _LITERAL_WORD = r"""(?:[A-Za-z0-9_.,:/@%+=][A-Za-z0-9_.,:/@%+=-]*|'[^'\\]*'|"[^"$`\\!]*")"""
 _PRINTING_PART = rf"(?:{'|'.join(sorted(OUTPUT_COMMANDS))})(?: +{_LITERAL_WORD})*"
-_PRINTING_RE = re.compile(rf"\s*{_PRINTING_PART}(?:\s*(?:;|&&|\|\|)\s*{_PRINTING_PART})*\s*;?\s*")
+_PRINTING_RE = re.compile(rf"[ \t]*{_PRINTING_PART}(?:[ \t]*(?:;|&&|\|\|)[ \t]*{_PRINTING_PART})*[ \t]*;?[ \t]*")
 
 
 def output_commands_only(call: ToolCall, written: Written) -> bool:

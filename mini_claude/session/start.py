@@ -108,7 +108,9 @@ async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: S
 
     home, state = user_home(env), state_dir(env)
     trust = check_trust(opts.cwd, home=home, state=state)
-    dotenv = read_project_dotenv(opts.cwd, home, ui)
+    # a session that reads no project file (setting sources without "project") reads no project `.env` either
+    reads_project = opts.setting_sources is None or "project" in opts.setting_sources
+    dotenv = read_project_dotenv(opts.cwd, home, ui) if reads_project else {}
     restricted, ignored = without_project_widening(settings)
     untrusted_env = model_environment(env, dotenv, trusted=False)
     if untrusted_env.ignored:

@@ -242,3 +242,21 @@ async def test_leaving_a_client_mid_turn_ends_it(world: ApiWorld, mock_model) ->
             break
     messages = [m async for m in client.receive_messages()]  # the stream ended with the session
     assert not any(isinstance(m, ResultMessage) for m in messages)
+
+
+async def test_an_isolated_session_reads_no_dotenv_even_in_a_trusted_folder(world: ApiWorld, mock_model) -> None:
+    """Outside review: a trusted folder's `.env` redirected an isolated session (and the program's own key) to the
+    repository's URL, and an untrusted one's still chose the model."""
+    from mini_claude.trust import TrustStore
+
+    decoy = mock_model([text("the repository's server")])
+    (world.project / ".env").write_text(f"ANTHROPIC_BASE_URL={decoy.url}\nANTHROPIC_MODEL=claude-repo-model\n"
+                                        "ANTHROPIC_API_KEY=sk-from-dotenv\n")
+    TrustStore.in_state_dir(world.state).record(world.project)
+    mock = mock_model([text("the program's server")])
+    result = (await collect("hi", world.options(mock.url)))[-1]
+    assert isinstance(result, ResultMessage) and result.result == "the program's server"
+    assert decoy.requests == []
+    assert mock.requests[0]["body"]["model"] != "claude-repo-model"
+    with pytest.raises(ConfigError, match=r"Options\.trust"):
+        await collect("hi", world.options(mock.url, trust=True))

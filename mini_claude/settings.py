@@ -20,7 +20,7 @@ secret-looking variables shell commands may see, mini_claude.secrets) counts onl
 `--settings`, trusted folder or not: in a repository's file it is one warning and nothing else.
 
 `sandbox` (the OS sandbox for shell commands) is read by mini_claude/sandbox/config.py: from a repository's files,
-trusted or not, only what makes it stricter counts.
+trusted or not, only what makes it stricter counts. `hooks` is parsed by mini_claude/settings_hooks.py.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import Any
 from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import json_type, parse_json_object, read_json_object
 from mini_claude.sandbox.config import SandboxConfig, merge_sandbox
+from mini_claude.settings_hooks import HOOK_EVENTS, SettingsHook, merge_hooks
 
 __all__ = [
     "FLAG_SETTINGS_DISPLAY",
@@ -94,20 +95,6 @@ class SettingsHelper:
 
     command: str
     file: str
-
-
-@dataclass(frozen=True)
-class SettingsHook:
-    """One `type: command` hook of the `hooks` section: the event, the matcher as written (empty: every call), the
-    command, its timeout in seconds (None: the default), and the file (display form) and key it came from
-    (`hooks.PreToolUse[0].hooks[1]`). Running it is mini_claude.hooks' business."""
-
-    event: str
-    matcher: str
-    command: str
-    timeout_s: float | None
-    file: str
-    key: str
 
 
 @dataclass
@@ -310,7 +297,7 @@ def _merge(settings: Settings, raw: dict[str, Any], display: str, errors: list[C
                     bad(f"env.{name}", f"expected a string, got {json_type(value)}")
 
     if "hooks" in raw:
-        _merge_hooks(settings, raw["hooks"], display, bad)
+        merge_hooks(settings.hooks, raw["hooks"], display, bad)
 
     if "shellEnvironment" in raw:
         _merge_shell_environment(settings, raw["shellEnvironment"], display, bad)
@@ -377,65 +364,3 @@ def _merge_shell_environment(settings: Settings, section: Any, display: str, bad
         else:
             got = "an empty string" if isinstance(item, str) else json_type(item)
             bad(f"shellEnvironment.passThrough[{index}]", f"expected a variable name, got {got}")
-
-
-# Claude Code's hook events (mini_claude.hooks runs them); the `hooks` keys a settings file may use.
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "SessionEnd",
-               "PreCompact", "Notification")
-
-
-def _merge_hooks(settings: Settings, section: Any, display: str, bad: Callable[[str, str], None]) -> None:
-    """The `hooks` section in Claude Code's shape: `{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type":
-    "command", "command": "...", "timeout": 30}]}], ...}`. Every well-formed hook is kept; each malformed piece is
-    one error naming its key, and only that piece is dropped."""
-    if not isinstance(section, dict):
-        bad("hooks", f"expected an object of hook events, got {json_type(section)}")
-        return
-    for event, groups in section.items():
-        key = f"hooks.{event}"
-        if event not in HOOK_EVENTS:
-            bad(key, f"unknown hook event {event!r} (expected one of: {', '.join(HOOK_EVENTS)})")
-            continue
-        if not isinstance(groups, list):
-            bad(key, f"expected a list of {{matcher, hooks}} objects, got {json_type(groups)}")
-            continue
-        for index, group in enumerate(groups):
-            where = f"{key}[{index}]"
-            if not isinstance(group, dict):
-                bad(where, f"expected an object with matcher and hooks, got {json_type(group)}")
-                continue
-            matcher = group.get("matcher", "")
-            if matcher is None:
-                matcher = ""
-            if not isinstance(matcher, str):
-                bad(f"{where}.matcher", f"expected a string, got {json_type(matcher)}")
-                continue
-            commands = group.get("hooks")
-            if not isinstance(commands, list):
-                bad(f"{where}.hooks", f"expected a list of hooks, got {json_type(commands)}")
-                continue
-            for number, item in enumerate(commands):
-                hook = _parse_hook(item, f"{where}.hooks[{number}]", bad)
-                if hook is not None:
-                    settings.hooks.append(SettingsHook(event, matcher, hook[0], hook[1], display,
-                                                       f"{where}.hooks[{number}]"))
-
-
-def _parse_hook(item: Any, key: str, bad: Callable[[str, str], None]) -> tuple[str, float | None] | None:
-    """(command, timeout in seconds) of one `{"type": "command", "command": ..., "timeout": ...}`, else None."""
-    if not isinstance(item, dict):
-        bad(key, f"expected a hook object, got {json_type(item)}")
-        return None
-    kind = item.get("type", "command")
-    if kind != "command":
-        bad(f"{key}.type", f"hook type {kind!r} is not supported (only \"command\")")
-        return None
-    command = item.get("command")
-    if not isinstance(command, str) or not command.strip():
-        bad(f"{key}.command", f"expected a command string, got {json_type(command)}")
-        return None
-    timeout = item.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
-        bad(f"{key}.timeout", f"expected a number of seconds above 0, got {json_type(timeout)}")
-        return None
-    return command, float(timeout) if timeout is not None else None

@@ -1,4 +1,5 @@
-"""The interactive REPL: prompt_toolkit input, slash commands, Ctrl+C handling, permission and approval prompts.
+"""The interactive REPL: prompt_toolkit input, slash commands, Ctrl+C handling; its questions (permission, approval,
+trust, a typed line) are its base `ReplQuestions`' (cli/repl_questions.py).
 
 Ctrl+C or Esc during a turn (or a `!` command, a `/mcp login`) cancels it (tools are cancelled, the history stays
 valid) and returns to the prompt; Ctrl+C at an empty prompt twice in a row exits. A backslash then Enter continues
@@ -20,15 +21,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from mini_claude.agent.sessions import SessionInfo
 from mini_claude.cli.keys import EscapeWatcher
 from mini_claude.cli.mcp.panel import mcp_command  # noqa: F401  (tests import it from here)
-from mini_claude.cli.questions.approval import server_approval_prompt
 from mini_claude.cli.questions.host_ui import ReplHostUI
 from mini_claude.cli.questions.memory_note import add_memory_note
-from mini_claude.cli.questions.permission import PromptAnswers, permission_question
 from mini_claude.cli.questions.pin_review import ask_review
-from mini_claude.cli.resume import describe, record_session, resume_session
+from mini_claude.cli.repl_questions import ReplQuestions
+from mini_claude.cli.resume import record_session, resume_session
 from mini_claude.cli.session_args import start_session
 from mini_claude.cli.shell_escape import admit, bash_blocks, run_command
 from mini_claude.cli.slash.commands import COMPLETIONS, SLASH_COMMANDS, SlashCommands, reload_memory
@@ -37,15 +36,12 @@ from mini_claude.cli.terminal.status import server_line
 from mini_claude.cli.terminate import end_session_on_terminate
 from mini_claude.cli.turn_input import run_user_turn, user_turn
 from mini_claude.errors import MiniClaudeError
-from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.host.prompts import PROMPT_PREFIX
 from mini_claude.mcp.manager import ServerState, ServerStatus
 from mini_claude.mcp.pinning import PinReview
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionMode
-from mini_claude.permissions.rules import claude_tool_name
 from mini_claude.tools.shell import BashTool, SandboxRefused
-from mini_claude.trust import trust_question
 
 __all__ = ["SLASH_COMMANDS", "Repl"]
 
@@ -54,7 +50,7 @@ _MODE_LABELS = {PermissionMode.PLAN: "plan> ", PermissionMode.ACCEPT_EDITS: "acc
 _NEXT_MODE = {PermissionMode.DEFAULT: PermissionMode.ACCEPT_EDITS, PermissionMode.ACCEPT_EDITS: PermissionMode.PLAN}
 
 
-class Repl:
+class Repl(ReplQuestions):
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.ui = TerminalUI()
@@ -335,75 +331,8 @@ class Repl:
             if server in host.resources.servers_with_resources():
                 await host.resources.refresh(server)
 
-    async def _ask(self, question: str, choices: dict[str, str]) -> str:
-        keys = "/".join(choices)
-        while True:
-            try:
-                with self._keys.paused():  # the answer keys go to the question, not to the Esc watcher
-                    answer = (await self._session.prompt_async(f"{question} [{keys}] ")).strip().lower()
-            except (KeyboardInterrupt, EOFError):
-                self._interrupted_at_prompt = True
-                return choices["n"]
-            finally:
-                if self._turn is not None:
-                    self._sigint(True)
-            if answer[:1] in choices:
-                return choices[answer[:1]]
-
     async def resume(self, which: str) -> None:
         await resume_session(self.parts, continue_=False, resume=which, ui=self.ui, pick=self.pick_session)
 
     def record_session(self) -> None:
         record_session(self.parts)
-
-    async def pick_session(self, saved: list[SessionInfo]) -> SessionInfo | None:
-        for number, info in enumerate(saved, 1):
-            print(clean(f"  {number:>2}. {describe(info)}"))
-        typed = await self._prompt_text("Resume which (number, Enter for none)? ")
-        if typed is None or not typed.strip().isdigit() or not 1 <= int(typed) <= len(saved):
-            return None
-        return saved[int(typed) - 1]
-
-    async def _prompt_text(self, label: str) -> str | None:
-        """A line typed by the user (an elicitation field); None when dismissed with Ctrl+C / Ctrl+D."""
-        try:
-            with self._keys.paused():
-                return str(await self._session.prompt_async(label))
-        except (KeyboardInterrupt, EOFError):
-            return None
-        finally:
-            if self._turn is not None:
-                self._sigint(True)
-
-    async def _yes(self, question: str) -> bool:
-        return await self._ask(question, {"y": "yes", "n": "no"}) == "yes"
-
-    async def _ask_trust(self, folder: Path, ignored: list[str]) -> bool:
-        print("\n".join(clean(line) for line in trust_question(folder, ignored)), file=sys.stderr)
-        return await self._ask("Do you trust the files in this folder?", {"y": "yes", "n": "no"}) == "yes"
-
-    async def _ask_server(self, cfg: ServerConfig) -> str:
-        print("\n".join(server_approval_prompt(cfg, Path.cwd())), file=sys.stderr)
-        return await self._ask("Start it?", {"y": "approve", "a": "approve-all", "n": "deny"})
-
-    async def _ask_permission(self, tool: Any, args: dict[str, Any]) -> str:
-        hooks = self.parts.hooks
-        if hooks is not None:  # Notification hooks, beside the question (a desktop ping must not delay it)
-            task = asyncio.ensure_future(hooks.notification(f"Claude needs your permission to use {claude_tool_name(tool.name)}",
-                                                            "permission_prompt"))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
-        async with self._questions:
-            return await self._permission_question(tool, args)
-
-    async def _permission_question(self, tool: Any, args: dict[str, Any]) -> str:
-        self._interrupted_at_prompt = False
-        return await permission_question(self.parts.gate, tool, args, PromptAnswers(
-            ask=self._ask, prompt_text=self._prompt_text, ui=self.ui, trusted=self.parts.trusted,
-            interrupted=self._interrupted_then_end_turn))
-
-    def _interrupted_then_end_turn(self) -> bool:
-        """Ctrl+C at a permission prompt: deny this call and end the turn."""
-        if self._interrupted_at_prompt:
-            self._interrupt()
-        return self._interrupted_at_prompt

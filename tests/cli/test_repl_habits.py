@@ -126,14 +126,14 @@ def test_esc_interrupts_a_turn_and_ctrl_c_a_long_bang_command(tmp_path: Path) ->
         assert len(mock.requests) == 2  # an interrupted `!` sends nothing
 
         term.keys("C-u")
-        term.enter("!echo kept-output")
+        term.enter("!echo kept-output | cat")  # (a bare `echo` runs unasked: gate step 7b)
         term.wait_for(lambda s: s.rstrip().endswith("[y/a/n]"), "the permission question")
         term.keys("y", "Enter")
         term.wait_for(lambda s: "MOCK-REFUSED" in s, "the failed request")
         term.enter("and now")
         term.wait_for(lambda s: "AFTER-FAILURE" in s, "the answer")
         assert _user_texts(mock.requests[3])[-3:] == [  # the output was not lost with the failed request
-            "<bash-input>echo kept-output</bash-input>",
+            "<bash-input>echo kept-output | cat</bash-input>",
             "<bash-stdout>kept-output</bash-stdout><bash-stderr></bash-stderr>", "and now"]
         term.keys("C-d")
     finally:

@@ -47,7 +47,7 @@ def terminal(tmp_path: Path) -> Iterator[tuple[Terminal, Path]]:
     (work / ".claude" / "settings.json").write_text(json.dumps({"hooks": {
         "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo repo-hook"}]}]}}))
     mock = MockModelServer(parse_scenario({"turns": [
-        {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "echo hi"}}]},
+        {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "echo hi | cat"}}]},
         {"content": [{"type": "text", "text": "done"}]}]}))
     url = mock.start()
     session = f"mc-hooks-{tmp_path.parent.name}-{tmp_path.name}"

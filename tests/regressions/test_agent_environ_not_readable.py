@@ -15,7 +15,9 @@ def test_the_agents_own_environ_shows_no_key_to_its_commands(cli: Cli) -> None:
     probe = "tr '\\0' '\\n' < /proc/$PPID/environ | cut -c 1-200"
     mock = cli.mock([tool_use("Bash", {"command": probe}), answer("done")])
     cli.env.update(ANTHROPIC_API_KEY=KEY, GITHUB_TOKEN=TOKEN, FAVOURITE="teal")
-    result = cli.run("-p", "read the parent's environment", "--allowedTools", "Bash(tr:*)", "Bash(cut:*)")
+    # a bare Bash rule: `< /proc/$PPID/environ` is a redirection from a path the gate cannot know (it could be a
+    # socket), which no prefix rule covers
+    result = cli.run("-p", "read the parent's environment", "--allowedTools", "Bash")
     assert result.rc == 0, result.stderr
     shown = result_text(tool_results(mock)[0])
     assert "FAVOURITE=teal" in shown, shown  # it really read the agent's environment

@@ -33,7 +33,7 @@ async def test_project_scope_never_writes_through_a_link_to_the_users_settings(t
     with pytest.raises(ConfigError, match=r"\.claude/settings\.json: not written: .* is a symbolic link"):
         add_permission(gate, trusted=False, kind="allow", rule="Bash", scope="project", home=home)
     assert json.loads(user.read_text()) == {"theme": "dark"}
-    assert [r.text for r in gate.rules.allow] == [] and not await runs(gate, "echo hi")
+    assert [r.text for r in gate.rules.allow] == [] and not await runs(gate, "ls")
 
 
 async def test_run_from_the_home_folder_the_project_file_is_the_users(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import json
 import sys
 
 from mini_claude.api import (
+    Client,
     PermissionResultAllow,
     ResultMessage,
     SystemMessage,
@@ -125,3 +126,57 @@ async def test_hooks_see_an_in_process_tool_under_its_mcp_name(world: ApiWorld, 
     assert seen == ["mcp__calc__add"]
     (block,) = tool_results(messages)
     assert block.is_error and "no sums today" in json.dumps(block.content)
+
+
+async def test_closing_sessions_reaps_their_servers(world: ApiWorld, mock_model, tmp_path) -> None:
+    """Sixteen sessions at once, each with its own subprocess server: every server runs while its session does,
+    and none outlives it."""
+    import asyncio
+
+    from tests.helpers import assert_pid_gone, read_pidfile
+
+    async def one(n: int) -> int:
+        pidfile = tmp_path / f"server-{n}.pid"
+        server = {"command": "sh", "args": ["-c", f"echo $$ > {pidfile}; exec {sys.executable} -m "
+                                                  "mini_claude.mcp.demo_server"]}
+        mock = mock_model([text(f"answer {n}")])
+        async with Client(world.options(mock.url, mcp_servers={"demo": server})) as client:
+            status = await client.get_mcp_status()
+            assert [s["status"] for s in status["mcpServers"]] == ["connected"]
+            await client.query("hi")
+            [m async for m in client.receive_response()]
+            return read_pidfile(pidfile)
+
+    pids = await asyncio.gather(*(one(n) for n in range(16)))
+    assert len(set(pids)) == 16
+    for pid in pids:
+        assert_pid_gone(pid, within_s=5)
+
+
+async def test_an_interrupt_cancels_a_running_in_process_tool(world: ApiWorld, mock_model) -> None:
+    import asyncio
+
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    @tool("slow", "Takes its time", {})
+    async def slow(args, ctx):
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return {"content": [{"type": "text", "text": "finished"}]}
+
+    mock = mock_model([call("mcp__w__slow"), text("after")])
+    options = world.options(mock.url, mcp_servers={"w": create_sdk_mcp_server("w", tools=[slow])},
+                            allowed_tools=["mcp__w__slow"])
+    async with Client(options) as client:
+        await client.query("wait")
+        await asyncio.wait_for(started.wait(), 10)
+        await client.interrupt()
+        messages = [m async for m in client.receive_response()]
+        await asyncio.wait_for(cancelled.wait(), 10)
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.terminal_reason == "aborted_streaming"
+    assert tool_results(messages), "the interrupted call still got its tool_result"

@@ -74,9 +74,14 @@ AskTrustFn = Callable[[Path, list[str]], Awaitable[bool]]  # (folder, what trust
 
 
 def build_env(cwd: Path | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The session's environment: the real process environment (`base`, default `os.environ`), whatever folder
-    `cwd` is. A project's `.env` deliberately never enters it (see `read_project_dotenv` and `settle_trust`)."""
-    return dict(os.environ if base is None else base)
+    """The session's environment: `base` (the Python API's), else the real process environment without the agent's
+    own virtualenv (own_venv.py: the user's commands find the user's python3), whatever folder `cwd` is. A
+    project's `.env` deliberately never enters it (see `read_project_dotenv` and `settle_trust`)."""
+    if base is not None:
+        return dict(base)
+    from mini_claude.own_venv import without_own_virtualenv
+
+    return without_own_virtualenv(os.environ)
 
 
 def read_project_dotenv(cwd: Path, home: Path, ui: SessionUI | None = None) -> dict[str, str]:

@@ -183,6 +183,38 @@ def append_memory_note(path: Path, line: str) -> Path:
     return path
 
 
+LOCAL_MEMORY_NAME = "CLAUDE.local.md"
+_MAX_GITIGNORE_BYTES = 1 << 20  # a larger .gitignore is left alone
+
+
+def ignore_local_memory(folder: Path) -> Path | None:
+    """Keep the project-local memory file out of git, as Claude Code does: in a git work tree, `CLAUDE.local.md` is
+    added to `folder`'s `.gitignore` (created when missing) unless a line of it names the file already. Written
+    like a note: a regular file only, never through a symlink (ConfigError). The `.gitignore` changed, or None."""
+    if not any((place / ".git").exists() for place in (folder, *folder.parents)):
+        return None
+    ignore = folder / ".gitignore"
+    try:
+        fd = os.open(ignore, _APPEND_FLAGS, _NEW_MEMORY_MODE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _link_refusal(ignore) from None
+        raise
+    with os.fdopen(fd, "ab") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError("not written: not a regular file", file=str(ignore))
+        if info.st_size > _MAX_GITIGNORE_BYTES:
+            return None
+        text = os.pread(fd, info.st_size, 0)
+        named = {line.strip() for line in text.decode("utf-8", "replace").splitlines()}
+        if named & {LOCAL_MEMORY_NAME, f"/{LOCAL_MEMORY_NAME}"}:
+            return None
+        opening = b"\n" if text and not text.endswith(b"\n") else b""
+        handle.write(opening + f"{LOCAL_MEMORY_NAME}\n".encode())
+    return ignore
+
+
 def _link_refusal(path: Path) -> ConfigError:
     return ConfigError(f"not written: it is a symbolic link (notes go only into a real {path.name} file)",
                        file=str(path))

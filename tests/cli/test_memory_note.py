@@ -86,3 +86,31 @@ async def test_a_link_or_fifo_target_is_named_and_not_offered(box: tuple[Path, P
     with pytest.raises(ConfigError, match="not a regular file"):
         append_memory_note(work / "CLAUDE.local.md", "note")
     assert victim.read_text() == "mine\n"
+
+
+async def test_a_local_note_keeps_claude_local_md_out_of_git(box: tuple[Path, Path]) -> None:
+    """As Claude Code does: in a git work tree, a note in CLAUDE.local.md adds the file to the folder's .gitignore
+    (once), keeping what the .gitignore held."""
+    work, home = box  # a git work tree (the fixture's .git)
+    (work / ".gitignore").write_text("node_modules/")  # no final newline
+    await add_memory_note("mine", ask=_Answers("l"), ui=_ui(), cwd=work, home=home)
+    assert (work / ".gitignore").read_text() == "node_modules/\nCLAUDE.local.md\n"
+    await add_memory_note("again", ask=_Answers("l"), ui=_ui(), cwd=work, home=home)
+    assert (work / ".gitignore").read_text() == "node_modules/\nCLAUDE.local.md\n"
+    await add_memory_note("shared", ask=_Answers("p"), ui=_ui(), cwd=work, home=home)
+    assert (work / ".gitignore").read_text().count("CLAUDE.local.md") == 1
+
+
+async def test_outside_git_or_through_a_link_no_gitignore_is_written(box: tuple[Path, Path], tmp_path: Path) -> None:
+    work, home = box
+    (work / ".git").rmdir()
+    await add_memory_note("mine", ask=_Answers("l"), ui=_ui(), cwd=work, home=home)
+    assert not (work / ".gitignore").exists()  # not a git work tree
+    (work / ".git").mkdir()
+    target = tmp_path / "elsewhere"
+    target.write_text("x\n")
+    (work / ".gitignore").symlink_to(target)
+    ui = _ui()
+    await add_memory_note("more", ask=_Answers("l"), ui=ui, cwd=work, home=home)
+    assert target.read_text() == "x\n"
+    assert "could not add CLAUDE.local.md to .gitignore" in ui.err.getvalue()

@@ -168,16 +168,9 @@ def append_memory_note(path: Path, line: str) -> Path:
     file of the user's, which the loader would not read either) nor into a FIFO or a device: ConfigError saying
     so. The checks are on the open descriptor (`O_NOFOLLOW`, `O_NONBLOCK`, then `fstat`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, _APPEND_FLAGS, _NEW_MEMORY_MODE)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise _link_refusal(path) from None
-        raise
+    fd = _open_regular(path)
     with os.fdopen(fd, "ab") as handle:  # read-write only for the last byte; O_NONBLOCK: a FIFO opens at once
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigError("not written: not a regular file", file=str(path))
         ends_open = info.st_size > 0 and os.pread(fd, 1, info.st_size - 1) != b"\n"
         handle.write(f"{chr(10) if ends_open else ''}- {line.strip()}\n".encode())
     return path
@@ -194,16 +187,9 @@ def ignore_local_memory(folder: Path) -> Path | None:
     if not any((place / ".git").exists() for place in (folder, *folder.parents)):
         return None
     ignore = folder / ".gitignore"
-    try:
-        fd = os.open(ignore, _APPEND_FLAGS, _NEW_MEMORY_MODE)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise _link_refusal(ignore) from None
-        raise
+    fd = _open_regular(ignore)
     with os.fdopen(fd, "ab") as handle:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigError("not written: not a regular file", file=str(ignore))
         if info.st_size > _MAX_GITIGNORE_BYTES:
             return None
         text = os.pread(fd, info.st_size, 0)
@@ -213,6 +199,21 @@ def ignore_local_memory(folder: Path) -> Path | None:
         opening = b"\n" if text and not text.endswith(b"\n") else b""
         handle.write(opening + f"{LOCAL_MEMORY_NAME}\n".encode())
     return ignore
+
+
+def _open_regular(path: Path) -> int:
+    """`path` opened to append (created when missing): never through a symlink, only a regular file (a FIFO or a
+    device is closed again) — ConfigError saying which."""
+    try:
+        fd = os.open(path, _APPEND_FLAGS, _NEW_MEMORY_MODE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _link_refusal(path) from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ConfigError("not written: not a regular file", file=str(path))
+    return fd
 
 
 def _link_refusal(path: Path) -> ConfigError:

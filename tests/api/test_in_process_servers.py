@@ -162,7 +162,7 @@ async def test_an_interrupt_cancels_a_running_in_process_tool(world: ApiWorld, m
     async def slow(args, ctx):
         started.set()
         try:
-            await asyncio.sleep(30)
+            await asyncio.Event().wait()  # until cancelled
         except asyncio.CancelledError:
             cancelled.set()
             raise

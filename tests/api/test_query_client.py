@@ -99,7 +99,6 @@ async def test_a_two_turn_client_session_with_an_interrupt(world: ApiWorld, mock
         await client.query("two")
         async for message in client.receive_messages():
             if isinstance(message, SystemMessage):  # the turn began: its model request is on its way
-                await asyncio.sleep(0)
                 await _wait_for_requests(mock, 2)
                 await client.interrupt()
             if isinstance(message, ResultMessage):

@@ -210,7 +210,7 @@ async def test_a_failing_callable_is_reported_and_ignored(mock_model: Any, tmp_p
     async def hangs(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
         contexts.append(context)
         try:
-            await asyncio.sleep(30)
+            await asyncio.Event().wait()  # until cancelled
         except asyncio.CancelledError:
             cancelled.append(True)
             raise
@@ -289,7 +289,7 @@ async def test_a_hooks_allow_with_updated_input_covers_only_that_input(tmp_path:
 async def test_a_callable_that_swallows_its_cancellation_still_times_out(tmp_path: Path) -> None:
     async def stubborn(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
         try:
-            await asyncio.sleep(30)
+            await asyncio.Event().wait()  # until cancelled
         except asyncio.CancelledError:
             pass
         return _pre("deny", "late")

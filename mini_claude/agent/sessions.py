@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,17 +31,23 @@ from typing import IO, Any
 from mini_claude.tools.former_names import upgrade_history
 
 __all__ = ["INTERRUPTED_RESULT", "MAX_SESSIONS_PER_FOLDER", "MAX_SESSION_AGE_S", "SessionInfo", "SessionLog",
-           "list_sessions", "load_session", "prune_sessions", "replay_session", "sessions_dir"]
+           "checkpoints_dir", "list_sessions", "load_session", "prune_sessions", "replay_session", "sessions_dir"]
 
 INTERRUPTED_RESULT = "The session ended (the process stopped) before this tool call finished."
 MAX_SESSION_AGE_S = 30 * 24 * 3600
 MAX_SESSIONS_PER_FOLDER = 200
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_CHECKPOINTS = ".checkpoints"
 _HEADER_BYTES = 64 * 1024  # how much of a session file is read to find its working directory
 
 
 def sessions_dir(state: Path, cwd: Path) -> Path:
     return state / "sessions" / _UNSAFE.sub("-", str(cwd.resolve()))
+
+
+def checkpoints_dir(session_file: Path) -> Path:
+    """Where a session's checkpoints of file changes are kept (agent/checkpoints.py): beside its file."""
+    return session_file.with_suffix(_CHECKPOINTS)
 
 
 @dataclass(frozen=True)
@@ -179,10 +186,13 @@ def prune_sessions(state: Path, *, now: float | None = None, max_age_s: float = 
         return 0
     for folder in folders:
         found: list[tuple[float, str]] = []
+        stores: list[str] = []
         try:
             for entry in os.scandir(folder):
                 if entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
                     found.append((entry.stat(follow_symlinks=False).st_mtime, entry.path))
+                elif entry.name.endswith(_CHECKPOINTS) and entry.is_dir(follow_symlinks=False):
+                    stores.append(entry.path)
         except OSError:
             continue
         found.sort(reverse=True)  # newest first
@@ -193,6 +203,9 @@ def prune_sessions(state: Path, *, now: float | None = None, max_age_s: float = 
                     removed += 1
                 except OSError:
                     continue
+        for store in stores:  # the checkpoints of a session whose file is gone
+            if not os.path.exists(store[: -len(_CHECKPOINTS)] + ".jsonl"):
+                shutil.rmtree(store, ignore_errors=True)
         try:
             os.rmdir(folder)  # only when nothing is left in it
         except OSError:

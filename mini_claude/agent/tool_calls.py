@@ -21,6 +21,7 @@ from mini_claude.agent.calls import (
     unknown_text,
     wrong_input,
 )
+from mini_claude.agent.checkpoints import Checkpoints
 from mini_claude.agent.hook_points import HookPoints
 from mini_claude.agent.ui import AgentUI
 from mini_claude.hooks.outcomes import BeforeTool, HookPermission
@@ -59,6 +60,7 @@ class ToolCalls:
     _interrupted: bool
     _results_last: bool
     _denials: list[dict[str, Any]]
+    checkpoints: Checkpoints | None = None  # the session's (session/resume.py): files saved before a write tool
 
     def _append_user(self, blocks: list[dict[str, Any]]) -> None:
         raise NotImplementedError  # Agent's: the history's bookkeeping
@@ -164,6 +166,8 @@ class ToolCalls:
         assert call.tool is not None
         name, args = call.tool.name, call.args if call.args is not None else call.block["input"]
         self.ui.tool_started(name, args)
+        if self.checkpoints is not None and not call.tool.read_only:  # what /rewind puts back
+            self.checkpoints.before_tool(name, args, self.ctx)
         try:
             result = await call.tool.run(args, self.ctx)
         except asyncio.CancelledError:

@@ -27,7 +27,7 @@ from mini_claude.cli.questions.host_ui import ReplHostUI
 from mini_claude.cli.questions.memory_note import add_memory_note
 from mini_claude.cli.questions.pin_review import ask_review
 from mini_claude.cli.repl_questions import ReplQuestions
-from mini_claude.cli.resume import record_session, resume_session
+from mini_claude.cli.resume import conversation_lines, record_session, resume_session
 from mini_claude.cli.session_args import start_session
 from mini_claude.cli.shell_escape import admit, bash_blocks, run_command
 from mini_claude.cli.slash.commands import COMPLETIONS, SLASH_COMMANDS, SlashCommands, reload_memory
@@ -107,8 +107,9 @@ class Repl(ReplQuestions):
             self.ui.warn(f"custom command {name} ({self.parts.commands[name].path}) is ignored: {name} is built in")
         record_session(self.parts)
         try:
-            await resume_session(self.parts, continue_=self.args.continue_, resume=self.args.resume, ui=self.ui,
-                                 pick=self.pick_session)
+            if await resume_session(self.parts, continue_=self.args.continue_, resume=self.args.resume, ui=self.ui,
+                                    pick=self.pick_session):
+                self._show_conversation()
         except MiniClaudeError as exc:
             self.ui.error(str(exc))
         hooks = self.parts.hooks
@@ -332,7 +333,16 @@ class Repl(ReplQuestions):
                 await host.resources.refresh(server)
 
     async def resume(self, which: str) -> None:
-        await resume_session(self.parts, continue_=False, resume=which, ui=self.ui, pick=self.pick_session)
+        if await resume_session(self.parts, continue_=False, resume=which, ui=self.ui, pick=self.pick_session):
+            self._show_conversation()
+
+    def _show_conversation(self) -> None:
+        """A resumed conversation's last exchanges, compact, before the prompt (cli/resume.py)."""
+        for line in conversation_lines(self.parts.agent.history, Path(self.parts.agent.ctx.cwd)):
+            print(line)
+
+    def retype(self, text: str) -> None:
+        self._retype = text
 
     def record_session(self) -> None:
         record_session(self.parts)

@@ -17,8 +17,9 @@ from mini_claude.agent.sessions import SessionInfo
 from mini_claude.cli.keys import EscapeWatcher
 from mini_claude.cli.questions.approval import server_approval_prompt
 from mini_claude.cli.questions.permission import PromptAnswers, permission_question
-from mini_claude.cli.resume import describe
-from mini_claude.cli.terminal.render import TerminalUI, clean
+from mini_claude.cli.resume import age
+from mini_claude.cli.terminal.picker import Option, pick
+from mini_claude.cli.terminal.render import TerminalUI, clean, one_line
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.permissions.rules import claude_tool_name
 from mini_claude.trust import trust_question
@@ -56,12 +57,18 @@ class ReplQuestions:
                 return choices[answer[:1]]
 
     async def pick_session(self, saved: list[SessionInfo]) -> SessionInfo | None:
-        for number, info in enumerate(saved, 1):
-            print(clean(f"  {number:>2}. {describe(info)}"))
-        typed = await self._prompt_text("Resume which (number, Enter for none)? ")
-        if typed is None or not typed.strip().isdigit() or not 1 <= int(typed) <= len(saved):
-            return None
-        return saved[int(typed) - 1]
+        """The arrow-key picker of saved sessions (newest first): each one's first prompt, its age and size."""
+        options = [Option(clean(one_line(info.first_prompt or "(no prompt)")),
+                          clean(f"{age(info.modified)} · {max(1, info.size // 1024)} KB")) for info in saved]
+        with self._keys.paused():
+            chosen = await pick("Resume which conversation?", options, typed=self._prompt_text)
+        return None if chosen is None else saved[chosen]
+
+    async def confirm(self, question: str) -> bool:
+        return await self._yes(question)
+
+    async def typed(self, label: str) -> str | None:
+        return await self._prompt_text(label)
 
     async def _prompt_text(self, label: str) -> str | None:
         """A line typed by the user (an elicitation field); None when dismissed with Ctrl+C / Ctrl+D."""

@@ -1,14 +1,17 @@
 """Saving a session's conversation as it goes, and picking up an old one: `continue_` (the newest for this folder),
 `resume` (an id or its prefix; without one, the front end's `pick`), `fork` (go on from it under a new id). The
-files are mini_claude.agent.sessions'; the CLI's picker and listing are cli/resume.py."""
+files are mini_claude.agent.sessions'; the CLI's picker and listing are cli/resume.py. The session's checkpoints
+of file changes (agent/checkpoints.py, for `/rewind`) are kept beside its file and follow it when it is resumed."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from mini_claude.agent.checkpoints import Checkpoints
 from mini_claude.agent.sessions import (
     SessionInfo,
     SessionLog,
+    checkpoints_dir,
     list_sessions,
     load_session,
     replay_session,
@@ -28,6 +31,7 @@ def record_session(parts: SessionParts) -> SessionLog:
     """Start saving this session's conversation (a new file named by its id)."""
     log = SessionLog.create(state_dir(parts.env), parts.agent.ctx.cwd, parts.session_id)
     parts.agent.on_history = log.sync
+    parts.agent.checkpoints = Checkpoints(checkpoints_dir(log.path), parts.agent.history)
     parts.session_log = log
     return log
 
@@ -74,6 +78,8 @@ async def resume_session(parts: SessionParts, *, continue_: bool, resume: str | 
     if parts.agent.on_reset is not None:  # tools tool_search found in the other conversation are not kept
         parts.agent.on_reset(parts.agent.history)
     parts.agent.on_history = log.sync
+    # the file changes of a resumed session can still be rewound (a fork starts its own, empty)
+    parts.agent.checkpoints = Checkpoints(checkpoints_dir(log.path), parts.agent.history)
     parts.session_log = log
     log.sync(parts.agent.history)  # a crash's unanswered tool calls, closed by load_session, are saved too
     how = f"forked {chosen.id} as {parts.session_id}" if fork else f"resumed {chosen.id}"

@@ -30,6 +30,7 @@ from mini_claude.cli.slash.permissions import (
     split_scope,
 )
 from mini_claude.cli.slash.sandbox import SANDBOX_HELP, sandbox_command
+from mini_claude.cli.slash.sessions import export_command, rewind_command
 from mini_claude.cli.slash.status import status_lines
 from mini_claude.cli.terminal.render import TerminalUI, clean, one_line
 from mini_claude.errors import ConfigError
@@ -61,6 +62,8 @@ SLASH_COMMANDS = {
     "/doctor": "check the install, keys, settings and memory files, MCP config and servers: each problem with its fix",
     "/plan": "plan mode on or off: /plan [on|off] (Shift+Tab cycles default → acceptEdits → plan)",
     "/resume": "pick up a saved conversation of this folder: /resume [ID]",
+    "/export": "write the conversation as Markdown: /export [FILE] (default conversation-DATE-TIME.md here)",
+    "/rewind": "go back to before a prompt: the files mini-claude's tools changed since, the conversation, or both",
     "/init": "have the model write a starter CLAUDE.md for this project",
     "/memory": "edit the memory files (CLAUDE.md) in $EDITOR",
     "/sandbox": SANDBOX_HELP,
@@ -85,6 +88,9 @@ class ReplContext(Protocol):
     def set_mode(self, mode: PermissionMode) -> None: ...
     async def resume(self, which: str) -> None: ...  # `/resume [ID]`: a saved conversation (a picker without ID)
     def record_session(self) -> None: ...  # save the conversation from here on, under `parts.session_id`
+    async def confirm(self, question: str) -> bool: ...  # a yes/no question
+    async def typed(self, label: str) -> str | None: ...  # a typed line (the pickers' fallback off a terminal)
+    def retype(self, text: str) -> None: ...  # text put back at the next prompt, to edit or send
 
 
 class SlashCommands:
@@ -98,6 +104,7 @@ class SlashCommands:
             "/plan": self._plan, "/resume": self._resume, "/init": self._init, "/memory": self._memory,
             "/permissions": self._permissions, "/status": self._status, "/context": self._context,
             "/doctor": self._doctor, "/sandbox": self._sandbox, "/tasks": self._tasks, "/bashes": self._tasks,
+            "/export": self._export, "/rewind": self._rewind,
         }
 
     async def run(self, text: str) -> None:
@@ -183,6 +190,12 @@ class SlashCommands:
 
     async def _resume(self, which: str) -> None:
         await self.repl.resume(which)
+
+    async def _export(self, rest: str) -> None:
+        await export_command(self.repl.parts, rest, self.repl.ui, self.repl.confirm)
+
+    async def _rewind(self, _: str) -> None:
+        await rewind_command(self.repl.parts, self.repl.ui, self.repl.typed, self.repl.retype)
 
     async def _cost(self, _: str) -> None:
         usage = self.repl.parts.agent.usage

@@ -1,31 +1,18 @@
-"""The CLI's side of saved sessions: `describe` (the age and size of a session in the `/resume` picker) and
-`conversation_lines`, the compact view of a resumed conversation printed before the prompt. Saving and resuming
-(`--continue`, `--resume ID`, `--fork-session`) are the session layer's (session/resume.py), re-exported here.
-
-The view shows the last `RESUME_EXCHANGES` exchanges (a prompt and what answered it) and says how many earlier
-ones were left out: each prompt as `> text`, the assistant's text cut to a few lines, each tool call on one line
-(`● Read(calc.py)`), a failed one marked. Everything in it went through `clean()`: it is the model's and the
-repository's text.
-"""
+"""The CLI's side of saved sessions: `describe` and `age` (a session in the `/resume` picker), and the compact
+view of a resumed conversation printed before the prompt (cli/terminal/conversation.py, re-exported). Saving and
+resuming (`--continue`, `--resume ID`, `--fork-session`) are the session layer's (session/resume.py), re-exported
+here."""
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
-from typing import Any
 
 from mini_claude.agent.sessions import SessionInfo
-from mini_claude.agent.turns import prompt_points
-from mini_claude.cli.terminal.render import clean, one_line
+from mini_claude.cli.terminal.conversation import RESUME_EXCHANGES, conversation_lines
 from mini_claude.session.resume import PICKER_ROWS, PickFn, record_session, resume_session
 
-__all__ = ["PICKER_ROWS", "RESUME_EXCHANGES", "PickFn", "age", "call_line", "conversation_lines", "describe",
-           "record_session", "resume_session"]
-
-RESUME_EXCHANGES = 5
-TEXT_LINES = 3  # of each assistant text, and of each prompt
-_ARG_KEYS = ("file_path", "notebook_path", "path", "command", "pattern", "url", "query", "description", "prompt")
+__all__ = ["PICKER_ROWS", "RESUME_EXCHANGES", "PickFn", "age", "conversation_lines", "describe", "record_session",
+           "resume_session"]
 
 
 def age(modified: float, now: float | None = None) -> str:
@@ -38,74 +25,3 @@ def age(modified: float, now: float | None = None) -> str:
 def describe(info: SessionInfo, now: float | None = None) -> str:
     """`3 h ago · 12 KB · fix the login bug`."""
     return f"{age(info.modified, now)} · {max(1, info.size // 1024)} KB · {info.first_prompt or '(no prompt)'}"
-
-
-def call_line(name: str, args: dict[str, Any], cwd: Path) -> str:
-    """`Read(calc.py)`: a tool call on one line, its main argument shortened (a path relative to `cwd`).
-    (A stand-in until the terminal's own tool lines, cli/terminal/tool_lines.py, are used here.)"""
-    value = next((args[k] for k in _ARG_KEYS if isinstance(args.get(k), str)), None)
-    if value is None:
-        value = next((v for v in args.values() if isinstance(v, str)), "")
-    if value and os.path.isabs(value):
-        try:
-            relative = os.path.relpath(value, cwd)
-            value = relative if not relative.startswith("..") else value
-        except ValueError:
-            pass
-    shown = one_line(clean(value, visible=True))
-    return f"{clean(name, visible=True)}({shown if len(shown) <= 70 else shown[:69] + '…'})"
-
-
-def conversation_lines(history: list[dict[str, Any]], cwd: Path, *, last: int = RESUME_EXCHANGES) -> list[str]:
-    """The compact view of `history` (see the module docstring); no lines for an empty one."""
-    points = prompt_points(history)
-    if not points:
-        return []
-    shown = points[-last:] if last > 0 else []
-    lines: list[str] = []
-    left_out = len(points) - len(shown)
-    if left_out:
-        lines.append(f"  … {left_out} earlier exchange{'s' if left_out != 1 else ''} not shown")
-    for n, point in enumerate(shown):
-        following = shown[n + 1] if n + 1 < len(shown) else None
-        lines.extend(_prompt_lines(point.text))
-        stop = len(history) if following is None else following.index + (1 if following.block else 0)
-        for index in range(point.index, stop):
-            message = history[index]
-            content = message.get("content") if isinstance(message.get("content"), list) else []
-            if message.get("role") == "assistant":
-                lines.extend(_assistant_lines(content, cwd))
-                continue
-            start = point.block if index == point.index else 0
-            end = following.block if following is not None and index == following.index else len(content)
-            failed = sum(1 for b in content[start:end] if isinstance(b, dict) and b.get("type") == "tool_result"
-                         and b.get("is_error"))
-            if failed:  # a failed call is marked under the calls
-                lines.append(f"  ⎿ {failed} tool call{'s' if failed > 1 else ''} failed")
-    return lines
-
-
-def _prompt_lines(text: str) -> list[str]:
-    rows = clean(text).splitlines() or [""]
-    out = [f"> {rows[0]}", *(f"  {row}" for row in rows[1:TEXT_LINES])]
-    if len(rows) > TEXT_LINES:
-        out.append(f"  … (+{len(rows) - TEXT_LINES} lines)")
-    return out
-
-
-def _assistant_lines(content: list[Any], cwd: Path) -> list[str]:
-    out: list[str] = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text" and str(block.get("text", "")).strip():
-            rows = [row for row in clean(str(block["text"])).splitlines() if row.strip()]
-            out.append(f"● {rows[0]}")
-            out.extend(f"  {row}" for row in rows[1:TEXT_LINES])
-            if len(rows) > TEXT_LINES:
-                out.append(f"  … (+{len(rows) - TEXT_LINES} lines)")
-        elif block.get("type") == "tool_use":
-            args = block.get("input") if isinstance(block.get("input"), dict) else {}
-            out.append(f"● {call_line(str(block.get('name', '?')), args, cwd)}")
-    return out
-

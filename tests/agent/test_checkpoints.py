@@ -190,3 +190,21 @@ def test_a_prompt_merged_after_interrupted_tool_results_is_found_and_cut_back_to
     cut = before(history, points[1])
     assert cut[-1]["content"] == [{"type": "tool_result", "tool_use_id": "t1", "content": "cut"}]
     assert len(history[2]["content"]) == 3  # the history itself is left as it was
+
+
+async def test_the_sweep_removes_a_sessions_checkpoints_with_it(tmp_path: Path) -> None:
+    from mini_claude.agent.sessions import SessionLog, checkpoints_dir, prune_sessions
+
+    work = tmp_path / "work"
+    work.mkdir()
+    state = tmp_path / "state"
+    kept, old = SessionLog.create(state, work, "kept"), SessionLog.create(state, work, "old")
+    for log in (kept, old):
+        log.sync([_prompt("hi")])
+        log.close()
+        s = Session(tmp_path, store=checkpoints_dir(log.path))
+        s.prompt("write")
+        await s.write(f"{log.id}.txt", "x")
+    os.utime(old.path, (1, 1))  # not written for decades
+    assert prune_sessions(state) == 1
+    assert checkpoints_dir(kept.path).is_dir() and not checkpoints_dir(old.path).exists()

@@ -147,3 +147,37 @@ def test_rewind_puts_back_the_file_an_edit_changed(tmp_path: Path) -> None:
     finally:
         term.close()
         mock.stop()
+
+
+def test_checkpoints_of_an_earlier_run_survive_continue_and_code_alone_can_be_restored(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    notes = work / "notes.txt"
+    notes.write_text("original\n")
+    mock = _mock([
+        {"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": str(notes)}}]},
+        {"content": [{"type": "tool_use", "name": "Write", "input": {"file_path": str(notes), "content": "new\n"}}]},
+        {"content": [{"type": "tool_use", "name": "Write", "input": {"file_path": str(work / "made.txt"),
+                                                                      "content": "made\n"}}]},
+        _text("WROTE-BOTH")])
+    url = mock.start()
+    term = None
+    try:
+        done = run_cli(["-p", "rewrite the notes", "--permission-mode", "acceptEdits"], cwd=work,
+                       env=anthropic_env(tmp_path, url))
+        assert done.returncode == 0 and notes.read_text() == "new\n", done.stderr
+        term = start_repl(tmp_path, work, url, "later", "--continue")
+        term.wait_for(lambda s: "/help for commands" in s and "● WROTE-BOTH" in s, "the earlier run shown")
+        term.enter("/rewind")
+        term.wait_for(lambda s: "❯ 1. rewrite the notes  notes.txt, made.txt" in s, "the prompt with its changes")
+        term.keys("Enter")
+        term.wait_for(lambda s: "Restore what?" in s, "what to restore")
+        term.keys("3")  # Restore code
+        term.wait_for(lambda s: "restored notes.txt" in s and "deleted made.txt (created since)" in s, "the code back")
+        assert notes.read_text() == "original\n" and not (work / "made.txt").exists()
+        assert "conversation rewound" not in term.screen()  # the conversation stays as it was
+        term.keys("C-d")
+    finally:
+        if term is not None:
+            term.close()
+        mock.stop()

@@ -208,3 +208,19 @@ async def test_the_sweep_removes_a_sessions_checkpoints_with_it(tmp_path: Path) 
     os.utime(old.path, (1, 1))  # not written for decades
     assert prune_sessions(state) == 1
     assert checkpoints_dir(kept.path).is_dir() and not checkpoints_dir(old.path).exists()
+
+
+async def test_a_notebook_edit_is_put_back_too(tmp_path: Path) -> None:
+    from mini_claude.tools.notebook import NotebookEditTool
+
+    s = Session(tmp_path)
+    book = s.work / "a.ipynb"
+    original = ('{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code", "id": "c1", '
+                '"metadata": {}, "execution_count": null, "source": "x = 1", "outputs": []}]}\n')
+    book.write_text(original)
+    s.prompt("change the cell")
+    await s.run(ReadFileTool(), {"file_path": "a.ipynb"})
+    await s.run(NotebookEditTool(), {"notebook_path": "a.ipynb", "cell_id": "c1", "new_source": "x = 2"})
+    assert "x = 2" in book.read_text()
+    s.checkpoints.restore(s.point(0), [s.work])
+    assert book.read_text() == original

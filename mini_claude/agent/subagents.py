@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from mini_claude.agent.checkpoints import Checkpoints
 from mini_claude.agent.compaction import ContextWindow
 from mini_claude.agent.hook_points import HookPoints
 from mini_claude.agent.loop import Agent, DeferredLoading, Gate, RunOutcome
@@ -246,6 +247,8 @@ class SubagentParts:
     report: Callable[[RunOutcome, Model], None] | None = None
     # each child as it starts (observers: tests, a view of running agents)
     on_child: Callable[[Agent], None] | None = None
+    # the session's checkpoints of file changes (the parent's, once saving started): a child's writes join them
+    checkpoints: Callable[[], Checkpoints | None] | None = None
 
 
 @dataclass
@@ -310,12 +313,14 @@ class Subagents:
         ctx = replace(p.ctx, read_files=dict(p.ctx.read_files))  # its own record of what it has read
         system = _system_prompt(kind, p.cwd)
         gate = SubagentGate(p.gate, kind.name, read_only=kind.read_only)
-        return Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system,
-                     ui=_LabelledUI(p.ui, kind.name), max_turns=p.max_turns, result_cap=p.result_cap,
-                     explain_unknown=explain, before_request=p.before_request,
-                     context=ContextWindow(p.context_tokens), resolve_unknown=resolve,
-                     loading=None if listed else p.loading,
-                     hooks=p.hooks, subagent=True, agent=(kind.name, uuid.uuid4().hex))
+        child = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system,
+                      ui=_LabelledUI(p.ui, kind.name), max_turns=p.max_turns, result_cap=p.result_cap,
+                      explain_unknown=explain, before_request=p.before_request,
+                      context=ContextWindow(p.context_tokens), resolve_unknown=resolve,
+                      loading=None if listed else p.loading,
+                      hooks=p.hooks, subagent=True, agent=(kind.name, uuid.uuid4().hex))
+        child.checkpoints = p.checkpoints() if p.checkpoints is not None else None
+        return child
 
 
 def _system_prompt(kind: SubagentType, cwd: Path) -> str:

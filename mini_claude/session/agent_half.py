@@ -208,7 +208,8 @@ def build_session(
                                         before_request=before_request, resolve_unknown=deferred.resolve,
                                         loading=deferred, hooks=hooks, mcp_tools=mcp_tools,
                                         explain_unknown=manager.explain_unavailable,
-                                        report=lambda run, on: agent.absorb(run, on)))
+                                        report=lambda run, on: agent.absorb(run, on),
+                                        checkpoints=lambda: agent.checkpoints))
     # commands get the user's passThrough and what a settings file's env set (never the agent's credentials)
     policy = EnvPolicy(tuple(settings.shell_pass_through), frozenset(settings.env))
     builtins = [BashTool(env=env, policy=policy) if isinstance(tool, BashTool) else tool

@@ -167,7 +167,8 @@ class Checkpoints:
         path = entry["path"]
         if entry.get("skipped"):
             return f"not saved before the change ({entry['skipped']})"
-        if not any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+        real = os.path.join(str(entry.get("folder")), os.path.basename(path))  # the file as it was found
+        if not any(real.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
             return "outside the folders this session may write"
         folder = os.path.dirname(path)
         if os.path.lexists(folder) and os.path.realpath(folder) != entry.get("folder"):
@@ -227,8 +228,11 @@ def _write_regular(path: str, data: bytes, mode: int) -> str | None:
             return "it is now a symbolic link: not followed"
         raise
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             return "it is no longer a regular file: left as it is"
+        if info.st_nlink > 1:  # a hard link planted since would carry the write to another file
+            return "it now has other hard links: left as it is"
         os.ftruncate(fd, 0)
         view = memoryview(data)
         while view:

@@ -224,3 +224,18 @@ async def test_a_notebook_edit_is_put_back_too(tmp_path: Path) -> None:
     assert "x = 2" in book.read_text()
     s.checkpoints.restore(s.point(0), [s.work])
     assert book.read_text() == original
+
+
+async def test_a_hard_link_planted_since_is_not_written_into(tmp_path: Path) -> None:
+    s = Session(tmp_path)
+    (s.work / "notes.txt").write_text("mine\n")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("precious\n")
+    s.prompt("edit notes")
+    await s.edit("notes.txt", "mine", "theirs")
+    (s.work / "notes.txt").unlink()
+    os.link(outside, s.work / "notes.txt")
+
+    done = s.checkpoints.restore(s.point(0), [s.work])
+    assert outside.read_text() == "precious\n"
+    assert "hard links" in done.skipped[0][1]

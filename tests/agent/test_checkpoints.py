@@ -239,3 +239,10 @@ async def test_a_hard_link_planted_since_is_not_written_into(tmp_path: Path) -> 
     done = s.checkpoints.restore(s.point(0), [s.work])
     assert outside.read_text() == "precious\n"
     assert "hard links" in done.skipped[0][1]
+
+
+def test_a_compacted_historys_summary_is_no_prompt() -> None:
+    history = [{"role": "user", "content": [
+                   {"type": "text", "text": "[Summary of the earlier conversation, written when …]\nwe fixed it"}]},
+               _answer("Understood. Continuing."), _prompt("next"), _answer("ok")]
+    assert [p.text for p in prompt_points(history)] == ["next"]

@@ -15,7 +15,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PromptPoint", "before", "current_point", "prompt_points", "user_text"]
+__all__ = ["PromptPoint", "before", "current_point", "opens_with_summary", "prompt_points", "user_text"]
 
 _REMINDER = "<system-reminder>"
 _NOTES = ("[The previous request", "[Your previous reply")  # agent/loop.py's notes before a prompt
@@ -60,6 +60,14 @@ def prompt_points(history: list[dict[str, Any]]) -> list[PromptPoint]:
             continue
         points.append(PromptPoint(index, start, text, _mark(index, start, text)))
     return points
+
+
+def opens_with_summary(history: list[dict[str, Any]]) -> bool:
+    """Whether `history` was compacted: it opens with the summary of what came before."""
+    content = history[0].get("content") if history else None
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "text" and str(b.get("text", "")).startswith(_SUMMARY)
+        for b in content)
 
 
 def current_point(history: list[dict[str, Any]]) -> PromptPoint | None:

@@ -69,3 +69,12 @@ def test_the_markdown_export_has_turns_calls_short_results_and_no_secrets(monkey
     assert "## Assistant\n\nLet me look.\n\n**Tool call:** `Read(calc.py)`" in text
     assert "**Result:**\n\n```\nrow 0\nrow 1\nrow 2\nrow 3\nrow 4\n… (+4 lines)\n```" in text
     assert text.rstrip().endswith("Done.")
+
+
+def test_a_compacted_conversation_says_so_and_shows_no_summary_as_a_prompt() -> None:
+    history = [{"role": "user", "content": [{"type": "text", "text": "[Summary of the earlier conversation]\nstuff"}]},
+               {"role": "assistant", "content": [{"type": "text", "text": "Understood. Continuing."}]},
+               *_exchange("after", "done")]
+    lines = conversation_lines(history, WORK)
+    assert lines[0] == "  … the conversation before was summarised (compacted)"
+    assert [line for line in lines if line.startswith(">")] == ["> after"]

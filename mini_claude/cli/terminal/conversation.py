@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mini_claude.agent.turns import prompt_points
+from mini_claude.agent.turns import opens_with_summary, prompt_points
 from mini_claude.cli.terminal.render import clean, one_line
 
 __all__ = ["RESUME_EXCHANGES", "call_line", "conversation_lines"]
@@ -45,6 +45,8 @@ def conversation_lines(history: list[dict[str, Any]], cwd: Path, *, last: int = 
     shown = points[-last:] if last > 0 else []
     lines: list[str] = []
     left_out = len(points) - len(shown)
+    if opens_with_summary(history):
+        lines.append("  … the conversation before was summarised (compacted)")
     if left_out:
         lines.append(f"  … {left_out} earlier exchange{'s' if left_out != 1 else ''} not shown")
     for n, point in enumerate(shown):

@@ -1,11 +1,14 @@
 """Saving a session's conversation as it goes, and picking up an old one: `continue_` (the newest for this folder),
 `resume` (an id or its prefix; without one, the front end's `pick`), `fork` (go on from it under a new id). The
 files are mini_claude.agent.sessions'; the CLI's picker and listing are cli/resume.py. The session's checkpoints
-of file changes (agent/checkpoints.py, for `/rewind`) are kept beside its file and follow it when it is resumed."""
+of file changes (agent/checkpoints.py, for `/rewind`) are kept beside its file and follow it when it is resumed (a fork gets its own copy)."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from mini_claude.agent.checkpoints import Checkpoints
 from mini_claude.agent.sessions import (
@@ -69,6 +72,7 @@ async def resume_session(parts: SessionParts, *, continue_: bool, resume: str | 
     previous = parts.session_log
     if fork:  # the conversation goes on in this session's own file; the old one stays as it was
         log = SessionLog.create(state_dir(parts.env), cwd, parts.session_id)
+        _copy_checkpoints(checkpoints_dir(chosen.path), checkpoints_dir(log.path))  # its changes rewind too
     else:
         parts.session_id = chosen.id
         log = SessionLog(chosen.path, chosen.id, cwd, written=raw)  # what the file holds; the closing comes next
@@ -78,10 +82,20 @@ async def resume_session(parts: SessionParts, *, continue_: bool, resume: str | 
     if parts.agent.on_reset is not None:  # tools tool_search found in the other conversation are not kept
         parts.agent.on_reset(parts.agent.history)
     parts.agent.on_history = log.sync
-    # the file changes of a resumed session can still be rewound (a fork starts its own, empty)
+    # the file changes of a resumed session can still be rewound (a fork, from its own copy)
     parts.agent.checkpoints = Checkpoints(checkpoints_dir(log.path), parts.agent.history)
     parts.session_log = log
     log.sync(parts.agent.history)  # a crash's unanswered tool calls, closed by load_session, are saved too
     how = f"forked {chosen.id} as {parts.session_id}" if fork else f"resumed {chosen.id}"
     ui.info(f"{how} ({len(history)} messages): {chosen.first_prompt}")
     return True
+
+
+def _copy_checkpoints(source: Path, target: Path) -> None:
+    """A forked session's own copy of the checkpoints of the one it came from (none when it had none)."""
+    if source.is_dir() and not source.is_symlink() and not target.exists():
+        try:
+            shutil.copytree(source, target, symlinks=True)
+            os.chmod(target, 0o700)
+        except OSError:
+            pass  # the fork goes on; only its rewind of the earlier changes is lost

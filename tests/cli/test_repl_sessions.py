@@ -4,6 +4,7 @@ exchange before the prompt, `/resume` chooses with the arrow keys, `/export` wri
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -180,4 +181,30 @@ def test_checkpoints_of_an_earlier_run_survive_continue_and_code_alone_can_be_re
     finally:
         if term is not None:
             term.close()
+        mock.stop()
+
+
+def test_a_forked_session_gets_its_own_copy_of_the_checkpoints(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    mock = _mock([{"content": [{"type": "tool_use", "name": "Write", "input": {"file_path": str(work / "a.txt"),
+                                                                            "content": "a\n"}}]},
+                  _text("WROTE"), _text("FORKED")])
+    url = mock.start()
+    try:
+        env = anthropic_env(tmp_path, url)
+        first = run_cli(["-p", "write a", "--permission-mode", "acceptEdits", "--output-format", "json"], cwd=work,
+                        env=env)
+        assert first.returncode == 0, first.stderr
+        original = json.loads(first.stdout)["session_id"]
+        forked = run_cli(["-p", "go on", "--resume", original, "--fork-session", "--output-format", "json"],
+                         cwd=work, env=env)
+        assert forked.returncode == 0, forked.stderr
+        fork_id = json.loads(forked.stdout)["session_id"]
+        assert fork_id != original
+        stores = {p.name: p for p in (tmp_path / "state" / "sessions").glob("*/*.checkpoints")}
+        assert set(stores) == {f"{original}.checkpoints", f"{fork_id}.checkpoints"}
+        assert (stores[f"{fork_id}.checkpoints"] / "index.jsonl").read_text() == \
+            (stores[f"{original}.checkpoints"] / "index.jsonl").read_text()
+    finally:
         mock.stop()

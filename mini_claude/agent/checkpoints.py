@@ -59,8 +59,10 @@ class Checkpoints:
         checkpoint that cannot be kept costs the rewind of that file, not the tool call."""
         key = WRITE_TOOLS.get(name)
         raw = args.get(key) if key else None
+        if not isinstance(raw, str) or not raw.strip():
+            return  # not one of our file tools (Bash, an MCP tool): not covered
         point = current_point(self.history)
-        if not isinstance(raw, str) or not raw.strip() or point is None:
+        if point is None:
             return
         path = os.path.abspath(ctx.resolve(raw))
         try:

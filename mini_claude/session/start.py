@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -48,6 +49,8 @@ from mini_claude.settings import (
     without_project_widening,
 )
 from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from mini_claude.permissions.answers import AskFn
@@ -285,6 +288,8 @@ async def start_session(
     model_env = {**model_env, **settings.env}
     config = load_servers(opts, env)
     report_config_problems(ui, settings, config)
+    for display, keys in full_settings.key_reports.items():  # --debug: once per file, what it sets to no effect
+        log.debug("%s: %s (mini-claude does not act on them; `mini-claude doctor` says more)", display, keys.text())
     helper = api_key_helper(settings.api_key_helper, cwd=cwd, env=env) if settings.api_key_helper else None
     from mini_claude.models.catalog import ThinkingPrefs
 

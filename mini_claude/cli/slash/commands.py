@@ -71,7 +71,7 @@ SLASH_COMMANDS = {
     "/tasks": "background shell commands: id, status, run time, command; /tasks stop ID (also /bashes)",
     "/exit": "leave (also: exit, quit, Ctrl+D)",
 }
-COMPLETIONS = [*SLASH_COMMANDS, *(f"/mcp {action}" for action in ACTIONS),
+COMPLETIONS = [*SLASH_COMMANDS, "/agents new", *(f"/mcp {action}" for action in ACTIONS),
                *(f"/permissions {action}" for action in ("add allow", "add ask", "add deny", "remove"))]
 INIT_PROMPT = ("Look around this project (its layout, build files, README, tests) and write a CLAUDE.md at its "
                "root for future sessions: how to build, test and run it, the layout, and the conventions the "

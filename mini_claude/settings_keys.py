@@ -10,7 +10,6 @@ which the REPL's status line and vim mode read, and `shellEnvironment`, mini-cla
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -121,6 +120,8 @@ def _sort(key: str, prefix: str, supported: frozenset[str], theirs: frozenset[st
     if key in theirs:
         ignored.append(shown)
         return
+    import difflib  # only for a key that is no setting
+
     near = difflib.get_close_matches(key, known, n=1, cutoff=0.75) if len(key) <= MAX_KEY_SHOWN else []
     if not near:  # a case slip (`OutputStyle`) is close whatever its length
         near = [name for name in known if name.lower() == key.lower()][:1]

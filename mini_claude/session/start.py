@@ -123,6 +123,8 @@ async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: S
     untrusted_env = model_environment(env, dotenv, trusted=False)
     if untrusted_env.ignored:
         ignored.append(f".env {', '.join(untrusted_env.ignored)}")
+    if reads_project and _has_project_styles(opts.cwd, home):  # their text would become system prompt
+        ignored.append(".claude/output-styles")
     decision = decide_trust(trust, trust_flag=opts.trust, can_ask=ask is not None, has_widening=bool(ignored))
     if decision is TrustDecision.ASK:
         assert ask is not None
@@ -136,6 +138,17 @@ async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: S
             ui.warn(untrusted_line(trust.folder, ignored))
         return restricted, untrusted_env.env, False
     return settings, model_environment(env, dotenv, trusted=True).env, True
+
+
+def _has_project_styles(cwd: Path, home: Path) -> bool:
+    """Whether the folder has output style files of its own (agent/output_styles.py reads them once trusted; not
+    imported here: the agent package loads in the background)."""
+    folder = cwd / ".claude" / "output-styles"
+    try:
+        return folder.is_dir() and folder.resolve() != (home / ".claude" / "output-styles").resolve() \
+            and any(folder.glob("*.md"))
+    except OSError:
+        return False
 
 
 def load_servers(opts: SessionOptions, env: Mapping[str, str]) -> LoadedConfig:

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-import yaml
-
 from mini_claude.agent.subagents import BUILTIN_TYPES, SubagentType, load_subagent_types
 from mini_claude.cli.terminal.picker import Option, pick
 from mini_claude.cli.terminal.render import TerminalUI, clean
@@ -86,6 +84,8 @@ def agent_path(scope: str, name: str, *, cwd: Path, home: Path) -> Path:
 def agent_file_text(draft: AgentDraft) -> str:
     """The Markdown file: YAML front matter (quoted by the YAML writer, so a description with `:` or `#` stays
     one value) and the prompt."""
+    import yaml  # PyYAML's writer, only when a file is written
+
     meta: dict[str, str] = {"name": draft.name, "description": draft.description}
     if draft.tools is not None:
         meta["tools"] = ", ".join(draft.tools)

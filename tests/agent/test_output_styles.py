@@ -153,6 +153,7 @@ def test_output_style_setting_reaches_the_request_and_the_init_record(cli: Cli) 
     mock = cli.mock([answer("ok"), answer("ok")])
     result = cli.run("-p", "hi", "--output-format", "stream-json", "--verbose")
     assert result.rc == 0, result.stderr
+    assert "ignored .claude/output-styles" in result.stderr
     init = json.loads(result.stdout.splitlines()[0])
     assert init["subtype"] == "init" and init["output_style"] == "Haiku"
     system = system_text(mock.requests[0]["body"])
@@ -168,3 +169,4 @@ def test_output_style_setting_reaches_the_request_and_the_init_record(cli: Cli) 
     assert "output style 'repo' (outputStyle) not found; the default style is used (the project's " \
            ".claude/output-styles are not read until the folder is trusted)" in result.stderr
     assert "REPO-STYLE-MARK" not in system_text(mock.requests[1]["body"])
+    assert f"this folder ({cli.work}) is not trusted: ignored .claude/output-styles — " in result.stderr

@@ -21,6 +21,9 @@ secret-looking variables shell commands may see, mini_claude.secrets) counts onl
 
 `sandbox` (the OS sandbox for shell commands) is read by mini_claude/sandbox/config.py: from a repository's files,
 trusted or not, only what makes it stricter counts. `hooks` is parsed by mini_claude/settings_hooks.py.
+
+Keys a file sets that mini-claude does not act on (Claude Code settings it lacks, or misspellings) are kept per file
+in `key_reports` (settings_keys.py), so `doctor` and `--debug` name them instead of dropping them silently.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import json_type, parse_json_object, read_json_object
 from mini_claude.sandbox.config import SandboxConfig, merge_sandbox
 from mini_claude.settings_hooks import HOOK_EVENTS, SettingsHook, merge_hooks
+from mini_claude.settings_keys import KeyReport, key_report
 
 __all__ = [
     "FLAG_SETTINGS_DISPLAY",
@@ -44,6 +48,7 @@ __all__ = [
     "MODEL_BACKENDS",
     "PROJECT_SETTINGS_DISPLAY",
     "USER_SETTINGS_DISPLAY",
+    "KeyReport",
     "Settings",
     "SettingsHelper",
     "SettingsHook",
@@ -111,6 +116,7 @@ class Settings:
     model: str | None = None
     always_thinking: bool | None = None  # `alwaysThinkingEnabled` (False: no extended thinking)
     effort_level: str | None = None  # `effortLevel`: low, medium, high, xhigh or max (models/catalog.py)
+    output_style: str | None = None  # `outputStyle`: the output style's name (agent/output_styles.py)
     api_key_helper: SettingsHelper | None = None
     hooks: list[SettingsHook] = field(default_factory=list)  # every file's hooks, in file order (all run)
     # `shellEnvironment.passThrough`: secret-looking variables (names or `*` globs) shell commands still get
@@ -123,6 +129,8 @@ class Settings:
     flag_display: str = FLAG_SETTINGS_DISPLAY
     loaded_files: list[str] = field(default_factory=list)
     errors: list[ConfigError] = field(default_factory=list)
+    # per file (display name): the keys it sets that mini-claude does not act on (settings_keys.py)
+    key_reports: dict[str, KeyReport] = field(default_factory=dict)
 
 
 def load_settings(*, cwd: Path, home: Path, flag: tuple[str, dict[str, Any]] | None = None,
@@ -149,11 +157,19 @@ def load_settings(*, cwd: Path, home: Path, flag: tuple[str, dict[str, Any]] | N
         settings.loaded_files.append(display)
         setattr(settings, attr, raw)
         _merge(settings, raw, display)
+        _note_keys(settings, raw, display)
     if flag is not None:
         settings.flag_display, settings.flag = flag
         settings.loaded_files.append(settings.flag_display)
         _merge(settings, settings.flag, settings.flag_display)
+        _note_keys(settings, settings.flag, settings.flag_display)
     return settings
+
+
+def _note_keys(settings: Settings, raw: dict[str, Any], display: str) -> None:
+    report = key_report(raw)
+    if report:
+        settings.key_reports[display] = report
 
 
 def read_flag_settings(value: str, cwd: Path) -> tuple[str, dict[str, Any]]:
@@ -192,7 +208,8 @@ def without_project_widening(settings: Settings) -> tuple[Settings, list[str]]:
     file (`.claude/settings.json permissions.allow, env`), for the one warning line. Values are never quoted: a
     mode name is the only value shown, and only a known one."""
     kept = Settings(user=settings.user, flag=settings.flag, flag_display=settings.flag_display,
-                    loaded_files=list(settings.loaded_files), errors=settings.errors)
+                    loaded_files=list(settings.loaded_files), errors=settings.errors,
+                    key_reports=settings.key_reports)
     scratch: list[ConfigError] = []  # the original load reported every malformed value already
     dropped: list[str] = []
     for attr, display in (("user", USER_SETTINGS_DISPLAY), ("project", PROJECT_SETTINGS_DISPLAY),
@@ -325,6 +342,13 @@ def _merge(settings: Settings, raw: dict[str, Any], display: str, errors: list[C
             settings.always_thinking = thinking
         else:
             bad("alwaysThinkingEnabled", f"expected true or false, got {json_type(thinking)}")
+
+    if "outputStyle" in raw:
+        style = raw["outputStyle"]
+        if isinstance(style, str) and style.strip():
+            settings.output_style = style.strip()
+        else:
+            bad("outputStyle", f"expected an output style name, got {json_type(style)}")
 
     if "effortLevel" in raw:
         effort = raw["effortLevel"]

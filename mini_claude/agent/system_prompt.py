@@ -2,6 +2,12 @@
 environment (where it runs, which model it is), what each MCP server says about itself, and which skills it may
 load (names and descriptions only: skill content is fetched when the Skill tool loads it).
 
+An output style other than `default` (agent/output_styles.py) changes the brief and adds its instructions at the
+end, as Claude Code applies one: every style drops the brief's "How to talk" section (its own instructions say how
+to answer); a style without `keep-coding-instructions` also drops the software-engineering sections (project
+conventions, planning, checking, git, code references) and the intro that calls the agent a coding agent, keeping
+tools, safety and when to ask.
+
 The parts are kept apart (`PromptPart`) so that `/context` can show each one's size; `join_parts` makes the text
 sent to the model. The memory files (CLAUDE.md) and the git status are not here: they open the conversation as
 reminder blocks (agent/memory.py, git_snapshot.py), as Claude Code places them.
@@ -16,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mini_claude.agent.brief import brief_text
+from mini_claude.agent.brief import BRIEF_SECTIONS, INTRO, brief_text
+from mini_claude.agent.output_styles import OutputStyle
 from mini_claude.git_snapshot import head_branch, in_git_repository
 
 __all__ = [
@@ -30,6 +37,7 @@ __all__ = [
     "git_branch",
     "join_parts",
     "model_family",
+    "style_brief",
     "system_parts",
 ]
 
@@ -58,11 +66,11 @@ def join_parts(parts: Sequence[PromptPart]) -> str:
 
 def system_parts(cwd: Path, *, model: str = "", server_instructions: Mapping[str, str] | None = None,
                  skills: Sequence[tuple[str, str]] | None = None, branch: str | None = None,
-                 git_repo: bool | None = None, shell: str = "") -> list[PromptPart]:
+                 git_repo: bool | None = None, shell: str = "", style: OutputStyle | None = None) -> list[PromptPart]:
     """The built-in prompt's parts: brief, environment, MCP server instructions (when a server gave any), skills
-    (when there are any). `model`: the id the next request goes to; `branch`/`git_repo`: see
-    `environment_section`."""
-    parts = [PromptPart("brief", brief_text()),
+    (when there are any), then the output style's instructions (`style`; None: default). `model`: the id the next
+    request goes to; `branch`/`git_repo`: see `environment_section`."""
+    parts = [PromptPart("brief", style_brief(style)),
              PromptPart("environment", environment_section(cwd, model=model, branch=branch, git_repo=git_repo,
                                                            shell=shell))]
     instructions = _instructions_section(server_instructions or {})
@@ -70,7 +78,29 @@ def system_parts(cwd: Path, *, model: str = "", server_instructions: Mapping[str
         parts.append(PromptPart("MCP server instructions", instructions))
     if skills:
         parts.append(PromptPart("skills", _skills_section(skills)))
+    if style is not None:
+        parts.append(PromptPart(f"output style ({style.name})", f"# Output style: {style.name}\n{style.prompt}"))
     return parts
+
+
+# the brief's sections a style without keep-coding-instructions keeps: how to act safely with the tools it has
+_GENERAL_SECTIONS = ("Using tools", "Safety and untrusted content", "When to ask")
+_STYLED_INTRO = ("You are mini-claude, an agent that runs in the user's terminal and acts through the tools you are "
+                 "given; what you write in reply is shown in a terminal. The output style at the end of these "
+                 "instructions says what role you take and how you answer: follow it.")
+
+
+def style_brief(style: OutputStyle | None) -> str:
+    """The brief as `style` shapes it (see the module docstring); the whole brief for None."""
+    if style is None:
+        return brief_text()
+    if style.keep_coding_instructions:
+        sections = [(h, t) for h, t in BRIEF_SECTIONS if h != "How to talk"]
+        intro = INTRO
+    else:
+        sections = [(h, t) for h, t in BRIEF_SECTIONS if h in _GENERAL_SECTIONS]
+        intro = _STYLED_INTRO
+    return "\n\n".join([intro, *(f"# {heading}\n{text}" for heading, text in sections)])
 
 
 def build_system_prompt(cwd: Path, server_instructions: Mapping[str, str] | None = None,

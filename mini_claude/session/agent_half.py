@@ -14,6 +14,7 @@ import shutil
 import sys
 import uuid
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mini_claude.agent.commands import load_commands
@@ -21,6 +22,7 @@ from mini_claude.agent.compaction import ContextWindow, context_tokens
 from mini_claude.agent.loop import Agent, AgentUI
 from mini_claude.agent.memory import load_memory
 from mini_claude.agent.opening import Opening
+from mini_claude.agent.output_styles import StyleChoice, find_style, is_default, load_output_styles
 from mini_claude.agent.subagents import SubagentParts, Subagents, acting_subagent, load_subagent_types
 from mini_claude.agent.system_prompt import PLAN_MODE_PROMPT, PromptPart, git_branch, join_parts, system_parts
 from mini_claude.errors import ConfigError
@@ -81,6 +83,7 @@ def rest_of_session(opts: SessionOptions, ui: FrontUI, mcp: McpParts, model: Mod
                                                                     thinking=thinking)
     for trouble in troubles:
         ui.warn(f"sub-agent: {trouble}")
+    _choose_style(parts, cwd, user_home(env), settings, trusted, opts.setting_sources, ui)
     parts.commands, problems = load_commands(cwd, user_home(env), opts.setting_sources)
     for problem in problems:
         ui.warn(f"custom command: {problem}")
@@ -161,6 +164,7 @@ def build_session(
         return [*own, *offered]
 
     memory = load_memory(opts.cwd, user_home(env), opts.setting_sources)
+    styles = StyleChoice()  # the built-ins; the files and the setting's choice once trust is known (rest_of_session)
     branch = git_branch(opts.cwd)  # once: the prompt's parts are built before every model request
     shell = _shell_name(env)
 
@@ -171,7 +175,7 @@ def build_session(
         else:
             listed = [(skill.name, skill.description) for skill in skills.available()]
             parts = system_parts(opts.cwd, model=agent.model.name, server_instructions=manager.instructions(),
-                                 skills=listed, branch=branch, shell=shell)
+                                 skills=listed, branch=branch, shell=shell, style=styles.current)
         parts.append(PromptPart("deferred MCP tool names", deferred.prompt_section()))
         if gate.mode is PermissionMode.PLAN:
             parts.append(PromptPart("plan mode", PLAN_MODE_PROMPT))
@@ -232,8 +236,27 @@ def build_session(
         agent.context.on_compact = ui.info
     parts = SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
                          skills=skills, host=host, memory=memory, deferred=deferred, hooks=hooks, subagents=subagents,
-                         prompt_parts=prompt_parts, opening=opening, structured=structured)
+                         prompt_parts=prompt_parts, opening=opening, structured=structured, styles=styles)
     return parts
+
+
+def _choose_style(parts: SessionParts, cwd: Path, home: Path, settings: Settings, trusted: bool,
+                  sources: tuple[str, ...] | None, ui: FrontUI) -> None:
+    """Load the output styles (a project's only in a trusted folder) and put `outputStyle`'s in force."""
+    if parts.styles is None:
+        return
+    loaded, troubles = load_output_styles(cwd, home, trusted=trusted, sources=sources)
+    parts.styles.styles, parts.styles.skipped = loaded.styles, loaded.skipped
+    for trouble in troubles:
+        ui.warn(f"output style: {trouble}")
+    wanted = settings.output_style
+    if wanted is None or is_default(wanted):
+        return
+    parts.styles.current = find_style(loaded.styles, wanted)
+    if parts.styles.current is None:
+        hint = (" (the project's .claude/output-styles are not read until the folder is trusted)"
+                if loaded.skipped else "")
+        ui.warn(f"output style {wanted!r} (outputStyle) not found; the default style is used{hint}")
 
 
 def _naming_subagents(ask: AskFn, ui: AgentUI) -> AskFn:

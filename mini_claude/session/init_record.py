@@ -17,7 +17,7 @@ The keys, in Claude Code 2.1.328's order (checked against its binary run offline
                              (an ANTHROPIC_AUTH_TOKEN is not an API key: Claude Code says "none" for it too); an
                              OpenAI-compatible backend: "OPENAI_API_KEY" or "none". Never the key.
     mini_claude_version      our version (where Claude Code has `claude_code_version`: not ours to claim)
-    output_style             "default": there are no other output styles here
+    output_style             the output style in force (`outputStyle`, `/output-style`): "default" or its name
     agents, skills, plugins  the sub-agent types, the skills (local, then `server:name`), [] (no plugins here)
     uuid, original_cwd, additional_directories
 
@@ -90,7 +90,7 @@ async def init_record(parts: SessionParts, *, original_cwd: str) -> dict[str, An
         "type": "system", "subtype": "init", "cwd": str(agent.ctx.cwd), "session_id": parts.session_id,
         "tools": tools, "mcp_servers": servers, "model": agent.model.name, "permissionMode": parts.gate.mode.value,
         "slash_commands": commands, "apiKeySource": api_key_source(agent.model), "mini_claude_version": __version__,
-        "output_style": "default",
+        "output_style": parts.styles.name if parts.styles is not None else "default",
         "agents": list(parts.subagents.types()) if parts.subagents is not None else [],
         "skills": [skill.name for skill in parts.skills.available()] if parts.skills is not None else [],
         "plugins": [], "uuid": str(uuid.uuid4()), "original_cwd": original_cwd,

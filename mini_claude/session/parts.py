@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from mini_claude.agent.loop import Agent
     from mini_claude.agent.memory import Memory
     from mini_claude.agent.opening import Opening
+    from mini_claude.agent.output_styles import StyleChoice
     from mini_claude.agent.sessions import SessionLog
     from mini_claude.agent.subagents import Subagents, SubagentType
     from mini_claude.agent.system_prompt import PromptPart
@@ -104,6 +105,7 @@ class SessionParts:
     prompt_parts: Callable[[], list[PromptPart]] | None = None  # the next request's system prompt, by part
     opening: Opening | None = None  # what opens the conversation: CLAUDE.md, the git snapshot (agent/opening.py)
     structured: StructuredOutputTool | None = None  # where the answer in the required shape arrives (output_schema)
+    styles: StyleChoice | None = None  # the output styles and the one in force (agent/output_styles.py)
 
 
 

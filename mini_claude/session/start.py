@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -48,6 +49,8 @@ from mini_claude.settings import (
     without_project_widening,
 )
 from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from mini_claude.permissions.answers import AskFn
@@ -120,6 +123,8 @@ async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: S
     untrusted_env = model_environment(env, dotenv, trusted=False)
     if untrusted_env.ignored:
         ignored.append(f".env {', '.join(untrusted_env.ignored)}")
+    if reads_project and _has_project_styles(opts.cwd, home):  # their text would become system prompt
+        ignored.append(".claude/output-styles")
     decision = decide_trust(trust, trust_flag=opts.trust, can_ask=ask is not None, has_widening=bool(ignored))
     if decision is TrustDecision.ASK:
         assert ask is not None
@@ -133,6 +138,17 @@ async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: S
             ui.warn(untrusted_line(trust.folder, ignored))
         return restricted, untrusted_env.env, False
     return settings, model_environment(env, dotenv, trusted=True).env, True
+
+
+def _has_project_styles(cwd: Path, home: Path) -> bool:
+    """Whether the folder has output style files of its own (agent/output_styles.py reads them once trusted; not
+    imported here: the agent package loads in the background)."""
+    folder = cwd / ".claude" / "output-styles"
+    try:
+        return folder.is_dir() and folder.resolve() != (home / ".claude" / "output-styles").resolve() \
+            and any(folder.glob("*.md"))
+    except OSError:
+        return False
 
 
 def load_servers(opts: SessionOptions, env: Mapping[str, str]) -> LoadedConfig:
@@ -285,6 +301,8 @@ async def start_session(
     model_env = {**model_env, **settings.env}
     config = load_servers(opts, env)
     report_config_problems(ui, settings, config)
+    for display, keys in full_settings.key_reports.items():  # --debug: once per file, what it sets to no effect
+        log.debug("%s: %s (mini-claude does not act on them; `mini-claude doctor` says more)", display, keys.text())
     helper = api_key_helper(settings.api_key_helper, cwd=cwd, env=env) if settings.api_key_helper else None
     from mini_claude.models.catalog import ThinkingPrefs
 

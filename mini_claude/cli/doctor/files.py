@@ -1,9 +1,10 @@
 """The doctor's file sections: the settings files (managed, user, project, local, `--settings`) — each found, valid
 or its errors, what it contributes (rules, hooks, env, MCP keys, model, mode) and what an untrusted folder's files
-have ignored —; the memory files (CLAUDE.md and their imports); the MCP config files (`.mcp.json` of the folder and
+have ignored, and the keys each sets that mini-claude does not act on (named, a misspelling as a problem) —; the
+memory files (CLAUDE.md and their imports); the MCP config files (`.mcp.json` of the folder and
 those above it, `~/.claude.json`, the settings files' `mcpServers`, `--mcp-config`) with their servers and errors.
 
-Values are never shown but a mode name and a model name: `env` is listed by variable names, rules by counts.
+Values are never shown but a mode, model or output style name: `env` is listed by variable names, rules by counts.
 """
 
 from __future__ import annotations
@@ -18,7 +19,12 @@ from mini_claude.errors import ConfigError
 from mini_claude.mcp.config import CLAUDE_JSON_DISPLAY, LoadedConfig
 from mini_claude.mcp.manager import ServerStatus
 from mini_claude.permissions import RuleSet
-from mini_claude.settings import LOCAL_SETTINGS_DISPLAY, PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
+from mini_claude.settings import (
+    LOCAL_SETTINGS_DISPLAY,
+    PROJECT_SETTINGS_DISPLAY,
+    USER_SETTINGS_DISPLAY,
+    KeyReport,
+)
 
 __all__ = ["MANAGED_SETTINGS", "mcp_config_section", "memory_section", "settings_section"]
 
@@ -49,11 +55,15 @@ def settings_section(scene: Scene, *, managed: Path = MANAGED_SETTINGS) -> Secti
             continue
         shown = display if kind == "flag" else str(path)
         contributes = _contributions(raw, display, scene) if loaded else {}
-        summary = ", ".join(_describe(contributes)) or ("nothing" if loaded else "unreadable")
+        keys = scene.settings.key_reports.get(display) if loaded else None
+        summary = ", ".join(_describe(contributes)) or (
+            ("nothing mini-claude acts on" if keys else "nothing") if loaded else "unreadable")
         row = section.add(kind, f"{shown}: {summary}", path=shown, present=True, valid=not errors,
                           contributes=contributes)
         for err in errors:
             row.problem("invalid-settings", str(err), _settings_fix(err, shown))
+        if keys:
+            _name_keys(row, keys, shown)
         if kind in ("project", "local") and not trust.trusted:
             dropped = [entry[len(display) + 1:] for entry in scene.ignored if entry.startswith(display + " ")]
             if dropped:
@@ -61,6 +71,19 @@ def settings_section(scene: Scene, *, managed: Path = MANAGED_SETTINGS) -> Secti
                 row.note(f"ignored while the folder is untrusted: {', '.join(dropped)} (mini-claude trust "
                          f"{trust.folder} applies them)")
     return section
+
+
+def _name_keys(row: Row, keys: KeyReport, shown: str) -> None:
+    """The keys of a file that do nothing here: Claude Code settings mini-claude lacks (a note: they are left for
+    Claude Code), and keys that are no setting at all (a problem: most likely a misspelling)."""
+    row.data["ignored_keys"] = list(keys.ignored)
+    row.data["unknown_keys"] = [key for key, _ in keys.unknown]
+    if keys.ignored:
+        row.note(f"ignored keys: {', '.join(keys.ignored)} (Claude Code settings mini-claude does not act on; "
+                 "harmless, they stay for Claude Code)")
+    for key, near in keys.unknown:
+        fix = f"did you mean {near}? rename it in {shown}" if near else f"remove it from {shown}, or fix its spelling"
+        row.problem("unknown-setting", f"{key}: not a Claude Code or mini-claude setting", fix)
 
 
 def _settings_fix(err: ConfigError, shown: str) -> str:
@@ -97,6 +120,8 @@ def _contributions(raw: Mapping[str, Any], display: str, scene: Scene) -> dict[s
         found["model"] = raw["model"]
     if raw.get("apiKeyHelper"):
         found["apiKeyHelper"] = True
+    if isinstance(raw.get("outputStyle"), str):
+        found["outputStyle"] = raw["outputStyle"]
     return found
 
 
@@ -126,6 +151,8 @@ def _describe(found: Mapping[str, Any]) -> list[str]:
         words.append(f"model {found['model']}")
     if "apiKeyHelper" in found:
         words.append("apiKeyHelper")
+    if "outputStyle" in found:
+        words.append(f"outputStyle {found['outputStyle']}")
     return words
 
 

@@ -180,8 +180,10 @@ class SdkControl:
         agents = [{"name": k.name, "description": k.description, **({"model": k.model} if k.model else {})}
                   for k in kinds]
         model = parts.agent.model.name
-        return {"commands": commands, "agents": agents, "output_style": "default",
-                "available_output_styles": ["default"],
+        styles = parts.styles
+        return {"commands": commands, "agents": agents,
+                "output_style": styles.name if styles is not None else "default",
+                "available_output_styles": ["default", *(styles.styles if styles is not None else ())],
                 "models": [{"value": model, "resolvedModel": model, "displayName": model,
                             "description": "the session's model"}],
                 "account": self.account, "pid": os.getpid(),

@@ -20,7 +20,9 @@ from typing import Any, Protocol
 from mini_claude.agent.compaction import context_tokens
 from mini_claude.agent.memory import load_memory
 from mini_claude.cli.mcp.panel import ACTIONS, mcp_command
+from mini_claude.cli.slash.agents import LineAsker, agents_command
 from mini_claude.cli.slash.context import context_lines, measure_context
+from mini_claude.cli.slash.output_style import output_style_command
 from mini_claude.cli.slash.permissions import (
     SESSION_SCOPE,
     USAGE,
@@ -67,10 +69,12 @@ SLASH_COMMANDS = {
     "/init": "have the model write a starter CLAUDE.md for this project",
     "/memory": "edit the memory files (CLAUDE.md) in $EDITOR",
     "/sandbox": SANDBOX_HELP,
+    "/agents": "the sub-agent types (built-in, ~/.claude/agents, .claude/agents) and their tools; /agents new writes one",
+    "/output-style": "how the agent answers: /output-style [NAME] (default, Explanatory, Learning, … or a style file)",
     "/tasks": "background shell commands: id, status, run time, command; /tasks stop ID (also /bashes)",
     "/exit": "leave (also: exit, quit, Ctrl+D)",
 }
-COMPLETIONS = [*SLASH_COMMANDS, *(f"/mcp {action}" for action in ACTIONS),
+COMPLETIONS = [*SLASH_COMMANDS, "/agents new", *(f"/mcp {action}" for action in ACTIONS),
                *(f"/permissions {action}" for action in ("add allow", "add ask", "add deny", "remove"))]
 INIT_PROMPT = ("Look around this project (its layout, build files, README, tests) and write a CLAUDE.md at its "
                "root for future sessions: how to build, test and run it, the layout, and the conventions the "
@@ -105,6 +109,7 @@ class SlashCommands:
             "/permissions": self._permissions, "/status": self._status, "/context": self._context,
             "/doctor": self._doctor, "/sandbox": self._sandbox, "/tasks": self._tasks, "/bashes": self._tasks,
             "/export": self._export, "/rewind": self._rewind,
+            "/agents": self._agents, "/output-style": self._output_style,
         }
 
     async def run(self, text: str) -> None:
@@ -130,6 +135,21 @@ class SlashCommands:
         print("  # note adds a line to a memory file (it asks which: project, project-local or user)")
         print("  \\ then Enter continues the line; Enter sends it")
         print("  Esc or Ctrl+C interrupts a running turn, command or login; Ctrl+C twice at an empty prompt exits")
+
+    async def _agents(self, rest: str) -> None:
+        typed = self.repl._prompt_text if isinstance(self.repl, LineAsker) else None
+        await agents_command(self.repl.parts, rest, self.repl.ui, typed=typed)
+
+    async def _output_style(self, name: str) -> None:
+        parts = self.repl.parts
+        if parts.styles is None:
+            self.repl.ui.warn("/output-style: this session has no output styles")
+            return
+        typed = self.repl._prompt_text if isinstance(self.repl, LineAsker) else None
+        done = await output_style_command(parts.styles, name, cwd=parts.gate.cwd, typed=typed)
+        for line in done.warnings:
+            self.repl.ui.warn(clean(line, visible=True))
+        print("\n".join(clean(f"  {line}", visible=True) for line in done.lines))
 
     async def _doctor(self, _: str) -> None:
         from mini_claude.cli.doctor.report import doctor_report

@@ -24,7 +24,7 @@ import stat
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from mini_claude.agent.subagents import BUILTIN_TYPES, SubagentType, load_subagent_types
 from mini_claude.cli.terminal.picker import Option, pick
@@ -32,7 +32,7 @@ from mini_claude.cli.terminal.render import TerminalUI, clean
 from mini_claude.errors import ConfigError
 from mini_claude.paths import user_home
 
-__all__ = ["MODELS", "READ_ONLY_TOOLS", "AgentDraft", "LineAsker", "agent_file_text", "agent_listing",
+__all__ = ["MODELS", "READ_ONLY_TOOLS", "AgentDraft", "agent_file_text", "agent_listing",
            "agent_path", "agents_command", "write_agent_file"]
 
 READ_ONLY_TOOLS = ("Read", "Glob", "Grep", "WebFetch", "WebSearch")
@@ -43,13 +43,6 @@ _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _TOOL = re.compile(r"[A-Za-z0-9_.*-]+(?:\([^()\n]*\))?")  # Read, mcp__server__tool, Bash(git:*)
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 TypedLine = Callable[[str], Awaitable[str | None]]
-
-
-@runtime_checkable
-class LineAsker(Protocol):
-    """A front end that can ask for a typed line at its prompt (the REPL's `ReplQuestions`)."""
-
-    async def _prompt_text(self, label: str) -> str | None: ...
 
 
 @dataclass(frozen=True)

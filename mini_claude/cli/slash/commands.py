@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from mini_claude.agent.compaction import context_tokens
 from mini_claude.agent.memory import load_memory
 from mini_claude.cli.mcp.panel import ACTIONS, mcp_command
-from mini_claude.cli.slash.agents import LineAsker, agents_command
+from mini_claude.cli.slash.agents import agents_command
 from mini_claude.cli.slash.context import context_lines, measure_context
 from mini_claude.cli.slash.output_style import output_style_command
 from mini_claude.cli.slash.permissions import (
@@ -137,7 +137,7 @@ class SlashCommands:
         print("  Esc or Ctrl+C interrupts a running turn, command or login; Ctrl+C twice at an empty prompt exits")
 
     async def _agents(self, rest: str) -> None:
-        typed = self.repl._prompt_text if isinstance(self.repl, LineAsker) else None
+        typed = self.repl.typed
         await agents_command(self.repl.parts, rest, self.repl.ui, typed=typed)
 
     async def _output_style(self, name: str) -> None:
@@ -145,7 +145,7 @@ class SlashCommands:
         if parts.styles is None:
             self.repl.ui.warn("/output-style: this session has no output styles")
             return
-        typed = self.repl._prompt_text if isinstance(self.repl, LineAsker) else None
+        typed = self.repl.typed
         done = await output_style_command(parts.styles, name, cwd=parts.gate.cwd, typed=typed)
         for line in done.warnings:
             self.repl.ui.warn(clean(line, visible=True))

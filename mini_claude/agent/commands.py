@@ -9,10 +9,11 @@ Files are read through `jsonfile`'s bounded door: a FIFO or a device is a warnin
 
 Trust: a project's `allowed-tools` widen permissions, so they count only once the folder is trusted
 (mini_claude.trust), as a project's settings do; in an untrusted folder a project command's list is ignored (its
-text is still only a prompt the user chose to send). The user's own commands' lists always count. What a command
-grants (`command_rules`) is a set of allow rules added to the session's gate for the command's run alone, expansion
-included, and taken out after it (an "always" the user answered meanwhile stays): deny and ask rules, plan mode and
-the places that need consent still win over them, as over any allow rule (permissions/gate.py).
+text is still only a prompt the user chose to send), and `project_grants` names such commands for the trust
+warning and question. The user's own commands' lists always count. What a command grants (`command_rules`) is a
+set of allow rules added to the session's gate for the command's run alone, expansion included, and taken out after
+it (an "always" the user answered meanwhile stays): deny and ask rules, plan mode and the places that need consent
+still win over them, as over any allow rule (permissions/gate.py).
 
 Expansion (`expand_command`), as in Claude Code: after the arguments are put in, each ``!`cmd` `` is replaced by the
 command's output and each `@path` (a word starting with `@`, no `:` — `@server:uri` is a resource mention) attaches
@@ -48,7 +49,7 @@ from mini_claude.tools.base import Tool, ToolContext
 from mini_claude.tools.read import ReadFileTool
 
 __all__ = ["CommandStopped", "CustomCommand", "Expansion", "command_rules", "expand", "expand_command",
-           "load_commands"]
+           "load_commands", "project_grants"]
 
 MAX_COMMAND_BYTES = 64 * 1024
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -109,6 +110,14 @@ def load_commands(cwd: Path, home: Path, sources: Collection[str] | None = None
                 continue
             found[command.command] = command  # the user's, read last, wins
     return found, warnings
+
+
+def project_grants(cwd: Path, home: Path, sources: Collection[str] | None = None) -> str | None:
+    """What trusting the folder would add through its commands, for the trust warning and question
+    (`.claude/commands allowed-tools (/st, /git:commit)`), or None when no project command in force lists any."""
+    found, _ = load_commands(cwd, home, sources)
+    names = sorted(c.command for c in found.values() if c.scope == "project" and c.allowed_tools)
+    return f".claude/commands allowed-tools ({', '.join(names)})" if names else None
 
 
 def expand(command: CustomCommand, arguments: str) -> str:

@@ -95,3 +95,26 @@ def test_a_trusted_project_command_runs_its_allowed_tools_and_asks_beyond(tmp_pa
     finally:
         term.close()
         mock.stop()
+
+
+def test_the_trust_question_names_the_command_and_yes_lets_it_run(tmp_path: Path) -> None:
+    work = _repository(tmp_path)
+    (tmp_path / ".claude.json").unlink()  # not trusted yet: the commands are the only thing trust would change
+    mock = MockModelServer(parse_scenario({"turns": [{"content": [{"type": "text", "text": "ST-DONE"}]}]},
+                                          source="test"))
+    url = mock.start()
+    term = start_repl(tmp_path, work, url, "projtrust")
+    try:
+        term.wait_for(lambda s: "Do you trust the files in this folder?" in s, "the trust question")
+        assert "- .claude/commands allowed-tools (/mk, /st)" in term.screen()
+        term.keys("y", "Enter")
+        term.wait_for(lambda s: "/help for commands" in s, "the prompt")
+        term.enter("/st")
+        term.wait_for(lambda s: "ST-DONE" in s, "the command's answer, nothing asked")
+        assert "Run a shell command" not in term.screen()
+        first = mock.requests[0]["body"]["messages"][0]["content"]
+        assert any(b.get("text", "").startswith("Status now: ") for b in first if isinstance(b, dict)), first
+        term.keys("C-d")
+    finally:
+        term.close()
+        mock.stop()

@@ -145,3 +145,13 @@ async def test_untrusted_the_same_line_is_asked_about_too_never_allowed_unasked(
     with command_rules(gate, command, trusted=False), pytest.raises(CommandStopped):
         await expand_command(command, "", gate=gate, shell=BashTool(), ctx=ctx)
     assert asked == ["touch first"] and not (work / "first").exists()
+
+
+def test_untrusted_the_warning_names_the_commands_whose_allowed_tools_were_ignored(cli: Cli) -> None:
+    project_command(cli.work, "mk", "---\nallowed-tools: Bash(touch:*)\n---\nMade: !`touch made`\n")
+    project_command(cli.work, "plain", "Nothing to grant.\n")
+    cli.mock([answer("never")])
+    r = cli.run("-p", "/mk")
+    [line] = [line for line in r.stderr.splitlines() if "is not trusted" in line]
+    assert "ignored .claude/commands allowed-tools (/mk) — run `mini-claude trust`" in line, line
+    assert not (cli.work / "made").exists()

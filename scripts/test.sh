@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up (if needed), install the third-party MCP test peers and the Claude Agent SDK (tests/compat), lint,
-# type-check, and run the whole test suite.
+# Set up (if needed), install the third-party MCP test peers, the Claude Agent SDK (tests/compat) and uv + pipx
+# (tests/e2e/test_tool_install.py), lint, type-check, and run the whole test suite.
 # The peer installer's output goes to $PEERS_DIR/install.log; when it fails, the log's tail is shown, and under
 # MINI_CLAUDE_REQUIRE_PEERS=1 (CI, see .ci/run) the run stops there. Without the switch the tests that need a
 # missing peer skip and say why (pytest ends with a one-line "skips: ..." summary).
@@ -53,6 +53,16 @@ if ! bash scripts/install-agent-sdk.sh "$AGENT_SDK_DIR" 2>"$ROOT/.cache/agent-sd
     exit 1
   fi
   echo "[test] the tests that run the SDK's examples will skip and say so" >&2
+fi
+# uv and pipx beside the product, for the test that installs mini-claude as a tool from a clone (tests/e2e).
+if ! bash scripts/install-tools.sh 2>"$ROOT/.cache/tools-install.log"; then
+  echo "[test] could not install uv and pipx; the end of its log:" >&2
+  tail -n 20 "$ROOT/.cache/tools-install.log" >&2
+  if [ "$STRICT" = 1 ]; then
+    echo "[test] FAILED: MINI_CLAUDE_REQUIRE_PEERS=1 needs uv and pipx for the install test" >&2
+    exit 1
+  fi
+  echo "[test] the install test will skip and say so" >&2
 fi
 .venv/bin/ruff check mini_claude tests bench
 .venv/bin/mypy  # strict on mini_claude/mcp and mini_claude/net (pyproject.toml [tool.mypy])

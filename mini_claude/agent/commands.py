@@ -7,27 +7,35 @@ arguments and `$1`, `$2`, … by each (shell-style words). Optional front matter
 Files are read through `jsonfile`'s bounded door: a FIFO or a device is a warning (never a hang), a file over
 `MAX_COMMAND_BYTES` too.
 
-Trust: a project's `allowed-tools` would widen permissions, so it counts only for the user's own commands; a
-project command's list is ignored (its text is still only a prompt the user chose to send).
+Trust: a project's `allowed-tools` widen permissions, so they count only once the folder is trusted
+(mini_claude.trust), as a project's settings do; in an untrusted folder a project command's list is ignored (its
+text is still only a prompt the user chose to send), and `project_grants` names such commands for the trust
+warning and question. The user's own commands' lists always count. What a command grants (`command_rules`) is a
+set of allow rules added to the session's gate for the command's run alone, expansion included, and taken out after
+it (an "always" the user answered meanwhile stays): deny and ask rules, plan mode and the places that need consent
+still win over them, as over any allow rule (permissions/gate.py).
 
 Expansion (`expand_command`), as in Claude Code: after the arguments are put in, each ``!`cmd` `` is replaced by the
 command's output and each `@path` (a word starting with `@`, no `:` — `@server:uri` is a resource mention) attaches
 the file's content, numbered as the Read tool shows it, after the prompt. Every `!` command and every `@` file goes
-through the permission gate first, as a `Bash` / `Read` call under the command's `allowed-tools`, and nothing asks:
-when any of them would need the user's approval (or a rule denies it, or the file is outside the project or secret —
-boundaries.py, symlinks resolved) the whole command stops before anything runs, with a message naming the pattern
-and what would allow it. A `@path` that names no file is left as text, with a warning. Each `@` file is judged
-again after the `!` commands ran, right before it is read (one of them may have changed it: a `git checkout` that
-makes it a link to a secret); one that may no longer be read unasked is left out, with a warning.
-"""
+through the session's permission gate first, as a `Bash` / `Read` call under the command's rules: what the rules do
+not allow is asked about where the gate can ask (the REPL's question), and refused where it cannot (`-p`), with a
+message naming the pattern and what would allow it (Claude Code refuses such a `!` line even in its REPL; asking is
+what the REPL does for any other call). A refusal or a "no" (a deny rule always; in `-p` anything that would ask,
+such as a file outside the project or a secret — boundaries.py, symlinks resolved) stops the whole command before
+anything runs. A
+`@path` that names no file is left as text, with a warning. Each `@` file is judged again after the `!` commands
+ran, right before it is read (one of them may have changed it: a `git checkout` that makes it a link to a secret);
+one refused then is left out, with a warning."""
 
 from __future__ import annotations
 
 import json
 import re
 import shlex
-from collections.abc import Collection
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +48,8 @@ from mini_claude.secrets import mask
 from mini_claude.tools.base import Tool, ToolContext
 from mini_claude.tools.read import ReadFileTool
 
-__all__ = ["CommandStopped", "CustomCommand", "Expansion", "expand", "expand_command", "load_commands"]
+__all__ = ["CommandStopped", "CustomCommand", "Expansion", "command_rules", "expand", "expand_command",
+           "load_commands", "project_grants"]
 
 MAX_COMMAND_BYTES = 64 * 1024
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -58,11 +67,16 @@ class CustomCommand:
     path: Path
     description: str = ""
     argument_hint: str = ""
-    allowed_tools: tuple[str, ...] = field(default=())
+    allowed_tools: tuple[str, ...] = field(default=())  # as the file lists them; `granted` says whether they count
 
     @property
     def command(self) -> str:
         return f"/{self.name}"
+
+    def granted(self, *, trusted: bool) -> tuple[str, ...]:
+        """The allow rules this command brings while it runs: the user's command's always, a project's only when
+        the folder is `trusted`."""
+        return self.allowed_tools if self.scope == "user" or trusted else ()
 
 
 def load_commands(cwd: Path, home: Path, sources: Collection[str] | None = None
@@ -98,6 +112,14 @@ def load_commands(cwd: Path, home: Path, sources: Collection[str] | None = None
     return found, warnings
 
 
+def project_grants(cwd: Path, home: Path, sources: Collection[str] | None = None) -> str | None:
+    """What trusting the folder would add through its commands, for the trust warning and question
+    (`.claude/commands allowed-tools (/st, /git:commit)`), or None when no project command in force lists any."""
+    found, _ = load_commands(cwd, home, sources)
+    names = sorted(c.command for c in found.values() if c.scope == "project" and c.allowed_tools)
+    return f".claude/commands allowed-tools ({', '.join(names)})" if names else None
+
+
 def expand(command: CustomCommand, arguments: str) -> str:
     """The prompt for `/name arguments`."""
     try:
@@ -127,7 +149,7 @@ def _read(path: Path, name: str, scope: str, *, shown: Path) -> CustomCommand | 
         [str(t) for t in tools] if isinstance(tools, list) else []
     return CustomCommand(name, body, scope, path, description=str(meta.get("description") or ""),
                          argument_hint=str(meta.get("argument-hint") or ""),
-                         allowed_tools=tuple(t for t in listed if t) if scope == "user" else ())
+                         allowed_tools=tuple(t for t in listed if t))
 
 
 @dataclass(frozen=True)
@@ -147,13 +169,33 @@ class CommandStopped(PermissionDeniedError):
     """A `!` command or `@` file of a custom command needs approval or is refused: nothing of it ran or was sent."""
 
 
+@contextmanager
+def command_rules(gate: PermissionGate, command: CustomCommand, *, trusted: bool) -> Iterator[None]:
+    """`gate` with the command's allow rules (`granted`) added for the time of the `with` block, and exactly those
+    taken out after it: rules answered "always" meanwhile stay, nothing of the command's outlives its run. Raises
+    ConfigError naming the command on a malformed rule."""
+    listed = command.granted(trusted=trusted)
+    if not listed:
+        yield
+        return
+    before = gate.rules
+    gate.rules = before.with_allow(listed, source=f"{command.command} allowed-tools")
+    added = gate.rules.allow[len(before.allow):]
+    try:
+        yield
+    finally:
+        rules = gate.rules
+        gate.rules = replace(rules, allow=tuple(r for r in rules.allow if not any(r is a for a in added)))
+
+
 async def expand_command(command: CustomCommand, arguments: str, *, gate: PermissionGate, shell: Tool,
                          ctx: ToolContext, hooks: HookPoints | None = None) -> Expansion:
-    """Expand `command` (see the module docstring): check every `!` command (as a `shell` call, the user's PreToolUse
-    hooks weighed as for the model's own calls) and `@` file, then run and read them. Raises CommandStopped naming
-    the first that may not run unasked."""
+    """Expand `command` (see the module docstring) through `gate` as it is (its rules with the command's already in,
+    `command_rules`; its way to ask, if any): check every `!` command (as a `shell` call, the user's PreToolUse hooks
+    weighed as for the model's own calls) and `@` file, asking where the gate asks, then run and read them. Raises
+    CommandStopped naming the first that was refused."""
     text = expand(command, arguments)
-    checker = _unasking(gate, command)
+    checker = gate
     reader = ReadFileTool()
     commands = list(dict.fromkeys(m.group(1) for m in _BANG.finditer(text)))
     for cmd in commands:
@@ -194,16 +236,6 @@ async def expand_command(command: CustomCommand, arguments: str, *, gate: Permis
             f"Called the Read tool with the following input: {json.dumps({'file_path': str(path)}, separators=(',', ':'))}\n"
             f"Result of calling the Read tool:\n{result.as_text()}")})
     return Expansion(text, tuple(attachments), tuple(problems), own_text)
-
-
-def _unasking(gate: PermissionGate, command: CustomCommand) -> PermissionGate:
-    """The session's gate under the command's `allowed-tools`, that never asks: what would ask is refused, with the
-    rule that would allow it."""
-    rules = gate.rules.with_allow(command.allowed_tools, source=f"{command.command} allowed-tools") \
-        if command.allowed_tools else gate.rules
-    return PermissionGate(gate.mode, rules, ask=None, cwd=gate.cwd, server_of=gate.server_of, home=gate.home,
-                          additional_dirs=gate.additional_dirs, own_dirs=gate.own_dirs, state_dir=gate.state_dir,
-                          sandbox=gate.sandbox)
 
 
 def _mentioned_file(raw: str, ctx: ToolContext) -> str | None:

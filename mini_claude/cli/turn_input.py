@@ -1,15 +1,16 @@
 """What a line the user typed becomes for the model, the same in `-p` and the REPL: a custom command (`/name args`,
-mini_claude.agent.commands) is expanded, its `allowed-tools` allowed while it runs; a server prompt
-(`/mcp__server__prompt args`) is rendered into the turn (a custom command's ``!`cmd` `` and `@path` expanded first,
-raising CommandStopped when one needs approval); `@server:uri` mentions attach their resources; resources
-the session subscribed to that changed since the last turn are attached again, fresh."""
+mini_claude.agent.commands) is expanded, its `allowed-tools` allowed while it runs (a project's only in a trusted
+folder; its ``!`cmd` `` and `@path` go through the session's gate, asked about where it asks, raising CommandStopped
+when one is refused); a server prompt (`/mcp__server__prompt args`) is rendered into the turn; `@server:uri` mentions
+attach their resources; resources the session subscribed to that changed since the last turn are attached again,
+fresh."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from mini_claude.agent.commands import Expansion, expand_command
+from mini_claude.agent.commands import Expansion, command_rules, expand_command
 from mini_claude.agent.loop import RunOutcome
 from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.errors import ConfigError, McpError
@@ -28,19 +29,12 @@ async def run_user_turn(parts: SessionParts, text: str, ui: TerminalUI) -> RunOu
     if command is None:
         return await parts.agent.run(await user_turn(parts, text, ui))
     shell = next((t for t in parts.agent.tools() if isinstance(t, BashTool)), BashTool())  # the session's env
-    expansion = await expand_command(command, rest, gate=parts.gate, shell=shell, ctx=parts.agent.ctx,
-                                     hooks=parts.hooks)
-    for problem in expansion.problems:
-        ui.warn(problem)
-    if not command.allowed_tools:
+    with command_rules(parts.gate, command, trusted=parts.trusted):  # its allowed-tools, for this run alone
+        expansion = await expand_command(command, rest, gate=parts.gate, shell=shell, ctx=parts.agent.ctx,
+                                         hooks=parts.hooks)
+        for problem in expansion.problems:
+            ui.warn(problem)
         return await parts.agent.run(await _command_turn(parts, expansion, ui))
-    gate = parts.gate
-    rules = gate.rules
-    gate.rules = rules.with_allow(command.allowed_tools, source=f"{command.command} allowed-tools")
-    try:
-        return await parts.agent.run(await _command_turn(parts, expansion, ui))
-    finally:
-        gate.rules = rules
 
 
 async def _command_turn(parts: SessionParts, expansion: Expansion, ui: TerminalUI) -> str | list[dict[str, Any]]:

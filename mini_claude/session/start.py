@@ -112,6 +112,7 @@ async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: S
     """Decide whether the folder is trusted (asking through `ask` when interactive and it matters) and return
     (settings to use, the model client's environment, trusted). Untrusted: the settings without what project files
     widen, and one warning line naming what was ignored and how to trust the folder."""
+    from mini_claude.agent.commands import project_grants
     from mini_claude.models.factory import model_environment
 
     home, state = user_home(env), state_dir(env)
@@ -125,6 +126,9 @@ async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: S
         ignored.append(f".env {', '.join(untrusted_env.ignored)}")
     if reads_project and _has_project_styles(opts.cwd, home):  # their text would become system prompt
         ignored.append(".claude/output-styles")
+    commands = project_grants(opts.cwd, home, opts.setting_sources) if reads_project and not trust.trusted else None
+    if commands:  # a repository's commands' allowed-tools count only once it is trusted (agent/commands.py)
+        ignored.append(commands)
     decision = decide_trust(trust, trust_flag=opts.trust, can_ask=ask is not None, has_widening=bool(ignored))
     if decision is TrustDecision.ASK:
         assert ask is not None

@@ -28,7 +28,7 @@ from mini_claude.settings import (
     without_project_widening,
 )
 
-__all__ = ["CONFIG_HELP", "ITEMS", "ConfigItem", "ConfigTarget", "config_command", "config_rows"]
+__all__ = ["CONFIG_HELP", "ITEMS", "ConfigItem", "ConfigTarget", "config_command", "config_rows", "in_force"]
 
 CONFIG_HELP = "show and change the common settings (saved to ~/.claude/settings.json); /config KEY=VALUE sets one"
 UNSET = "(unset)"  # a value that removes the key, so the built-in default applies

@@ -128,7 +128,8 @@ def keep_colours(text: str) -> str:
             kept.append(piece)
             if index < len(codes):
                 kept.append(codes[index])
-        lines.append("".join(kept) + ("\x1b[0m" if codes else ""))
+        reset = codes and codes[-1] not in ("\x1b[0m", "\x1b[m")  # a colour left on ends with the line
+        lines.append("".join(kept) + ("\x1b[0m" if reset else ""))
     while lines and not _SGR.sub("", lines[-1]).strip():
         lines.pop()
     return "\n".join(lines)

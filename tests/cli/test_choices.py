@@ -319,17 +319,29 @@ async def test_refreshes_are_coalesced(tmp_path: Path) -> None:
 
 async def test_a_hung_command_is_killed_with_its_group(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
+    problems: list[str] = []
     line = StatusLine(StatusLineSpec(f"echo $$ > {pidfile}.new; mv {pidfile}.new {pidfile}; sleep 60 & sleep 60",
                                      0, "f"), inputs=dict, cwd=tmp_path, env={"PATH": os.environ["PATH"]},
-                      timeout_s=0.5)
+                      timeout_s=0.5, on_problem=problems.append)
     line.refresh()
     await eventually(pidfile.exists, "the command's pid")
     pgid = read_pidfile(pidfile)
     await line.settled()
-    assert line.text == "" and line.error == "statusLine command timed out after 0.5s (killed)"
+    assert line.text == "" and problems == ["statusLine command timed out after 0.5s (killed)"]
     assert_group_gone(pgid)
     pidfile.unlink()
     line.refresh()  # closing the session while it runs ends it too
     await eventually(pidfile.exists, "the second run's pid")
     await line.aclose()
     assert_group_gone(read_pidfile(pidfile))
+
+
+async def test_a_failing_command_is_told_once(tmp_path: Path) -> None:
+    problems: list[str] = []
+    line = StatusLine(StatusLineSpec("echo 'no such thing\x1b[2J' >&2; exit 3", 0, "f"), inputs=dict, cwd=tmp_path,
+                      env={"PATH": os.environ["PATH"]}, on_problem=problems.append)
+    for _ in range(2):
+        line.refresh()
+        await line.settled()
+    # (the clear-screen the command printed is shown as text, not obeyed)
+    assert problems == ["statusLine command exited 3: no such thing\\x1b[2J"] and line.text == ""

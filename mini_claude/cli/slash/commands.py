@@ -92,7 +92,7 @@ class ReplContext(Protocol):
 
     async def choose(self, title: str, options: Sequence[Option], default: int = 0) -> int | None: ...  # picker
     def set_editor_mode(self, vim: bool) -> None: ...
-    def status_changed(self) -> None: ...  # the model or a setting changed: the status line runs again
+    def status_changed(self) -> None: ...  # the session changed: the status line runs again
 
 
 class SlashCommands:
@@ -116,6 +116,7 @@ class SlashCommands:
             self.repl.ui.warn(f"unknown command {command}; /help lists them")
             return
         await handler(rest.strip())
+        self.repl.status_changed()  # the model, the mode, the session id or the folders may have changed
 
     async def _help(self, _: str) -> None:
         parts = self.repl.parts
@@ -206,13 +207,11 @@ class SlashCommands:
                     f"{dollars}"))
 
     async def _model(self, name: str) -> None:
-        if await model_command(self.repl.parts, name, choose=self.repl.choose, warn=self.repl.ui.warn):
-            self.repl.status_changed()
+        await model_command(self.repl.parts, name, choose=self.repl.choose, warn=self.repl.ui.warn)
 
     async def _config(self, rest: str) -> None:
-        if await config_command(self.repl.parts, rest, on_disk=self._files_now(), target=self.repl,
-                                warn=self.repl.ui.warn, model=self._model):
-            self.repl.status_changed()
+        await config_command(self.repl.parts, rest, on_disk=self._files_now(), target=self.repl,
+                             warn=self.repl.ui.warn, model=self._model)
 
     async def _vim(self, _: str) -> None:
         await self._config(f"editorMode={'normal' if self.repl.vi_mode else 'vim'}")

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from mini_claude import __version__
-from mini_claude.cli.terminal.render import clean
+from mini_claude.cli.terminal.render import clean, one_line
 from mini_claude.hooks.runner import run_command
 from mini_claude.models.catalog import lookup
 from mini_claude.models.pricing import ListPriced, cost_usd, known_price
@@ -141,11 +141,12 @@ class StatusLine:
 
     def __init__(self, spec: StatusLineSpec, *, inputs: Callable[[], dict[str, Any]], cwd: Path,
                  env: dict[str, str], on_change: Callable[[], None] = lambda: None,
-                 timeout_s: float = TIMEOUT_S) -> None:
+                 on_problem: Callable[[str], None] = lambda _: None, timeout_s: float = TIMEOUT_S) -> None:
         self.spec = spec
         self.text = ""
-        self.error = ""  # why the last run showed nothing (timed out, exit code), for /status-like listings
+        self.error = ""  # why the last run showed nothing (timed out, failed), told once to `on_problem`
         self._inputs, self._cwd, self._on_change, self._timeout = inputs, cwd, on_change, timeout_s
+        self._on_problem = on_problem
         self._env = without_credentials(env, [("CLAUDE_PROJECT_DIR", str(cwd))])
         self._task: asyncio.Task[None] | None = None
         self._again = False
@@ -180,13 +181,18 @@ class StatusLine:
     async def _run_once(self) -> None:
         data = json.dumps(self._inputs()).encode()
         run = await run_command(self.spec.command, data, cwd=self._cwd, env=self._env, timeout_s=self._timeout)
+        before = self.error
         if run.timed_out:
             text, self.error = "", f"statusLine command timed out after {self._timeout:g}s (killed)"
         elif run.exit_code is None:
             text, self.error = "", f"statusLine command: {run.error}"
         else:
             text = keep_colours(run.stdout)
-            self.error = "" if text or run.exit_code == 0 else f"statusLine command exited {run.exit_code}"
+            said = run.stderr.strip().splitlines()[:1]
+            self.error = "" if text or run.exit_code == 0 else \
+                f"statusLine command exited {run.exit_code}" + (f": {one_line(said[0])[:200]}" if said else "")
+        if self.error and self.error != before:
+            self._on_problem(self.error)
         if text and self.spec.padding:
             text = "\n".join(" " * self.spec.padding + line for line in text.split("\n"))
         if text != self.text:
@@ -212,7 +218,8 @@ class PromptFooter:
         if spec is not None:
             started = time.monotonic()
             self.status_line = StatusLine(spec, inputs=lambda: status_input(parts, started=started),
-                                          cwd=parts.gate.cwd, env=parts.env, on_change=self._redraw)
+                                          cwd=parts.gate.cwd, env=parts.env, on_change=self._redraw,
+                                          on_problem=ui.warn)
             self._show()
             self.status_line.refresh()
 

@@ -73,6 +73,7 @@ def test_the_model_rows_name_each_alias_with_its_id_and_facts() -> None:
     assert rows[2].option.detail == "claude-sonnet-5-5 · Sonnet 5.5, 1000k context, 128k output · $2/$10 per Mtok"
     assert rows[3].model_id == "claude-haiku-custom" and "not in this version's table" in rows[3].option.detail
     assert rows[5].option.detail == "claude-opus-5-5 in plan mode, claude-sonnet-5-5 otherwise"
+    assert model_choices({})[3].option.detail.endswith("Haiku 5.5, 1000k context, 128k output · $0.10/$0.50 per Mtok")
 
 
 async def test_the_picker_switches_and_saves_the_alias_keeping_the_rest(tmp_path: Path,

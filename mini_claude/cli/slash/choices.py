@@ -63,8 +63,13 @@ def _facts(model_id: str) -> str:
     info = lookup(model_id)
     if info is None:
         return "not in this version's table"
-    price = f" · ${info.price_in:g}/${info.price_out:g} per Mtok" if info.price_in is not None else ""
+    price = (f" · ${_dollars(info.price_in)}/${_dollars(info.price_out or 0)} per Mtok"
+             if info.price_in is not None else "")
     return f"{info.label}, {info.context_window // 1000}k context, {info.max_output // 1000}k output{price}"
+
+
+def _dollars(amount: float) -> str:
+    return f"{amount:.2f}" if amount < 1 else f"{amount:g}"
 
 
 def _current_row(rows: list[ModelChoice], requested: str, model_id: str, saved: str | None) -> int:

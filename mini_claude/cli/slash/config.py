@@ -97,7 +97,7 @@ def config_rows(parts: Any, settings: Settings) -> list[Option]:
     for item in ITEMS:
         found = setting_source(settings, item.key)
         if item.key == ("model",):
-            value = f"{parts.agent.model.name}" + (f" (\"{found[0]}\")" if found else "")
+            value = f"{parts.agent.model.name}" + (f" (\"{found[0]}\")" if found else " (default: not set)")
         else:
             value = _shown(found[0]) if found else f"{item.default} (not set)"
         where = f"{item.name} in {found[1]}" if found else item.name

@@ -40,6 +40,7 @@ from mini_claude.settings_hooks import HOOK_EVENTS, SettingsHook, merge_hooks
 from mini_claude.settings_keys import KeyReport, key_report
 
 __all__ = [
+    "EDITOR_MODES",
     "FLAG_SETTINGS_DISPLAY",
     "HOOK_EVENTS",
     "KEPT_ENV_VARS",
@@ -56,6 +57,7 @@ __all__ = [
     "load_settings",
     "read_flag_settings",
     "session_env",
+    "setting_source",
     "without_project_widening",
 ]
 
@@ -72,6 +74,9 @@ KEPT_ENV_VARS = frozenset({"HOME", "MINI_CLAUDE_STATE_DIR", "XDG_STATE_HOME"})
 # Claude Code's names for permissions.defaultMode that mini-claude implements. Kept here (not imported from
 # permissions/, a higher layer) so an unknown mode is reported as a settings problem instead of aborting startup.
 KNOWN_PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+
+# `editorMode`: the prompt's keys, Claude Code's names (`/vim` and `/config` write it to the user's file)
+EDITOR_MODES = ("normal", "vim")
 
 # the model backends a `model` value may name as `backend:name` (models.factory chooses by this prefix)
 MODEL_BACKENDS = ("anthropic", "openai")
@@ -117,6 +122,7 @@ class Settings:
     always_thinking: bool | None = None  # `alwaysThinkingEnabled` (False: no extended thinking)
     effort_level: str | None = None  # `effortLevel`: low, medium, high, xhigh or max (models/catalog.py)
     output_style: str | None = None  # `outputStyle`: the output style's name (agent/output_styles.py)
+    editor_mode: str | None = None  # `editorMode`: "vim" turns on vi keys in the REPL's prompt, "normal" emacs keys
     api_key_helper: SettingsHelper | None = None
     hooks: list[SettingsHook] = field(default_factory=list)  # every file's hooks, in file order (all run)
     # `shellEnvironment.passThrough`: secret-looking variables (names or `*` globs) shell commands still get
@@ -164,6 +170,20 @@ def load_settings(*, cwd: Path, home: Path, flag: tuple[str, dict[str, Any]] | N
         _merge(settings, settings.flag, settings.flag_display)
         _note_keys(settings, settings.flag, settings.flag_display)
     return settings
+
+
+def setting_source(settings: Settings, key: tuple[str, ...]) -> tuple[Any, str] | None:
+    """The raw value of the (nested) `key` and the display name of the file it comes from: the last layer that sets
+    it (user, project, local, then `--settings`), as `settings` holds them (filtered for trust or not)."""
+    found: tuple[Any, str] | None = None
+    for raw, display in ((settings.user, USER_SETTINGS_DISPLAY), (settings.project, PROJECT_SETTINGS_DISPLAY),
+                         (settings.local, LOCAL_SETTINGS_DISPLAY), (settings.flag, settings.flag_display)):
+        value: Any = raw
+        for part in key:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None:
+            found = (value, display)
+    return found
 
 
 def _note_keys(settings: Settings, raw: dict[str, Any], display: str) -> None:
@@ -356,6 +376,14 @@ def _merge(settings: Settings, raw: dict[str, Any], display: str, errors: list[C
             settings.effort_level = effort.strip().lower()
         else:
             bad("effortLevel", f"expected a level name (low, medium, high, xhigh, max), got {json_type(effort)}")
+
+    if "editorMode" in raw:
+        editor = raw["editorMode"]
+        if editor in EDITOR_MODES:
+            settings.editor_mode = editor
+        else:
+            got = json_type(editor) if not isinstance(editor, str) else "another name"
+            bad("editorMode", f"expected \"normal\" or \"vim\", got {got}")
 
 
 def _merge_directories(settings: Settings, items: Any, display: str, bad: Callable[[str, str], None]) -> None:

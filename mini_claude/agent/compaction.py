@@ -76,6 +76,11 @@ class ContextWindow:
         # given a history, the blocks before a prompt (agent/opening.py); of an empty one, the conversation's opening
         self.prelude: Callable[[list[dict[str, Any]]], Awaitable[list[dict[str, Any]]]] | None = None
 
+    @property
+    def last_input_tokens(self) -> int:
+        """The input tokens of the last request as the API counted them (0 before one, or since a compaction)."""
+        return self._measure.reported
+
     def estimate(self, system: str, history: list[dict[str, Any]], tools: list[Any]) -> int:
         raw = (len(system) + len(json.dumps(history, ensure_ascii=False)) + len(json.dumps(tools, default=str))) \
             // CHARS_PER_TOKEN

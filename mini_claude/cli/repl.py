@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -31,8 +31,10 @@ from mini_claude.cli.resume import conversation_lines, record_session, resume_se
 from mini_claude.cli.session_args import start_session
 from mini_claude.cli.shell_escape import admit, bash_blocks, run_command
 from mini_claude.cli.slash.commands import COMPLETIONS, SLASH_COMMANDS, SlashCommands, reload_memory
+from mini_claude.cli.terminal.picker import Option, pick
 from mini_claude.cli.terminal.render import TerminalUI, clean, one_line
 from mini_claude.cli.terminal.status import server_line
+from mini_claude.cli.terminal.status_line import PromptFooter
 from mini_claude.cli.terminate import end_session_on_terminate
 from mini_claude.cli.turn_input import run_user_turn, user_turn
 from mini_claude.errors import MiniClaudeError
@@ -68,6 +70,7 @@ class Repl(ReplQuestions):
         self._keys = EscapeWatcher(self._interrupt)  # Esc while a turn runs (a terminal's stdin only)
         self._unsent: list[dict[str, Any]] = []  # a `!` command's output whose model request failed
         self._retype = ""  # an interrupted `!` command, back at the next prompt (as in Claude Code)
+        self._footer = PromptFooter(lambda: self._session)  # under the prompt: vi keys' mode, the statusLine
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession
@@ -75,6 +78,7 @@ class Repl(ReplQuestions):
         from prompt_toolkit.history import FileHistory
         from prompt_toolkit.key_binding import KeyBindings
         from prompt_toolkit.patch_stdout import patch_stdout
+        from prompt_toolkit.styles import Style
 
         from mini_claude.cli.completion import ReplCompleter  # prompt_toolkit: only the REPL pays for it
 
@@ -96,7 +100,8 @@ class Repl(ReplQuestions):
                 event.app.invalidate()
 
         self._session = PromptSession(history=FileHistory(str(history_dir / "repl-history")),
-                                      complete_while_typing=True, key_bindings=keys)
+                                      complete_while_typing=True, key_bindings=keys,
+                                      style=Style.from_dict({"bottom-toolbar": "noreverse"}))
         self.parts = await start_session(self.args, self.ui, ask_server=self._ask_server,
                                          ask_permission=self._ask_permission, on_server_change=self._server_changed,
                                          ask_trust=self._ask_trust, on_tools_review=self._tools_review,
@@ -106,6 +111,7 @@ class Repl(ReplQuestions):
         for name in sorted(set(self.parts.commands) & set(SLASH_COMMANDS)):
             self.ui.warn(f"custom command {name} ({self.parts.commands[name].path}) is ignored: {name} is built in")
         record_session(self.parts)
+        self._footer.start(self.parts, self.ui)  # editorMode, statusLine
         try:
             if await resume_session(self.parts, continue_=self.args.continue_, resume=self.args.resume, ui=self.ui,
                                     pick=self.pick_session):
@@ -171,6 +177,7 @@ class Repl(ReplQuestions):
             if hooks is not None:
                 await hooks.session_end("prompt_input_exit")
             await self.parts.agent.ctx.background.aclose()  # no background command outlives the session
+            await self._footer.aclose()
             if self.parts.gate.sandbox is not None:  # its proxy and private /tmp (os._exit skips atexit)
                 await self.parts.gate.sandbox.aclose()
             await self.parts.manager.aclose()
@@ -211,6 +218,7 @@ class Repl(ReplQuestions):
         outcome = await self.interruptible(self._turn_for(text), "interrupted")
         if outcome is not None and outcome.stop == "max_turns":
             self.ui.warn(f"stopped after {self.parts.agent.max_turns} turns (--max-turns)")
+        self.status_changed()
 
     async def interruptible(self, work: Awaitable[Any], interrupted: str) -> Any:
         """Run `work` so that Ctrl+C cancels it (and only it): None, after saying `interrupted`, if it was."""
@@ -303,6 +311,7 @@ class Repl(ReplQuestions):
 
     def set_mode(self, mode: PermissionMode) -> None:
         self.parts.gate.mode = mode
+        self.status_changed()
         self.ui.info(f"permission mode: {mode.value}" + (" (read-only tools only; /plan off or Shift+Tab leaves it)"
                                                            if mode is PermissionMode.PLAN else ""))
 
@@ -331,6 +340,21 @@ class Repl(ReplQuestions):
             await host.prompts.commands()
             if server in host.resources.servers_with_resources():
                 await host.resources.refresh(server)
+
+    @property
+    def vi_mode(self) -> bool:
+        return self._footer.vi_mode
+
+    def set_editor_mode(self, vim: bool) -> None:
+        self._footer.set_editor_mode(vim)
+
+    def status_changed(self) -> None:
+        self._footer.refresh()
+
+    async def choose(self, title: str, options: Sequence[Option], default: int = 0) -> int | None:
+        """The arrow-key picker; off a terminal a numbered list and a typed number."""
+        return await pick(title, options, default=default,
+                          typed=self._prompt_text if self._session is not None else None)
 
     async def resume(self, which: str) -> None:
         if await resume_session(self.parts, continue_=False, resume=which, ui=self.ui, pick=self.pick_session):

@@ -179,9 +179,10 @@ async def test_cost_counts_cache_reads_and_writes(capsys: pytest.CaptureFixture[
     out = capsys.readouterr().out
     assert "input tokens: 609 (+ 12260 read from the cache, 12413 written to it), output tokens: 44" in out
     assert "about $0.0678 at claude-opus-5-5's list prices" in out
-    await repl._slash("/model")
+    await repl._slash("/model")  # off a terminal the picker is a numbered list (nothing typed: nothing changes)
     listing = capsys.readouterr().out.splitlines()
-    assert listing[0] == "  model in use: claude-opus-5-5 (Opus 5.5)"
-    assert "    * opus      claude-opus-5-5  (Opus 5.5, 1000k context, 128k output)" in listing
-    assert "      sonnet    claude-sonnet-5-5  (Sonnet 5.5, 1000k context, 128k output)" in listing
-    assert any(line.split()[:2] == ["opusplan", "claude-opus-5-5"] for line in listing)
+    assert listing[0] == "  Select model (in use: claude-opus-5-5) — the choice is saved for new sessions"
+    assert "   2. opus      claude-opus-5-5 · Opus 5.5, 1000k context, 128k output · $4/$20 per Mtok" in listing
+    assert "   3. sonnet    claude-sonnet-5-5 · Sonnet 5.5, 1000k context, 128k output · $2/$10 per Mtok" in listing
+    assert any(line.split()[1:3] == ["opusplan", "claude-opus-5-5"] for line in listing)
+    assert listing[-1] == "  kept claude-opus-5-5" and model.name == "claude-opus-5-5"

@@ -13,14 +13,15 @@ import shlex
 import subprocess
 import sys
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from mini_claude.agent.compaction import context_tokens
 from mini_claude.agent.memory import load_memory
 from mini_claude.cli.mcp.panel import ACTIONS, mcp_command
 from mini_claude.cli.slash.agents import agents_command
+from mini_claude.cli.slash.choices import model_command
+from mini_claude.cli.slash.config import CONFIG_HELP, config_command
 from mini_claude.cli.slash.context import context_lines, measure_context
 from mini_claude.cli.slash.output_style import output_style_command
 from mini_claude.cli.slash.permissions import (
@@ -34,15 +35,13 @@ from mini_claude.cli.slash.permissions import (
 from mini_claude.cli.slash.sandbox import SANDBOX_HELP, sandbox_command
 from mini_claude.cli.slash.sessions import export_command, rewind_command
 from mini_claude.cli.slash.status import status_lines
+from mini_claude.cli.terminal.picker import Option
 from mini_claude.cli.terminal.render import TerminalUI, clean, one_line
 from mini_claude.errors import ConfigError
-from mini_claude.jsonfile import read_json_object, write_json_atomic
-from mini_claude.models.base import Switchable
-from mini_claude.models.catalog import ALIASES, OPUSPLAN, describe, lookup, resolve
 from mini_claude.models.pricing import ListPriced, cost_usd, known_price
 from mini_claude.paths import user_home
 from mini_claude.permissions import PermissionMode
-from mini_claude.settings import USER_SETTINGS_DISPLAY, Settings, load_settings
+from mini_claude.settings import Settings, load_settings
 from mini_claude.settings_rules import RULE_KINDS, SCOPES
 
 __all__ = ["COMPLETIONS", "INIT_PROMPT", "SLASH_COMMANDS", "ReplContext", "SlashCommands", "reload_memory"]
@@ -51,7 +50,9 @@ SLASH_COMMANDS = {
     "/help": "show this help",
     "/clear": "forget the conversation",
     "/cost": "tokens used in this session and their estimated price",
-    "/model": "list the models, or switch to one and remember it: /model NAME",
+    "/model": "choose the model (a picker; /model NAME switches at once); the choice is remembered",
+    "/config": CONFIG_HELP,
+    "/vim": "vi keys in the prompt on or off (remembered as editorMode)",
     "/mcp": "MCP servers: status, transport, protocol, what each offers; /mcp reconnect|enable|disable|tools|"
             "log|login|logout|accept NAME",
     "/add-dir": "work in another folder too: /add-dir DIR (MCP servers see it as a root)",
@@ -96,6 +97,13 @@ class ReplContext(Protocol):
     async def typed(self, label: str) -> str | None: ...  # a typed line (the pickers' fallback off a terminal)
     def retype(self, text: str) -> None: ...  # text put back at the next prompt, to edit or send
 
+    @property
+    def vi_mode(self) -> bool: ...  # the prompt has vi keys (/vim, editorMode)
+
+    async def choose(self, title: str, options: Sequence[Option], default: int = 0) -> int | None: ...  # picker
+    def set_editor_mode(self, vim: bool) -> None: ...
+    def status_changed(self) -> None: ...  # the session changed: the status line runs again
+
 
 class SlashCommands:
     """The built-in commands of one REPL."""
@@ -110,6 +118,7 @@ class SlashCommands:
             "/doctor": self._doctor, "/sandbox": self._sandbox, "/tasks": self._tasks, "/bashes": self._tasks,
             "/export": self._export, "/rewind": self._rewind,
             "/agents": self._agents, "/output-style": self._output_style,
+            "/config": self._config, "/settings": self._config, "/vim": self._vim,
         }
 
     async def run(self, text: str) -> None:
@@ -119,6 +128,7 @@ class SlashCommands:
             self.repl.ui.warn(f"unknown command {command}; /help lists them")
             return
         await handler(rest.strip())
+        self.repl.status_changed()  # the model, the mode, the session id or the folders may have changed
 
     async def _help(self, _: str) -> None:
         parts = self.repl.parts
@@ -230,30 +240,14 @@ class SlashCommands:
                     f"{dollars}"))
 
     async def _model(self, name: str) -> None:
-        """`/model`: the choices and the one in use; `/model NAME`: switch to it and remember it (as Claude Code
-        does) in the user's settings, `"model"` of ~/.claude/settings.json, for the sessions that follow."""
-        parts = self.repl.parts
-        model = parts.agent.model
-        if not name:
-            for line in _model_choices(model.name, parts.env):
-                print(clean(line))
-            return
-        name = name.strip()
-        if isinstance(model, Switchable):  # Anthropic's API: an alias is a full id, the limits follow the model
-            model.switch(name, parts.env)
-            warning = describe(model.name)
-            if warning:
-                self.repl.ui.warn(warning)
-        else:
-            model.name = name
-        parts.agent.context.tokens = context_tokens(parts.env, model.name)  # the window follows the model
-        print(clean(f"  model: {model.name}" + (f" ({name})" if name != model.name else "")))
-        try:
-            _remember_model(user_home(parts.env) / ".claude" / "settings.json", name)
-        except (ConfigError, OSError) as exc:
-            self.repl.ui.warn(f"/model: not remembered for the next sessions: {exc}")
-        else:
-            print(f"  remembered as \"model\" in {USER_SETTINGS_DISPLAY} for new sessions")
+        await model_command(self.repl.parts, name, choose=self.repl.choose, warn=self.repl.ui.warn)
+
+    async def _config(self, rest: str) -> None:
+        await config_command(self.repl.parts, rest, on_disk=self._files_now(), target=self.repl,
+                             warn=self.repl.ui.warn, model=self._model)
+
+    async def _vim(self, _: str) -> None:
+        await self._config(f"editorMode={'normal' if self.repl.vi_mode else 'vim'}")
 
     async def _init(self, _: str) -> None:
         await self.repl.run_turn(INIT_PROMPT)
@@ -366,27 +360,3 @@ def _existing_folder(text: str) -> Path | None:
         return None
     folder = (Path.cwd() / Path(text).expanduser()).resolve()
     return folder if folder.is_dir() else None
-
-
-def _model_choices(current: str, env: dict[str, str]) -> list[str]:
-    """`/model`'s listing: each alias with the id it stands for, its window and output limit, then `opusplan`."""
-    lines = [f"  model in use: {current}" + (f" ({lookup(current).label})" if lookup(current) else ""),
-             "  choices (/model NAME; a full model id works too):"]
-    for alias in ALIASES:
-        model_id = resolve(alias, env)
-        info = lookup(model_id)
-        facts = (f"{info.label}, {info.context_window // 1000}k context, {info.max_output // 1000}k output"
-                 if info else "not in this version's table")
-        lines.append(f"    {'*' if model_id == current else ' '} {alias:<9} {model_id}  ({facts})")
-    lines.append(f"      {OPUSPLAN:<9} {resolve('opus', env)} in plan mode, {resolve('sonnet', env)} otherwise")
-    return lines
-
-
-def _remember_model(path: Path, name: str) -> None:
-    """Set `"model"` in the user's settings file, everything else in it kept; a file that cannot be read as a
-    settings object is left alone (ConfigError)."""
-    errors: list[ConfigError] = []
-    data = read_json_object(path, USER_SETTINGS_DISPLAY, errors)
-    if errors:
-        raise errors[0]
-    write_json_atomic(path, {**(data or {}), "model": name}, new_mode=0o600)

@@ -171,21 +171,29 @@ async def test_config_key_value_saves_to_the_user_file_and_applies_vim_at_once(t
     target = Picks()
     settings = load_settings(cwd=tmp_path / "nowhere", home=tmp_path)
     assert await config_command(parts, "editorMode=vim", on_disk=settings, target=target, warn=pytest.fail,
-                                model=pytest.fail)
+                                model=pytest.fail, output_style=pytest.fail)
     assert target.vim == [True] and json.loads(path.read_text()) == {"theme": "dark", "editorMode": "vim"}
     assert await config_command(parts, "defaultMode=plan", on_disk=settings, target=target, warn=pytest.fail,
-                                model=pytest.fail)
+                                model=pytest.fail, output_style=pytest.fail)
     assert await config_command(parts, "alwaysThinkingEnabled=off", on_disk=settings, target=target,
-                                warn=pytest.fail, model=pytest.fail)
+                                warn=pytest.fail, model=pytest.fail, output_style=pytest.fail)
     assert json.loads(path.read_text()) == {"theme": "dark", "editorMode": "vim",
                                             "permissions": {"defaultMode": "plan"}, "alwaysThinkingEnabled": False}
     warnings: list[str] = []
     assert not await config_command(parts, "effortLevel=enormous", on_disk=settings, target=target,
-                                    warn=warnings.append, model=pytest.fail)
+                                    warn=warnings.append, model=pytest.fail, output_style=pytest.fail)
     assert not await config_command(parts, "verbose=true", on_disk=settings, target=target,
-                                    warn=warnings.append, model=pytest.fail)  # not a setting mini-claude reads
+                                    warn=warnings.append, model=pytest.fail, output_style=pytest.fail)  # not a setting mini-claude reads
     assert "low, medium, high, xhigh, max, unset" in warnings[0] and warnings[1].startswith("usage: /config")
     assert "effortLevel" not in json.loads(path.read_text())
+    styles: list[str] = []  # outputStyle goes to /output-style, which saves it where Claude Code does
+
+    async def output_style(name: str) -> None:
+        styles.append(name)
+
+    assert await config_command(parts, "outputStyle=Explanatory", on_disk=settings, target=target,
+                                warn=pytest.fail, model=pytest.fail, output_style=output_style)
+    assert styles == ["Explanatory"] and "outputStyle" not in json.loads(path.read_text())
 
 
 async def test_config_picker_lists_values_and_files_then_changes_one(tmp_path: Path) -> None:
@@ -199,10 +207,10 @@ async def test_config_picker_lists_values_and_files_then_changes_one(tmp_path: P
     assert [r.label.split("  ")[0] for r in rows] == [item.label for item in ITEMS]
     assert rows[0].label.endswith('claude-opus-5-5 ("sonnet")') and rows[0].detail == "model in ~/.claude/settings.json"
     assert rows[1].label.endswith("acceptEdits") and rows[1].detail == "permissions.defaultMode in .claude/settings.json"
-    assert rows[2].label.endswith("normal (not set)") and rows[5].label.endswith("runs echo hi")
+    assert rows[2].label.endswith("normal (not set)") and rows[6].label.endswith("runs echo hi")
     target = Picks(1, 2)  # Default permission mode, then its third value (plan)
     warnings: list[str] = []
-    assert await config_command(parts, "", on_disk=settings, target=target, warn=warnings.append, model=pytest.fail)
+    assert await config_command(parts, "", on_disk=settings, target=target, warn=warnings.append, model=pytest.fail, output_style=pytest.fail)
     assert [o.label for o in target.shown[1][1]] == ["default", "acceptEdits", "plan", "bypassPermissions", "(unset)"]
     assert target.shown[1][2] == 1  # the value in force is preselected
     assert json.loads(path.read_text())["permissions"] == {"defaultMode": "plan"}
@@ -221,9 +229,9 @@ async def test_config_model_row_opens_the_model_picker(tmp_path: Path) -> None:
 
     settings = load_settings(cwd=tmp_path / "nowhere", home=tmp_path)
     assert await config_command(_parts(tmp_path), "", on_disk=settings, target=Picks(0), warn=pytest.fail,
-                                model=model)
+                                model=model, output_style=pytest.fail)
     assert await config_command(_parts(tmp_path), "model=haiku", on_disk=settings, target=Picks(), warn=pytest.fail,
-                                model=model)
+                                model=model, output_style=pytest.fail)
     assert asked == ["", "haiku"]
 
 

@@ -244,7 +244,8 @@ class SlashCommands:
 
     async def _config(self, rest: str) -> None:
         await config_command(self.repl.parts, rest, on_disk=self._files_now(), target=self.repl,
-                             warn=self.repl.ui.warn, model=self._model)
+                             warn=self.repl.ui.warn, model=self._model,
+                             output_style=self._output_style)
 
     async def _vim(self, _: str) -> None:
         await self._config(f"editorMode={'normal' if self.repl.vi_mode else 'vim'}")

@@ -4,7 +4,8 @@ choose one with the arrow-key picker, then its new value, and it is saved to the
 
 Only keys that change what mini-claude does are offered (Claude Code's /config lists many more: verbose output,
 auto-compact, themes… which mini-claude does not read): `model` (the /model picker), `permissions.defaultMode`,
-`editorMode` (vi keys in the prompt, applied at once), `alwaysThinkingEnabled` and `effortLevel` (read when a
+`editorMode` (vi keys in the prompt, applied at once), `outputStyle` (the /output-style picker, which saves it in
+the project's local settings as Claude Code does), `alwaysThinkingEnabled` and `effortLevel` (read when a
 session starts), and `statusLine`, shown but edited in the file (it is a command). Where each value lives is
 Claude Code 2.1.328's: all of them in the user's settings file. A project file that sets the same key wins over
 the user's, and the message says so.
@@ -67,6 +68,7 @@ ITEMS = (
         (None, f"{UNSET}: default")), "default"),
     ConfigItem(("editorMode",), "Editor mode", (("normal", "emacs-style keys"),
                                                  ("vim", "vi keys: Esc for normal mode")), "normal", now=True),
+    ConfigItem(("outputStyle",), "Output style", (), "default", now=True),
     ConfigItem(("alwaysThinkingEnabled",), "Thinking", (
         (True, "the model thinks before answering (models that can)"), (False, "no extended thinking"),
         (None, f"{UNSET}: on")), "on"),
@@ -74,8 +76,8 @@ ITEMS = (
                                             (None, f"{UNSET}: the model's own default")), "the model's default"),
     ConfigItem(("statusLine",), "Status line", (), "none"),
 )
-_BY_NAME = {item.name.lower(): item for item in ITEMS} | {"defaultmode": ITEMS[1], "thinking": ITEMS[3],
-                                                          "effort": ITEMS[4], "vim": ITEMS[2]}
+_BY_NAME = {item.name.lower(): item for item in ITEMS} | {"defaultmode": ITEMS[1], "thinking": ITEMS[4],
+                                                          "effort": ITEMS[5], "vim": ITEMS[2]}
 
 
 def in_force(parts: Any, on_disk: Settings) -> Settings:
@@ -107,8 +109,11 @@ def config_rows(parts: Any, settings: Settings) -> list[Option]:
 
 
 async def config_command(parts: Any, rest: str, *, on_disk: Settings, target: ConfigTarget,
-                         warn: Callable[[str], None], model: Callable[[str], Awaitable[None]]) -> bool:
-    """`/config [KEY=VALUE]`; `model` runs `/model` (for its picker). Returns whether something was changed."""
+                         warn: Callable[[str], None], model: Callable[[str], Awaitable[None]],
+                         output_style: Callable[[str], Awaitable[None]]) -> bool:
+    """`/config [KEY=VALUE]`; `model` runs `/model` and `output_style` `/output-style` (for their pickers).
+    Returns whether something was changed."""
+    delegated = {("model",): model, ("outputStyle",): output_style}
     settings = in_force(parts, on_disk)
     rest = rest.strip()
     if rest:
@@ -117,8 +122,8 @@ async def config_command(parts: Any, rest: str, *, on_disk: Settings, target: Co
         if not sep or item is None:
             warn(f"usage: /config [KEY=VALUE] with KEY one of {', '.join(i.name for i in ITEMS)}")
             return False
-        if item.key == ("model",):
-            await model(text.strip())
+        if item.key in delegated:
+            await delegated[item.key](text.strip())
             return True
         parsed = _parse(item, text.strip())
         if parsed is _INVALID:
@@ -131,8 +136,8 @@ async def config_command(parts: Any, rest: str, *, on_disk: Settings, target: Co
     if chosen is None:
         return False
     item = ITEMS[chosen]
-    if item.key == ("model",):
-        await model("")
+    if item.key in delegated:
+        await delegated[item.key]("")
         return True
     if not item.values:
         print(f"  {item.name} is a command: set it in {USER_SETTINGS_DISPLAY}, e.g. "

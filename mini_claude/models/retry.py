@@ -217,7 +217,7 @@ async def run_with_retry(
                 continue
             raise _refused(mapped, credentials, refreshed) from None
         if not mapped.retryable or not may_retry():
-            raise mapped from (None if mapped is exc else exc)
+            raise _redacted(mapped) from (None if mapped is exc else exc)
         cause = classify(exc, mapped, where)
         if number >= attempts:
             gave_up = ModelError(redact_text(f"{mapped} (gave up after {attempts} attempts); {cause.hint}"),
@@ -232,6 +232,12 @@ async def run_with_retry(
         if on_retry is not None:
             on_retry(RetryNotice(cause.text, cause.kind, number, attempts - 1, delay, mapped.status, wanted))
         await policy.sleep(delay)
+
+
+def _redacted(error: ModelError) -> ModelError:
+    """`error` with any credential in a URL it names masked (a base URL may carry `user:password@`)."""
+    text = redact_text(str(error))
+    return error if text == str(error) else ModelError(text, status=error.status, retryable=error.retryable)
 
 
 def _refused(error: ModelError, credentials: Credentials, refreshed: bool) -> ModelError:

@@ -26,8 +26,9 @@ def seconds(delay_s: float) -> str:
 
 def _head(notice: RetryNotice) -> str:
     cause = notice.cause
-    if notice.kind == "rate_limited" and notice.retry_after_s is not None:
-        cause += f", asked to wait {seconds(notice.retry_after_s)}"
+    if notice.retry_after_s is not None:  # the server named its wait: said beside the status
+        wait = f"retry-after {seconds(notice.retry_after_s)}"
+        cause = f"{cause[:-1]}, {wait})" if cause.endswith(")") else f"{cause} ({wait})"
     return f"API error: {cause}"
 
 

@@ -23,6 +23,7 @@ import sys
 import time
 from typing import IO, Any
 
+from mini_claude.cli.terminal.retry_line import RetryCountdown, retry_line
 from mini_claude.models.base import AssistantTurn, RetryNotice
 from mini_claude.secrets import mask
 from mini_claude.tools.base import ToolResult
@@ -221,8 +222,6 @@ class TerminalUI:
     def model_retrying(self, notice: RetryNotice) -> None:
         """A request failed and waits to be sent again: the spinner line shows why and counts down (retry_line.py);
         without a spinner (-p), one line on stderr."""
-        from mini_claude.cli.terminal.retry_line import RetryCountdown, retry_line
-
         if self._thinking is not None:
             self._thinking.retry = RetryCountdown(notice)
             self._live_update()
@@ -363,7 +362,7 @@ class _Thinking:
         self.started = time.monotonic()
         self.input_tokens = input_tokens
         self.received = 0
-        self.retry: Any = None  # a RetryCountdown while a failed attempt waits to be sent again (retry_line.py)
+        self.retry: RetryCountdown | None = None  # while a failed attempt waits to be sent again
         self._spinner = Spinner("dots", style="cyan")
 
     def label(self) -> str:

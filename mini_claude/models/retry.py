@@ -228,7 +228,8 @@ async def run_with_retry(
             raise ModelError(f"{mapped} (the server asked to wait {wanted:.0f}s before trying again; "
                              "try again later)", status=mapped.status, retryable=True) from exc
         delay = policy.delay_s(number, wanted)
-        log.info("model request failed (%s); retry %d/%d in %.2fs", cause.text, number, attempts - 1, delay)
+        log.info("model request failed (%s: %s); retry %d/%d in %.2fs", cause.kind, mapped, number, attempts - 1,
+                 delay)
         if on_retry is not None:
             on_retry(RetryNotice(cause.text, cause.kind, number, attempts - 1, delay, mapped.status, wanted))
         await policy.sleep(delay)

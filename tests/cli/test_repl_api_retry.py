@@ -1,6 +1,6 @@
 """The REPL in a real terminal (tmux) with the model API unreachable: while a failed request waits to be sent again,
 the spinner line names the cause, counts the seconds down and the attempts up; Ctrl+C (and Esc) during the wait
-return to the prompt at once."""
+return to the prompt at once. And the line's words (cli/terminal/retry_line.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import Terminal, start_terminal
+
+from mini_claude.cli.terminal.retry_line import RetryCountdown, retry_line, seconds
+from mini_claude.models.base import RetryNotice
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -60,3 +63,31 @@ def test_the_spinner_names_the_cause_counts_down_and_ctrl_c_or_esc_end_the_wait(
         term.wait_for(lambda s: "[exit 0]" in s, "the REPL to exit")
     finally:
         term.close()
+
+
+# ---- the line itself ------------------------------------------------------------------------------------------
+
+
+def _notice(**changes: object) -> RetryNotice:
+    fields: dict[str, object] = {"cause": "connection refused (127.0.0.1:9)", "kind": "connection_refused",
+                                 "attempt": 3, "max_retries": 10, "delay_s": 4.2}
+    fields.update(changes)
+    return RetryNotice(**fields)  # type: ignore[arg-type]
+
+
+def test_the_countdown_rounds_up_and_ends_retrying_now() -> None:
+    countdown = RetryCountdown(_notice(), now=100.0)
+    assert countdown.label(now=100.0) == ("API error: connection refused (127.0.0.1:9) · retrying in 5s · "
+                                          "attempt 3/10")
+    assert "retrying in 3s" in countdown.label(now=101.5)
+    assert "retrying in 1s" in countdown.label(now=104.1)
+    assert countdown.label(now=104.2).endswith("· retrying now · attempt 3/10")
+
+
+def test_the_stderr_line_says_the_delay_and_the_servers_retry_after() -> None:
+    assert retry_line(_notice(delay_s=0.25)) == ("API error: connection refused (127.0.0.1:9) · retrying in 0.2s · "
+                                                 "attempt 3/10")
+    limited = _notice(cause="rate limited (429)", kind="rate_limited", status=429, retry_after_s=6.0, delay_s=6.0,
+                      attempt=1)
+    assert retry_line(limited) == "API error: rate limited (429, retry-after 6s) · retrying in 6s · attempt 1/10"
+    assert seconds(12.3) == "13s" and seconds(2.0) == "2s" and seconds(0.01) == "0.1s"

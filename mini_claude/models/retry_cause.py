@@ -7,12 +7,12 @@ to, by type and HTTP status only — never by message text — and returns a `Ca
     kind                 text (while waiting)                          hint (in the final error)
     connection_refused   connection refused (127.0.0.1:9)              nothing listens there: start it or fix the URL
     dns                  DNS lookup failed (api.example.com)           check the host name and the network's DNS
-    tls                  TLS certificate not trusted (host:443)        trust its CA (SSL_CERT_FILE) or fix the URL
-                         TLS handshake failed (host:443)               not a TLS server? http:// in the URL
+    tls                  TLS certificate not trusted (host)            trust its CA (SSL_CERT_FILE) or fix the URL
+                         TLS handshake failed (host)                   not a TLS server? http:// in the URL
     proxy                proxy 127.0.0.1:3128 refused the connection   check HTTPS_PROXY / HTTP_PROXY / NO_PROXY
-    timeout              timed out (host:443)                          check the network and the URL
-    connection_reset     connection reset (host:443)                   the URL may not be the model API
-    connection           connection failed (host:443)                  check the network and the URL
+    timeout              timed out (host)                              check the network and the URL
+    connection_reset     connection reset (host)                       the URL may not be the model API
+    connection           connection failed (host)                      check the network and the URL
     rate_limited         rate limited (429)                            wait, or send fewer requests
     overloaded           overloaded (529)                              try later, or another model (/model)
     server_error         server error (503)                            try later
@@ -100,11 +100,11 @@ def _network_cause(exc: BaseException, endpoint: Endpoint) -> Cause:
     at = f" ({target})" if target else ""
     found = _network_kind(exc)
     proxy = _proxy_for(endpoint.url)
-    if found == "proxy" or (proxy and found in ("connection_refused", "dns", "connection")):
+    if found == "proxy" or (proxy and found in ("connection_refused", "dns")):  # the proxy could not be reached
         shown = host_port(proxy) if proxy else ""
         via = f"proxy {shown}" if shown else "the proxy"
         what = {"connection_refused": "refused the connection", "dns": "could not be found (DNS)"}.get(
-            found, "failed")
+            found, "failed the request")
         return Cause("proxy", f"{via} {what}",
                      "check the proxy settings (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY; NO_PROXY to bypass one)")
     where = endpoint.where

@@ -30,7 +30,7 @@ from mini_claude.agent.calls import CUT_TEXT, Call, last_text, prompt_text, stor
 from mini_claude.agent.compaction import ContextWindow, is_prompt_too_long
 from mini_claude.agent.hook_points import HookPoints
 from mini_claude.agent.tool_calls import INTERRUPTED_TEXT, STOPPED_TEXT, Gate, ToolCalls
-from mini_claude.agent.ui import AgentUI, Shown, SilentUI, showing
+from mini_claude.agent.ui import AgentUI, Shown, SilentUI, retry_arguments, showing
 from mini_claude.errors import ModelError
 from mini_claude.models.base import AssistantTurn, Model, PlanAware, ToolSpec, Usage
 from mini_claude.secrets import mask
@@ -245,7 +245,7 @@ class Agent(ToolCalls):
             try:
                 async with showing(self.ui, estimated):
                     turn = await self.model.complete(system=system, messages=self.history, tools=specs,
-                                                     on_text=self.ui.text_delta)
+                                                     on_text=self.ui.text_delta, **retry_arguments(self.ui))
             except ModelError as exc:
                 if not reloaded and self._loading is not None and self._loading.refused(exc):
                     reloaded = True  # the same request with the found tools sent in full (larger: fit it again)

@@ -1,5 +1,6 @@
 """What the agent loop tells the terminal: `AgentUI` (text, turns, tool calls), the optional `RequestUI` (a model
-request in flight: the REPL's spinner), `SilentUI`, and the helpers that show a request whatever its outcome."""
+request in flight: the REPL's spinner) and `RetryNotices` (a failed request waiting to be sent again), `SilentUI`, and
+the helpers that show a request whatever its outcome."""
 
 from __future__ import annotations
 
@@ -7,10 +8,17 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Protocol, runtime_checkable
 
-from mini_claude.models.base import AssistantTurn, GenerationOptions, Model, ToolSpec
+from mini_claude.models.base import (
+    AssistantTurn,
+    GenerationOptions,
+    Model,
+    RetryListener,
+    RetryNotice,
+    ToolSpec,
+)
 from mini_claude.tools.base import ToolResult
 
-__all__ = ["AgentUI", "RequestUI", "Shown", "SilentUI", "showing"]
+__all__ = ["AgentUI", "RequestUI", "RetryNotices", "Shown", "SilentUI", "retry_arguments", "retry_listener", "showing"]
 
 
 class AgentUI(Protocol):
@@ -30,6 +38,26 @@ class RequestUI(Protocol):
 
     def request_started(self, input_tokens: int, activity: str = "Thinking") -> None: ...
     def request_finished(self, completed: bool) -> None: ...  # completed: False when it failed or was cancelled
+
+
+@runtime_checkable
+class RetryNotices(Protocol):
+    """An AgentUI that shows a model request that failed and waits to be sent again: why, which retry of how many,
+    and in how long (the REPL's spinner line; a line on -p's stderr). Told before each wait."""
+
+    def model_retrying(self, notice: RetryNotice) -> None: ...
+
+
+def retry_listener(ui: AgentUI) -> RetryListener | None:
+    """What hears a request's retries for `ui`: its `model_retrying` when it has that capability, else None."""
+    return ui.model_retrying if isinstance(ui, RetryNotices) else None
+
+
+def retry_arguments(ui: AgentUI, given: RetryListener | None = None) -> dict[str, RetryListener]:
+    """`Model.complete`'s `on_retry` keyword for a request shown by `ui` (`given` first): none at all when nobody
+    listens, so a model that takes no `on_retry` is called as before."""
+    listener = given or retry_listener(ui)
+    return {"on_retry": listener} if listener is not None else {}
 
 
 class SilentUI:
@@ -73,8 +101,8 @@ class Shown:
         self._model, self._ui, self._activity, self._estimate = model, ui, activity, estimate
 
     async def complete(self, *, system: str, messages: list[dict[str, Any]], tools: list[ToolSpec],
-                       on_text: Callable[[str], None] | None = None,
-                       options: GenerationOptions | None = None) -> AssistantTurn:
+                       on_text: Callable[[str], None] | None = None, options: GenerationOptions | None = None,
+                       on_retry: RetryListener | None = None) -> AssistantTurn:
         async with showing(self._ui, self._estimate(system, messages), self._activity):
             return await self._model.complete(system=system, messages=messages, tools=tools, on_text=on_text,
-                                              options=options)
+                                              options=options, **retry_arguments(self._ui, on_retry))

@@ -24,8 +24,9 @@ on, up to three times.) Claude Code prints more of its own
 `stream-json` prints one object a line as the run goes: the init line first (session/init_record.py), then, as Claude
 Code does, one `{"type": "assistant", "message": {...}}` per content block of each assistant turn (the blocks of
 one turn share the message `id`: ours, the API's is not kept) and one `{"type": "user", ...}` per tool result
-(the prompt itself is not repeated), each with `parent_tool_use_id`, `session_id`, `uuid`, `timestamp`; and the
-same result object last.
+(the prompt itself is not repeated), each with `parent_tool_use_id`, `session_id`, `uuid`, `timestamp`; a
+`{"type": "system", "subtype": "api_retry", ...}` line before each wait to send a failed model request again
+(session/records.py `retry_record`); and the same result object last.
 
 `text` prints the answer through `render.clean` (control, bidi and invisible characters shown as escapes, newlines
 and tabs kept); the JSON formats keep the exact text, those characters escaped as `\\uXXXX` (`render.json_text`).

@@ -24,10 +24,10 @@ from mini_claude.models.anthropic_messages import (
     tools_cost,
     turn_from_message,
 )
-from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec
+from mini_claude.models.base import AssistantTurn, GenerationOptions, RetryListener, ToolSpec
 from mini_claude.models.catalog import ThinkingPrefs
 from mini_claude.models.credentials import AnthropicCredentials
-from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_anthropic_error
+from mini_claude.models.retry import Endpoint, RetryPolicy, complete_with_retry, map_anthropic_error
 
 __all__ = ["AnthropicModel", "sdk_arguments"]
 
@@ -79,12 +79,13 @@ class AnthropicModel(ModelChoice):
         tools: list[ToolSpec],
         on_text: Callable[[str], None] | None = None,
         options: GenerationOptions | None = None,
+        on_retry: RetryListener | None = None,
     ) -> AssistantTurn:
         params = build_params(self.name, self.shape(options), system, messages, tools, options)
         return await complete_with_retry(
             lambda: self._complete_once(params), lambda emit: self._stream_once(params, emit), stream=self.stream,
             on_text=on_text, policy=self.retry, map_error=partial(map_anthropic_error, base_url=self.base_url),
-            credentials=self.credentials)
+            credentials=self.credentials, endpoint=Endpoint(self.base_url, "ANTHROPIC_BASE_URL"), on_retry=on_retry)
 
     @property
     def list_priced(self) -> bool:

@@ -29,12 +29,13 @@ from mini_claude.models.anthropic_messages import (
     tools_cost,
     turn_from_message,
 )
-from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec
+from mini_claude.models.base import AssistantTurn, GenerationOptions, RetryListener, ToolSpec
 from mini_claude.models.catalog import ThinkingPrefs
 from mini_claude.models.credentials import AnthropicCredentials
 from mini_claude.models.http_pool import HttpPool
 from mini_claude.models.retry import (
     ANTHROPIC_ERROR_TYPE_STATUS,
+    Endpoint,
     RetryPolicy,
     complete_with_retry,
     connection_error,
@@ -84,12 +85,13 @@ class AnthropicHttpModel(ModelChoice):
                      "user-agent": f"mini-claude/{__version__}"})
 
     async def complete(self, *, system: str, messages: list[dict[str, Any]], tools: list[ToolSpec],
-                       on_text: Callable[[str], None] | None = None,
-                       options: GenerationOptions | None = None) -> AssistantTurn:
+                       on_text: Callable[[str], None] | None = None, options: GenerationOptions | None = None,
+                       on_retry: RetryListener | None = None) -> AssistantTurn:
         params = build_params(self.name, self.shape(options), system, messages, tools, options)
         return await complete_with_retry(
             lambda: self._complete_once(params), lambda emit: self._stream_once(params, emit), stream=self.stream,
-            on_text=on_text, policy=self.retry, map_error=self._map_error, credentials=self.credentials)
+            on_text=on_text, policy=self.retry, map_error=self._map_error, credentials=self.credentials,
+            endpoint=Endpoint(self.base_url, "ANTHROPIC_BASE_URL"), on_retry=on_retry)
 
     @property
     def list_priced(self) -> bool:

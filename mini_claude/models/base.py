@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["SUMMARY_SYSTEM_PROMPT", "THINKING_TYPES", "AssistantTurn", "Closable", "GenerationOptions", "LoadsReferencedTools",
-           "Model", "PlanAware", "Switchable", "ToolCounter", "ToolSpec", "Usage", "loaded_text", "tool_references"]
+           "Model", "PlanAware", "RetryListener", "RetryNotice", "Switchable", "ToolCounter", "ToolSpec", "Usage",
+           "loaded_text", "tool_references"]
 
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})  # the model's reasoning: returned, never shown as text
 
@@ -88,8 +89,30 @@ class AssistantTurn:
         return [b for b in self.content if b.get("type") in THINKING_TYPES]
 
 
+@dataclass(frozen=True)
+class RetryNotice:
+    """A model request failed and will be sent again after `delay_s`: told to `on_retry` before the wait.
+
+    `cause` is one line for people, with no secret in it ("connection refused (127.0.0.1:9)", "overloaded (529)");
+    `kind` says the same for programs (models/retry_cause.py lists them). `attempt` is the retry about to be made,
+    counted from 1, of at most `max_retries`; `status` is the HTTP status when the server answered one, and
+    `retry_after_s` the wait it asked for, if any."""
+
+    cause: str
+    kind: str
+    attempt: int
+    max_retries: int
+    delay_s: float
+    status: int | None = None
+    retry_after_s: float | None = None
+
+
+RetryListener = Callable[[RetryNotice], None]
+
+
 class Model(Protocol):
-    """A chat model that can call tools. `on_text` receives text deltas as they stream in."""
+    """A chat model that can call tools. `on_text` receives text deltas as they stream in; `on_retry` hears of each
+    failed attempt that will be tried again, before the wait (a caller that passes none hears nothing)."""
 
     name: str
 
@@ -101,6 +124,7 @@ class Model(Protocol):
         tools: list[ToolSpec],
         on_text: Callable[[str], None] | None = None,
         options: GenerationOptions | None = None,
+        on_retry: RetryListener | None = None,
     ) -> AssistantTurn: ...
 
 

@@ -23,9 +23,16 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
-from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec, Usage, loaded_text
+from mini_claude.models.base import (
+    AssistantTurn,
+    GenerationOptions,
+    RetryListener,
+    ToolSpec,
+    Usage,
+    loaded_text,
+)
 from mini_claude.models.credentials import OpenAICredentials
-from mini_claude.models.retry import RetryPolicy, complete_with_retry, map_openai_error
+from mini_claude.models.retry import Endpoint, RetryPolicy, complete_with_retry, map_openai_error
 
 __all__ = ["STOP_REASONS", "OpenAICompatModel", "from_openai_message", "to_openai_messages", "to_openai_tools"]
 
@@ -63,6 +70,7 @@ class OpenAICompatModel:
         tools: list[ToolSpec],
         on_text: Callable[[str], None] | None = None,
         options: GenerationOptions | None = None,
+        on_retry: RetryListener | None = None,
     ) -> AssistantTurn:
         params: dict[str, Any] = {"model": self.name, "messages": to_openai_messages(system, messages)}
         if options is not None:
@@ -77,7 +85,7 @@ class OpenAICompatModel:
         return await complete_with_retry(
             lambda: self._complete_once(params), lambda emit: self._stream_once(params, emit), stream=self.stream,
             on_text=on_text, policy=self.retry, map_error=partial(map_openai_error, base_url=self.base_url),
-            credentials=self.credentials)
+            credentials=self.credentials, endpoint=Endpoint(self.base_url, "OPENAI_BASE_URL"), on_retry=on_retry)
 
     @property
     def list_priced(self) -> bool:

@@ -8,6 +8,11 @@ Claude Code 2.1.197 on the mock model) — or longer when the server's `retry-af
 The SDK clients are built with `max_retries=0`, so this is the only retry layer. A streaming attempt that already
 showed text to the user is never retried (the caller's `may_retry` says so): the user would see the answer twice.
 
+Before each wait, the caller's `on_retry` (if any) hears a `RetryNotice`: the cause, classified by
+retry_cause.py (connection refused, DNS, TLS, proxy, timeout, 429 with its retry-after, 529, 5xx), which retry comes
+and of how many, and the delay. When the retries run out, the error says what to change (`Cause.hint`); neither
+ever shows a credential (base URLs are shown redacted, `logredact.redact_text`).
+
 A 401 or 403 is not retried, except that a 401 lets `Credentials.refresh` get new ones once (an apiKeyHelper run
 again); the error then names the variable or helper to fix (`Credentials.refusal`), never a key. Waits go through
 `RetryPolicy.sleep`, so tests replace the clock.
@@ -32,6 +37,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from mini_claude.errors import ModelError
+from mini_claude.logredact import redact_text
+from mini_claude.models.base import RetryListener, RetryNotice
+from mini_claude.models.retry_cause import Endpoint, classify
 
 __all__ = [
     "ANTHROPIC_ERROR_TYPE_STATUS",
@@ -39,6 +47,7 @@ __all__ = [
     "NON_RETRYABLE_STATUSES",
     "RETRY_BASE_ENV",
     "Credentials",
+    "Endpoint",
     "RetryPolicy",
     "complete_with_retry",
     "connection_error",
@@ -175,13 +184,16 @@ async def run_with_retry(
     map_error: Callable[[BaseException], ModelError | None],
     may_retry: Callable[[], bool] = lambda: True,
     credentials: Credentials | None = None,
+    endpoint: Endpoint | None = None,
+    on_retry: RetryListener | None = None,
 ) -> T:
     """Await `attempt()` until it succeeds, retrying retryable failures while `may_retry()` is true.
 
     `map_error` turns a foreign exception into a `ModelError` (None: not ours, re-raise it unchanged). A 401 asks
     `credentials` to refresh once (that retry is not counted and not delayed); a 401/403 that stands names what
-    to fix.
+    to fix. `on_retry` hears each retry before its wait; `endpoint` (where the requests go) words the causes.
     """
+    where = endpoint or Endpoint("")
     attempts = max(1, policy.max_attempts)
     number = 0
     refreshed = False
@@ -205,18 +217,28 @@ async def run_with_retry(
                 continue
             raise _refused(mapped, credentials, refreshed) from None
         if not mapped.retryable or not may_retry():
-            raise mapped from (None if mapped is exc else exc)
+            raise _redacted(mapped) from (None if mapped is exc else exc)
+        cause = classify(exc, mapped, where)
         if number >= attempts:
-            gave_up = ModelError(f"{mapped} (gave up after {attempts} attempts)", status=mapped.status,
-                                 retryable=True)
+            gave_up = ModelError(redact_text(f"{mapped} (gave up after {attempts} attempts); {cause.hint}"),
+                                 status=mapped.status, retryable=True)
             raise gave_up from exc
         wanted = retry_after_s(_response_headers(exc))
         if wanted is not None and wanted > MAX_RETRY_AFTER_S:
             raise ModelError(f"{mapped} (the server asked to wait {wanted:.0f}s before trying again; "
                              "try again later)", status=mapped.status, retryable=True) from exc
         delay = policy.delay_s(number, wanted)
-        log.info("model request failed (%s); retry %d/%d in %.2fs", mapped, number, attempts - 1, delay)
+        log.info("model request failed (%s: %s); retry %d/%d in %.2fs", cause.kind, mapped, number, attempts - 1,
+                 delay)
+        if on_retry is not None:
+            on_retry(RetryNotice(cause.text, cause.kind, number, attempts - 1, delay, mapped.status, wanted))
         await policy.sleep(delay)
+
+
+def _redacted(error: ModelError) -> ModelError:
+    """`error` with any credential in a URL it names masked (a base URL may carry `user:password@`)."""
+    text = redact_text(str(error))
+    return error if text == str(error) else ModelError(text, status=error.status, retryable=error.retryable)
 
 
 def _refused(error: ModelError, credentials: Credentials, refreshed: bool) -> ModelError:
@@ -237,6 +259,8 @@ async def complete_with_retry(
     policy: RetryPolicy,
     map_error: Callable[[BaseException], ModelError | None],
     credentials: Credentials | None = None,
+    endpoint: Endpoint | None = None,
+    on_retry: RetryListener | None = None,
 ) -> T:
     """One model turn, JSON or streamed, through `run_with_retry` — the skeleton every backend shares.
 
@@ -244,7 +268,8 @@ async def complete_with_retry(
     repeat it on the screen, so the failure is raised instead.
     """
     if not stream:
-        return await run_with_retry(complete_once, policy=policy, map_error=map_error, credentials=credentials)
+        return await run_with_retry(complete_once, policy=policy, map_error=map_error, credentials=credentials,
+                                    endpoint=endpoint, on_retry=on_retry)
     emitted = False
 
     def emit(text: str) -> None:
@@ -254,7 +279,8 @@ async def complete_with_retry(
             on_text(text)
 
     return await run_with_retry(lambda: stream_once(emit), policy=policy, map_error=map_error,
-                                may_retry=lambda: not emitted, credentials=credentials)
+                                may_retry=lambda: not emitted, credentials=credentials, endpoint=endpoint,
+                                on_retry=on_retry)
 
 
 # ---- error mapping --------------------------------------------------------------------------------------------

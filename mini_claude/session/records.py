@@ -6,7 +6,10 @@ content block of each assistant turn (the blocks of one turn share the message `
 one `user` record per tool result (the prompt itself is the caller's, not repeated) — and a run's end into the
 `result` record (its keys and subtypes: cli/output_format.py's docstring). `RunError` names a run that ended in an
 error; `run_error` maps our errors onto Claude Code's subtypes. `instrument` hooks a session's agent so each model
-request first flushes the new records, checks the budget, and is timed (`duration_api_ms`).
+request first flushes the new records, checks the budget, and is timed (`duration_api_ms`), and each retry of a
+failed request is a `system`/`api_retry` record as it happens (`retry_record`: Claude Code 2.1.328's shape —
+`attempt` of `max_retries`, `retry_delay_ms`, `error_status` (null without an HTTP answer) and `error`, its category:
+"overloaded", "rate_limit", "server_error", "authentication_failed" or "unknown").
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from mini_claude.errors import MiniClaudeError, ModelError
 
 if TYPE_CHECKING:
     from mini_claude.agent.loop import Agent, RunOutcome
-    from mini_claude.models.base import Model, Usage
+    from mini_claude.models.base import Model, RetryNotice, Usage
     from mini_claude.models.pricing import ListPriced
 
 __all__ = ["BudgetReached", "RunError", "Transcript", "instrument", "run_error", "run_subtype"]
@@ -112,6 +115,13 @@ class Transcript:
         return {"type": kind, "message": message, "parent_tool_use_id": parent_tool_use_id,
                 "session_id": self.session_id, "uuid": str(uuid.uuid4()), "timestamp": stamp}
 
+    def retry_record(self, notice: RetryNotice) -> dict[str, Any]:
+        """The `system`/`api_retry` record of a request about to be retried (Claude Code's shape and categories)."""
+        return {"type": "system", "subtype": "api_retry", "attempt": notice.attempt,
+                "max_retries": notice.max_retries, "retry_delay_ms": round(notice.delay_s * 1000),
+                "error_status": notice.status, "error": _retry_category(notice.status),
+                "session_id": self.session_id, "uuid": str(uuid.uuid4())}
+
     def _new(self, history: list[dict[str, Any]]) -> int:
         """Where the messages added since the last look start: after the message that was last then, found by
         identity, as a compaction may have shortened what came before it. Not found (a failed turn was taken back):
@@ -198,8 +208,15 @@ def instrument(agent: Agent, transcript: Transcript, on_records: Callable[[list[
 
     async def timed(**kwargs: Any) -> Any:
         began = time.monotonic()
+        heard = kwargs.get("on_retry")
+
+        def on_retry(notice: RetryNotice) -> None:  # each retry is a record too, as it happens
+            on_records([transcript.retry_record(notice)])
+            if heard is not None:
+                heard(notice)
+
         try:
-            return await complete(**kwargs)
+            return await complete(**{**kwargs, "on_retry": on_retry})
         finally:
             transcript.api_s += time.monotonic() - began
 
@@ -210,6 +227,17 @@ def _priced(model: str | ListPriced | Model) -> str | ListPriced:
     from mini_claude.models.pricing import ListPriced
 
     return model if isinstance(model, (str, ListPriced)) else model.name
+
+
+def _retry_category(status: int | None) -> str:
+    """Claude Code's word for why a request is retried: by its HTTP status ("unknown" without one)."""
+    if status == 529:
+        return "overloaded"
+    if status == 429:
+        return "rate_limit"
+    if status in (401, 403):
+        return "authentication_failed"
+    return "server_error" if status is not None and status >= 408 else "unknown"
 
 
 def _why(outcome: RunOutcome | None) -> str:

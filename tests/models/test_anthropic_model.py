@@ -139,7 +139,8 @@ async def test_retries_give_up_after_max_attempts(mock_server) -> None:
     mock = mock_server([{"error": {"status": 529, "message": "Overloaded"}}] * 5)
     with pytest.raises(ModelError) as info:
         await model_for(mock.url).complete(system="", messages=[user("hi")], tools=[])
-    assert str(info.value) == "model API error 529: Overloaded (gave up after 4 attempts)"
+    assert str(info.value) == ("model API error 529: Overloaded (gave up after 4 attempts); "
+                              "the API is overloaded: try again in a few minutes, or choose another model with /model")
     assert info.value.status == 529
     assert len(mock.requests) == 4
 

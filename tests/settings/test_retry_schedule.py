@@ -68,7 +68,8 @@ async def test_529_gives_up_after_eleven_attempts() -> None:
     finally:
         await model.aclose()
         server.stop()
-    assert str(info.value) == "model API error 529: Overloaded (gave up after 11 attempts)"
+    assert str(info.value) == ("model API error 529: Overloaded (gave up after 11 attempts); "
+                              "the API is overloaded: try again in a few minutes, or choose another model with /model")
     assert sleeps.waits == BACKOFF_S
     assert sum(sleeps.waits) == 159.5  # about 3 minutes in all, with the jitter, as Claude Code
 
@@ -121,5 +122,6 @@ def test_the_cli_retries_ten_times(cli: SettingsCli) -> None:
     mock = cli.mock([OVERLOADED] * 11)
     r = cli.run("-p", "hi", env=fast)
     assert r.rc == 1
-    assert "model API error 529: Overloaded (gave up after 11 attempts)" in r.stderr
+    assert ("model API error 529: Overloaded (gave up after 11 attempts); "
+            "the API is overloaded: try again in a few minutes, or choose another model with /model" in r.stderr)
     assert len(mock.requests) == 11

@@ -23,7 +23,8 @@ import sys
 import time
 from typing import IO, Any
 
-from mini_claude.models.base import AssistantTurn
+from mini_claude.cli.terminal.retry_line import RetryCountdown, retry_line
+from mini_claude.models.base import AssistantTurn, RetryNotice
 from mini_claude.secrets import mask
 from mini_claude.tools.base import ToolResult
 from mini_claude.tools.todo import TODO_TOOL_NAME
@@ -218,6 +219,15 @@ class TerminalUI:
         elif self._live is not None:
             self._live_update()  # the text stays, the spinner line goes
 
+    def model_retrying(self, notice: RetryNotice) -> None:
+        """A request failed and waits to be sent again: the spinner line shows why and counts down (retry_line.py);
+        without a spinner (-p), one line on stderr."""
+        if self._thinking is not None:
+            self._thinking.retry = RetryCountdown(notice)
+            self._live_update()
+        else:
+            self._line(self.err, clean(retry_line(notice), visible=True), style="yellow")
+
     def text_delta(self, text: str) -> None:
         if self.print_mode:
             return
@@ -352,9 +362,12 @@ class _Thinking:
         self.started = time.monotonic()
         self.input_tokens = input_tokens
         self.received = 0
+        self.retry: RetryCountdown | None = None  # while a failed attempt waits to be sent again
         self._spinner = Spinner("dots", style="cyan")
 
     def label(self) -> str:
+        if self.retry is not None and not self.received:
+            return f"{clean(self.retry.label(), visible=True)} · ctrl+c to interrupt"
         seconds = int(time.monotonic() - self.started)
         parts = [f"{seconds}s", f"↑ {_tokens(self.input_tokens)} tokens"]
         if self.received:
@@ -364,7 +377,7 @@ class _Thinking:
     def __rich__(self) -> Any:
         from rich.text import Text
 
-        self._spinner.text = Text(self.label(), style="dim")
+        self._spinner.text = Text(self.label(), style="yellow" if self.retry is not None and not self.received else "dim")
         return self._spinner
 
 

@@ -27,7 +27,8 @@ from mini_claude.models.anthropic_messages import (
 from mini_claude.models.base import AssistantTurn, GenerationOptions, RetryListener, ToolSpec
 from mini_claude.models.catalog import ThinkingPrefs
 from mini_claude.models.credentials import AnthropicCredentials
-from mini_claude.models.retry import Endpoint, RetryPolicy, complete_with_retry, map_anthropic_error
+from mini_claude.models.retry import Endpoint, RetryPolicy, complete_with_retry
+from mini_claude.models.sdk_errors import map_anthropic_error
 
 __all__ = ["AnthropicModel", "sdk_arguments"]
 

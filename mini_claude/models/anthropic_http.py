@@ -33,11 +33,9 @@ from mini_claude.models.base import AssistantTurn, GenerationOptions, RetryListe
 from mini_claude.models.catalog import ThinkingPrefs
 from mini_claude.models.credentials import AnthropicCredentials
 from mini_claude.models.http_pool import HttpPool
-from mini_claude.models.retry import (
+from mini_claude.models.retry import Endpoint, RetryPolicy, complete_with_retry
+from mini_claude.models.sdk_errors import (
     ANTHROPIC_ERROR_TYPE_STATUS,
-    Endpoint,
-    RetryPolicy,
-    complete_with_retry,
     connection_error,
     status_error,
     transport_error,

@@ -32,7 +32,8 @@ from mini_claude.models.base import (
     loaded_text,
 )
 from mini_claude.models.credentials import OpenAICredentials
-from mini_claude.models.retry import Endpoint, RetryPolicy, complete_with_retry, map_openai_error
+from mini_claude.models.retry import Endpoint, RetryPolicy, complete_with_retry
+from mini_claude.models.sdk_errors import map_openai_error
 
 __all__ = ["STOP_REASONS", "OpenAICompatModel", "from_openai_message", "to_openai_messages", "to_openai_tools"]
 

@@ -1,4 +1,4 @@
-"""Retrying model requests, and turning SDK exceptions into `ModelError`.
+"""Retrying model requests.
 
 `run_with_retry` runs one attempt at a time. A retryable failure (429, 408, 409, 5xx, Anthropic's 529 and its
 mid-stream `overloaded_error`, a broken connection) waits Claude Code's backoff — 0.5 s doubling to at most 32 s,
@@ -17,10 +17,7 @@ A 401 or 403 is not retried, except that a 401 lets `Credentials.refresh` get ne
 again); the error then names the variable or helper to fix (`Credentials.refusal`), never a key. Waits go through
 `RetryPolicy.sleep`, so tests replace the clock.
 
-Foreign exceptions are translated in exactly one function per SDK: `map_anthropic_error` and
-`map_openai_error`. Both classify by exception type and HTTP status (and by the structured `error.type` of an
-Anthropic mid-stream error event), never by message text. The SDKs are imported lazily inside them, so
-importing this module stays cheap.
+What an SDK or transport exception means (a `ModelError`, retryable or not) is sdk_errors.py's.
 """
 
 from __future__ import annotations
@@ -29,12 +26,10 @@ import asyncio
 import logging
 import os
 import random
-import socket
-import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from mini_claude.errors import ModelError
 from mini_claude.logredact import redact_text
@@ -42,7 +37,6 @@ from mini_claude.models.base import RetryListener, RetryNotice
 from mini_claude.models.retry_cause import Endpoint, classify
 
 __all__ = [
-    "ANTHROPIC_ERROR_TYPE_STATUS",
     "MAX_RETRY_AFTER_S",
     "NON_RETRYABLE_STATUSES",
     "RETRY_BASE_ENV",
@@ -50,15 +44,11 @@ __all__ = [
     "Endpoint",
     "RetryPolicy",
     "complete_with_retry",
-    "connection_error",
     "is_retryable_status",
-    "map_anthropic_error",
-    "map_openai_error",
     "one_line",
+    "response_headers",
     "retry_after_s",
     "run_with_retry",
-    "status_error",
-    "transport_error",
 ]
 
 log = logging.getLogger(__name__)
@@ -71,20 +61,6 @@ RETRYABLE_CLIENT_STATUSES = frozenset({408, 409, 429})
 MAX_MESSAGE_CHARS = 300
 AUTH_STATUSES = frozenset({401, 403})
 MAX_RETRY_AFTER_S = 60.0  # a server asking for a longer wait is told no: the run ends with its message
-
-# Anthropic's mid-stream `error` events arrive on a 200 response; their `error.type` says what the status would
-# have been (https://docs.anthropic.com/en/api/errors).
-_ANTHROPIC_ERROR_TYPE_STATUS = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "overloaded_error": 529,
-}
-
 
 class Credentials(Protocol):
     """What the retry layer asks of a backend's credentials when the API refuses them."""
@@ -223,7 +199,7 @@ async def run_with_retry(
             gave_up = ModelError(redact_text(f"{mapped} (gave up after {attempts} attempts); {cause.hint}"),
                                  status=mapped.status, retryable=True)
             raise gave_up from exc
-        wanted = retry_after_s(_response_headers(exc))
+        wanted = retry_after_s(response_headers(exc))
         if wanted is not None and wanted > MAX_RETRY_AFTER_S:
             raise ModelError(f"{mapped} (the server asked to wait {wanted:.0f}s before trying again; "
                              "try again later)", status=mapped.status, retryable=True) from exc
@@ -283,137 +259,8 @@ async def complete_with_retry(
                                 on_retry=on_retry)
 
 
-# ---- error mapping --------------------------------------------------------------------------------------------
-
-
-def map_anthropic_error(exc: BaseException, *, base_url: str) -> ModelError | None:
-    """Translate an `anthropic` SDK (or transport) exception into a one-line `ModelError`; None if foreign."""
-    if isinstance(exc, ModelError):
-        return exc
-    import anthropic
-
-    if isinstance(exc, anthropic.APIStatusError):
-        status = exc.status_code
-        body = exc.body if isinstance(exc.body, Mapping) else None
-        error = body.get("error") if body is not None else None
-        error_type = error.get("type") if isinstance(error, Mapping) else None
-        if status < 400 and isinstance(error_type, str):  # an `error` event inside a 200 stream
-            status = _ANTHROPIC_ERROR_TYPE_STATUS.get(error_type, 500)
-        api_message = exc.api_message if isinstance(getattr(exc, "api_message", None), str) else None
-        return _status_error(status, api_message or _body_text(exc.body), _response_headers(exc))
-    if isinstance(exc, anthropic.APITimeoutError):
-        return ModelError(f"the model API at {base_url} timed out", retryable=True)
-    if isinstance(exc, anthropic.APIConnectionError):
-        return _connection_error(exc, base_url)
-    if isinstance(exc, anthropic.APIResponseValidationError):
-        return ModelError(f"the model API at {base_url} sent an unexpected response: {one_line(exc.message)}",
-                          status=exc.status_code)
-    if isinstance(exc, anthropic.AnthropicError):
-        return ModelError(f"model API client error: {one_line(exc) or type(exc).__name__}")
-    return _transport_error(exc, base_url)
-
-
-def map_openai_error(exc: BaseException, *, base_url: str) -> ModelError | None:
-    """Translate an `openai` SDK (or transport) exception into a one-line `ModelError`; None if foreign."""
-    if isinstance(exc, ModelError):
-        return exc
-    import openai
-
-    if isinstance(exc, openai.APIStatusError):
-        # the SDK has already unwrapped `{"error": {...}}` into `body`
-        body = exc.body if isinstance(exc.body, Mapping) else None
-        message = body.get("message") if body is not None else None
-        text = message if isinstance(message, str) and message else _body_text(exc.body)
-        return _status_error(exc.status_code, text, _response_headers(exc))
-    if isinstance(exc, openai.APITimeoutError):
-        return ModelError(f"the model API at {base_url} timed out", retryable=True)
-    if isinstance(exc, openai.APIConnectionError):
-        return _connection_error(exc, base_url)
-    if isinstance(exc, openai.APIResponseValidationError):
-        return ModelError(f"the model API at {base_url} sent an unexpected response: {one_line(exc.message)}",
-                          status=exc.status_code)
-    if isinstance(exc, openai.APIError):  # an error object inside a stream: no status to go by
-        return ModelError(f"model API error: {one_line(exc.message)}")
-    if isinstance(exc, openai.OpenAIError):
-        return ModelError(f"model API client error: {one_line(exc) or type(exc).__name__}")
-    return _transport_error(exc, base_url)
-
-
-def _status_error(status: int, text: str, headers: Mapping[str, str] | None) -> ModelError:
-    retryable = is_retryable_status(status)
-    should_retry = (headers or {}).get("x-should-retry")
-    if should_retry in ("true", "false") and status not in NON_RETRYABLE_STATUSES:
-        retryable = should_retry == "true"
-    detail = one_line(text) or "(no message)"
-    return ModelError(f"model API error {status}: {detail}", status=status, retryable=retryable)
-
-
-def _connection_error(exc: BaseException, base_url: str) -> ModelError:
-    # the SDK's own message ("Connection error.") says nothing; the reason is in the cause chain
-    cause = exc.__cause__ or exc.__context__
-    reason = _network_reason(cause) if cause is not None else "connection failed"
-    return ModelError(f"cannot reach the model API at {base_url}: {reason}", retryable=True)
-
-
-def _transport_error(exc: BaseException, base_url: str) -> ModelError | None:
-    """Transport exceptions that escape an SDK while a stream is being read (httpx2, or httpx if loaded)."""
-    timeouts = tuple(m.TimeoutException for m in _http_modules())
-    transports = tuple(m.TransportError for m in _http_modules())
-    if timeouts and isinstance(exc, timeouts):
-        return ModelError(f"the model API at {base_url} timed out", retryable=True)
-    if transports and isinstance(exc, transports):
-        return ModelError(f"the connection to the model API at {base_url} broke: {_network_reason(exc)}",
-                          retryable=True)
-    return None
-
-
-def _http_modules() -> list[Any]:
-    return [m for m in (sys.modules.get("httpx2"), sys.modules.get("httpx")) if m is not None]
-
-
-def _network_reason(exc: BaseException) -> str:
-    """A short human reason from the cause chain, classified by exception type."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    fallback = ""
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(current, ConnectionResetError):
-            return "connection reset by the server"
-        if isinstance(current, socket.gaierror):
-            return "unknown host"
-        if isinstance(current, TimeoutError):
-            return "timed out"
-        text = one_line(current)
-        if text and not fallback:
-            fallback = text
-        current = current.__cause__ or current.__context__
-    return fallback or "connection failed"
-
-
-def _response_headers(exc: BaseException) -> Mapping[str, str] | None:
+def response_headers(exc: BaseException) -> Mapping[str, str] | None:
+    """The HTTP response headers an SDK exception carries, if any (its `retry-after`, `x-should-retry`)."""
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     return headers if isinstance(headers, Mapping) else None
-
-
-def _body_text(body: object) -> str:
-    if body is None:
-        return ""
-    if isinstance(body, Mapping):
-        for key in ("message", "detail", "error"):
-            value = body.get(key)
-            if isinstance(value, str) and value:
-                return value
-            if isinstance(value, Mapping) and isinstance(value.get("message"), str):
-                return value["message"]
-    return str(body)
-
-
-# the same words for a backend that speaks HTTP itself (anthropic_http.py)
-ANTHROPIC_ERROR_TYPE_STATUS = _ANTHROPIC_ERROR_TYPE_STATUS
-status_error = _status_error
-connection_error = _connection_error
-transport_error = _transport_error

@@ -16,14 +16,8 @@ from model_helpers import FAST_RETRY, user
 from mini_claude.errors import ModelError
 from mini_claude.models.anthropic import AnthropicModel
 from mini_claude.models.anthropic_http import AnthropicHttpModel
-from mini_claude.models.retry import (
-    RetryPolicy,
-    is_retryable_status,
-    map_anthropic_error,
-    map_openai_error,
-    retry_after_s,
-    run_with_retry,
-)
+from mini_claude.models.retry import RetryPolicy, is_retryable_status, retry_after_s, run_with_retry
+from mini_claude.models.sdk_errors import map_anthropic_error, map_openai_error
 
 BASE = "http://127.0.0.1:9"
 

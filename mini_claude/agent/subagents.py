@@ -34,12 +34,12 @@ from mini_claude.agent.checkpoints import Checkpoints
 from mini_claude.agent.compaction import ContextWindow
 from mini_claude.agent.hook_points import HookPoints
 from mini_claude.agent.loop import Agent, DeferredLoading, Gate, RunOutcome
-from mini_claude.agent.ui import AgentUI
+from mini_claude.agent.ui import AgentUI, RetryNotices
 from mini_claude.errors import ConfigError
 from mini_claude.frontmatter import parse_frontmatter, split_frontmatter
 from mini_claude.hooks.outcomes import HookPermission
 from mini_claude.jsonfile import read_regular_text
-from mini_claude.models.base import AssistantTurn, Model
+from mini_claude.models.base import AssistantTurn, Model, RetryNotice
 from mini_claude.permissions import Decision
 from mini_claude.permissions.rules import claude_tool_name
 from mini_claude.tools.base import Tool, ToolContext, ToolResult
@@ -218,6 +218,11 @@ class _LabelledUI:
 
     def tool_finished(self, name: str, result: ToolResult) -> None:
         self._ui.tool_finished(f"{self._label} › {name}", result)
+
+    def model_retrying(self, notice: RetryNotice) -> None:
+        """A sub-agent's request waiting to be retried is shown as the parent's would be."""
+        if isinstance(self._ui, RetryNotices):
+            self._ui.model_retrying(notice)
 
 
 @dataclass

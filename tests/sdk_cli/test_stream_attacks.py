@@ -55,4 +55,4 @@ def test_a_session_launched_in_bypass_may_switch_back_to_it(sdk: SdkRun) -> None
                 pass
         report(out)
     """)
-    assert (sdk.work / "made.txt").exists()
+    assert got["mode"] == "bypassPermissions" and (sdk.work / "made.txt").exists()

@@ -80,7 +80,7 @@ def asker(can_use_tool: CanUseTool) -> Callable[..., Awaitable[Any]]:
             answer: Any = can_use_tool(claude_tool_name(tool.name), dict(args), context)
             if inspect.isawaitable(answer):
                 answer = await answer
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a stray sys.exit() too: a denial, never the program's end
             log.exception("can_use_tool raised")
             return PermissionAnswer(False, message=f"denied: the program's permission callback failed "
                                                    f"({type(exc).__name__}: {exc})")

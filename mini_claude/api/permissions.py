@@ -101,7 +101,7 @@ def _from_dict(answer: dict[str, Any]) -> Any:
     """The SDK's wire spelling of an answer ({"behavior": "allow", "updatedInput": ...})."""
     if answer.get("behavior") == "allow":
         updated = answer.get("updatedInput", answer.get("updated_input"))
-        return PermissionResultAllow(updated_input=updated if isinstance(updated, dict) else None)
+        return PermissionResultAllow(updated_input=updated)  # not an object: the gate refuses the call
     if answer.get("behavior") == "deny":
         return PermissionResultDeny(message=str(answer.get("message", "")), interrupt=bool(answer.get("interrupt")))
     return answer

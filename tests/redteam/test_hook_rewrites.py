@@ -76,3 +76,31 @@ async def test_a_command_hook_printing_json_nested_too_deep_is_no_answer(mock_mo
     assert (await agent.run("go")).text == "ok"  # the run goes on; the hook said nothing usable
     assert (tmp_path / "made").exists()
     json.dumps(agent.history)
+
+
+def test_an_sdk_allow_with_an_updated_input_that_is_no_object_refuses() -> None:
+    """The SDK sends a PermissionResultAllow's updated_input as it is: a string or a list there was read as "no
+    change", so the model's own input ran under an allow meant for another."""
+    from mini_claude.cli.sdk_control.adapters import permission_answer
+
+    for updated in ('{"command": "ls"}', ["ls"], 3):
+        answer = permission_answer({"behavior": "allow", "updatedInput": updated}, {"command": "rm -rf x"})
+        assert not answer.allow and "not an object" in answer.message
+    assert permission_answer({"behavior": "allow", "updatedInput": None}, {"command": "ls"}).allow
+
+
+async def test_a_dict_answer_with_an_updated_input_that_is_no_object_refuses(mock_model: Any, tmp_path: Path) -> None:
+    from mini_claude.api.permissions import asker
+    from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
+
+    async def can_use_tool(name: str, tool_input: dict[str, Any], context: Any) -> dict[str, Any]:
+        return {"behavior": "allow", "updatedInput": json.dumps({**tool_input, "file_path": "scratch.txt"})}
+
+    mock = mock_model([tool("Write", file_path="victim.txt", content="x"), say("done")])
+    agent = _agent(mock.url, tmp_path, _hooks(tmp_path, []))
+    agent.gate = PermissionGate(PermissionMode.DEFAULT, RuleSet(), ask=asker(can_use_tool), cwd=tmp_path,
+                                home=tmp_path / "home")
+    assert (await agent.run("go")).text == "done"
+    assert not (tmp_path / "victim.txt").exists() and not (tmp_path / "scratch.txt").exists()
+    [result] = last_user_tool_results(mock.requests[1]["body"])
+    assert result.get("is_error") is True and "not an object" in result_text(result)

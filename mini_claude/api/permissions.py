@@ -80,7 +80,7 @@ def asker(can_use_tool: CanUseTool) -> Callable[..., Awaitable[Any]]:
             answer: Any = can_use_tool(claude_tool_name(tool.name), dict(args), context)
             if inspect.isawaitable(answer):
                 answer = await answer
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a stray sys.exit() too: a denial, never the program's end
             log.exception("can_use_tool raised")
             return PermissionAnswer(False, message=f"denied: the program's permission callback failed "
                                                    f"({type(exc).__name__}: {exc})")
@@ -101,7 +101,7 @@ def _from_dict(answer: dict[str, Any]) -> Any:
     """The SDK's wire spelling of an answer ({"behavior": "allow", "updatedInput": ...})."""
     if answer.get("behavior") == "allow":
         updated = answer.get("updatedInput", answer.get("updated_input"))
-        return PermissionResultAllow(updated_input=updated if isinstance(updated, dict) else None)
+        return PermissionResultAllow(updated_input=updated)  # not an object: the gate refuses the call
     if answer.get("behavior") == "deny":
         return PermissionResultDeny(message=str(answer.get("message", "")), interrupt=bool(answer.get("interrupt")))
     return answer

@@ -107,7 +107,7 @@ async def run_callable(hook: CallableHook, payload: dict[str, Any], tool_use_id:
     except asyncio.CancelledError:
         signal.set()
         raise
-    except Exception as exc:  # the user's code: whatever it raises is its failure, never the run's
+    except (Exception, SystemExit) as exc:  # the user's code: whatever it raises is its failure, never the run's
         log.debug("hook %s raised", hook.label, exc_info=True)
         detail = " ".join(str(exc).split())[:300]
         return CallableRun(None, time.monotonic() - began,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -221,7 +222,7 @@ class Hooks:
             run = await run_callable(hook, json.loads(data), tool_use_id if isinstance(tool_use_id, str) else None,
                                      timeout_s=timeout_s)
             log.debug("hook %s %s: %s in %.2fs", hook.event, hook.label,
-                      run.error or ("returned" + ("" if run.output is None else f" {run.output!r:.2000}")),
+                      run.error or ("returned" + ("" if run.output is None else f" {_shown_output(run.output)}")),
                       run.seconds)
             return read_output(hook, run)
         return read_reply(hook, await run_command(hook.command, data, cwd=self.session.cwd, env=env,
@@ -277,6 +278,14 @@ class Hooks:
             self.report(f"PreToolUse:{claude}: several hooks changed the input; the one from {_shown(first.hook)} "
                         "is used")
         return first.updated_input
+
+
+def _shown_output(output: dict[str, Any]) -> str:
+    """A callable's answer for the debug log: bounded in depth and length (a plain repr of an answer nested a
+    hundred thousand levels deep raised RecursionError and ended the run)."""
+    shown = reprlib.Repr()
+    shown.maxlevel, shown.maxdict, shown.maxlist, shown.maxstring, shown.maxother = 8, 30, 30, 300, 100
+    return shown.repr(output)[:2000]
 
 
 def _matches(hook: AnyHook, value: str | None) -> bool:

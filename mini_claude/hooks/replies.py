@@ -11,7 +11,9 @@ JSON fields: `continue: false` (+ `stopReason`) stops the agent; `decision: "blo
 `suppressOutput` keeps stdout out of the debug log; `hookSpecificOutput` counts only with `hookEventName` equal to
 the event (`permissionDecision` allow/deny/ask, `permissionDecisionReason` and `updatedInput` — the input the call
 runs with instead, unless denied — for PreToolUse, `additionalContext` for PreToolUse, PostToolUse, UserPromptSubmit
-and SessionStart). A malformed field is reported and ignored.
+and SessionStart). A malformed field is reported and ignored, but for `updatedInput`: one that cannot be used (not an
+object, not JSON, nested too deep) denies the call, since the hook's allow, or its silence, was about another input
+and the model's must not run in its place.
 
 A callable hook's returned dict (callables.py) is read exactly as a command's JSON (`read_output`); a callable that
 failed is reported like a command that failed. One difference, as in the Agent SDK's CLI: a callable's
@@ -27,6 +29,7 @@ from typing import Any
 
 from mini_claude.hooks.callables import CallableHook, CallableRun
 from mini_claude.hooks.runner import CommandRun
+from mini_claude.jsonfile import nested_deeper_than
 from mini_claude.settings import SettingsHook
 
 __all__ = ["HookReply", "read_output", "read_reply"]
@@ -35,6 +38,7 @@ BLOCKING_EXIT = 2
 _PERMISSIONS = ("allow", "deny", "ask")
 _LEGACY_PERMISSIONS = {"approve": "allow", "block": "deny"}
 _CONTEXT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart"})
+MAX_INPUT_DEPTH = 64  # levels of objects/arrays in a hook's updatedInput (a tool's input is a few levels deep)
 
 
 @dataclass
@@ -115,7 +119,7 @@ def _json_object(stdout: str) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a hook's output nested past the decoder's depth is not an answer
         return None
     return data if isinstance(data, dict) else None
 
@@ -153,21 +157,30 @@ def _read_json(reply: HookReply, data: dict[str, Any]) -> None:
         else:
             reply.problems.append(f"ignored its permissionDecision {str(permission)[:40]!r} (expected allow, deny "
                                   "or ask)")
-    if event == "PreToolUse" and "updatedInput" in specific:
+    if event == "PreToolUse" and specific.get("updatedInput") is not None:  # null: no change
         reply.updated_input = _tool_input(reply, specific["updatedInput"])
+        if reply.updated_input is None:  # it meant another input: its decision never stands for the model's
+            reply.permission = "deny"
+            reply.permission_reason = (f"a PreToolUse hook changed this call's input to something that cannot be "
+                                       f"run ({reply.problems[-1].removeprefix('ignored its updatedInput: ')}); "
+                                       "nothing was run")
     context = specific.get("additionalContext")
     if isinstance(context, str) and event in _CONTEXT_EVENTS:
         reply.context = context
 
 
 def _tool_input(reply: HookReply, value: Any) -> dict[str, Any] | None:
-    """An `updatedInput` as a plain JSON object (a callable may return anything), or None, reported."""
+    """An `updatedInput` as a plain JSON object (a callable may return anything), or None, reported. One nested
+    deeper than MAX_INPUT_DEPTH is refused before anything recurses into it (json, repr, the schema check)."""
     if not isinstance(value, dict):
         reply.problems.append(f"ignored its updatedInput: expected an object, got {type(value).__name__}")
         return None
+    if nested_deeper_than(value, MAX_INPUT_DEPTH):
+        reply.problems.append(f"ignored its updatedInput: nested deeper than {MAX_INPUT_DEPTH} levels")
+        return None
     try:
-        plain = json.loads(json.dumps(value))
-    except (TypeError, ValueError) as exc:
-        reply.problems.append(f"ignored its updatedInput: not JSON ({exc})")
+        plain = json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError, RecursionError) as exc:
+        reply.problems.append(f"ignored its updatedInput: not JSON ({' '.join(str(exc).split())[:200]})")
         return None
     return plain if isinstance(plain, dict) else None

@@ -39,14 +39,18 @@ def interrupt(turn: asyncio.Task[Any] | None) -> bool:
     return True
 
 
-def set_permission_mode(parts: SessionParts, mode: str) -> str:
-    """Switch the gate's mode (Claude Code's names); ConfigError naming the valid ones for another."""
+def set_permission_mode(parts: SessionParts, mode: str, *, bypass_refused: str | None = None) -> str:
+    """Switch the gate's mode (Claude Code's names); ConfigError naming the valid ones for another.
+    `bypass_refused`: why bypassPermissions may not be switched to (ConfigError with it; None: it may)."""
     from mini_claude.permissions import PermissionMode
 
     try:
-        parts.gate.mode = PermissionMode.parse(mode)
+        wanted = PermissionMode.parse(mode)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    if wanted is PermissionMode.BYPASS and parts.gate.mode is not PermissionMode.BYPASS and bypass_refused:
+        raise ConfigError(f"cannot set permission mode to bypassPermissions: {bypass_refused}")
+    parts.gate.mode = wanted
     return parts.gate.mode.value
 
 

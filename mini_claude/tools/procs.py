@@ -34,8 +34,11 @@ _POLL_MAX_S = 0.05
 
 
 def shell_path() -> str:
-    """The shell a command runs in: bash when there is one, else /bin/sh."""
-    return shutil.which("bash") or "/bin/sh"
+    """The shell a command runs in: bash when there is one, else /bin/sh. Looked up only in PATH's absolute
+    folders: a relative entry (`node_modules/.bin`, `bin`, an empty one) names a folder of whatever project the
+    agent runs in, and a `bash` planted there would run every command — `echo hi` included, which asks nobody."""
+    absolute = os.pathsep.join(d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(d))
+    return shutil.which("bash", path=absolute) or "/bin/sh"
 
 
 async def start_shell(command: str, cwd: Path, env: Mapping[str, str] | None, *,

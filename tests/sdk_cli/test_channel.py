@@ -127,6 +127,8 @@ async def test_the_sdk_cancelling_its_request_stops_our_work_on_it() -> None:
     ("not json", "a line is not JSON"),
     (json.dumps({"type": "mystery"}), "unknown line type 'mystery'"),
     (json.dumps({"type": "user", "message": {"role": "user", "content": 3}}), "each user line must be"),
+    ('{"type": "user", "x": ' + "[" * 100_000 + "]" * 100_000 + "}", "a line is not JSON"),  # round 3
+    ('{"type": "control_response", "response": ' + '{"a":' * 500 + "1" + "}" * 501, "nests deeper than 256"),
 ])
 async def test_a_bad_line_ends_the_input_with_a_clear_error(line: str, error: str) -> None:
     chan, stdin, _ = channel()

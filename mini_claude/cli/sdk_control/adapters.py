@@ -34,6 +34,10 @@ def permission_answer(answer: dict[str, Any], original: dict[str, Any] | None = 
 
     if answer.get("behavior") == "allow":
         updated = answer.get("updatedInput")
+        if updated is not None and not isinstance(updated, dict):  # it meant another input: never the model's
+            return PermissionAnswer(False, message=f"the SDK's permission callback allowed this call with an "
+                                                   f"updatedInput that is a {type(updated).__name__}, not an "
+                                                   "object; nothing was run")
         changed = updated if isinstance(updated, dict) and updated != original else None
         remember = [rule for update in answer.get("updatedPermissions") or () for rule in _rules(update)]
         return PermissionAnswer(True, updated_input=changed, remember=tuple(remember))

@@ -6,7 +6,8 @@ In: `{"type": "user", ...}` lines are turns (queued for the run loop); `{"type":
 answered with one `control_response` line; `{"type": "control_response", "response": {"request_id", "subtype":
 "success" | "error", ...}}` lines answer our own requests; `control_cancel_request` stops our work on one of the SDK's
 requests (no answer is sent), and we send one for a request of ours we stopped waiting for. A line that is not JSON, or not one of these, ends the input with a
-ConfigError for the run loop (the turns already queued still run).
+ConfigError for the run loop (the turns already queued still run); so does one nested deeper than MAX_LINE_DEPTH
+(before, one past the decoder's depth killed the reader silently: the run ended as if stdin had).
 
 Out: `LineWriter` writes whole lines only, under a lock, so a control line and a message line never mix mid-line.
 
@@ -27,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
 from mini_claude.errors import ConfigError, MiniClaudeError
+from mini_claude.jsonfile import nested_deeper_than
 
 __all__ = ["ControlChannel", "ControlError", "LineWriter", "ThreadedLines", "Turn"]
 
@@ -35,6 +37,7 @@ Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
 ReadLine = Callable[[], Awaitable[str]]
 
 DEFAULT_TIMEOUT_S = 300.0
+MAX_LINE_DEPTH = 256  # levels of objects/arrays in one line (a message or a tool input is a few levels deep)
 _END = object()  # the turn queue's end marker
 
 
@@ -153,8 +156,10 @@ class ControlChannel:
     def _route(self, line: str) -> None:
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the decoder's depth: not JSON we can read either
             raise ConfigError(f"--input-format stream-json: a line is not JSON: {line.strip()[:80]!r}") from None
+        if nested_deeper_than(record, MAX_LINE_DEPTH):  # before anything recurses into it (repr, json, copies)
+            raise ConfigError(f"--input-format stream-json: a line nests deeper than {MAX_LINE_DEPTH} levels")
         kind = record.get("type") if isinstance(record, dict) else None
         if kind == "user":
             self.turns.put_nowait(_user_content(record))

@@ -6,7 +6,9 @@ own (`run_turn`) so that `interrupt` cancels it alone: the agent answers every t
 writes the turn's messages and a result line before it reads the next turn.
 
 Handled subtypes: initialize, interrupt, set_permission_mode, set_model, mcp_status, get_context_usage,
-mcp_reconnect, mcp_toggle; any other gets an error answer naming it.
+mcp_reconnect, mcp_toggle; any other gets an error answer naming it. `set_permission_mode` to bypassPermissions is
+refused unless the session began in that mode (as Claude Code refuses it): nothing on stdin widens what the command
+line granted.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ if TYPE_CHECKING:
 
 
 ATTACH_TIMEOUT_S = 120.0  # how long a request waits for the session to exist
+# set_permission_mode may not widen the session to bypassPermissions: only the command line (or the settings the
+# session began with) can; a line on stdin is not the user's consent to skip every question
+BYPASS_NOT_LAUNCHED = ("the session was not launched with --dangerously-skip-permissions or --permission-mode "
+                       "bypassPermissions")
 
 
 class TurnInterrupted(MiniClaudeError):
@@ -62,6 +68,7 @@ class SdkControl:
         self._turn: asyncio.Task[RunOutcome] | None = None
         self._interrupted = False
         self.sdk_servers: list[str] = []  # --mcp-config servers living in the SDK's process
+        self.bypass_launched = False  # the session began in bypassPermissions (the command line or its settings)
         self.warn: Callable[[str], None] = lambda line: None  # one line to the user (stderr)
 
     def take_sdk_servers(self, mcp_config: list[str]) -> list[str]:
@@ -90,6 +97,7 @@ class SdkControl:
     def attach(self, parts: SessionParts, *, account: dict[str, Any] | None = None,
                warn: Callable[[str], None] | None = None) -> None:
         self.parts = parts
+        self.bypass_launched = parts.gate.mode.value == "bypassPermissions"
         self.account = account or {}
         if warn is not None:
             self.warn = warn
@@ -141,8 +149,9 @@ class SdkControl:
         parts = await self._session()
         if subtype == "initialize":
             return self._initialize(parts, body)
-        if subtype == "set_permission_mode":
-            controls.set_permission_mode(parts, str(body.get("mode", "")))
+        if subtype == "set_permission_mode":  # bypass only for a session launched in it (as Claude Code)
+            controls.set_permission_mode(parts, str(body.get("mode", "")), bypass_refused=None if self.bypass_launched
+                                         else BYPASS_NOT_LAUNCHED)
             return None
         if subtype == "set_model":
             model = body.get("model")

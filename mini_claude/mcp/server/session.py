@@ -227,6 +227,8 @@ class ServerSession:
             return error_result(exc.message)
         except Exception as exc:
             return error_result(str(exc) or type(exc).__name__)
+        except SystemExit as exc:  # argparse on the model's arguments, a stray sys.exit(): the call's end, not the host's
+            return error_result(f"the tool exited (SystemExit: {exc.code!r}) instead of returning a result")
         return to_call_result(value)
 
     # ---- notifications -----------------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ arguments against the input schema (`check_arguments`), call the handler with or
 A handler is `async def h(args)` or `async def h(args, ctx)` (a plain function returning a value works too). It
 returns the Claude Agent SDK's shape `{"content": [...], "is_error": bool}` (`isError`, `structuredContent` /
 `structured_content` and `_meta` are read too), or a string (one text block), or None (no content). Anything it
-raises becomes an `isError` result carrying the exception's text: a tool never crashes its server.
+raises (SystemExit included: argparse on the model's arguments) becomes an `isError` result carrying the exception's
+text: a tool never crashes its server, nor the program it lives in.
 """
 
 from __future__ import annotations

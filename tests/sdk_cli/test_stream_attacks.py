@@ -95,3 +95,25 @@ def test_an_interrupting_denial_in_a_parallel_batch_answers_every_call(sdk: SdkR
     first_user_after = next(m for m in body["messages"][2:] if m["role"] == "user")
     assert [b["type"] for b in first_user_after["content"]][:3] == ["tool_result"] * 3  # results first
     assert "stop everything" in json.dumps(first_user_after["content"][0])
+
+
+def test_a_second_initialize_is_refused_and_the_hooks_fire_once(sdk: SdkRun) -> None:
+    sdk.mock([bash("true"), answer("done")])
+    got = sdk.drive("""
+        out = {"fired": 0}
+        async def count(input_data, tool_use_id, context):
+            out["fired"] += 1
+            return {}
+        hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[count])]}
+        async with ClaudeSDKClient(options=options(hooks=hooks, allowed_tools=["Bash(true)"])) as client:
+            try:
+                await client._query._send_control_request({"subtype": "initialize", "hooks": None})
+            except Exception as exc:
+                out["again"] = str(exc)
+            await client.query("run true")
+            async for message in client.receive_response():
+                pass
+        report(out)
+    """)
+    assert "already initialized" in got["again"]
+    assert got["fired"] == 1

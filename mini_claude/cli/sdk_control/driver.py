@@ -63,6 +63,7 @@ class SdkControl:
         self.parts: SessionParts | None = None
         self.hook_groups: list[SdkHookGroup] = []
         self.hooks_fire = False
+        self.initialized = False  # a second `initialize` is refused: it would register every hook callback twice
         self._attached = asyncio.Event()
         self.account: dict[str, Any] = {}  # initialize's `account`: where the API key came from (never the key)
         self._turn: asyncio.Task[RunOutcome] | None = None
@@ -172,6 +173,9 @@ class SdkControl:
     def _initialize(self, parts: SessionParts, body: dict[str, Any]) -> dict[str, Any]:
         """Register the request's hook callbacks and agent types; answer with Claude Code's keys, filled from this
         session."""
+        if self.initialized:
+            raise MiniClaudeError("initialize: this session is already initialized (send it once, first)")
+        self.initialized = True
         self.hook_groups = hook_callables(self.channel, body.get("hooks"))
         self.hooks_fire = register_sdk_hooks(parts, self.hook_groups)
         if self.hook_groups and not self.hooks_fire:

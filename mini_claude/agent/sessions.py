@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from mini_claude.agent.turns import user_text
 from mini_claude.tools.former_names import upgrade_history
 
 __all__ = ["INTERRUPTED_RESULT", "MAX_SESSIONS_PER_FOLDER", "MAX_SESSION_AGE_S", "SessionInfo", "SessionLog",
@@ -166,10 +167,10 @@ def _first_prompt(path: Path) -> str:
             for line, _ in zip(f, range(50), strict=False):
                 record = json.loads(line)
                 message = record.get("message") if isinstance(record, dict) else None
-                if _is_message(message) and message["role"] == "user":
-                    for block in message["content"]:
-                        if isinstance(block, dict) and block.get("type") == "text":
-                            return " ".join(str(block.get("text", "")).split())[:80]
+                if _is_message(message) and message["role"] == "user" and isinstance(message["content"], list):
+                    typed = user_text(message["content"])  # the opening reminders (CLAUDE.md, git) are no prompt
+                    if typed:
+                        return " ".join(typed.split())[:80]
     except (OSError, json.JSONDecodeError):
         pass
     return ""

@@ -112,7 +112,8 @@ class Repl(ReplQuestions):
             self.ui.warn(f"custom command {name} ({self.parts.commands[name].path}) is ignored: {name} is built in")
         record_session(self.parts)
         self._footer.start(self.parts, self.ui)  # editorMode, statusLine
-        try:
+        self.ui.info(f"mini-claude — model {self.parts.agent.model.name}; /help for commands, Ctrl+D to exit")
+        try:  # a resumed conversation is shown under the banner, just above the prompt
             if await resume_session(self.parts, continue_=self.args.continue_, resume=self.args.resume, ui=self.ui,
                                     pick=self.pick_session):
                 self._show_conversation()
@@ -121,7 +122,6 @@ class Repl(ReplQuestions):
         hooks = self.parts.hooks
         if hooks is not None:  # what SessionStart hooks print joins the first prompt
             await hooks.session_start("resume" if self.args.continue_ or self.args.resume else "startup")
-        self.ui.info(f"mini-claude — model {self.parts.agent.model.name}; /help for commands, Ctrl+D to exit")
         try:
             pending = self.args.prompt
             interrupts = 0

@@ -43,9 +43,9 @@ def test_continue_shows_the_earlier_exchange_before_the_prompt(tmp_path: Path) -
     try:
         _saved_prompt(tmp_path, work, url, "what does calc.py do")
         term = start_repl(tmp_path, work, url, "cont", "--continue")
-        term.wait_for(lambda s: "/help for commands" in s, "the prompt")
+        term.wait_for(lambda s: "… (+2 lines)\n>" in s, "the conversation, then the prompt")
         screen = term.screen()
-        view = screen[:screen.index("/help for commands")]
+        view = screen[screen.index("/help for commands"):]  # under the banner, as Claude Code shows it
         for line in ("> what does calc.py do", "● I'll read it.", "● Read(calc.py)", "● It adds.",
                      "  SECOND-LINE", "  THIRD-LINE", "  … (+2 lines)"):
             assert line in view, screen

@@ -1,35 +1,39 @@
-"""Terminal output: the agent's text, `→ tool({...})` lines, tool results, status tables.
+"""Terminal output: the agent's text, `● Read(calc.py)` tool lines with `  ⎿  Read 2 lines` under them, status tables.
 
 Rich rendering (markdown, diffs) when stdout is a terminal; plain text otherwise. In print mode (`-p`) only the
-final answer goes to stdout; everything else goes to stderr. The model's extended thinking is shown folded, one dim
-`✻ Thinking…` line per turn (`show_thinking`, or MINI_CLAUDE_SHOW_THINKING=1, shows its text); -p shows none.
+final answer goes to stdout; everything else goes to stderr. What a call and its result say is tool_lines.py's;
+here they are printed: in a terminal with a spinner (`Running… 3s`) below while calls run, long outputs folded
+(`… +N lines (ctrl+o to expand)`; `expand_last` prints the last one whole). The model's extended thinking is shown
+folded, one dim `✻ Thinking…` line per turn (`show_thinking`, or MINI_CLAUDE_SHOW_THINKING=1, shows its text); -p shows none.
 
 `clean()` is the one door to the terminal for text that a model, a server or a repository produced: the secret
 values the session knows are masked (mini_claude.secrets; not in `exact` text, which must be what runs), and nothing
 it returns holds an escape sequence, a C0/C1 control (but newline and tab), a bidi override/isolate or an invisible
 format character. Prose from servers and repositories (names, descriptions, logs) has them removed; where the
-exact text matters — the model's own text, the `→ tool(…)` lines, what a prompt asks the user to approve — they
+exact text matters — the model's own text, the `● tool(…)` lines, what a prompt asks the user to approve — they
 are made visible instead (`visible=True`: ESC shows as `\\x1b`, U+202E as `\\u202e`). `json_text()` is its twin
 for JSON output: the same characters escaped as `\\uXXXX`, so the JSON stays valid and still holds the exact text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import re
 import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 from mini_claude.models.base import AssistantTurn
 from mini_claude.secrets import mask
 from mini_claude.tools.base import ToolResult
-from mini_claude.tools.todo import TODO_TOOL_NAME
-from mini_claude.tools.web_search import WEB_SEARCH_TOOL_NAME
 
-__all__ = ["TerminalUI", "clean", "format_tool_call", "json_text", "one_line", "setup_logging"]
+__all__ = ["TerminalUI", "clean", "json_text", "one_line", "setup_logging"]
 
 # Whole escape sequences first, so their parameters do not survive as stray text: control strings (OSC — incl.
 # OSC 8 hyperlinks —, DCS, SOS, PM, APC; 7-bit or C1 introducer, ended by BEL or ST), CSI sequences (7-bit or the
@@ -160,15 +164,6 @@ def _isatty(stream: Any) -> bool:
         return False
 
 
-def format_tool_call(name: str, args: dict[str, Any], limit: int = 200) -> str:
-    """`→ name({"arg":…})`, cut at `limit` characters with "…": the model's arguments as JSON whose control, bidi
-    and invisible characters are escaped (`json_text`), so the line shows them instead of obeying them."""
-    text = json_text(args, separators=(",", ":"))
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return f"→ {clean(name, visible=True)}({text})"
-
-
 class TerminalUI:
     """An AgentUI for the terminal. `print_mode`: stdout gets only the final answer (written by the caller)."""
 
@@ -183,6 +178,12 @@ class TerminalUI:
         self._live_transient = False  # the Live shows only the spinner (no text yet): it leaves nothing behind
         self._console: Any = None
         self._thinking: _Thinking | None = None
+        self._running: list[_Call] = []  # the calls started and not finished, in start order
+        self._running_since: float | None = None  # when the first of them started (the spinner's clock)
+        self._last_shown: _Call | None = None  # whose line is the last tool line printed
+        self._folded: tuple[str, str] | None = None  # (call line, whole text) of the last result shown folded
+        self._pause = 0  # questions being asked: no live line meanwhile
+        self.cwd: Path | None = None  # paths under it are shown relative (None: the process's working directory)
         self.show_thinking = os.environ.get("MINI_CLAUDE_SHOW_THINKING", "").strip().lower() in ("1", "true", "yes")
 
     @property
@@ -211,10 +212,12 @@ class TerminalUI:
         self._thinking = None
         if not completed:  # failed or cancelled: nothing stays live over the next prompt
             self._end_text()
+            self._spin()  # a sub-agent's request inside a Task: the Task still runs
             return
         if self._live is not None and self._live_transient:
             self._live.stop()  # only the spinner was shown: it goes
             self._live = None
+            self._spin()
         elif self._live is not None:
             self._live_update()  # the text stays, the spinner line goes
 
@@ -239,30 +242,68 @@ class TerminalUI:
         self._end_text()
 
     def tool_started(self, name: str, args: dict[str, Any]) -> None:
+        """`● Read(calc.py)`; in a terminal, a spinner below it until the last running call finishes."""
+        from mini_claude.cli.terminal.tool_lines import call_line
+
         self._end_text()
-        self._line(self._tool_stream(), format_tool_call(name, args), style="bold cyan")
+        call = _Call(name, args if isinstance(args, dict) else {"input": args}, call_line(name, args, self._cwd()),
+                     len(call_line(name, {})))
+        self._running.append(call)
+        self._show_call(call.line, call.name_chars)
+        self._last_shown = call
+        if self.rich and self._running_since is None:
+            self._running_since = time.monotonic()
+        self._spin()
 
     def tool_finished(self, name: str, result: ToolResult) -> None:
-        text = clean(result.as_text())
-        lines = text.splitlines() or ["(no output)"]
-        is_diff = name in ("Edit", "Write") and not result.is_error and "\n@@" in text
-        # an edit's diff, the todo checklist and a web search's results are shown whole (up to a limit), in the
-        # terminal and on -p's stderr
-        whole = is_diff or (name in (TODO_TOOL_NAME, WEB_SEARCH_TOOL_NAME) and not result.is_error)
-        if whole and not is_diff:
-            lines = text.split("\n\n", 1)[0].splitlines()  # the checklist / results, without the rest for the model
-        shown = lines[:MAX_DIFF_LINES] if whole else lines[:RESULT_PREVIEW_LINES]
-        # labelled with the call: results of calls that ran together are printed as they finish, in any order
-        label = f"{clean(name)}: "
-        preview = "\n".join(f"  ⎿ {label}{line[:RESULT_PREVIEW_CHARS]}" if i == 0 else
-                            f"    {line[:RESULT_PREVIEW_CHARS]}" for i, line in enumerate(shown))
-        if len(lines) > len(shown):
-            preview += f"\n    … (+{len(lines) - len(shown)} lines)"
-        stream = self._tool_stream()
-        if self.rich and is_diff:
-            self._console_for(stream).print(self._syntax(text))
-            return
-        self._line(stream, preview, style="red" if result.is_error else "dim")
+        """`  ⎿  Read 2 lines` under the call (labelled with the call when another call's line came in between:
+        calls that run together finish in any order), the first output lines folded past RESULT_PREVIEW_LINES,
+        an edit's diff whole (up to MAX_DIFF_LINES)."""
+        from mini_claude.cli.terminal.tool_lines import call_line, short, shown_result
+
+        call = next((c for c in self._running if c.name == name), None)
+        if call is None:  # finished without a start we saw: its own line first
+            call = _Call(name, {}, call_line(name, {}), 0)
+        else:
+            self._running.remove(call)
+        label = f"{short(call.line)}: " if self._last_shown is not call else ""
+        summary, body, diff = shown_result(name, call.args, result, self._cwd(), RESULT_PREVIEW_LINES, MAX_DIFF_LINES)
+        text = "\n".join([f"  ⎿  {label}{summary}", *(f"     {line}" for line in body.lines)])
+        if body.hidden:
+            hint = " (ctrl+o to expand)" if self.rich else ""
+            text += f"\n     … +{body.hidden} lines{hint}"
+            self._folded = (call.line, body.full)
+        self._line(self._tool_stream(), text, style="red" if result.is_error else "dim")
+        if diff:
+            self._show_diff(diff)
+        self._last_shown = call
+        if not self._running:
+            self._running_since = None
+        self._spin()
+
+    def expand_last(self) -> bool:
+        """Print the last folded result whole, under its call line (Ctrl+O at the prompt); False if none."""
+        if self._folded is None:
+            return False
+        line, full = self._folded
+        self._show_call(line, 0)
+        lines = full.splitlines() or [""]
+        self._line(self._tool_stream(), "\n".join(("  ⎿  " if i == 0 else "     ") + text
+                                                  for i, text in enumerate(lines)), style="dim")
+        return True
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """No live line while the user answers a question (a sub-agent's permission prompt while its Task runs, an
+        MCP server's question during its call): the spinner comes back afterwards."""
+        self._pause += 1
+        if self._live is not None:
+            self._stop_live()
+        try:
+            yield
+        finally:
+            self._pause -= 1
+            self._spin()
 
     # ---- helpers -----------------------------------------------------------------------------------------------
 
@@ -286,6 +327,46 @@ class TerminalUI:
             shown = THINKING_FOLDED if thinking.strip() else THINKING_REDACTED
         self._line(self.out, shown, style="dim")
 
+    def _cwd(self) -> Path:
+        return self.cwd or Path.cwd()
+
+    def _show_call(self, line: str, name_chars: int) -> None:
+        """`● name(argument)`: the name bold in a terminal."""
+        if self.rich and not self.print_mode:
+            from rich.text import Text
+
+            text = Text("● ")
+            text.append(line[:name_chars], style="bold")
+            text.append(line[name_chars:])
+            self._console_for(self.out).print(text, highlight=False)
+        else:
+            self._line(self._tool_stream(), f"● {line}")
+
+    def _show_diff(self, diff: str) -> None:
+        """An edit's diff under its summary: coloured in a terminal, else indented text (MAX_DIFF_LINES at most)."""
+        lines = clean(diff, visible=True).splitlines()
+        lines = lines[next((i for i, line in enumerate(lines) if line.startswith("@@")), 0):]  # no file header
+        shown = lines[:MAX_DIFF_LINES]
+        if len(lines) > len(shown):
+            shown.append(f"… +{len(lines) - len(shown)} lines")
+        if self.rich:
+            from rich.padding import Padding
+
+            self._console_for(self.out).print(Padding(self._syntax("\n".join(shown)), (0, 0, 0, 5)))
+        else:
+            self._line(self._tool_stream(), "\n".join(f"     {line}" for line in shown))
+
+    def _spin(self) -> None:
+        """The live line as it should be now: the tool spinner while calls run, gone when none does (terminal
+        only; not while a question is asked)."""
+        if not self.rich or self._pause:
+            return
+        if self._running:
+            self._live_update()
+        elif self._live is not None and self._live_transient and self._thinking is None:
+            self._live.stop()
+            self._live = None
+
     def _tool_stream(self) -> IO[str]:
         return self.err if self.print_mode else self.out
 
@@ -307,6 +388,8 @@ class TerminalUI:
         from rich.console import Group
         from rich.markdown import Markdown
 
+        if self._pause:
+            return
         transient = not self._buffer
         if self._live is not None and self._live_transient and not transient:
             self._live.stop()  # the first text: from a spinner that vanishes to text that stays
@@ -321,13 +404,28 @@ class TerminalUI:
         parts: list[Any] = [Markdown(clean("".join(self._buffer), visible=True))] if self._buffer else []
         if self._thinking is not None:
             parts.append(self._thinking)
+        if self._running and self._running_since is not None:
+            from mini_claude.cli.terminal.tool_lines import Running
+
+            parts.append(Running(self._running_since, len(self._running)))
         self._live.update(Group(*parts))
+
+    def _stop_live(self) -> None:
+        """End the live display: the streamed text stays on the screen, the spinner lines go."""
+        if self._live is None:
+            return
+        if not self._live_transient:  # redrawn without the spinners first: its last frame is what stays
+            from rich.markdown import Markdown
+
+            self._live.update(Markdown(clean("".join(self._buffer), visible=True)), refresh=True)
+            self._buffer = []
+        self._live.stop()
+        self._live = None
 
     def _end_text(self) -> None:
         self._thinking = None
         if self._live is not None:
-            self._live.stop()
-            self._live = None
+            self._stop_live()
         elif self._buffer and not self.rich and not "".join(self._buffer).endswith("\n"):
             self.out.write("\n")
             self.out.flush()
@@ -366,6 +464,16 @@ class _Thinking:
 
         self._spinner.text = Text(self.label(), style="dim")
         return self._spinner
+
+
+@dataclass(eq=False)
+class _Call:
+    """A call shown and not yet finished: its name and arguments as the agent gave them, its line as shown."""
+
+    name: str
+    args: dict[str, Any]
+    line: str
+    name_chars: int  # how much of `line` is the name (bold)
 
 
 def _tokens(count: int) -> str:

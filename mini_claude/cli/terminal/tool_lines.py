@@ -7,10 +7,11 @@ key) shows its first arguments as `key: "value"`. `result_summary(name, args, re
 `result_body` the lines shown below that summary: a command's or an MCP tool's first output lines, folded past
 `preview` lines, with the whole text kept for Ctrl+O.
 
-Everything here is text a model or a server wrote, so every piece goes through `clean(..., visible=True)`: an
-escape sequence, a bidi override or a newline in an argument is shown as `\\x1b`, `\\u202e`, `\\n`, never obeyed,
-and the call line stays one line whatever the model sent. This module only formats: it changes nothing the model
-receives.
+Everything here is text a model, a command or a server wrote, so every piece goes through render's `clean`: in a
+call line (the model's arguments, where the exact text matters) with `visible=True` — an escape sequence, a bidi
+override or a newline is shown as `\\x1b`, `\\u202e`, `\\n`, never obeyed, and the line stays one line whatever
+the model sent; in what a tool returned (a command's output, a server's text) they are removed, as for all prose
+from outside (docs/SECURITY.md). This module only formats: it changes nothing the model receives.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ __all__ = ["SUBAGENT_MARK", "Body", "Running", "call_line", "diff_text", "result
 
 SUBAGENT_MARK = " › "  # a sub-agent's calls are named `general-purpose › Bash` (agent/subagents.py)
 CALL_LIMIT = 160  # characters of the call line's argument part
-VALUE_LIMIT = 60  # characters of one `key: "value"` value
+VALUE_LIMIT = 80  # characters of one `key: "value"` value
 SUMMARY_LIMIT = 200  # characters of one summary or preview line
 MCP_ARGS = 2  # `key: "value"` pairs shown for an MCP tool
 
@@ -169,8 +170,8 @@ def result_summary(name: str, args: dict[str, Any], result: ToolResult, cwd: Pat
     path = relative(str(args.get(_PATH_TOOLS.get(base, "file_path")) or ""), cwd)
     if result.is_error:
         exit_code = _EXIT.search(text) if base == "Bash" else None
-        first = f"exit code {exit_code.group(1)}" if exit_code else (text.strip().splitlines() or ["(no message)"])[0]
-        return cut("Error: " + shown(first), SUMMARY_LIMIT)
+        first = f"exit code {exit_code.group(1)}" if exit_code else _first_line(text) or "(no message)"
+        return cut("Error: " + first, SUMMARY_LIMIT)
     if base == "Read":
         if any(block.get("type") == "image" for block in result.content):
             return "Read image"
@@ -196,8 +197,18 @@ def result_summary(name: str, args: dict[str, Any], result: ToolResult, cwd: Pat
             total = sum(int(m.group(1)) for m in (re.search(r":(\d+)$", line) for line in listing) if m)
             return f"Found {_plural(total, 'match', 'matches')} in {_plural(len(listing), 'file')}"
         return _found(text, "line" if mode == "content" else "file", listing)
-    lines = text.strip("\n").splitlines()
-    return cut(shown(lines[0]), SUMMARY_LIMIT) if lines and lines[0].strip() else "(No output)"
+    return cut(_first_line(text), SUMMARY_LIMIT) or "(No output)"
+
+
+def _output(text: str) -> list[str]:
+    """A result's lines as the screen shows them: through `clean` (escape sequences and hidden characters removed,
+    as for all text a command or a server wrote), tabs as spaces, without leading and trailing blank lines."""
+    return clean(text).replace("\t", "    ").strip("\n").splitlines()
+
+
+def _first_line(text: str) -> str:
+    lines = _output(text)
+    return lines[0] if lines and lines[0].strip() else ""
 
 
 @dataclass
@@ -224,14 +235,13 @@ def result_body(name: str, result: ToolResult, preview: int) -> Body:
         exit_code = _EXIT.search(text)
         if exit_code:  # the summary says the exit code; the output follows
             text = text[: exit_code.start()]
-            rest = text.strip("\n").splitlines()
+            rest = _output(text)
         else:
-            rest = text.strip("\n").splitlines()[1:]
+            rest = _output(text)[1:]
     else:
-        rest = text.strip("\n").splitlines()[1:]
-    full = clean(text, visible=True)
-    lines = [cut(clean(line, visible=True).replace("\t", "    "), SUMMARY_LIMIT) for line in rest[:preview]]
-    return Body(lines, max(0, len(rest) - preview), full)
+        rest = _output(text)[1:]
+    lines = [cut(line, SUMMARY_LIMIT) for line in rest[:preview]]
+    return Body(lines, max(0, len(rest) - preview), "\n".join(_output(text)))
 
 
 def shown_result(name: str, args: dict[str, Any], result: ToolResult, cwd: Path | None, preview: int,
@@ -240,7 +250,7 @@ def shown_result(name: str, args: dict[str, Any], result: ToolResult, cwd: Path 
     results are shown whole (their first paragraph, up to `whole_limit` lines: the rest is for the model)."""
     base = name.rpartition(SUBAGENT_MARK)[2]
     if base in (TODO_TOOL_NAME, WEB_SEARCH_TOOL_NAME) and not result.is_error:
-        whole = clean(result.as_text(), visible=True).split("\n\n", 1)[0].splitlines()[:whole_limit]
+        whole = _output(result.as_text().split("\n\n", 1)[0])[:whole_limit]
         return (whole[0] if whole else ""), Body(whole[1:]), ""
     diff = diff_text(result) if base in ("Edit", "MultiEdit") and not result.is_error else ""
     return result_summary(name, args, result, cwd), result_body(name, result, preview), diff

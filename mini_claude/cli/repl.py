@@ -233,6 +233,7 @@ class Repl(ReplQuestions):
             self.ui.error(str(exc))
         finally:
             self._keys.stop()
+            self.ui.work_ended()  # no spinner left over the prompt, even for a call that never finished
             self._turn = None
             self._sigint(False)
         return None

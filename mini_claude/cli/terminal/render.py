@@ -292,6 +292,13 @@ class TerminalUI:
                                                   for i, text in enumerate(lines)), style="dim")
         return True
 
+    def work_ended(self) -> None:
+        """A turn (or any interruptible work) is over: nothing stays live over the prompt, and a call that never
+        reported its end (cancelled past its grace time) is forgotten."""
+        self._running.clear()
+        self._running_since = None
+        self._end_text()
+
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
         """No live line while the user answers a question (a sub-agent's permission prompt while its Task runs, an

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from mini_claude.cli.terminal.render import TerminalUI
-from mini_claude.cli.terminal.tool_lines import CALL_LIMIT, call_line, result_body, result_summary
+from mini_claude.cli.terminal.tool_lines import CALL_LIMIT, Body, call_line, result_body, result_summary
 from mini_claude.secrets import SECRETS, register_credentials
 from mini_claude.tools.base import ToolContext, ToolResult
 from mini_claude.tools.files import EditFileTool, WriteFileTool
@@ -131,6 +131,10 @@ def test_summaries_of_file_tools(ctx: ToolContext) -> None:
     write_args = {"file_path": "pkg/x.py", "content": "a\nb\nc\n"}
     write = run(WriteFileTool(), write_args, ctx)
     assert result_summary("Write", write_args, write, ctx.cwd) == "Wrote 3 lines to pkg/x.py"
+    assert result_body("Write", write, 2, write_args) == Body(["   1 a", "   2 b"], 1, "   1 a\n   2 b\n   3 c")
+    hostile = {"file_path": "h.txt", "content": f"{HOSTILE}\n"}
+    assert result_body("Write", run(WriteFileTool(), hostile, ctx), 4, hostile).lines == [
+        "   1 x\\x1b[2J\\x1b]8;;http://evil.example/\\x07y\\x9b31m\\u202eexe.txt\u200d\\U000e0041"]
     missing = run(ReadFileTool(), {"file_path": "nope.py"}, ctx)
     summary = result_summary("Read", {"file_path": "nope.py"}, missing, ctx.cwd)
     assert summary.startswith("Error: ") and "nope.py does not exist" in summary, summary

@@ -221,12 +221,19 @@ class Body:
     full: str = ""
 
 
-def result_body(name: str, result: ToolResult, preview: int) -> Body:
+def result_body(name: str, result: ToolResult, preview: int, args: dict[str, Any] | None = None) -> Body:
     """The output lines after the summary's first one, for tools whose output is what the user wants to see (a
-    command, an MCP tool, a fetch, an error's further lines): at most `preview` of them, the count of the rest and
-    the whole text for expanding. File tools and searches show only their summary."""
+    command, an MCP tool, a fetch, an error's further lines; what a Write wrote, numbered, from its `args`): at
+    most `preview` of them, the count of the rest and the whole text for expanding. Reads and searches show only
+    their summary."""
     base = name.rpartition(SUBAGENT_MARK)[2]
     text = result.as_text()
+    content = (args or {}).get("content")
+    if base == "Write" and not result.is_error and isinstance(content, str):
+        # the model's text, as it is in the file: escapes shown (an edit's diff is shown the same way)
+        written = [f"{n:>4} {line}" for n, line in enumerate(clean(content, visible=True).splitlines(), 1)]
+        return Body([cut(line, SUMMARY_LIMIT) for line in written[:preview]], max(0, len(written) - preview),
+                    "\n".join(written))
     if base in ("Read", "Write", "Glob", "Grep") and not result.is_error:
         return Body()
     if base in ("Edit", "MultiEdit") and diff_text(result):
@@ -253,7 +260,7 @@ def shown_result(name: str, args: dict[str, Any], result: ToolResult, cwd: Path 
         whole = _output(result.as_text().split("\n\n", 1)[0])[:whole_limit]
         return (whole[0] if whole else ""), Body(whole[1:]), ""
     diff = diff_text(result) if base in ("Edit", "MultiEdit") and not result.is_error else ""
-    return result_summary(name, args, result, cwd), result_body(name, result, preview), diff
+    return result_summary(name, args, result, cwd), result_body(name, result, preview, args), diff
 
 
 class Running:

@@ -3,7 +3,8 @@
 Rich rendering (markdown, diffs) when stdout is a terminal; plain text otherwise. In print mode (`-p`) only the
 final answer goes to stdout; everything else goes to stderr. Tool calls and their results are printed by
 `ToolDisplay` (tool_display.py; what they say is tool_lines.py's), with a spinner below while calls run in a
-terminal and long outputs folded for Ctrl+O. The model's extended thinking is shown folded, one dim `✻ Thinking…` line per turn (`show_thinking`, or MINI_CLAUDE_SHOW_THINKING=1, shows its text); -p shows none.
+terminal and long outputs folded for Ctrl+O. The model's extended thinking is shown folded, one dim `✻ Thinking…`
+line per turn (`show_thinking`, or MINI_CLAUDE_SHOW_THINKING=1, shows its text); -p shows none.
 
 `clean()` is the one door to the terminal for text that a model, a server or a repository produced: the secret
 values the session knows are masked (mini_claude.secrets; not in `exact` text, which must be what runs), and nothing

@@ -93,6 +93,12 @@ class Repl(ReplQuestions):
             event.current_buffer.delete_before_cursor(1)
             event.current_buffer.insert_text("\n")
 
+        @keys.add("c-o")
+        def _expand(event: Any) -> None:  # Ctrl+O: the last folded tool output, whole, above the prompt
+            from prompt_toolkit.application import run_in_terminal
+
+            run_in_terminal(lambda: self.ui.expand_last() or self.ui.info("(no folded output to expand)"))
+
         @keys.add("s-tab")
         def _next_mode(event: Any) -> None:  # Shift+Tab: default → acceptEdits → plan → default
             if self.parts is not None:
@@ -236,6 +242,7 @@ class Repl(ReplQuestions):
             self.ui.error(str(exc))
         finally:
             self._keys.stop()
+            self.ui.work_ended()  # no spinner left over the prompt, even for a call that never finished
             self._turn = None
             self._sigint(False)
         return None

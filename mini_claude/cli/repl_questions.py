@@ -45,7 +45,7 @@ class ReplQuestions:
         keys = "/".join(choices)
         while True:
             try:
-                with self._keys.paused():  # the answer keys go to the question, not to the Esc watcher
+                with self._keys.paused(), self.ui.paused():  # the answer keys go to the question; no spinner
                     answer = (await self._session.prompt_async(f"{question} [{keys}] ")).strip().lower()
             except (KeyboardInterrupt, EOFError):
                 self._interrupted_at_prompt = True
@@ -73,7 +73,7 @@ class ReplQuestions:
     async def _prompt_text(self, label: str) -> str | None:
         """A line typed by the user (an elicitation field); None when dismissed with Ctrl+C / Ctrl+D."""
         try:
-            with self._keys.paused():
+            with self._keys.paused(), self.ui.paused():
                 return str(await self._session.prompt_async(label))
         except (KeyboardInterrupt, EOFError):
             return None

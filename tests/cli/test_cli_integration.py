@@ -55,10 +55,13 @@ def _assert_chain_output(proc: subprocess.CompletedProcess[str], work: Path) -> 
     assert (work / "a.txt").read_bytes() == EDITED
     assert proc.stdout == "The file now says gamma.\n"
     lines = proc.stderr.splitlines()
-    calls = [line for line in lines if line.startswith("→ ")]
-    assert calls == ['→ Read({"file_path":"a.txt"})',
-                     '→ Edit({"file_path":"a.txt","old_string":"beta","new_string":"gamma"})',
-                     '→ Read({"file_path":"a.txt"})'], proc.stderr
+    calls = [line for line in lines if line.startswith("● ")]
+    assert calls == ["● Read(a.txt)", "● Edit(a.txt)", "● Read(a.txt)"], proc.stderr
+    # what each call did, under it: the lines read, the edit's counts and its diff (the old and the new text)
+    edit = lines.index("● Edit(a.txt)")
+    assert lines[edit - 1] == lines[edit + 7] == "  ⎿  Read 2 lines", proc.stderr
+    assert lines[edit + 1:edit + 6] == ["  ⎿  Updated a.txt with 1 addition and 1 removal", "     @@ -1,2 +1,2 @@",
+                                        "      alpha", "     -beta", "     +gamma"], proc.stderr
 
 
 def test_chain_through_the_cli_anthropic(mock_model: Any, tmp_path: Path) -> None:
@@ -106,7 +109,7 @@ def test_failing_and_denied_tools_through_the_cli(mock_model: Any, tmp_path: Pat
     assert [r["tool_use_id"] for r in results] == ids  # one result per call, in the calls' order
     denial = json.dumps(results[1]["content"])
     assert "--yolo" in denial and "permissions.allow" in denial and "Bash(touch:*)" in denial
-    assert '→ Bash({"command":"touch pwned"})' in proc.stderr
+    assert "● Bash(touch pwned)" in proc.stderr
 
 
 def test_max_turns_exits_1_with_a_warning(mock_model: Any, tmp_path: Path) -> None:
@@ -186,9 +189,9 @@ def test_demo(tmp_path: Path) -> None:
     proc = cli(["demo"], cwd=tmp_path, env=clean_env(tmp_path))
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert '→ mcp__demo__add({"a":17,"b":25})' in out
+    assert "● mcp__demo__add(a: 17, b: 25)" in out
     assert "17 + 25 = 42" in out
-    assert "→ Read(" in out
+    assert "● Read(" in out
 
 
 def test_sigint_during_bash_in_print_mode(mock_model: Any, tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """One door to the terminal for the model's text too (issue 18, finding 7): a final answer holding OSC 52 (a
 clipboard write), `ESC[2J`, a right-to-left override and a C1 CSI was written byte for byte by `-p`; the REPL's
-Markdown passed ESC through; the `→ tool(…)` lines showed bidi overrides and C1 controls from the arguments. Now
+Markdown passed ESC through; the tool call lines (then `→ tool({json})`, now `● Tool(argument)`) showed bidi overrides and C1 controls from the arguments. Now
 every such character is shown as an escape (`render.clean(…, visible=True)`), newlines and tabs kept, and the JSON
 formats escape them as `\\uXXXX` while keeping the exact text — all through the real CLI against the mock model."""
 
@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from mini_claude.cli.terminal.render import TerminalUI, clean, format_tool_call, json_text
+from mini_claude.cli.terminal.render import TerminalUI, clean, json_text
+from mini_claude.cli.terminal.tool_lines import call_line
 from mini_claude.models.base import AssistantTurn
 from tests.helpers import anthropic_env, run_cli
 
@@ -68,9 +69,10 @@ def test_json_text_escapes_controls_and_bidi_and_round_trips() -> None:
 
 
 def test_tool_line_shows_bidi_and_c1_from_arguments_as_escapes() -> None:
-    line = format_tool_call("Read\u202e", {"file_path": HOSTILE_ARG})
-    assert line == ('→ Read\\u202e({"file_path":"src/\\u202etxt.exe\\u009b2J\\u001b]8;;http://evil.example/'
-                    '\\u0007"})')
+    assert call_line("Read", {"file_path": HOSTILE_ARG}) == "Read(src/\\u202etxt.exe\\x9b2J\\x1b]8;;http://evil.example/\\x07)"
+    # a tool name the model made up: the name shown with its escapes, the argument as `key: "value"` JSON
+    assert call_line("Read\u202e", {"file_path": HOSTILE_ARG}) == (
+        'Read\\u202e(file_path: "src/\\u202etxt.exe\\u009b2J\\u001b]8;;http://evil.example/\\u0007")')
 
 
 def test_repl_markdown_and_plain_stream_show_escapes_instead_of_obeying_them() -> None:
@@ -103,8 +105,8 @@ def test_print_mode_text_answer_and_tool_line_show_escapes(mock_model: Any, tmp_
     proc = _run(mock_model, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == SHOWN_ANSWER
-    tool_lines = [line for line in proc.stderr.splitlines() if line.startswith("→ Glob(")]
-    assert tool_lines == ['→ Glob({"pattern":"src/\\u202etxt.exe\\u009b2J\\u001b]8;;http://evil.example/\\u0007"})']
+    tool_lines = [line for line in proc.stderr.splitlines() if line.startswith("● Glob(")]
+    assert tool_lines == ["● Glob(src/\\u202etxt.exe\\x9b2J\\x1b]8;;http://evil.example/\\x07)"]
     assert_raw_free(proc.stdout, proc.stderr)
 
 

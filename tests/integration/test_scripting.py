@@ -248,8 +248,8 @@ def test_print_mode_shows_the_whole_diff_of_an_edit(cli: Cli) -> None:
               answer("edited")])
     result = cli.run("-p", "edit it", "--allowedTools", "Edit")
     assert result.rc == 0, result.stderr
-    edit = result.stderr.split("→ Edit(", 1)[1]
-    assert "-line 8" in edit and "+changed 8" in edit and "line 10" in edit and "… (+" not in edit
+    edit = result.stderr.split("● Edit(app.py)", 1)[1]
+    assert "-line 8" in edit and "+changed 8" in edit and "line 10" in edit and "… +" not in edit
 
 
 def test_max_budget_stops_the_run(cli: Cli) -> None:

@@ -34,9 +34,10 @@ def test_print_mode_web_search(cli: Cli, sdk: str) -> None:
                            "https://example.org/releases\n")
     assert "Version 9 came out." in text
     # the results, shown to the user on stderr, whole and through the terminal's one door (no escape sequence)
-    assert result.stderr.endswith('  ⎿ WebSearch: Web search for "mini-claude release": 2 results\n'
-                                  "    1. Release notes — https://example.org/releases\n"
-                                  "    2. Changelog red — https://example.org/changelog\n")
+    assert result.stderr.endswith('● WebSearch(mini-claude release)\n'
+                                  '  ⎿  Web search for "mini-claude release": 2 results\n'
+                                  "     1. Release notes — https://example.org/releases\n"
+                                  "     2. Changelog red — https://example.org/changelog\n")
     assert "Version 9" not in result.stderr  # the summary is for the model
 
 

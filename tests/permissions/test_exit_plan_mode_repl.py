@@ -59,7 +59,7 @@ def test_the_plan_is_shown_and_only_the_users_yes_ends_plan_mode(
                                      "again with the revised plan")
     assert result_text(refused) == f"permission denied for Write: {PLAN_MODE_TEXT}"
     assert app.read_text() == "print('hello')\n"
-    assert term.screen().rstrip().endswith("plan>")
+    term.wait_for(lambda s: s.rstrip().endswith("plan>"), "the prompt back, still in plan mode")
 
     term.enter("go on")
     term.wait_for(lambda s: s.count("Proceed with this plan?") == 2, "the second plan question")
@@ -72,5 +72,5 @@ def test_the_plan_is_shown_and_only_the_users_yes_ends_plan_mode(
     screen = term.screen()
     assert "plan approved; leaving plan mode for acceptEdits" in screen
     assert screen.count("Allow it?") == 0  # the write ran without a question: the user chose auto-accept edits
-    assert screen.rstrip().endswith("accept-edits>")
+    term.wait_for(lambda s: s.rstrip().endswith("accept-edits>"), "the prompt back, in acceptEdits")
     term.keys("C-d")

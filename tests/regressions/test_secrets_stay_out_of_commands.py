@@ -94,7 +94,9 @@ def test_a_known_secret_value_in_output_is_masked_for_the_model_the_screen_and_t
     assert shell_out == "the key is [secret ANTHROPIC_API_KEY]\nthe token is [secret GITHUB_TOKEN]", shell_out
     assert "the key is [secret ANTHROPIC_API_KEY]" in read_out, read_out
     assert "[secret GITHUB_TOKEN]" in read_out, read_out
-    assert "Bash: the key is [secret ANTHROPIC_API_KEY]" in result.stderr, result.stderr  # the screen (-p: stderr)
+    # the screen (-p: stderr): the command's output under its call line
+    assert ("● Bash(cat notes.txt)\n  ⎿  the key is [secret ANTHROPIC_API_KEY]\n     the token is [secret GITHUB_TOKEN]\n"
+            in result.stderr), result.stderr
     sessions = list((cli.state / "sessions").rglob("*.jsonl"))
     assert sessions, "the session was saved"
     saved = "\n".join(path.read_text() for path in sessions)

@@ -55,7 +55,7 @@ def test_print_mode_shows_the_checklist_on_stderr(cli: Cli) -> None:
     r = cli.run("-p", "plan it")
     assert r.rc == 0, r.stderr
     assert r.stdout.strip() == "planned"
-    shown = [line.strip().removeprefix("⎿ TodoWrite: ") for line in r.stderr.splitlines()]
+    shown = [line.strip().removeprefix("⎿  ") for line in r.stderr.splitlines()]
     start = shown.index("Todo list (1/3 done):")
     assert "\n".join(shown[start:start + 4]) == CHECKLIST
     assert "Todo list (1/4 done):" in shown and "\x1b" not in r.stderr  # the escape is neutralised

@@ -1,14 +1,16 @@
-"""Terminal output: the agent's text, `→ tool({...})` lines, tool results, status tables.
+"""Terminal output: the agent's text, `● Read(calc.py)` tool lines with `  ⎿  Read 2 lines` under them, status tables.
 
 Rich rendering (markdown, diffs) when stdout is a terminal; plain text otherwise. In print mode (`-p`) only the
-final answer goes to stdout; everything else goes to stderr. The model's extended thinking is shown folded, one dim
-`✻ Thinking…` line per turn (`show_thinking`, or MINI_CLAUDE_SHOW_THINKING=1, shows its text); -p shows none.
+final answer goes to stdout; everything else goes to stderr. Tool calls and their results are printed by
+`ToolDisplay` (tool_display.py; what they say is tool_lines.py's), with a spinner below while calls run in a
+terminal and long outputs folded for Ctrl+O. The model's extended thinking is shown folded, one dim `✻ Thinking…`
+line per turn (`show_thinking`, or MINI_CLAUDE_SHOW_THINKING=1, shows its text); -p shows none.
 
 `clean()` is the one door to the terminal for text that a model, a server or a repository produced: the secret
 values the session knows are masked (mini_claude.secrets; not in `exact` text, which must be what runs), and nothing
 it returns holds an escape sequence, a C0/C1 control (but newline and tab), a bidi override/isolate or an invisible
 format character. Prose from servers and repositories (names, descriptions, logs) has them removed; where the
-exact text matters — the model's own text, the `→ tool(…)` lines, what a prompt asks the user to approve — they
+exact text matters — the model's own text, the `● tool(…)` lines, what a prompt asks the user to approve — they
 are made visible instead (`visible=True`: ESC shows as `\\x1b`, U+202E as `\\u202e`). `json_text()` is its twin
 for JSON output: the same characters escaped as `\\uXXXX`, so the JSON stays valid and still holds the exact text.
 """
@@ -21,16 +23,15 @@ import os
 import re
 import sys
 import time
+from pathlib import Path
 from typing import IO, Any
 
 from mini_claude.cli.terminal.retry_line import RetryCountdown, retry_line
+from mini_claude.cli.terminal.tool_display import Call, ToolDisplay
 from mini_claude.models.base import AssistantTurn, RetryNotice
 from mini_claude.secrets import mask
-from mini_claude.tools.base import ToolResult
-from mini_claude.tools.todo import TODO_TOOL_NAME
-from mini_claude.tools.web_search import WEB_SEARCH_TOOL_NAME
 
-__all__ = ["TerminalUI", "clean", "format_tool_call", "json_text", "one_line", "setup_logging"]
+__all__ = ["TerminalUI", "clean", "json_text", "one_line", "setup_logging"]
 
 # Whole escape sequences first, so their parameters do not survive as stray text: control strings (OSC — incl.
 # OSC 8 hyperlinks —, DCS, SOS, PM, APC; 7-bit or C1 introducer, ended by BEL or ST), CSI sequences (7-bit or the
@@ -58,9 +59,6 @@ _INVISIBLE = re.compile(
 )
 THINKING_FOLDED = "✻ Thinking… (MINI_CLAUDE_SHOW_THINKING=1 shows it)"
 THINKING_REDACTED = "✻ Thinking… (encrypted by the API)"
-RESULT_PREVIEW_LINES = 4
-MAX_DIFF_LINES = 400
-RESULT_PREVIEW_CHARS = 300
 
 
 def clean(text: str, *, visible: bool = False, exact: bool = False) -> str:
@@ -161,17 +159,9 @@ def _isatty(stream: Any) -> bool:
         return False
 
 
-def format_tool_call(name: str, args: dict[str, Any], limit: int = 200) -> str:
-    """`→ name({"arg":…})`, cut at `limit` characters with "…": the model's arguments as JSON whose control, bidi
-    and invisible characters are escaped (`json_text`), so the line shows them instead of obeying them."""
-    text = json_text(args, separators=(",", ":"))
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return f"→ {clean(name, visible=True)}({text})"
-
-
-class TerminalUI:
-    """An AgentUI for the terminal. `print_mode`: stdout gets only the final answer (written by the caller)."""
+class TerminalUI(ToolDisplay):
+    """An AgentUI for the terminal. `print_mode`: stdout gets only the final answer (written by the caller). Its tool
+    calls and their results: `ToolDisplay` (tool_display.py)."""
 
     def __init__(self, *, print_mode: bool = False, out: IO[str] | None = None, err: IO[str] | None = None,
                  rich_output: bool | None = None) -> None:
@@ -184,6 +174,12 @@ class TerminalUI:
         self._live_transient = False  # the Live shows only the spinner (no text yet): it leaves nothing behind
         self._console: Any = None
         self._thinking: _Thinking | None = None
+        self._running: list[Call] = []  # the calls started and not finished, in start order
+        self._running_since: float | None = None  # when the first of them started (the spinner's clock)
+        self._last_shown: Call | None = None  # whose line is the last tool line printed
+        self._folded: tuple[str, str] | None = None  # (call line, whole text) of the last result shown folded
+        self._pause = 0  # questions being asked: no live line meanwhile
+        self.cwd: Path | None = None  # paths under it are shown relative (None: the process's working directory)
         self.show_thinking = os.environ.get("MINI_CLAUDE_SHOW_THINKING", "").strip().lower() in ("1", "true", "yes")
 
     @property
@@ -212,10 +208,12 @@ class TerminalUI:
         self._thinking = None
         if not completed:  # failed or cancelled: nothing stays live over the next prompt
             self._end_text()
+            self._spin()  # a sub-agent's request inside a Task: the Task still runs
             return
         if self._live is not None and self._live_transient:
             self._live.stop()  # only the spinner was shown: it goes
             self._live = None
+            self._spin()
         elif self._live is not None:
             self._live_update()  # the text stays, the spinner line goes
 
@@ -247,32 +245,6 @@ class TerminalUI:
         if not self._buffer and turn.text:  # non-streaming backend: show the whole text now
             self.text_delta(turn.text)
         self._end_text()
-
-    def tool_started(self, name: str, args: dict[str, Any]) -> None:
-        self._end_text()
-        self._line(self._tool_stream(), format_tool_call(name, args), style="bold cyan")
-
-    def tool_finished(self, name: str, result: ToolResult) -> None:
-        text = clean(result.as_text())
-        lines = text.splitlines() or ["(no output)"]
-        is_diff = name in ("Edit", "Write") and not result.is_error and "\n@@" in text
-        # an edit's diff, the todo checklist and a web search's results are shown whole (up to a limit), in the
-        # terminal and on -p's stderr
-        whole = is_diff or (name in (TODO_TOOL_NAME, WEB_SEARCH_TOOL_NAME) and not result.is_error)
-        if whole and not is_diff:
-            lines = text.split("\n\n", 1)[0].splitlines()  # the checklist / results, without the rest for the model
-        shown = lines[:MAX_DIFF_LINES] if whole else lines[:RESULT_PREVIEW_LINES]
-        # labelled with the call: results of calls that ran together are printed as they finish, in any order
-        label = f"{clean(name)}: "
-        preview = "\n".join(f"  ⎿ {label}{line[:RESULT_PREVIEW_CHARS]}" if i == 0 else
-                            f"    {line[:RESULT_PREVIEW_CHARS]}" for i, line in enumerate(shown))
-        if len(lines) > len(shown):
-            preview += f"\n    … (+{len(lines) - len(shown)} lines)"
-        stream = self._tool_stream()
-        if self.rich and is_diff:
-            self._console_for(stream).print(self._syntax(text))
-            return
-        self._line(stream, preview, style="red" if result.is_error else "dim")
 
     # ---- helpers -----------------------------------------------------------------------------------------------
 
@@ -317,6 +289,8 @@ class TerminalUI:
         from rich.console import Group
         from rich.markdown import Markdown
 
+        if self._pause:
+            return
         transient = not self._buffer
         if self._live is not None and self._live_transient and not transient:
             self._live.stop()  # the first text: from a spinner that vanishes to text that stays
@@ -331,13 +305,28 @@ class TerminalUI:
         parts: list[Any] = [Markdown(clean("".join(self._buffer), visible=True))] if self._buffer else []
         if self._thinking is not None:
             parts.append(self._thinking)
+        if self._running and self._running_since is not None:
+            from mini_claude.cli.terminal.tool_lines import Running
+
+            parts.append(Running(self._running_since, len(self._running)))
         self._live.update(Group(*parts))
+
+    def _stop_live(self) -> None:
+        """End the live display: the streamed text stays on the screen, the spinner lines go."""
+        if self._live is None:
+            return
+        if not self._live_transient:  # redrawn without the spinners first: its last frame is what stays
+            from rich.markdown import Markdown
+
+            self._live.update(Markdown(clean("".join(self._buffer), visible=True)), refresh=True)
+            self._buffer = []
+        self._live.stop()
+        self._live = None
 
     def _end_text(self) -> None:
         self._thinking = None
         if self._live is not None:
-            self._live.stop()
-            self._live = None
+            self._stop_live()
         elif self._buffer and not self.rich and not "".join(self._buffer).endswith("\n"):
             self.out.write("\n")
             self.out.flush()

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from mini_claude.agent.turns import PromptPoint, before, prompt_points
-from mini_claude.cli.terminal.conversation import call_line
 from mini_claude.cli.terminal.picker import Option, pick
 from mini_claude.cli.terminal.render import TerminalUI, clean, one_line
+from mini_claude.cli.terminal.tool_lines import call_line
 from mini_claude.secrets import mask
 
 __all__ = ["REWIND_CHOICES", "export_command", "markdown", "rewind_command"]

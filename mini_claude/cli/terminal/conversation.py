@@ -1,40 +1,23 @@
 """The compact view of a conversation printed before the prompt when a saved one is resumed (`--continue`,
 `--resume ID`, `/resume`): the last `RESUME_EXCHANGES` exchanges (a prompt and what answered it) and a line saying
 how many earlier ones were left out; each prompt as `> text`, the assistant's text cut to a few lines, each tool
-call on one line (`● Read(calc.py)`), a failed one marked. Everything in it went through `clean()`: it is the
+call on one line as the REPL showed it (`● Read(calc.py)`, tool_lines.call_line), a failed one marked. Everything in it went through `clean()`: it is the
 model's and the repository's text.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from mini_claude.agent.turns import opens_with_summary, prompt_points
-from mini_claude.cli.terminal.render import clean, one_line
+from mini_claude.cli.terminal.render import clean
+from mini_claude.cli.terminal.tool_lines import call_line
 
-__all__ = ["RESUME_EXCHANGES", "call_line", "conversation_lines"]
+__all__ = ["RESUME_EXCHANGES", "conversation_lines"]
 
 RESUME_EXCHANGES = 5
 TEXT_LINES = 3  # of each assistant text, and of each prompt
-_ARG_KEYS = ("file_path", "notebook_path", "path", "command", "pattern", "url", "query", "description", "prompt")
-
-
-def call_line(name: str, args: dict[str, Any], cwd: Path) -> str:
-    """`Read(calc.py)`: a tool call on one line, its main argument shortened (a path relative to `cwd`).
-    (A stand-in until the terminal's own tool lines, cli/terminal/tool_lines.py, are used here.)"""
-    value = next((args[k] for k in _ARG_KEYS if isinstance(args.get(k), str)), None)
-    if value is None:
-        value = next((v for v in args.values() if isinstance(v, str)), "")
-    if value and os.path.isabs(value):
-        try:
-            relative = os.path.relpath(value, cwd)
-            value = relative if not relative.startswith("..") else value
-        except ValueError:
-            pass
-    shown = one_line(clean(value, visible=True))
-    return f"{clean(name, visible=True)}({shown if len(shown) <= 70 else shown[:69] + '…'})"
 
 
 def conversation_lines(history: list[dict[str, Any]], cwd: Path, *, last: int = RESUME_EXCHANGES) -> list[str]:

@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -283,6 +284,10 @@ class TerminalUI(ToolDisplay):
             from rich.console import Console
 
             self._console = Console(file=self._out, highlight=False)  # None: rich follows sys.stdout
+        if self._out is None:  # the REPL's prompt patches sys.stdout (no terminal size of its own): the real one's
+            columns = shutil.get_terminal_size((0, 0)).columns
+            if columns > 0:
+                self._console.width = columns
         return self._console
 
     def _live_update(self) -> None:

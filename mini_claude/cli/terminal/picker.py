@@ -76,7 +76,8 @@ async def pick(title: str, options: Sequence[Option], *, default: int = 0,
         keys.add(str(digit))(lambda event, i=digit - 1: app.exit(result=i))
 
     app: Application[int | None] = Application(
-        layout=Layout(HSplit([Window(FormattedTextControl(lines, show_cursor=False), dont_extend_height=True)])),
+        layout=Layout(HSplit([Window(FormattedTextControl(lines, show_cursor=False), dont_extend_height=True,
+                                     wrap_lines=True)])),  # a long row wraps rather than being cut
         key_bindings=keys, full_screen=False, erase_when_done=True)
     chosen = await app.run_async()
     return chosen

@@ -1,0 +1,68 @@
+"""Hostile input against what issue 29 added (outside review round 4): the resume view, the retry line, the status
+line, `/output-style`, `/export`, `/rewind` and a command's `allowed-tools`. Each test reproduces an attack that
+worked before its fix, through the real parts (the REPL's own objects, the mock model, real files and processes)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from mini_claude.cli.main import build_parser
+from mini_claude.cli.repl import Repl
+from mini_claude.cli.session_args import start_session
+from mini_claude.cli.terminal.render import TerminalUI
+from mini_claude.models.mock_server import MockModelServer
+from mini_claude.models.scenario import parse_scenario
+from tests.helpers import clean_env
+from tests.integration.conftest import answer
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _session_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    for name in list(__import__("os").environ):
+        monkeypatch.delenv(name)
+    for name, value in clean_env(tmp_path, ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="x").items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(work)
+    return work
+
+
+async def _repl() -> Repl:
+    args = build_parser().parse_args([])
+    repl = Repl(args)
+    repl.ui = TerminalUI(out=io.StringIO(), err=io.StringIO())
+    repl.parts = await start_session(args, repl.ui)
+    return repl
+
+
+async def test_a_model_answer_of_only_invisible_characters_does_not_stop_the_resume(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The model's text (steered by a file or a tool result) was only escapes or format characters: `clean` leaves
+    nothing of it, and the resume view's `rows[0]` raised IndexError, so `--continue` ended the REPL at start."""
+    mock = MockModelServer(parse_scenario({"turns": [answer("\u200b\u202e\x1b]0;title\x07"), answer("ok")]},
+                                          source="test"))
+    _session_env(tmp_path, monkeypatch, mock.start())
+    try:
+        first = await _repl()
+        try:
+            first.record_session()
+            await first.run_turn("hello there")
+            saved = first.parts.session_id
+        finally:
+            await first.parts.manager.aclose()
+        second = await _repl()
+        try:
+            capsys.readouterr()
+            await second.resume(saved)
+            shown = capsys.readouterr().out
+        finally:
+            await second.parts.manager.aclose()
+    finally:
+        mock.stop()
+    assert "> hello there" in shown
+    assert "\x1b" not in shown and "\u202e" not in shown

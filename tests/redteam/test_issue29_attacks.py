@@ -66,3 +66,16 @@ async def test_a_model_answer_of_only_invisible_characters_does_not_stop_the_res
         mock.stop()
     assert "> hello there" in shown
     assert "\x1b" not in shown and "\u202e" not in shown
+
+
+@pytest.mark.parametrize("url", ["http://user:s3cret-pw@127.0.0.1:99999/v1", "http://user:s3cret-pw@h:port/v1",
+                                 "http://user:s3cret-pw@/v1"])
+def test_a_base_url_whose_host_cannot_be_read_is_not_shown_with_its_password(url: str) -> None:
+    """host_port gives "" for a URL it cannot read (a port out of range or not a number, no host); the cause and
+    hint then showed the whole URL, its user and password included, on the retry line and in the final error."""
+    from mini_claude.errors import ModelError
+    from mini_claude.models.retry_cause import Endpoint, classify
+
+    for raised in (ConnectionRefusedError(111, "refused"), OSError("other"), TimeoutError()):
+        cause = classify(raised, ModelError("failed"), Endpoint(url, "ANTHROPIC_BASE_URL"))
+        assert "s3cret-pw" not in cause.text + cause.hint, cause

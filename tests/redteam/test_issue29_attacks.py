@@ -79,3 +79,21 @@ def test_a_base_url_whose_host_cannot_be_read_is_not_shown_with_its_password(url
     for raised in (ConnectionRefusedError(111, "refused"), OSError("other"), TimeoutError()):
         cause = classify(raised, ModelError("failed"), Endpoint(url, "ANTHROPIC_BASE_URL"))
         assert "s3cret-pw" not in cause.text + cause.hint, cause
+
+
+async def test_a_status_line_colour_with_a_huge_number_does_not_break_the_prompt(tmp_path: Path) -> None:
+    """The status command printed what a repository wrote (a commit subject, a file) holding `ESC [ 1111…1 m`:
+    keep_colours kept it as a colour and prompt_toolkit's ANSI parser int()ed the 5000 digits, raising ValueError
+    on every redraw of the toolbar; the REPL sat at "Press ENTER to continue". Colours stay, that one does not."""
+    from prompt_toolkit.formatted_text import ANSI, to_formatted_text
+
+    from mini_claude.cli.terminal.status_line import StatusLine, StatusLineSpec
+
+    subject = tmp_path / "subject.txt"
+    subject.write_bytes(b"\x1b[" + b"1" * 5000 + b"m fix \x1b[31mred\x1b[0m " + b"\x1b[1m" * 5000 + b"end\n")
+    line = StatusLine(StatusLineSpec(f"cat {subject}", 0, "test"), inputs=dict, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
+    line.refresh()
+    await line.settled()
+    shown = "".join(text for _style, text, *_ in to_formatted_text(ANSI(line.text)))
+    assert "fix" in shown and "red" in shown and "end" in shown
+    assert "\x1b[31m" in line.text and len(line.text) < 2000

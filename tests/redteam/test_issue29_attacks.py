@@ -129,3 +129,18 @@ async def test_export_does_not_write_through_a_hard_link_planted_at_its_target(
         mock.stop()
     assert asked and written is None
     assert victim.read_text() == "export PATH=$HOME/bin:$PATH\n"
+
+
+async def test_output_style_is_not_saved_through_a_claude_folder_that_is_a_link(tmp_path: Path) -> None:
+    """An untrusted repository ships `.claude` as a link to another project's `.claude` (or any folder): the
+    `/output-style` choice was written as `settings.local.json` there, through the link."""
+    from mini_claude.agent.output_styles import StyleChoice
+    from mini_claude.cli.slash.output_style import output_style_command
+
+    work, elsewhere = tmp_path / "repo", tmp_path / "other-project" / ".claude"
+    work.mkdir()
+    elsewhere.mkdir(parents=True)
+    (work / ".claude").symlink_to(elsewhere)
+    out = await output_style_command(StyleChoice(), "Concise", cwd=work)
+    assert not (elsewhere / "settings.local.json").exists()
+    assert any("symbolic link" in w for w in out.warnings)

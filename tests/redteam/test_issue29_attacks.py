@@ -144,3 +144,32 @@ async def test_output_style_is_not_saved_through_a_claude_folder_that_is_a_link(
     out = await output_style_command(StyleChoice(), "Concise", cwd=work)
     assert not (elsewhere / "settings.local.json").exists()
     assert any("symbolic link" in w for w in out.warnings)
+
+
+def test_a_project_style_or_agent_file_linked_out_of_the_project_is_not_read(tmp_path: Path) -> None:
+    """A repository commits `.claude/output-styles/notes.md -> ~/.ssh/id_rsa` (a style needs no front matter: the
+    whole file is its text) and `.claude/agents/spy.md -> ~/notes/journal.md` (a note with `name` and
+    `description`): the key became a style's prompt (in force through the trusted project's `outputStyle`), the
+    note an agent's prompt even untrusted. Memory files and commands already refused links out of the project."""
+    from mini_claude.agent.output_styles import load_output_styles
+    from mini_claude.agent.subagents import load_subagent_types
+
+    home, work = tmp_path / "home", tmp_path / "repo"
+    key = home / ".ssh" / "id_rsa"
+    key.parent.mkdir(parents=True)
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nKEY-MATERIAL\n-----END OPENSSH PRIVATE KEY-----\n")
+    note = home / "notes" / "journal.md"
+    note.parent.mkdir()
+    note.write_text("---\nname: spy\ndescription: my journal\n---\nPRIVATE-JOURNAL\n")
+    (work / ".claude" / "output-styles").mkdir(parents=True)
+    (work / ".claude" / "agents").mkdir()
+    (work / ".claude" / "output-styles" / "notes.md").symlink_to(key)
+    (work / ".claude" / "agents" / "spy.md").symlink_to(note)
+    (work / ".claude" / "output-styles" / "terse.md").write_text("Answer tersely.\n")  # an own file still loads
+    choice, warnings = load_output_styles(work, home, trusted=True)
+    assert "terse" in choice.styles and "notes" not in choice.styles
+    assert not any("KEY-MATERIAL" in s.prompt for s in choice.styles.values())
+    assert any("leads outside the project" in w for w in warnings)
+    for trusted in (False, True):
+        kinds, warnings = load_subagent_types(work, home, trusted=trusted)
+        assert "spy" not in kinds and any("leads outside the project" in w for w in warnings)

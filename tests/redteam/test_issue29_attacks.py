@@ -91,7 +91,8 @@ async def test_a_status_line_colour_with_a_huge_number_does_not_break_the_prompt
 
     subject = tmp_path / "subject.txt"
     subject.write_bytes(b"\x1b[" + b"1" * 5000 + b"m fix \x1b[31mred\x1b[0m " + b"\x1b[1m" * 5000 + b"end\n")
-    line = StatusLine(StatusLineSpec(f"cat {subject}", 0, "test"), inputs=dict, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
+    line = StatusLine(StatusLineSpec(f"cat {subject}", 0, "test"), inputs=dict, cwd=tmp_path,
+                      env={"PATH": "/usr/bin:/bin"})
     line.refresh()
     await line.settled()
     shown = "".join(text for _style, text, *_ in to_formatted_text(ANSI(line.text)))
@@ -173,3 +174,19 @@ def test_a_project_style_or_agent_file_linked_out_of_the_project_is_not_read(tmp
     for trusted in (False, True):
         kinds, warnings = load_subagent_types(work, home, trusted=trusted)
         assert "spy" not in kinds and any("leads outside the project" in w for w in warnings)
+
+
+def test_agents_does_not_replace_a_file_that_has_another_hard_link(tmp_path: Path) -> None:
+    """`.claude/agents/reviewer.md` is a hard link to another file (`ln ~/.bashrc …`): "Replace it?" → yes wrote the
+    agent's Markdown over that other file too."""
+    from mini_claude.cli.slash.agents import write_agent_file
+    from mini_claude.errors import ConfigError
+
+    victim = tmp_path / "bashrc"
+    victim.write_text("export PATH=$HOME/bin:$PATH\n")
+    target = tmp_path / "repo" / ".claude" / "agents" / "reviewer.md"
+    target.parent.mkdir(parents=True)
+    target.hardlink_to(victim)
+    with pytest.raises(ConfigError, match="hard links"):
+        write_agent_file(target, "---\nname: reviewer\n---\n\nprompt\n", replace=True)
+    assert victim.read_text() == "export PATH=$HOME/bin:$PATH\n"

@@ -223,3 +223,18 @@ async def test_a_background_task_notice_is_not_shown_or_retyped_as_the_users_pro
     assert any("SPOOFED" in str(b.get("text", "")) for b in sent)  # the model was told, beside the prompt
     assert [p.text for p in prompt_points(history)] == ["first prompt", "second prompt"]
     assert not any("SPOOFED" in line for line in conversation_lines(history, work))
+
+
+@pytest.mark.parametrize("port", ["99999", "notaport"])
+def test_a_base_url_with_an_unusable_port_is_a_clear_error(tmp_path: Path, port: str) -> None:
+    """`ANTHROPIC_BASE_URL=http://user:pw@127.0.0.1:99999` ended `-p` with "unexpected error: ExceptionGroup(…
+    OverflowError…)" at the first connect; it is a one-line configuration error, the password not in it."""
+    from tests.helpers import run_cli
+
+    work = tmp_path / "work"
+    work.mkdir()
+    env = clean_env(tmp_path, ANTHROPIC_API_KEY="x", ANTHROPIC_BASE_URL=f"http://user:s3cret-pw@127.0.0.1:{port}/v1")
+    done = run_cli(["-p", "hi"], cwd=work, env=env)
+    assert done.returncode != 0
+    assert "unexpected error" not in done.stderr and "Traceback" not in done.stderr
+    assert "could not be built" in done.stderr and "s3cret-pw" not in done.stderr + done.stdout

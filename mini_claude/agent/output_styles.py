@@ -10,7 +10,9 @@ end of the system prompt (agent/system_prompt.py).
 
 Trust: a project's style is a repository's text that becomes system prompt, so `.claude/output-styles` is read only
 in a trusted folder (`trusted=True`); otherwise its files are counted in `skipped` and named by `/output-style`. No
-file may take a built-in's name. Files are read through jsonfile's bounded door and frontmatter's one YAML door; a
+file may take a built-in's name, and a project file that leads outside the project (symlinks resolved) is not read,
+trusted or not, as memory files and commands are not (a link to `~/.ssh/id_rsa` would be a style whose text is the
+key). Files are read through jsonfile's bounded door and frontmatter's one YAML door; a
 bad file is a warning, never a stop.
 """
 
@@ -123,6 +125,10 @@ def load_output_styles(cwd: Path, home: Path, *, trusted: bool, sources: Collect
             choice.skipped.extend(paths)
             continue
         for path in paths:
+            outside = _outside(path, cwd) if source == "project" else None
+            if outside is not None:  # a link to ~/.ssh/id_rsa would become system prompt, as the style's text
+                warnings.append(f"{path}: not loaded: it leads outside the project ({outside})")
+                continue
             try:
                 style = _read(path, source)
             except (OSError, ConfigError) as exc:
@@ -164,6 +170,15 @@ def _read(path: Path, source: str) -> OutputStyle | None:
     if not body.strip():
         raise ConfigError("the style has no instructions (the text after the front matter is empty)", file=str(path))
     return OutputStyle(name.strip(), " ".join(description.split()), body.strip(), keep, source, path)
+
+
+def _outside(path: Path, cwd: Path) -> Path | None:
+    """Where a project file really is, when that is outside the project (a link out of it), else None."""
+    try:
+        resolved = path.resolve()
+        return None if resolved.is_relative_to(cwd.resolve()) else resolved
+    except (OSError, RuntimeError):  # a link loop
+        return path
 
 
 def _same(a: Path, b: Path) -> bool:

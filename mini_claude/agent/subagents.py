@@ -17,6 +17,8 @@ and "always" answers) behind `SubagentGate`, which names the sub-agent for the u
 its own context window and history, and its hooks with `SubagentStop` instead of `Stop`. Trust: a project's agent
 files load in an untrusted folder too — their tool list only narrows and their text is a prompt — but their `model`
 counts only once the folder is trusted (`trusted=False` drops it), as a repository must not pick what the user pays.
+A project file that leads outside the project (symlinks resolved) is not read, as memory files are not: a link to
+a note of the user's with the right front matter would send it to the model as a sub-agent's prompt.
 """
 
 from __future__ import annotations
@@ -123,6 +125,15 @@ def load_subagent_types(cwd: Path, home: Path, *, trusted: bool, sources: Collec
             warnings.append(f"{folder}: {exc}")
             continue
         for path in paths:
+            if source == "project":  # a link out of the project (a note of the user's) is no agent of its own
+                try:
+                    resolved = path.resolve()
+                    outside = not resolved.is_relative_to(cwd.resolve())
+                except (OSError, RuntimeError):
+                    resolved, outside = path, True
+                if outside:
+                    warnings.append(f"{path}: not loaded: it leads outside the project ({resolved})")
+                    continue
             try:
                 kind = _read(path, source)
             except (OSError, ConfigError) as exc:  # FrontmatterError too

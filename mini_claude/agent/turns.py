@@ -4,8 +4,9 @@ through these.
 
 A prompt starts a user message whose content holds no tool results, or — after an interruption, when the agent
 merged the new prompt into the trailing message of tool results — at the first text block after those results.
-The memory files and git snapshot the agent puts before a prompt (`<system-reminder>` blocks) and its own bracketed
-notes (`[The previous request was interrupted by the user.]`) are not the user's words and are skipped, and so is
+The memory files and git snapshot the agent puts before a prompt (`<system-reminder>` blocks), its own bracketed
+notes (`[The previous request was interrupted by the user.]`) and the notice of a background task that ended (whose
+description and command the model wrote) are not the user's words and are skipped, and so is
 the summary that opens a compacted history (it is no prompt: nothing to rewind to).
 """
 
@@ -20,6 +21,7 @@ __all__ = ["PromptPoint", "before", "current_point", "opens_with_summary", "prom
 _REMINDER = "<system-reminder>"
 _NOTES = ("[The previous request", "[Your previous reply")  # agent/loop.py's notes before a prompt
 _SUMMARY = "[Summary of the earlier conversation"  # agent/compaction.py's head of a compacted history
+_BACKGROUND = "<background-task-ended>"  # tools/background.py's notice, added to the message the next request ends
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ def _prompt_start(content: list[Any]) -> int | None:
 
 def _agent_note(text: str) -> bool:
     stripped = text.lstrip()
-    return stripped.startswith((_REMINDER, _SUMMARY)) or (stripped.startswith(_NOTES) and "\n" not in stripped.strip())
+    return stripped.startswith((_REMINDER, _SUMMARY, _BACKGROUND)) or (stripped.startswith(_NOTES) and "\n" not in stripped.strip())
 
 
 def _mark(index: int, block: int, text: str) -> str:

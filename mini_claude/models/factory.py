@@ -32,6 +32,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from mini_claude.errors import ModelError
 from mini_claude.jsonfile import read_regular_text
@@ -228,6 +229,8 @@ class ModelPlan:
         """The client; ModelError (one line) when it cannot be built (an unreadable SSL_CERT_FILE, a proxy URL its
         HTTP stack cannot use)."""
         try:
+            if self.base_url:  # a port out of range or not a number: said here, not as a crash at the first connect
+                urlsplit(self.base_url).port  # noqa: B018 (reading it is the check: ValueError)
             return self._build()
         except ModelError:
             raise

@@ -96,7 +96,7 @@ def _status_cause(status: int) -> Cause:
 
 
 def _network_cause(exc: BaseException, endpoint: Endpoint) -> Cause:
-    target = host_port(endpoint.url) or endpoint.url
+    target = host_port(endpoint.url) or "the base URL"  # never the URL itself: it may carry a user and password
     at = f" ({target})" if target else ""
     found = _network_kind(exc)
     proxy = _proxy_for(endpoint.url)

@@ -10,8 +10,8 @@ then the prompt as the body — at `<folder>/<name>.md`, where Claude Code reads
 dropped its own /agents dialogue and points at those folders).
 
 Writing is careful: an existing file is replaced only when the user confirms; the file is opened without following
-a link and only a regular file is written (agent/memory.py's rule for notes), and a folder on the way that is a link
-is refused. The new type is loaded through the same loader as at start-up and added to the session's types, so the
+a link and only a regular file with no other hard link is written (agent/memory.py's rule for notes), and a folder
+on the way that is a link is refused. The new type is loaded through the same loader as at start-up and added to the session's types, so the
 Agent tool can start it at once.
 """
 
@@ -109,8 +109,11 @@ def write_agent_file(path: Path, text: str, *, replace: bool = False) -> None:
             raise ConfigError("not written: it is a symbolic link", file=str(path)) from None
         raise
     with os.fdopen(fd, "wb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise ConfigError("not written: not a regular file", file=str(path))
+        if info.st_nlink > 1:  # replacing it would change the other name's file too (a ~/.bashrc linked here)
+            raise ConfigError("not written: it has other hard links", file=str(path))
         os.ftruncate(fd, 0)
         handle.write(text.encode("utf-8"))
 

@@ -80,11 +80,11 @@ def _applied(style: OutputStyle | None) -> str:
 
 def save_output_style(cwd: Path, name: str) -> Path:
     """Set `"outputStyle"` in `cwd/.claude/settings.local.json` (created when missing), keeping the rest of the
-    file; a file that cannot be read as a settings object, or a link (a repository's file may point anywhere), is
-    left alone (ConfigError)."""
+    file; a file that cannot be read as a settings object, or a link at it or at `.claude` (a repository's link may
+    point anywhere: into another project, or the user's own folders), is left alone (ConfigError)."""
     path = cwd / ".claude" / "settings.local.json"
-    if path.is_symlink():
-        raise ConfigError("not written: it is a symbolic link", file=LOCAL_SETTINGS_DISPLAY)
+    if path.is_symlink() or path.parent.is_symlink():
+        raise ConfigError("not written: it or its .claude folder is a symbolic link", file=LOCAL_SETTINGS_DISPLAY)
     errors: list[ConfigError] = []
     data = read_json_object(path, LOCAL_SETTINGS_DISPLAY, errors)
     if errors:

@@ -123,12 +123,18 @@ def _target(cwd: Path, arg: str) -> tuple[Path, str, bool]:
 
 
 def _write_new(path: Path, data: bytes, *, replace: bool) -> None:
-    """A regular file, never through a link: created (O_EXCL) unless replacing one that was asked about."""
-    flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | (os.O_TRUNC if replace else os.O_CREAT | os.O_EXCL)
+    """A regular file, never through a link: created (O_EXCL) unless replacing one that was asked about, which is
+    emptied only once it is known to be a regular file with no other hard link (one planted since, `ln ~/.bashrc
+    NAME`, would carry the conversation, the model's text included, into that other file)."""
+    flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | (0 if replace else os.O_CREAT | os.O_EXCL)
     fd = os.open(path, flags, 0o644)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
+        if info.st_nlink > 1:
+            raise OSError(errno.EMLINK, "it has other hard links (another file would change too)")
+        os.ftruncate(fd, 0)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]

@@ -66,8 +66,9 @@ def _assistant_lines(content: list[Any], cwd: Path) -> list[str]:
     for block in content:
         if not isinstance(block, dict):
             continue
-        if block.get("type") == "text" and str(block.get("text", "")).strip():
-            rows = [row for row in clean(str(block["text"])).splitlines() if row.strip()]
+        rows = [row for row in clean(str(block.get("text", ""))).splitlines() if row.strip()] \
+            if block.get("type") == "text" else []
+        if rows:  # a text that was only escapes or invisible characters shows nothing (it used to crash the view)
             out.append(f"● {rows[0]}")
             out.extend(f"  {row}" for row in rows[1:TEXT_LINES])
             if len(rows) > TEXT_LINES:

@@ -46,7 +46,10 @@ __all__ = ["MAX_LINES", "TIMEOUT_S", "PromptFooter", "StatusLine", "StatusLineSp
 TIMEOUT_S = 3.0  # a status line command that takes longer is killed (its whole process group)
 MAX_LINES = 3
 MAX_LINE_CHARS = 400
-_SGR = re.compile(r"\x1b\[[0-9;]*m")
+MAX_LINE_CODES = 64  # colour sequences kept per line; the rest are dropped with the other escapes
+# an SGR sequence of at most 16 short numbers: prompt_toolkit's ANSI parser int()s each number, and one over 4300
+# digits raised ValueError on every redraw of the toolbar (the REPL stuck at "Press ENTER to continue")
+_SGR = re.compile(r"\x1b\[(?:[0-9]{1,3};?){0,16}m")
 
 
 @dataclass(frozen=True)
@@ -121,14 +124,15 @@ def keep_colours(text: str) -> str:
     for line in text.splitlines()[:MAX_LINES]:
         pieces = _SGR.split(line)
         codes = _SGR.findall(line)
+        shown = codes[:MAX_LINE_CODES]
         kept, visible = [], 0
         for index, piece in enumerate(pieces):
             piece = clean(piece).replace("\t", " ")[:max(0, MAX_LINE_CHARS - visible)]
             visible += len(piece)
             kept.append(piece)
-            if index < len(codes):
-                kept.append(codes[index])
-        reset = codes and codes[-1] not in ("\x1b[0m", "\x1b[m")  # a colour left on ends with the line
+            if index < len(shown):
+                kept.append(shown[index])
+        reset = shown and shown[-1] not in ("\x1b[0m", "\x1b[m")  # a colour left on ends with the line
         lines.append("".join(kept) + ("\x1b[0m" if reset else ""))
     while lines and not _SGR.sub("", lines[-1]).strip():
         lines.pop()

@@ -44,7 +44,9 @@ def test_a_subagents_question_names_it(tmp_path: Path) -> None:
         term.wait_for(lambda s: "What should the model do instead?" in s, "the follow-up")
         term.keys("Enter")
         term.wait_for(lambda s: "PARENT RELAYS THE REFUSAL" in s, "the parent's answer")
-        assert "general-purpose › Bash: permission denied for Bash: the user declined" in term.screen()
+        screen = term.screen()  # the child's call, labelled with its sub-agent, and its refusal under it
+        assert "● general-purpose › Bash(touch made)\n  ⎿  Error: permission denied for Bash: the user declined" \
+            in screen, screen
     finally:
         subprocess.run([tmux, "kill-session", "-t", session], capture_output=True)
         mock.stop()

@@ -129,6 +129,10 @@ async def settle_trust(opts: SessionOptions, env: Mapping[str, str], settings: S
     commands = project_grants(opts.cwd, home, opts.setting_sources) if reads_project and not trust.trusted else None
     if commands:  # a repository's commands' allowed-tools count only once it is trusted (agent/commands.py)
         ignored.append(commands)
+    if ask is not None and not trust.trusted and "statusLine" in settings.user:
+        # the user's own status line runs in this folder, and a stranger's `.git/config` can run code through the
+        # git commands such lines use (core.fsmonitor, filters): it waits for trust, as git_snapshot.py does
+        ignored.append("your statusLine command (it would run here, and this folder's git config could run code)")
     decision = decide_trust(trust, trust_flag=opts.trust, can_ask=ask is not None, has_widening=bool(ignored))
     if decision is TrustDecision.ASK:
         assert ask is not None

@@ -136,7 +136,9 @@ def test_a_status_line_command_shows_its_line_and_follows_the_session(tmp_path: 
     command = f"{shlex.quote(sys.executable)} -c {shlex.quote(SHOW)}"
     _user_settings(tmp_path, {"statusLine": {"type": "command", "command": command, "padding": 0}})
     term = start_repl(tmp_path, work, url, "status")
-    try:
+    try:  # the user's own command runs in this folder: it waits for the folder's trust
+        term.wait_for(lambda s: QUESTION in s and "your statusLine command" in s, "the trust question naming it")
+        term.keys("y", "Enter")
         term.wait_for(lambda s: READY in s and f"SL Opus 5.5 | 0 | {work}" in s, "the status line")
         assert "\\x1b" not in term.screen() and "[36m" not in term.screen()  # the colour is drawn, not printed
         term.enter("/model haiku")
@@ -159,13 +161,19 @@ def test_an_untrusted_repositorys_status_line_never_runs(tmp_path: Path) -> None
     marker = tmp_path / "REPO-STATUS-RAN"
     (work / ".claude" / "settings.json").write_text(json.dumps(
         {"statusLine": {"type": "command", "command": f"touch {marker}; echo REPO-SL"}}))
-    _user_settings(tmp_path, {"statusLine": {"type": "command", "command": "echo USER-SL"}})
+    user_marker = tmp_path / "USER-STATUS-RAN"
+    _user_settings(tmp_path, {"statusLine": {"type": "command", "command": f"touch {user_marker}; echo USER-SL"}})
     term = start_repl(tmp_path, work, url, "untrusted")
     try:
         term.wait_for(lambda s: QUESTION in s and "statusLine" in s, "the trust question naming statusLine")
         term.keys("n", "Enter")
-        term.wait_for(lambda s: READY in s and "USER-SL" in s, "the user's own status line")
-        assert "REPO-SL" not in term.screen() and not marker.exists()
+        # neither runs: the user's own command would run git (and so the folder's .git/config) here too
+        term.wait_for(lambda s: READY in s and "statusLine: not run in an untrusted folder" in s,
+                      "the user's status line held back")
+        term.enter("/status")
+        term.wait_for(lambda s: "permission mode:" in s, "a slash command (which refreshes a status line)")
+        assert "REPO-SL" not in term.screen() and "USER-SL" not in term.screen()
+        assert not marker.exists() and not user_marker.exists()
         _quit(term)
     finally:
         term.close()

@@ -10,7 +10,10 @@ Claude Code 2.1.328 shows every line the command prints: so does this, up to `MA
 
 Trust: the command runs only when the setting survived the session's trust filter — `statusLine` is one of the keys
 a repository's `.claude/settings*.json` may not set until its folder is trusted (settings.py), exactly as hooks:
-`parts.settings` is already filtered, so an untrusted repository's command is never seen here. It runs like a hook
+`parts.settings` is already filtered, so an untrusted repository's command is never seen here. The user's own
+command waits for trust too: it runs in the project folder, where a stranger's `.git/config` can run code through
+the git commands status lines like to use (the REPL's trust question names it; git_snapshot.py keeps the same
+rule). It runs like a hook
 (hooks/runner.py): `/bin/sh -c` in its own process group in the project folder, the session's environment without
 the agent's credentials, at most `TIMEOUT_S`; a hung command's whole group is killed and reaped. Refreshes are
 coalesced (one run at a time; a refresh asked for meanwhile runs once after it).
@@ -219,7 +222,9 @@ class PromptFooter:
         spec, problem = status_line_spec(parts.settings)
         if problem:
             ui.warn(clean(problem))
-        if spec is not None:
+        if spec is not None and not parts.trusted:  # a stranger's .git/config could run code through it
+            ui.info("statusLine: not run in an untrusted folder (`mini-claude trust` trusts it)")
+        elif spec is not None:
             started = time.monotonic()
             self.status_line = StatusLine(spec, inputs=lambda: status_input(parts, started=started),
                                           cwd=parts.gate.cwd, env=parts.env, on_change=self._redraw,

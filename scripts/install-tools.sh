@@ -24,7 +24,9 @@ TIMEOUT=${MINI_CLAUDE_TOOLS_TIMEOUT:-300}
 say() { echo "[tools] $*" >&2; }
 fail() { say "FAILED: $*"; exit 1; }
 
-if [ "$(cat "$DEST/VERSION" 2>/dev/null)" = "$WANT" ] && [ -x "$DEST/venv/bin/uv" ] && [ -x "$DEST/venv/bin/pipx" ]; then
+# installed and still runnable (a virtualenv's scripts name its python by path: a moved checkout needs a new one)
+if [ "$(cat "$DEST/VERSION" 2>/dev/null)" = "$WANT" ] && "$DEST/venv/bin/uv" --version >/dev/null 2>&1 \
+   && "$DEST/venv/bin/pipx" --version >/dev/null 2>&1; then
   exit 0
 fi
 [ -x "$PY" ] || fail "no Python at $PY (run scripts/setup.sh first, or set PYTHON)"

@@ -38,7 +38,11 @@ def test_a_stopped_command_keeps_the_repl(repl: Callable[..., tuple[Terminal, Mo
     (folder / "c.md").write_text("Go: !`touch made`\n")
     term, mock = repl([{"content": [{"type": "text", "text": "STILL-HERE"}]}], {})
     term.wait_for(lambda s: "/help for commands" in s, "the prompt")
-    term.enter("/c")
+    term.enter("/c")  # its `!` line is asked about in the REPL; "no" stops the command whole
+    term.wait_for(lambda s: "Run a shell command: touch made" in s and "Allow it?" in s, "the question")
+    term.keys("n", "Enter")
+    term.wait_for(lambda s: "What should the model do instead?" in s, "the follow-up")
+    term.keys("Enter")
     term.wait_for(lambda s: "/c: stopped, nothing was run or sent: !`touch made`" in s, "the stop")
     assert not (tmp_path / "work" / "made").exists() and mock.requests == []
     term.enter("hello")

@@ -4,7 +4,7 @@ a terminal only), long outputs folded with the last one kept for Ctrl+O (`expand
 summary, and no live line while the user answers a question (`paused`) or once a turn is over (`work_ended`).
 
 `ToolDisplay` is `TerminalUI`'s base (render.py): the state and the printing helpers it uses are declared here and
-set by `TerminalUI`. Nothing here imports render at load time (render imports this module).
+set by `TerminalUI`. Nothing here imports render (render imports this module): text goes through neutral.py.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from mini_claude.cli.terminal.neutral import clean
+from mini_claude.cli.terminal.tool_lines import call_line, short, shown_result
 from mini_claude.tools.base import ToolResult
 
 __all__ = ["MAX_DIFF_LINES", "RESULT_PREVIEW_LINES", "Call", "ToolDisplay"]
@@ -62,8 +64,6 @@ class ToolDisplay:
 
     def tool_started(self, name: str, args: dict[str, Any]) -> None:
         """`● Read(calc.py)`; in a terminal, a spinner below it until the last running call finishes."""
-        from mini_claude.cli.terminal.tool_lines import call_line
-
         self._end_text()
         call = Call(name, args if isinstance(args, dict) else {"input": args}, call_line(name, args, self._cwd()),
                      len(call_line(name, {})))
@@ -78,8 +78,6 @@ class ToolDisplay:
         """`  ⎿  Read 2 lines` under the call (labelled with the call when another call's line came in between:
         calls that run together finish in any order), the first output lines folded past RESULT_PREVIEW_LINES,
         an edit's diff whole (up to MAX_DIFF_LINES)."""
-        from mini_claude.cli.terminal.tool_lines import call_line, short, shown_result
-
         call = next((c for c in self._running if c.name == name), None)
         if call is None:  # finished without a start we saw: its own line first
             call = Call(name, {}, call_line(name, {}), 0)
@@ -148,8 +146,6 @@ class ToolDisplay:
 
     def _show_diff(self, diff: str) -> None:
         """An edit's diff under its summary: coloured in a terminal, else indented text (MAX_DIFF_LINES at most)."""
-        from mini_claude.cli.terminal.render import clean
-
         lines = clean(diff, visible=True).splitlines()
         lines = lines[next((i for i, line in enumerate(lines) if line.startswith("@@")), 0):]  # no file header
         shown = lines[:MAX_DIFF_LINES]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mini_claude.cli.terminal.render import clean, json_text
+from mini_claude.cli.terminal.neutral import clean, json_text
 from mini_claude.secrets import mask
 from mini_claude.tools.base import ToolResult
 from mini_claude.tools.todo import TODO_TOOL_NAME

@@ -9,15 +9,8 @@ environment the session's children get: the real one with `env` on top. A malfor
 still loads. Missing files are fine. Files are read through `jsonfile`'s bounded door (regular files only, at most
 10 MB, at most 128 levels deep). Nothing is printed; the CLI reports `errors`.
 
-Project files (project and local) come from the repository, so until its folder is trusted (`mini_claude.trust`)
-`without_project_widening` drops what they would *widen*: allow rules, a `defaultMode` other than
-`default`/`plan`, `additionalDirectories`, `enableAllProjectMcpServers`/`enabledMcpjsonServers`, `env`, `hooks`,
-`statusLine`, a `model` that names a backend (`openai:gpt-4o` chooses where the user's prompts and key go; a bare
-model name does not) and every helper command (`apiKeyHelper`, `*Helper`, `awsAuthRefresh`,
-`awsCredentialExport`). What they *restrict* (deny and ask rules, `disabledMcpjsonServers`, `default`/`plan` modes) always applies, and the
-user's own file, and the command line's `--settings`, are never filtered. `shellEnvironment.passThrough` (the
-secret-looking variables shell commands may see, mini_claude.secrets) counts only from the user's own file and
-`--settings`, trusted folder or not: in a repository's file it is one warning and nothing else.
+Project files (project and local) come from the repository: until its folder is trusted, what they would widen is
+dropped (settings_trust.py's `without_project_widening`).
 
 `sandbox` (the OS sandbox for shell commands) is read by mini_claude/sandbox/config.py: from a repository's files,
 trusted or not, only what makes it stricter counts. `hooks` is parsed by mini_claude/settings_hooks.py.
@@ -55,10 +48,10 @@ __all__ = [
     "SettingsHook",
     "SettingsRule",
     "load_settings",
+    "merge_layer",
     "read_flag_settings",
     "session_env",
     "setting_source",
-    "without_project_widening",
 ]
 
 # The names shown in messages: "path as given", with `~` for the home directory.
@@ -82,13 +75,6 @@ EDITOR_MODES = ("normal", "vim")
 MODEL_BACKENDS = ("anthropic", "openai")
 
 _RULE_LISTS = ("allow", "deny", "ask")
-# modes a project file may set without trust: neither lets a tool run without asking where `default` would ask
-_RESTRICTING_MODES = ("default", "plan")
-# top-level keys that run a command of the file's choosing or change the environment of what runs
-_WIDENING_KEYS = ("env", "hooks", "statusLine", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport",
-                  "enableAllProjectMcpServers", "enabledMcpjsonServers")
-
-
 @dataclass(frozen=True)
 class SettingsRule:
     """One permission rule (or additional directory) string as written, with the file (display form) and key it
@@ -162,12 +148,12 @@ def load_settings(*, cwd: Path, home: Path, flag: tuple[str, dict[str, Any]] | N
             continue
         settings.loaded_files.append(display)
         setattr(settings, attr, raw)
-        _merge(settings, raw, display)
+        merge_layer(settings, raw, display)
         _note_keys(settings, raw, display)
     if flag is not None:
         settings.flag_display, settings.flag = flag
         settings.loaded_files.append(settings.flag_display)
-        _merge(settings, settings.flag, settings.flag_display)
+        merge_layer(settings, settings.flag, settings.flag_display)
         _note_keys(settings, settings.flag, settings.flag_display)
     return settings
 
@@ -222,58 +208,6 @@ def session_env(base: Mapping[str, str], settings: Settings) -> dict[str, str]:
     return {**base, **settings.env}
 
 
-def without_project_widening(settings: Settings) -> tuple[Settings, list[str]]:
-    """`settings` as an untrusted folder may have them: the project and local files without the keys that widen
-    (see the module docstring), merged again over the user's file. Also returns what was dropped, one entry per
-    file (`.claude/settings.json permissions.allow, env`), for the one warning line. Values are never quoted: a
-    mode name is the only value shown, and only a known one."""
-    kept = Settings(user=settings.user, flag=settings.flag, flag_display=settings.flag_display,
-                    loaded_files=list(settings.loaded_files), errors=settings.errors,
-                    key_reports=settings.key_reports)
-    scratch: list[ConfigError] = []  # the original load reported every malformed value already
-    dropped: list[str] = []
-    for attr, display in (("user", USER_SETTINGS_DISPLAY), ("project", PROJECT_SETTINGS_DISPLAY),
-                          ("local", LOCAL_SETTINGS_DISPLAY)):
-        raw: dict[str, Any] = getattr(settings, attr)
-        if attr != "user":
-            raw, keys = _strip_widening(raw)
-            setattr(kept, attr, raw)
-            if keys:
-                dropped.append(f"{display} {', '.join(keys)}")
-        _merge(kept, raw, display, scratch)
-    if settings.flag:
-        _merge(kept, settings.flag, settings.flag_display, scratch)  # the user's own command line
-    return kept, dropped
-
-
-def _strip_widening(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """A copy of one project file's object without its widening keys, and the names of those that were set."""
-    kept = dict(raw)
-    dropped: list[str] = []
-    perms = raw.get("permissions")
-    if isinstance(perms, dict):
-        perms = dict(perms)
-        kept["permissions"] = perms
-        for key in ("allow", "additionalDirectories"):
-            if key in perms and perms.pop(key) not in (None, [], ""):
-                dropped.append(f"permissions.{key}")
-        mode = perms.get("defaultMode")
-        if mode is not None and mode not in _RESTRICTING_MODES:
-            del perms["defaultMode"]
-            shown = f"={mode}" if mode in KNOWN_PERMISSION_MODES else ""
-            dropped.append(f"permissions.defaultMode{shown}")
-    model = raw.get("model")
-    if isinstance(model, str) and ":" in model and model.partition(":")[0].lower() in MODEL_BACKENDS:
-        del kept["model"]  # `openai:…` would choose the backend (and so where the user's prompts go)
-        dropped.append("model")
-    for key in raw:
-        if key in _WIDENING_KEYS or key.endswith("Helper"):
-            value = kept.pop(key)
-            if value not in (None, False, "", [], {}):
-                dropped.append(key)
-    return kept, dropped
-
-
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve()
@@ -281,7 +215,8 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _merge(settings: Settings, raw: dict[str, Any], display: str, errors: list[ConfigError] | None = None) -> None:
+def merge_layer(settings: Settings, raw: dict[str, Any], display: str, errors: list[ConfigError] | None = None
+                ) -> None:
     if errors is None:
         errors = settings.errors
 

@@ -3,7 +3,7 @@
 A *folder* is the git root of the working directory (the nearest ancestor holding `.git`, a directory or a
 worktree's file), else the working directory itself. Until the folder is trusted, what its files would widen
 (project settings' allow rules, permissive modes, helpers, env, `.env` endpoints) is ignored; see
-`settings.without_project_widening` and `models.factory.model_environment`.
+`settings_trust.without_project_widening` and `models.factory.model_environment`.
 
 A folder is trusted when it, the working directory, or a folder containing them was trusted
 

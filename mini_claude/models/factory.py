@@ -20,7 +20,7 @@ name, and only to the agent's own model client. Where the client sends them (`AN
 `OPENAI_BASE_URL`, `MINI_CLAUDE_BACKEND`) and how it behaves (`MINI_CLAUDE_STREAM`, `MINI_CLAUDE_RETRY_BASE_S`) come
 from it only once the folder is trusted, and until then a `.env` key for a backend the user's environment does not
 configure at all (no key, no endpoint) does not move the user's prompts away from the backend it chose (nor may the project's settings: see
-`settings.without_project_widening`, which drops a project `model` naming a backend). Anything else in it is never used: nothing from `.env` reaches the
+`settings_trust.without_project_widening`, which drops a project `model` naming a backend). Anything else in it is never used: nothing from `.env` reaches the
 environment of MCP servers or shell commands, nor decides the state directory. The real environment always wins.
 """
 

@@ -46,8 +46,8 @@ from mini_claude.settings import (
     load_settings,
     read_flag_settings,
     session_env,
-    without_project_widening,
 )
+from mini_claude.settings_trust import without_project_widening
 from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
 
 log = logging.getLogger(__name__)

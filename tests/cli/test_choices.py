@@ -29,7 +29,8 @@ from mini_claude.errors import ConfigError
 from mini_claude.models.anthropic_http import AnthropicHttpModel
 from mini_claude.models.base import Usage
 from mini_claude.permissions import PermissionMode
-from mini_claude.settings import Settings, load_settings, setting_source, without_project_widening
+from mini_claude.settings import Settings, load_settings, setting_source
+from mini_claude.settings_trust import without_project_widening
 from tests.helpers import assert_group_gone, eventually, read_pidfile
 
 

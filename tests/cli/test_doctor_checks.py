@@ -16,7 +16,8 @@ from mini_claude.cli.doctor.files import mcp_config_section, memory_section, set
 from mini_claude.cli.doctor.rows import Row, Scene, Section
 from mini_claude.cli.doctor.setup import folder_size, install_section, keys_section
 from mini_claude.mcp.config import load_mcp_config
-from mini_claude.settings import load_settings, without_project_widening
+from mini_claude.settings import load_settings
+from mini_claude.settings_trust import without_project_widening
 from mini_claude.trust import TrustState
 
 

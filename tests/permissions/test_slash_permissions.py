@@ -21,8 +21,9 @@ from mini_claude.cli.slash.permissions import (
 )
 from mini_claude.errors import ConfigError
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
-from mini_claude.settings import load_settings, without_project_widening
+from mini_claude.settings import load_settings
 from mini_claude.settings_rules import add_rule, kinds_holding, remove_rule, settings_file
+from mini_claude.settings_trust import without_project_widening
 from mini_claude.tools.shell import BashTool
 
 BASH = BashTool()

@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mini_claude.settings import load_settings, without_project_widening
+from mini_claude.settings import load_settings
 from mini_claude.settings_keys import CLAUDE_CODE_KEYS, SUPPORTED_KEYS, key_report
+from mini_claude.settings_trust import without_project_widening
 from tests.helpers import clean_env, run_cli
 from tests.integration.conftest import answer
 from tests.settings.conftest import SettingsCli

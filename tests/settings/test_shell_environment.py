@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mini_claude.settings import load_settings, read_flag_settings, without_project_widening
+from mini_claude.settings import load_settings, read_flag_settings
+from mini_claude.settings_trust import without_project_widening
 
 REFUSED = ("ignored: a repository's settings cannot pass your secret-looking variables to commands (set it in "
            "~/.claude/settings.json or --settings)")

@@ -10,7 +10,8 @@ import pytest
 
 from mini_claude.models.factory import model_environment
 from mini_claude.session.start import additional_dirs, read_project_dotenv
-from mini_claude.settings import load_settings, without_project_widening
+from mini_claude.settings import load_settings
+from mini_claude.settings_trust import without_project_widening
 from mini_claude.trust import (
     TrustDecision,
     TrustState,

@@ -33,7 +33,8 @@ from mini_claude.errors import MiniClaudeError
 from mini_claude.mcp.manager import ServerStatus
 from mini_claude.paths import state_dir, user_home
 from mini_claude.session.start import SessionParts, build_env, read_project_dotenv
-from mini_claude.settings import load_settings, without_project_widening
+from mini_claude.settings import load_settings
+from mini_claude.settings_trust import without_project_widening
 from mini_claude.trust import TrustState, check_trust
 
 __all__ = ["PROBE_TIMEOUT_S", "doctor_report", "main"]

@@ -30,7 +30,8 @@ from mini_claude.session.start import (
     load_servers,
     resolve_approvals,
 )
-from mini_claude.settings import Settings, load_settings, session_env, without_project_widening
+from mini_claude.settings import Settings, load_settings, session_env
+from mini_claude.settings_trust import without_project_widening
 from mini_claude.trust import check_trust
 
 __all__ = ["McpWorld", "ProjectView", "host_for", "open_world", "project_view"]

@@ -22,12 +22,8 @@ from mini_claude.cli.terminal.picker import Option
 from mini_claude.cli.terminal.render import clean, one_line
 from mini_claude.errors import ConfigError
 from mini_claude.models.catalog import EFFORT_LEVELS
-from mini_claude.settings import (
-    USER_SETTINGS_DISPLAY,
-    Settings,
-    setting_source,
-    without_project_widening,
-)
+from mini_claude.settings import USER_SETTINGS_DISPLAY, Settings, setting_source
+from mini_claude.settings_trust import without_project_widening
 
 __all__ = ["CONFIG_HELP", "ITEMS", "ConfigItem", "ConfigTarget", "config_command", "config_rows", "in_force"]
 

@@ -20,7 +20,8 @@ from mini_claude.mcp.manager import ServerStatus
 from mini_claude.models.credentials import AnthropicCredentials, OpenAICredentials
 from mini_claude.net.urls import origin
 from mini_claude.paths import state_dir
-from mini_claude.settings import Settings, without_project_widening
+from mini_claude.settings import Settings
+from mini_claude.settings_trust import without_project_widening
 from mini_claude.trust import check_trust
 
 __all__ = ["ServedModel", "key_source", "status_lines"]

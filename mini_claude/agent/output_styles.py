@@ -22,6 +22,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mini_claude.claude_folders import markdown_files
 from mini_claude.errors import ConfigError
 from mini_claude.frontmatter import parse_frontmatter, split_frontmatter
 from mini_claude.jsonfile import read_regular_text
@@ -109,26 +110,12 @@ def load_output_styles(cwd: Path, home: Path, *, trusted: bool, sources: Collect
     """The built-ins, then the user's style files, then the project's (in a trusted folder only), and one warning
     per file that could not be used. `sources`: the scopes read (`--setting-sources`; None: user and project)."""
     choice = StyleChoice()
-    warnings: list[str] = []
-    user_folder = home / ".claude" / "output-styles"
-    for source, folder in (("user", user_folder), ("project", cwd / ".claude" / "output-styles")):
-        if sources is not None and source not in sources:
-            continue
-        if source == "project" and _same(folder, user_folder):
-            continue  # started in the home folder: its styles are the user's, read once
-        try:
-            paths = sorted(folder.glob("*.md")) if folder.is_dir() else []
-        except OSError as exc:
-            warnings.append(f"{folder}: {exc}")
-            continue
+    folders, warnings = markdown_files("output-styles", cwd, home, sources=sources)
+    for source, paths in folders:
         if source == "project" and not trusted:
             choice.skipped.extend(paths)
             continue
         for path in paths:
-            outside = _outside(path, cwd) if source == "project" else None
-            if outside is not None:  # a link to ~/.ssh/id_rsa would become system prompt, as the style's text
-                warnings.append(f"{path}: not loaded: it leads outside the project ({outside})")
-                continue
             try:
                 style = _read(path, source)
             except (OSError, ConfigError) as exc:
@@ -172,17 +159,3 @@ def _read(path: Path, source: str) -> OutputStyle | None:
     return OutputStyle(name.strip(), " ".join(description.split()), body.strip(), keep, source, path)
 
 
-def _outside(path: Path, cwd: Path) -> Path | None:
-    """Where a project file really is, when that is outside the project (a link out of it), else None."""
-    try:
-        resolved = path.resolve()
-        return None if resolved.is_relative_to(cwd.resolve()) else resolved
-    except (OSError, RuntimeError):  # a link loop
-        return path
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return False

@@ -37,6 +37,7 @@ from mini_claude.agent.compaction import ContextWindow
 from mini_claude.agent.hook_points import HookPoints
 from mini_claude.agent.loop import Agent, DeferredLoading, Gate, RunOutcome
 from mini_claude.agent.ui import AgentUI, RetryNotices
+from mini_claude.claude_folders import markdown_files
 from mini_claude.errors import ConfigError
 from mini_claude.frontmatter import parse_frontmatter, split_frontmatter
 from mini_claude.hooks.outcomes import HookPermission
@@ -113,27 +114,9 @@ def load_subagent_types(cwd: Path, home: Path, *, trusted: bool, sources: Collec
     not be used. `trusted`: whether the folder is trusted (a project file's `model` counts only then). `sources`:
     the scopes whose files are read (`--setting-sources`; None: user and project)."""
     found = {t.name: t for t in BUILTIN_TYPES}
-    warnings: list[str] = []
-    for source, folder in (("user", home / ".claude" / "agents"), ("project", cwd / ".claude" / "agents")):
-        if sources is not None and source not in sources:
-            continue
-        if source == "project" and folder.resolve() == (home / ".claude" / "agents").resolve():
-            continue  # started in the home folder: its agents are the user's, read once
-        try:
-            paths = sorted(folder.glob("*.md")) if folder.is_dir() else []
-        except OSError as exc:
-            warnings.append(f"{folder}: {exc}")
-            continue
+    folders, warnings = markdown_files("agents", cwd, home, sources=sources)
+    for source, paths in folders:
         for path in paths:
-            if source == "project":  # a link out of the project (a note of the user's) is no agent of its own
-                try:
-                    resolved = path.resolve()
-                    outside = not resolved.is_relative_to(cwd.resolve())
-                except (OSError, RuntimeError):
-                    resolved, outside = path, True
-                if outside:
-                    warnings.append(f"{path}: not loaded: it leads outside the project ({resolved})")
-                    continue
             try:
                 kind = _read(path, source)
             except (OSError, ConfigError) as exc:  # FrontmatterError too

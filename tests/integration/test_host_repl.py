@@ -315,7 +315,7 @@ def test_a_spinner_shows_time_and_tokens_while_the_model_thinks(
     term.wait_for(lambda s: "/help for commands" in s, "the prompt")
     term.enter("think hard")
     # the seconds count up while the request is in flight, with the tokens sent
-    term.wait_for(lambda s: re.search(r"Thinking… [12]s · ↑ \d+(\.\dk)? tokens · ctrl\+c to interrupt", s)
+    term.wait_for(lambda s: re.search(r"Thinking… [12]s · ↑ \d+(\.\dk)? tokens · esc or ctrl\+c to interrupt", s)
                   is not None, "the spinner after a second")
     term.wait_for(lambda s: "THOUGHT-IT-OVER" in s, "the answer")
     term.wait_for(lambda s: "Thinking…" not in s, "the spinner gone once the answer is in")

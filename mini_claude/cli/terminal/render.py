@@ -271,7 +271,7 @@ class TerminalUI(ToolDisplay):
 
 
 class _Thinking:
-    """The spinner line while the model works: `✻ Thinking… 4s · ↑ 12.3k tokens · ↓ 250 tokens · ctrl+c to
+    """The spinner line while the model works: `✻ Thinking… 4s · ↑ 12.3k tokens · ↓ 250 tokens · esc or ctrl+c to
     interrupt`, redrawn by rich's Live (elapsed time from the monotonic clock; tokens received estimated from the
     characters streamed, 4 a token)."""
 
@@ -287,12 +287,12 @@ class _Thinking:
 
     def label(self) -> str:
         if self.retry is not None and not self.received:
-            return f"{clean(self.retry.label(), visible=True)} · ctrl+c to interrupt"
+            return f"{clean(self.retry.label(), visible=True)} · esc or ctrl+c to interrupt"
         seconds = int(time.monotonic() - self.started)
         parts = [f"{seconds}s", f"↑ {_tokens(self.input_tokens)} tokens"]
         if self.received:
             parts.append(f"↓ {_tokens(self.received // 4)} tokens")
-        return f"{self.activity}… {' · '.join(parts)} · ctrl+c to interrupt"
+        return f"{self.activity}… {' · '.join(parts)} · esc or ctrl+c to interrupt"
 
     def __rich__(self) -> Any:
         from rich.text import Text

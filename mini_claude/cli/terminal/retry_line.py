@@ -1,7 +1,7 @@
 """How a model request that failed and waits to be sent again reads on the terminal.
 
 While the REPL waits, its spinner line becomes `API error: connection refused (127.0.0.1:9) · retrying in 4s ·
-attempt 3/10 · ctrl+c to interrupt`, the seconds counting down (`RetryCountdown`, redrawn by the spinner), then
+attempt 3/10 · esc or ctrl+c to interrupt`, the seconds counting down (`RetryCountdown`, redrawn by the spinner), then
 `retrying now` until the attempt ends. In `-p` each retry is one line on stderr (`retry_line`): stdout keeps only
 the answer. The cause comes from the model layer already classified and free of credentials
 (models/retry_cause.py); it is still passed through `render.clean` where it is printed.

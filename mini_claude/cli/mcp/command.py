@@ -17,6 +17,8 @@
                                            says what still holds a server back (exit 1) rather than "Enabled"
     mcp reset-project-choices              forget approvals and rejections of project servers made here
     mcp doctor [NAME] [--json]             per server: what is wrong and how to fix it (cli/mcp/doctor.py)
+    mcp serve [--permission-mode MODE]     the built-in tools as an MCP server on stdio, behind this folder's
+                                           permission gate (cli/mcp/serve.py)
 Every connecting command takes --mcp-trace FILE: each JSON-RPC message both ways, one JSON line, secrets redacted.
 """
 
@@ -134,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
                    help="how long each probe may take (default 10)")
     common(p)
+    p = sub.add_parser("serve", help="serve the built-in tools over stdio as an MCP server (behind the gate)")
+    p.add_argument("--permission-mode", dest="permission_mode", default=None,
+                   help="default, acceptEdits or plan (bypassPermissions is not honoured here)")
     p = sub.add_parser("logout", help="forget a server's stored OAuth tokens")
     p.add_argument("name")
     common(p, json_flag=False)
@@ -219,6 +224,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             from mini_claude.cli.mcp.resources import reset_project_choices
 
             return reset_project_choices()
+        if args.command == "serve":
+            from mini_claude.cli.mcp.serve import serve_command
+
+            return serve_command(args.permission_mode)
         if args.command == "doctor":
             from mini_claude.cli.mcp.doctor import doctor_command
 

@@ -1,7 +1,8 @@
 """`serve_stdio`: one MCP server session (a `MessagePeer`, e.g. `McpServerCore`) served over this process's stdin
 and stdout — the server side of the stdio transport.
 
-* Framing: one JSON-RPC message per line. A line longer than `max_line` bytes is never stored: it is skipped up to
+* Framing: one JSON-RPC message per line. A line longer than `max_line` bytes (default: the client side's cap,
+  `limits.max_message_bytes()`: `MINI_CLAUDE_MCP_MAX_MESSAGE_BYTES`) is never stored: it is skipped up to
   its newline and answered with an `Invalid Request` error (id null), and the connection goes on.
 * A line that is not JSON gets a `Parse error` reply (id null); blank lines are skipped.
 * stdout carries the protocol alone: the file descriptor is duplicated for our writes and `sys.stdout` is pointed
@@ -20,12 +21,12 @@ import sys
 from typing import Any, BinaryIO
 
 from mini_claude.mcp.transports.inprocess import MessagePeer
+from mini_claude.mcp.transports.limits import max_message_bytes
 
-__all__ = ["DEFAULT_MAX_LINE", "serve_stdio"]
+__all__ = ["serve_stdio"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_LINE = 16 * 1024 * 1024  # bytes of one incoming message
 _CHUNK = 64 * 1024
 
 
@@ -60,9 +61,10 @@ def _protocol_stdout() -> BinaryIO:
     return os.fdopen(fd, "wb", buffering=0)
 
 
-async def serve_stdio(peer: MessagePeer, *, max_line: int = DEFAULT_MAX_LINE, stdin: BinaryIO | None = None,
+async def serve_stdio(peer: MessagePeer, *, max_line: int | None = None, stdin: BinaryIO | None = None,
                       stdout: BinaryIO | None = None) -> None:
     """Serve one session of `peer` until stdin ends (or the peer ends the connection)."""
+    max_line = max_line if max_line is not None else max_message_bytes()
     out = stdout if stdout is not None else _protocol_stdout()
     source = stdin if stdin is not None else sys.stdin.buffer
     loop = asyncio.get_running_loop()

@@ -6,6 +6,7 @@ and an untrusted folder's settings allow nothing."""
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,6 +17,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from mini_claude.mcp.client import McpClient
+from mini_claude.mcp.transports.stdio import StdioParams, StdioTransport
 from mini_claude.trust import TrustStore
 from tests.helpers import PYTHON, clean_env
 
@@ -126,3 +129,36 @@ async def test_trusted_folder_settings_allow_bash(tmp_path: Path) -> None:
         ran = await session.call_tool("Bash", {"command": "touch x"})
     assert not ran.is_error, text(ran)
     assert (work / "x").exists()
+
+
+async def test_bypass_permissions_is_not_honoured(tmp_path: Path) -> None:
+    """A setting (or flag) of bypassPermissions would silence every question for a client nobody watches."""
+    work, env = project(tmp_path, {"permissions": {"defaultMode": "bypassPermissions"}}, trusted=True)
+    async with served(work, env) as session:
+        refused = await session.call_tool("Bash", {"command": "touch x"})
+    assert refused.is_error
+    assert not (work / "x").exists()
+
+
+def test_a_bad_permission_mode_is_a_clear_error(tmp_path: Path) -> None:
+    work, env = project(tmp_path, trusted=True)
+    done = subprocess.run([PYTHON, "-m", "mini_claude", "mcp", "serve", "--permission-mode", "nonsense"], cwd=work,
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and done.stdout == ""
+    assert "nonsense" in done.stderr and "Traceback" not in done.stderr
+
+
+async def test_our_own_client_against_it(tmp_path: Path) -> None:
+    work, env = project(tmp_path, trusted=True)
+    params = StdioParams(command=PYTHON, args=["-m", "mini_claude", "mcp", "serve"], cwd=str(work), env=env)
+    client = McpClient(StdioTransport(params, server="mini"), name="mini")
+    await client.connect(timeout_s=30)
+    try:
+        tools = {tool.name: tool for tool in await client.list_tools()}
+        assert tools["Read"].read_only_hint and not tools["Bash"].read_only_hint
+        result = await client.call_tool("Read", {"file_path": str(work / "notes.txt")})
+        assert not result.is_error and "first line" in result.content[0]["text"]
+        refused = await client.call_tool("Bash", {"command": "touch x"})
+        assert refused.is_error and not (work / "x").exists()
+    finally:
+        await client.close()

@@ -22,6 +22,7 @@ from typing import Any
 
 from mini_claude import __version__
 from mini_claude.agent.calls import masked, wrong_input
+from mini_claude.errors import ConfigError
 from mini_claude.mcp.server import McpServerCore, ServerTool, ToolCallContext
 from mini_claude.mcp.transports.stdio_server import serve_stdio
 from mini_claude.paths import state_dir, user_home
@@ -118,7 +119,10 @@ async def build_core(cwd: Path, env: dict[str, str], *, mode: str | None = None)
     settings = load_session_settings(cwd, env)
     settings, _model_env, _trusted = await settle_trust(opts, env, settings, _StderrUI(), ask=None)
     mode_name = mode or settings.default_mode or "default"
-    permission_mode = PermissionMode.parse(mode_name)
+    try:
+        permission_mode = PermissionMode.parse(mode_name)
+    except ValueError as exc:
+        raise ConfigError(str(exc), key="permissions.defaultMode" if mode is None else None) from exc
     if permission_mode is PermissionMode.BYPASS:
         permission_mode = PermissionMode.DEFAULT  # nobody is watching a served session: the gate always holds
     rules = RuleSet.from_settings(settings)

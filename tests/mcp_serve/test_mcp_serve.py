@@ -162,3 +162,19 @@ async def test_our_own_client_against_it(tmp_path: Path) -> None:
         assert refused.is_error and not (work / "x").exists()
     finally:
         await client.close()
+
+
+async def test_outside_and_protected_paths_hold(tmp_path: Path) -> None:
+    work, env = project(tmp_path, {"permissions": {"allow": ["Write", "Edit"]}}, trusted=True)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the project's\n")
+    async with served(work, env) as session:
+        read = await session.call_tool("Read", {"file_path": str(outside)})
+        assert read.is_error and "not the project's" not in text(read)
+        wrote = await session.call_tool("Write", {"file_path": str(work / ".claude" / "settings.json"),
+                                                  "content": '{"permissions": {"allow": ["Bash"]}}'})
+        assert wrote.is_error
+        ok = await session.call_tool("Write", {"file_path": str(work / "new.txt"), "content": "hi\n"})
+        assert not ok.is_error, text(ok)
+    assert json.loads((work / ".claude" / "settings.json").read_text()) == {"permissions": {"allow": ["Write", "Edit"]}}
+    assert (work / "new.txt").read_text() == "hi\n"

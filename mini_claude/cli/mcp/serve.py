@@ -29,7 +29,7 @@ from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.permissions.answers import AskContext, PermissionAnswer
 from mini_claude.sandbox.runtime import Sandbox
-from mini_claude.secrets import EnvPolicy
+from mini_claude.secrets import EnvPolicy, mask
 from mini_claude.session.mcp_half import additional_dirs
 from mini_claude.session.parts import SessionOptions
 from mini_claude.session.start import build_env, load_session_settings, settle_trust
@@ -93,7 +93,7 @@ async def _ask(gate_ref: list[PermissionGate], tool: Tool, args: dict[str, Any],
         return PermissionAnswer(allow=False, message=(
             f"{tool.name} needs the user's approval ({why}), and this MCP client cannot be asked (it did not declare "
             f"the elicitation capability){allow_hint}"))
-    shown = json.dumps(args, ensure_ascii=False)
+    shown = mask(json.dumps(args, ensure_ascii=False))  # the form goes to another program: no known secret value
     if len(shown) > 2000:
         shown = shown[:2000] + "…"
     schema = {"type": "object", "properties": {"allow": {"type": "boolean", "title": f"Allow {tool.name}?"}},

@@ -143,6 +143,23 @@ class McpTool:
         return value if value in ("optional", "required") else "forbidden"
 
     @property
+    def visibility(self) -> tuple[str, ...]:
+        """MCP Apps (`io.modelcontextprotocol/ui`): who may see and call the tool, from `_meta.ui.visibility`:
+        "model" (the agent) and/or "app" (a view of the same server). Absent or not a list of strings: both, the
+        extension's default. Servers list app-only tools whether or not the client declared the extension."""
+        meta = self.raw.get("_meta")
+        ui = meta.get("ui") if isinstance(meta, dict) else None
+        value = ui.get("visibility") if isinstance(ui, dict) else None
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return tuple(value)
+        return ("model", "app")
+
+    @property
+    def model_visible(self) -> bool:
+        """Whether the model may be offered this tool (an app-only tool is for a server's own view)."""
+        return "model" in self.visibility
+
+    @property
     def read_only_hint(self) -> bool:
         """True only when the server says so explicitly (hints are untrusted; absent means "may write")."""
         return self.annotations.get("readOnlyHint") is True

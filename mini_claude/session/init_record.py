@@ -75,7 +75,8 @@ async def init_record(parts: SessionParts, *, original_cwd: str) -> dict[str, An
     """The init line of `parts`' session, as it stands now (its servers started, its skills settled)."""
     agent = parts.agent
     tools = [tool.name for tool in agent.tools()]
-    tools += [entry.qualified_name for entry in parts.manager.tools() if entry.qualified_name not in tools]
+    tools += [entry.qualified_name for entry in parts.manager.tools()
+              if entry.tool.model_visible and entry.qualified_name not in tools]
     servers = [{"name": state.name, "status": server_status(state.status),
                 "source": _SOURCE.get(state.config.scope, state.config.scope)}
                for state in parts.manager.states.values()]

@@ -157,9 +157,10 @@ class McpToolAdapters:
         entries = self.manager.tools()
         if entries is not self._entries:
             # a tool that must be called as a task is offered only by a server that takes task-augmented
-            # tools/call (the spec forbids sending `task` otherwise): the host could not serve it
-            self._adapters = [self._adapter(entry) for entry in entries
-                              if entry.tool.task_support != "required" or self._tasks_supported(entry.server)]
+            # tools/call (the spec forbids sending `task` otherwise): the host could not serve it. An MCP Apps
+            # tool whose `_meta.ui.visibility` leaves out "model" is for the server's own view, never the model.
+            self._adapters = [self._adapter(entry) for entry in entries if entry.tool.model_visible
+                              and (entry.tool.task_support != "required" or self._tasks_supported(entry.server))]
             self._entries = entries
             live = {id(entry) for entry in entries}  # the cache holds each listed entry, so ids stay unique
             self._by_entry = {key: value for key, value in self._by_entry.items() if key in live}

@@ -1,0 +1,59 @@
+"""`mini-claude mcp disable|enable SERVER/TOOL [-s user|project|local]`: switch one MCP tool (or `SERVER/*`, all
+of a server's tools) off or on in one settings file's `disabledMcpTools` list (mcp/tool_switches.py says what the
+key means). The default scope is `local` (`.claude/settings.local.json`), as for `mcp add`. The file is written
+through settings_rules (atomic; a repository's file that is a symlink is refused, never followed).
+
+Enabling says what still holds the tool off (exit 1): an entry in another scope's file, or `SERVER/*`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from mini_claude.cli.terminal.render import clean
+from mini_claude.mcp.tool_switches import DISABLED_TOOLS_KEY, disabled_tools, parse_tool_entry
+from mini_claude.settings_rules import SCOPES, SettingsFile, settings_file, switch_list_item
+
+__all__ = ["switch_tool"]
+
+
+def switch_tool(entry: str, *, enabled: bool, scope: str | None, cwd: Path, home: Path) -> int:
+    """Write the switch; 0 when the tool is now as asked, 1 when enabling left it off elsewhere, 3 on bad input."""
+    try:
+        server, tool = parse_tool_entry(entry)
+    except ValueError as exc:
+        _say(f"mini-claude mcp: {exc}", err=True)
+        return 3
+    entry = f"{server}/{tool}"
+    file = settings_file(scope or "local", cwd=cwd, home=home)
+    changed = switch_list_item(file, DISABLED_TOOLS_KEY, entry, present=not enabled)
+    what = f"all tools of MCP server {server!r}" if tool == "*" else f"MCP tool {tool!r} of server {server!r}"
+    if not enabled:
+        note = "" if changed else " (it was already listed)"
+        _say(f"Disabled {what} in {file.display}{note}: the model is not offered it")
+        return 0
+    holding = _still_off(server, tool, cwd=cwd, home=home)
+    if holding:
+        _say(f"{what[0].upper()}{what[1:]} stays off: {'; '.join(holding)} (remove it there, or "
+             f"`mini-claude mcp enable {entry} -s SCOPE`)")
+        return 1
+    _say(f"Enabled {what} in {file.display}" + ("" if changed else " (it was not switched off there)"))
+    return 0
+
+
+def _still_off(server: str, tool: str, *, cwd: Path, home: Path) -> list[str]:
+    """Which scope files still switch the tool off, e.g. `.claude/settings.json lists github/*`."""
+    from mini_claude.jsonfile import read_json_object
+
+    found: list[str] = []
+    for scope in SCOPES:
+        file: SettingsFile = settings_file(scope, cwd=cwd, home=home)
+        raw = read_json_object(file.path, file.display, []) or {}
+        for listed in disabled_tools([raw]):
+            if listed in (f"{server}/{tool}", f"{server}/*"):
+                found.append(f"{file.display} lists {listed}")
+    return found
+
+
+def _say(text: str, *, err: bool = False) -> None:
+    (sys.stderr if err else sys.stdout).write(clean(text) + "\n")

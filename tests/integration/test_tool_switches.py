@@ -1,0 +1,81 @@
+"""Single MCP tools switched off (`disabledMcpTools`, mcp/tool_switches.py) through the real CLI: `mcp disable
+SERVER/TOOL -s SCOPE` writes the scope's settings file; a `-p` run against the mock model then sends no definition
+of that tool (the request log shows it absent), and a call that names it gets an error saying it is switched off;
+`mcp enable` gives it back, or says which file still holds it off. A repository's file switches tools off without
+trust."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Cli, answer, probe_entry, result_text, tool_results, tool_use
+
+
+def _mcp_tools(request: dict[str, Any]) -> list[str]:
+    return sorted(t["name"] for t in request["body"].get("tools", []) if t["name"].startswith("mcp__"))
+
+
+def _settings(cli: Cli, scope: str) -> Path:
+    return {"user": cli.home / ".claude" / "settings.json", "project": cli.work / ".claude" / "settings.json",
+            "local": cli.work / ".claude" / "settings.local.json"}[scope]
+
+
+@pytest.mark.parametrize("scope", ["user", "project", "local"])
+def test_a_tool_switched_off_in_each_scope_is_never_offered(cli: Cli, scope: str) -> None:
+    config = cli.config_file({"probe": probe_entry()})
+    off = cli.run("mcp", "disable", "probe/poke", "-s", scope)
+    assert off.rc == 0, off.stderr
+    assert "Disabled MCP tool 'poke'" in off.stdout
+    assert json.loads(_settings(cli, scope).read_text())["disabledMcpTools"] == ["probe/poke"]
+    mock = cli.mock([tool_use("mcp__probe__poke"), answer("done")])
+    result = cli.run("-p", "poke it", "--mcp-config", config, "--allowedTools", "mcp__probe",
+                     env={"MINI_CLAUDE_TOOL_SEARCH": "false"})
+    assert result.rc == 0, result.stderr
+    offered = _mcp_tools(mock.requests[0])
+    assert "mcp__probe__poke" not in offered and "mcp__probe__peek" in offered
+    (refused,) = tool_results(mock)
+    assert refused.get("is_error") is True
+    assert "switched off" in result_text(refused) and "disabledMcpTools" in result_text(refused)
+
+
+def test_a_whole_server_s_tools_off_and_enable_says_what_still_holds_it(cli: Cli) -> None:
+    config = cli.config_file({"probe": probe_entry()})
+    assert cli.run("mcp", "disable", "probe/*", "-s", "project").rc == 0
+    assert cli.run("mcp", "disable", "probe/echo").rc == 0  # default scope: local
+    assert json.loads(_settings(cli, "local").read_text())["disabledMcpTools"] == ["probe/echo"]
+    mock = cli.mock([answer("hi"), answer("hi")])
+    assert cli.run("-p", "hi", "--mcp-config", config, env={"MINI_CLAUDE_TOOL_SEARCH": "false"}).rc == 0
+    assert _mcp_tools(mock.requests[0]) == []
+    still = cli.run("mcp", "enable", "probe/echo")
+    assert still.rc == 1 and ".claude/settings.json lists probe/*" in still.stdout
+    assert json.loads(_settings(cli, "local").read_text())["disabledMcpTools"] == []
+    back = cli.run("mcp", "enable", "probe/*", "-s", "project")
+    assert back.rc == 0, back.stdout + back.stderr
+    assert cli.run("-p", "hi", "--mcp-config", config, env={"MINI_CLAUDE_TOOL_SEARCH": "false"}).rc == 0
+    assert "mcp__probe__echo" in _mcp_tools(mock.requests[1])
+
+
+def test_a_disabled_tool_is_not_found_by_tool_search(cli: Cli) -> None:
+    config = cli.config_file({"probe": probe_entry()})
+    assert cli.run("mcp", "disable", "probe/poke").rc == 0
+    mock = cli.mock([tool_use("ToolSearch", {"query": "select:mcp__probe__poke,mcp__probe__peek"}), answer("ok")])
+    result = cli.run("-p", "find", "--mcp-config", config, env={"MINI_CLAUDE_TOOL_SEARCH": "true"})
+    assert result.rc == 0, result.stderr
+    (found,) = tool_results(mock)
+    assert "mcp__probe__poke" not in json.dumps(found) and "mcp__probe__poke" not in json.dumps(mock.requests[0])
+    assert "mcp__probe__peek" in json.dumps(mock.requests[1]["body"])
+
+
+def test_bad_entries_and_linked_files_are_refused(cli: Cli) -> None:
+    bad = cli.run("mcp", "disable", "probe/")
+    assert bad.rc == 3 and "SERVER/TOOL" in bad.stderr
+    (cli.work / ".claude").mkdir(parents=True, exist_ok=True)
+    target = cli.tmp / "elsewhere.json"
+    target.write_text("{}")
+    (cli.work / ".claude" / "settings.local.json").symlink_to(target)
+    linked = cli.run("mcp", "disable", "probe/poke")
+    assert linked.rc != 0 and "symbolic link" in linked.stderr and target.read_text() == "{}"

@@ -162,6 +162,16 @@ class McpToolAdapters:
                         f"(disabledMcpTools; `/mcp enable {entry.server}/{entry.tool.name}` switches it on)")
         return None
 
+    def switched_off_by_server(self) -> dict[str, list[McpToolAdapter]]:
+        """Per server, the adapters of its listed tools that are switched off (what `mcp list` and `/context` say
+        the switches save)."""
+        found: dict[str, list[McpToolAdapter]] = {}
+        if self.switches:
+            for entry in self.manager.tools():
+                if self.switches.is_off(entry.server, entry.tool.name):
+                    found.setdefault(entry.server, []).append(self._adapter(entry))
+        return found
+
     def _tasks_supported(self, server: str) -> bool:
         state = self.manager.states.get(server)
         client = state.client if state is not None else None

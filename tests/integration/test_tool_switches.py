@@ -79,3 +79,20 @@ def test_bad_entries_and_linked_files_are_refused(cli: Cli) -> None:
     (cli.work / ".claude" / "settings.local.json").symlink_to(target)
     linked = cli.run("mcp", "disable", "probe/poke")
     assert linked.rc != 0 and "symbolic link" in linked.stderr and target.read_text() == "{}"
+
+
+def test_mcp_list_shows_what_the_switches_save(cli: Cli) -> None:
+    config = cli.config_file({"probe": probe_entry()})
+    before = cli.run("mcp", "list", "--json", "--mcp-config", config, env={"MINI_CLAUDE_TOOL_SEARCH": "false"})
+    assert before.rc == 0, before.stderr
+    (whole,) = json.loads(before.stdout)
+    assert "tools_off" not in whole
+    assert cli.run("mcp", "disable", "probe/poke").rc == 0
+    assert cli.run("mcp", "disable", "probe/peek", "-s", "project").rc == 0
+    listed = cli.run("mcp", "list", "--json", "--mcp-config", config, env={"MINI_CLAUDE_TOOL_SEARCH": "false"})
+    (row,) = json.loads(listed.stdout)
+    assert sorted(row["tools_off"]) == ["peek", "poke"]
+    # the definitions left out are what the offered ones no longer carry
+    assert row["tokens_saved"] > 0 and row["tool_tokens"] + row["tokens_saved"] - whole["tool_tokens"] in (-1, 0, 1)
+    text = cli.run("mcp", "list", "--mcp-config", config, env={"MINI_CLAUDE_TOOL_SEARCH": "false"})
+    assert f"2 tools off (saves ~{row['tokens_saved']} tokens)" in text.stdout, text.stdout

@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 
 from mini_claude.cli.terminal.render import clean
-from mini_claude.mcp.tool_switches import DISABLED_TOOLS_KEY, disabled_tools, parse_tool_entry
+from mini_claude.jsonfile import read_json_object
+from mini_claude.mcp.tool_switches import DISABLED_TOOLS_KEY, ToolSwitches, disabled_tools, parse_tool_entry
 from mini_claude.settings_rules import SCOPES, SettingsFile, settings_file, switch_list_item
 
-__all__ = ["switch_tool"]
+__all__ = ["files_holding", "switch_tool", "switches_here"]
 
 
 def switch_tool(entry: str, *, enabled: bool, scope: str | None, cwd: Path, home: Path) -> int:
@@ -32,7 +33,7 @@ def switch_tool(entry: str, *, enabled: bool, scope: str | None, cwd: Path, home
         note = "" if changed else " (it was already listed)"
         _say(f"Disabled {what} in {file.display}{note}: the model is not offered it")
         return 0
-    holding = _still_off(server, tool, cwd=cwd, home=home)
+    holding = files_holding(server, tool, cwd=cwd, home=home)
     if holding:
         _say(f"{what[0].upper()}{what[1:]} stays off: {'; '.join(holding)} (remove it there, or "
              f"`mini-claude mcp enable {entry} -s SCOPE`)")
@@ -41,10 +42,8 @@ def switch_tool(entry: str, *, enabled: bool, scope: str | None, cwd: Path, home
     return 0
 
 
-def _still_off(server: str, tool: str, *, cwd: Path, home: Path) -> list[str]:
+def files_holding(server: str, tool: str, *, cwd: Path, home: Path) -> list[str]:
     """Which scope files still switch the tool off, e.g. `.claude/settings.json lists github/*`."""
-    from mini_claude.jsonfile import read_json_object
-
     found: list[str] = []
     for scope in SCOPES:
         file: SettingsFile = settings_file(scope, cwd=cwd, home=home)
@@ -53,6 +52,12 @@ def _still_off(server: str, tool: str, *, cwd: Path, home: Path) -> list[str]:
             if listed in (f"{server}/{tool}", f"{server}/*"):
                 found.append(f"{file.display} lists {listed}")
     return found
+
+
+def switches_here(cwd: Path, home: Path) -> ToolSwitches:
+    """The tools the three scope files switch off here, as a session started here would have them (`mcp list`)."""
+    files = [settings_file(scope, cwd=cwd, home=home) for scope in SCOPES]
+    return ToolSwitches(disabled_tools([read_json_object(f.path, f.display, []) or {} for f in files]))
 
 
 def _say(text: str, *, err: bool = False) -> None:

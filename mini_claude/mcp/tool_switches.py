@@ -1,4 +1,9 @@
-"""Single MCP tools switched off by settings: the `disabledMcpTools` key (ours; Claude Code has none).
+"""MCP servers and single MCP tools switched off by settings: the `disabledMcpTools` and `disabledMcpServers`
+keys (ours; Claude Code has neither in its settings files).
+
+`disabledMcpServers` lists server names of any scope (user, local, project, --mcp-config): a server listed in any
+settings file is not started. (Claude Code's `disabledMcpjsonServers` does the same for `.mcp.json` servers only;
+both are honoured.)
 
 The key holds a list of `SERVER/TOOL` entries (`SERVER/*` switches off every tool of a server). It is read from
 the user's `~/.claude/settings.json`, the project's `.claude/settings.json` and the local
@@ -15,9 +20,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["DISABLED_TOOLS_KEY", "ToolSwitches", "disabled_tools", "parse_tool_entry"]
+__all__ = ["DISABLED_SERVERS_KEY", "DISABLED_TOOLS_KEY", "ToolSwitches", "disabled_tools", "parse_tool_entry",
+           "switched_off_servers"]
 
 DISABLED_TOOLS_KEY = "disabledMcpTools"
+DISABLED_SERVERS_KEY = "disabledMcpServers"
+
+
+def switched_off_servers(files: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The server names the `disabledMcpServers` lists of the settings `files` (raw dicts) name, joined."""
+    found: list[str] = []
+    for raw in files:
+        value = raw.get(DISABLED_SERVERS_KEY)
+        for item in value if isinstance(value, list) else ():
+            if isinstance(item, str) and item and item not in found:
+                found.append(item)
+    return found
 
 
 def parse_tool_entry(text: str) -> tuple[str, str]:

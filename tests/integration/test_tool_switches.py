@@ -96,3 +96,34 @@ def test_mcp_list_shows_what_the_switches_save(cli: Cli) -> None:
     assert row["tokens_saved"] > 0 and row["tool_tokens"] + row["tokens_saved"] - whole["tool_tokens"] in (-1, 0, 1)
     text = cli.run("mcp", "list", "--mcp-config", config, env={"MINI_CLAUDE_TOOL_SEARCH": "false"})
     assert f"2 tools off (saves ~{row['tokens_saved']} tokens)" in text.stdout, text.stdout
+
+
+@pytest.mark.parametrize("scope", ["user", "project", "local"])
+def test_a_user_server_switched_off_in_each_scope_is_not_started(cli: Cli, scope: str) -> None:
+    entry = probe_entry()
+    added = cli.run("mcp", "add", "-s", "user", "probe", "--", entry["command"], *entry["args"])
+    assert added.rc == 0, added.stderr
+    off = cli.run("mcp", "disable", "probe", "-s", scope)
+    assert off.rc == 0, off.stderr
+    assert json.loads(_settings(cli, scope).read_text())["disabledMcpServers"] == ["probe"]
+    mock = cli.mock([answer("hi"), answer("hi")])
+    assert cli.run("-p", "hi", env={"MINI_CLAUDE_TOOL_SEARCH": "false"}).rc == 0
+    assert _mcp_tools(mock.requests[0]) == []
+    listed = json.loads(cli.run("mcp", "list", "--json").stdout)
+    assert [(s["name"], s["status"]) for s in listed] == [("probe", "disabled")]
+    back = cli.run("mcp", "enable", "probe", "-s", scope)
+    assert back.rc == 0, back.stdout
+    assert cli.run("-p", "hi", env={"MINI_CLAUDE_TOOL_SEARCH": "false"}).rc == 0
+    assert "mcp__probe__echo" in _mcp_tools(mock.requests[1])
+
+
+def test_a_project_server_switched_off_uses_claude_code_s_key_and_beats_the_flag(cli: Cli) -> None:
+    (cli.work / ".mcp.json").write_text(json.dumps({"mcpServers": {"probe": probe_entry()}}))
+    assert cli.run("mcp", "disable", "probe", "-s", "project").rc == 0
+    assert json.loads(_settings(cli, "project").read_text()) == {"disabledMcpjsonServers": ["probe"]}
+    assert cli.run("mcp", "disable", "probe", "-s", "local").rc == 0
+    mock = cli.mock([answer("hi")])
+    assert cli.run("-p", "hi", "--trust-project-mcp", env={"MINI_CLAUDE_TOOL_SEARCH": "false"}).rc == 0
+    assert _mcp_tools(mock.requests[0]) == []
+    still = cli.run("mcp", "enable", "probe", "-s", "local")
+    assert still.rc == 1 and ".claude/settings.json" in still.stdout

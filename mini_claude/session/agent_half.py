@@ -143,9 +143,12 @@ def build_session(
                           own_dirs=[spill_dir, home / ".claude" / "skills"],  # readable: ours, the user's skills
                           sandbox=sandbox)
     from mini_claude.mcp.tool_switches import ToolSwitches, disabled_tools
+    from mini_claude.worktrees import shared_local_settings
 
-    # `disabledMcpTools` from every file, trusted or not: a repository may switch tools off, never on
-    switches = ToolSwitches(disabled_tools((settings.user, settings.project, settings.local, settings.flag)))
+    # `disabledMcpTools` from every file, trusted or not: a repository may switch tools off, never on (and a
+    # linked worktree's local choices are the main worktree's too: worktrees.py)
+    switches = ToolSwitches(disabled_tools((settings.user, settings.project, settings.local, settings.flag,
+                                            shared_local_settings(opts.cwd))))
     mcp_tools = McpToolAdapters(manager, host, switches)
 
     def explain_unknown(name: str) -> str | None:  # a switched-off tool says so, not "no such tool"

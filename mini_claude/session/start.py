@@ -50,6 +50,7 @@ from mini_claude.settings import (
 )
 from mini_claude.settings_trust import without_project_widening
 from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
+from mini_claude.worktrees import shared_local_settings
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +202,9 @@ async def resolve_approvals(
     approve_all = False
     switched_off = set(disabled_servers(cwd=cwd, home=user_home(env)))
     # `disabledMcpServers` of any settings file, trusted or not: switching off never needs trust
-    in_settings = set(switched_off_servers((settings.user, settings.project, settings.local, settings.flag)))
+    shared = shared_local_settings(cwd)  # a linked worktree's: the main worktree's local file too (worktrees.py)
+    in_settings = set(switched_off_servers((settings.user, settings.project, settings.local, settings.flag, shared)))
+    disabled |= set(_names(shared.get("disabledMcpjsonServers")))
     for cfg in config.servers.values():
         if cfg.disabled:
             continue

@@ -127,3 +127,51 @@ def test_a_project_server_switched_off_uses_claude_code_s_key_and_beats_the_flag
     assert _mcp_tools(mock.requests[0]) == []
     still = cli.run("mcp", "enable", "probe", "-s", "local")
     assert still.rc == 1 and ".claude/settings.json" in still.stdout
+
+
+def _git(cwd: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                   capture_output=True, timeout=30)
+
+
+def test_a_local_choice_holds_in_every_worktree_of_the_repository(cli: Cli) -> None:
+    _git(cli.work, "init", "-q")
+    _git(cli.work, "commit", "-q", "--allow-empty", "-m", "start")
+    linked, other = cli.tmp / "linked", cli.tmp / "other"
+    _git(cli.work, "worktree", "add", "-q", str(linked))
+    _git(cli.work, "worktree", "add", "-q", str(other))
+    config = cli.config_file({"probe": probe_entry()})
+    cli.work = linked  # switched off in one linked worktree …
+    off = cli.run("mcp", "disable", "probe/poke")
+    assert off.rc == 0 and "the main worktree's" in off.stdout, off.stdout + off.stderr
+    assert cli.run("mcp", "disable", "probe", "-s", "local").rc == 0
+    main_local = json.loads((cli.tmp / "work" / ".claude" / "settings.local.json").read_text())
+    assert main_local == {"disabledMcpTools": ["probe/poke"], "disabledMcpServers": ["probe"]}
+    assert not (linked / ".claude").exists()
+    mock = cli.mock([answer("hi")] * 4)
+    for tree in (other, cli.tmp / "work"):  # … holds in the other linked one and in the main one
+        cli.work = tree
+        assert cli.run("-p", "hi", "--mcp-config", config, env={"MINI_CLAUDE_TOOL_SEARCH": "false"}).rc == 0
+        assert _mcp_tools(mock.requests[-1]) == []
+    cli.work = other
+    assert cli.run("mcp", "enable", "probe", "-s", "local").rc == 0
+    assert cli.run("-p", "hi", "--mcp-config", config, env={"MINI_CLAUDE_TOOL_SEARCH": "false"}).rc == 0
+    offered = _mcp_tools(mock.requests[-1])
+    assert "mcp__probe__peek" in offered and "mcp__probe__poke" not in offered
+    listed = cli.run("mcp", "list", "--mcp-config", config, env={"MINI_CLAUDE_TOOL_SEARCH": "false"})
+    assert "1 tool off" in listed.stdout, listed.stdout
+
+
+def test_a_forged_git_file_points_nowhere(cli: Cli, tmp_path: Path) -> None:
+    from mini_claude.worktrees import main_worktree
+
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / ".git" / "worktrees" / "x").mkdir(parents=True)
+    (elsewhere / ".git" / "worktrees" / "x" / "commondir").write_text("../..")
+    (elsewhere / ".git" / "worktrees" / "x" / "gitdir").write_text("/somewhere/else/.git")  # no back link to us
+    (cli.work / ".git").write_text(f"gitdir: {elsewhere / '.git' / 'worktrees' / 'x'}\n")
+    assert main_worktree(cli.work) is None
+    (elsewhere / ".git" / "worktrees" / "x" / "gitdir").write_text(str(cli.work / ".git"))
+    assert main_worktree(cli.work) == elsewhere

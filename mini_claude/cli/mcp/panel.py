@@ -168,7 +168,7 @@ def _switch_tool(manager: McpManager, entry: str, enabled: bool, ui: TerminalUI,
     once that file lets go of it: this session keeps it off until then."""
     from mini_claude.cli.mcp.toggles import files_holding
     from mini_claude.mcp.tool_switches import DISABLED_TOOLS_KEY, parse_tool_entry
-    from mini_claude.settings_rules import settings_file, switch_list_item
+    from mini_claude.settings_rules import local_switch_files, switch_list_item
 
     try:
         server, tool = parse_tool_entry(entry)
@@ -177,8 +177,10 @@ def _switch_tool(manager: McpManager, entry: str, enabled: bool, ui: TerminalUI,
         return
     entry = f"{server}/{tool}"
     cwd, home = Path.cwd(), user_home(manager.env)
-    file = settings_file("local", cwd=cwd, home=home)
-    switch_list_item(file, DISABLED_TOOLS_KEY, entry, present=not enabled)
+    files = local_switch_files(cwd, home)  # in a linked worktree: the main worktree's first (worktrees.py)
+    file = files[0]
+    for written in files if enabled else files[:1]:
+        switch_list_item(written, DISABLED_TOOLS_KEY, entry, present=not enabled)
     holding = files_holding(server, tool, cwd=cwd, home=home) if enabled else []
     if switches is not None and not holding:
         switches.switch(entry, on=enabled)

@@ -175,3 +175,14 @@ def test_a_forged_git_file_points_nowhere(cli: Cli, tmp_path: Path) -> None:
     assert main_worktree(cli.work) is None
     (elsewhere / ".git" / "worktrees" / "x" / "gitdir").write_text(str(cli.work / ".git"))
     assert main_worktree(cli.work) == elsewhere
+
+
+def test_mcp_tools_marks_the_switched_off_tools(cli: Cli) -> None:
+    config = cli.config_file({"probe": probe_entry()})
+    assert cli.run("mcp", "disable", "probe/poke").rc == 0
+    text = cli.run("mcp", "tools", "probe", "--mcp-config", config)
+    assert text.rc == 0, text.stderr
+    marked = [line for line in text.stdout.splitlines() if "switched off" in line]
+    assert [line.split()[0] for line in marked] == ["mcp__probe__poke"]
+    rows = json.loads(cli.run("mcp", "tools", "probe", "--json", "--mcp-config", config).stdout)
+    assert [r["name"] for r in rows if r.get("switched_off")] == ["poke"]

@@ -129,10 +129,15 @@ def print_get(state: ServerState, as_json: bool, withheld: Mapping[str, Withheld
 
 def print_tools(manager: McpManager, state: ServerState, as_json: bool,
                  withheld: Mapping[str, WithheldTool]) -> None:
+    from mini_claude.cli.mcp.toggles import switches_here
+    from mini_claude.paths import user_home
+
     table = manager.name_table()
+    switches = switches_here(Path.cwd(), user_home(manager.env))  # `disabledMcpTools`: listed, marked off
     rows: list[dict[str, Any]] = [
         {"name": t.name, "qualified_name": table.qualified(state.name, t.name), "description": t.description or "",
-         "input_schema": t.input_schema, "read_only": t.read_only_hint} for t in state.tools]
+         "input_schema": t.input_schema, "read_only": t.read_only_hint,
+         **({"switched_off": True} if switches.is_off(state.name, t.name) else {})} for t in state.tools]
     note = withheld_note(list(withheld.values()))
     if as_json:
         print(json_text(rows, indent=2))
@@ -141,6 +146,7 @@ def print_tools(manager: McpManager, state: ServerState, as_json: bool,
         return
     for row in rows:
         first = (row["description"].strip().splitlines() or [""])[0]
-        print(clean(f"{row['qualified_name']}  {first[:100]}"))
+        off = "  (switched off: disabledMcpTools)" if row.get("switched_off") else ""
+        print(clean(f"{row['qualified_name']}  {first[:100]}{off}"))
     if note:
         print(clean(note))

@@ -19,7 +19,7 @@ __all__ = ["CLAUDE_CODE_KEYS", "SUPPORTED_KEYS", "SUPPORTED_PERMISSION_KEYS", "K
 SUPPORTED_KEYS = frozenset({
     "$schema", "permissions", "env", "hooks", "model", "alwaysThinkingEnabled", "effortLevel", "apiKeyHelper",
     "shellEnvironment", "sandbox", "enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers",
-    "mcpServers", "outputStyle", "statusLine", "editorMode",
+    "mcpServers", "outputStyle", "statusLine", "editorMode", "disabledMcpTools", "disabledMcpServers",
 })
 SUPPORTED_PERMISSION_KEYS = frozenset({"allow", "deny", "ask", "defaultMode", "additionalDirectories"})
 # Claude Code's `permissions` keys mini-claude does not act on

@@ -26,7 +26,17 @@ from mini_claude.errors import ConfigError
 from mini_claude.jsonfile import json_type, read_json_object, write_json_atomic
 from mini_claude.settings import LOCAL_SETTINGS_DISPLAY, PROJECT_SETTINGS_DISPLAY, USER_SETTINGS_DISPLAY
 
-__all__ = ["RULE_KINDS", "SCOPES", "SettingsFile", "add_rule", "kinds_holding", "remove_rule", "settings_file"]
+__all__ = [
+    "RULE_KINDS",
+    "SCOPES",
+    "SettingsFile",
+    "add_rule",
+    "kinds_holding",
+    "local_switch_files",
+    "remove_rule",
+    "settings_file",
+    "switch_list_item",
+]
 
 RULE_KINDS = ("allow", "ask", "deny")
 SCOPES = ("user", "project", "local")
@@ -52,6 +62,20 @@ def settings_file(scope: str, *, cwd: Path, home: Path) -> SettingsFile:
     if scope == "local":
         return SettingsFile(scope, cwd / ".claude" / "settings.local.json", LOCAL_SETTINGS_DISPLAY)
     raise ValueError(f"unknown settings scope {scope!r} (expected one of: {', '.join(SCOPES)})")
+
+
+def local_switch_files(cwd: Path, home: Path) -> list[SettingsFile]:
+    """The local files that hold MCP switches, the one written first: in a linked git worktree the main worktree's
+    `.claude/settings.local.json` (shared by the repository's worktrees: worktrees.py), then this tree's own."""
+    from mini_claude.worktrees import main_worktree
+
+    own = settings_file("local", cwd=cwd, home=home)
+    main = main_worktree(cwd)
+    if main is None:
+        return [own]
+    shared = SettingsFile("local", main / ".claude" / "settings.local.json",
+                          f"{main / '.claude' / 'settings.local.json'} (the main worktree's)")
+    return [shared, own]
 
 
 def add_rule(file: SettingsFile, kind: str, rule: str) -> tuple[int, bool]:
@@ -107,6 +131,25 @@ def remove_rule(file: SettingsFile, rule: str) -> list[str]:
     if removed:
         write_json_atomic(file.path, data, new_mode=_NEW_MODES[file.scope])
     return removed
+
+
+def switch_list_item(file: SettingsFile, key: str, item: str, *, present: bool) -> bool:
+    """Add `item` to (present=True) or remove it from the top-level string list `key` of `file` (created when
+    missing); returns whether the file changed (it is left untouched otherwise)."""
+    _refuse_links(file)
+    data = _read(file)
+    items = data.get(key, [])
+    if not isinstance(items, list):
+        raise ConfigError(f"expected a list of strings, got {json_type(items)}; fix the file by hand",
+                          file=file.display, key=key)
+    kept = [value for value in items if value != item]
+    if present and len(kept) == len(items):
+        kept.append(item)
+    elif present or len(kept) == len(items):
+        return False
+    data[key] = kept
+    write_json_atomic(file.path, data, new_mode=_NEW_MODES[file.scope])
+    return True
 
 
 def _refuse_links(file: SettingsFile) -> None:

@@ -142,7 +142,18 @@ def build_session(
                           additional_dirs=dirs, home=home, state_dir=state_dir(env),
                           own_dirs=[spill_dir, home / ".claude" / "skills"],  # readable: ours, the user's skills
                           sandbox=sandbox)
-    mcp_tools = McpToolAdapters(manager, host)
+    from mini_claude.mcp.tool_switches import ToolSwitches, disabled_tools
+    from mini_claude.worktrees import shared_local_settings
+
+    # `disabledMcpTools` from every file, trusted or not: a repository may switch tools off, never on (and a
+    # linked worktree's local choices are the main worktree's too: worktrees.py)
+    switches = ToolSwitches(disabled_tools((settings.user, settings.project, settings.local, settings.flag,
+                                            shared_local_settings(opts.cwd))))
+    mcp_tools = McpToolAdapters(manager, host, switches)
+
+    def explain_unknown(name: str) -> str | None:  # a switched-off tool says so, not "no such tool"
+        return mcp_tools.switched_off(name) or manager.explain_unavailable(name)
+
     mcp.listeners.append(lambda state: mcp_tools.server_ready(state.name) if state.status is ServerStatus.READY
                          else None)  # each server's tools wrapped as it comes up, not all before the request
     for state in manager.states.values():  # and those of the servers that came up while this half was imported
@@ -211,7 +222,7 @@ def build_session(
                                         max_turns=opts.max_turns, context_tokens=window.tokens, result_cap=cap,
                                         before_request=before_request, resolve_unknown=deferred.resolve,
                                         loading=deferred, hooks=hooks, mcp_tools=mcp_tools,
-                                        explain_unknown=manager.explain_unavailable,
+                                        explain_unknown=explain_unknown,
                                         report=lambda run, on: agent.absorb(run, on),
                                         checkpoints=lambda: agent.checkpoints))
     # commands get the user's passThrough and what a settings file's env set (never the agent's credentials)
@@ -229,14 +240,15 @@ def build_session(
         structured = StructuredOutputTool(check_schema(opts.output_schema, "output schema"))
         builtins.append(structured)
     agent = Agent(model=model, tools=tools, gate=gate, ctx=ctx, system=system, ui=ui, max_turns=opts.max_turns,
-                  result_cap=cap, explain_unknown=manager.explain_unavailable, before_request=before_request,
+                  result_cap=cap, explain_unknown=explain_unknown, before_request=before_request,
                   context=window, resolve_unknown=deferred.resolve, loading=deferred, hooks=hooks, prelude=opening)
     agent.on_reset = deferred.forget
     if isinstance(ui, SessionUI):
         agent.context.on_compact = ui.info
     parts = SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
                          skills=skills, host=host, memory=memory, deferred=deferred, hooks=hooks, subagents=subagents,
-                         prompt_parts=prompt_parts, opening=opening, structured=structured, styles=styles)
+                         prompt_parts=prompt_parts, opening=opening, structured=structured, styles=styles,
+                         tool_switches=switches)
     return parts
 
 

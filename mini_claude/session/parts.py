@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mini_claude.mcp.host import McpHost
     from mini_claude.mcp.manager import McpManager
     from mini_claude.mcp.pinning import PinReview
+    from mini_claude.mcp.tool_switches import ToolSwitches
     from mini_claude.mcp.transports.inprocess import MessagePeer
     from mini_claude.models.http_pool import HttpPool
     from mini_claude.permissions import PermissionGate
@@ -106,6 +107,7 @@ class SessionParts:
     opening: Opening | None = None  # what opens the conversation: CLAUDE.md, the git snapshot (agent/opening.py)
     structured: StructuredOutputTool | None = None  # where the answer in the required shape arrives (output_schema)
     styles: StyleChoice | None = None  # the output styles and the one in force (agent/output_styles.py)
+    tool_switches: ToolSwitches | None = None  # MCP tools switched off (`disabledMcpTools`, `/mcp disable S/T`)
 
 
 

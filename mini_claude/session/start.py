@@ -32,6 +32,7 @@ from mini_claude.mcp.config import LoadedConfig, ServerConfig, disabled_servers,
 from mini_claude.mcp.host import HostUI
 from mini_claude.mcp.manager import ServerState, ServerStatus
 from mini_claude.mcp.pinning import PinReview
+from mini_claude.mcp.tool_switches import switched_off_servers
 from mini_claude.paths import state_dir, user_home
 from mini_claude.session.mcp_half import additional_dirs, build_mcp
 from mini_claude.session.parts import (
@@ -49,6 +50,7 @@ from mini_claude.settings import (
 )
 from mini_claude.settings_trust import without_project_widening
 from mini_claude.trust import TrustDecision, TrustStore, check_trust, decide_trust, untrusted_line
+from mini_claude.worktrees import shared_local_settings
 
 log = logging.getLogger(__name__)
 
@@ -199,8 +201,16 @@ async def resolve_approvals(
     held: dict[str, tuple[ServerStatus, str]] = {}
     approve_all = False
     switched_off = set(disabled_servers(cwd=cwd, home=user_home(env)))
+    # `disabledMcpServers` of any settings file, trusted or not: switching off never needs trust
+    shared = shared_local_settings(cwd)  # a linked worktree's: the main worktree's local file too (worktrees.py)
+    in_settings = set(switched_off_servers((settings.user, settings.project, settings.local, settings.flag, shared)))
+    disabled |= set(_names(shared.get("disabledMcpjsonServers")))
     for cfg in config.servers.values():
         if cfg.disabled:
+            continue
+        if cfg.name in in_settings:
+            held[cfg.name] = (ServerStatus.DISABLED, f"switched off by disabledMcpServers in the settings "
+                                                     f"(`mini-claude mcp enable {cfg.name} -s SCOPE`)")
             continue
         if cfg.name in switched_off:
             held[cfg.name] = (ServerStatus.DISABLED, f"disabled for this project (`mini-claude mcp enable "

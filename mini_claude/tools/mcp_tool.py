@@ -19,6 +19,7 @@ from mini_claude.mcp.host.tasks import TaskRunner
 from mini_claude.mcp.manager import McpManager, McpToolEntry, ToolRunner
 from mini_claude.mcp.protocol import McpTool, tool_max_timeout_s
 from mini_claude.mcp.schema import sanitize_input_schema
+from mini_claude.mcp.tool_switches import ToolSwitches
 from mini_claude.tools.base import ToolContext, ToolResult
 
 __all__ = ["MAX_DESCRIPTION_CHARS", "McpToolAdapter", "McpToolAdapters", "PreparedSchemas", "cut_description"]
@@ -129,9 +130,12 @@ class McpToolAdapters:
         tools = adapters()          # list[McpToolAdapter], one per ready server tool
     """
 
-    def __init__(self, manager: McpManager, host: McpHost | None = None) -> None:
+    def __init__(self, manager: McpManager, host: McpHost | None = None,
+                 switches: ToolSwitches | None = None) -> None:
         self.manager = manager
         self.host = host
+        self.switches = switches if switches is not None else ToolSwitches()  # tools switched off: never offered
+        self._switches_version = self.switches.version
         self._entries: list[McpToolEntry] | None = None
         self._adapters: list[McpToolAdapter] = []
         self._by_entry: dict[int, tuple[McpToolEntry, McpToolAdapter]] = {}
@@ -148,6 +152,26 @@ class McpToolAdapters:
             found = self._by_entry[id(entry)] = (entry, McpToolAdapter(self.manager, entry, self.host, self.schemas))
         return found[1]
 
+    def switched_off(self, qualified_name: str) -> str | None:
+        """Why a tool the model named is not offered, when a `disabledMcpTools` entry switched it off; else None."""
+        if not self.switches:
+            return None
+        for entry in self.manager.tools():
+            if entry.qualified_name == qualified_name and self.switches.is_off(entry.server, entry.tool.name):
+                return (f"MCP tool {entry.tool.name!r} of server {entry.server!r} is switched off for this project "
+                        f"(disabledMcpTools; `/mcp enable {entry.server}/{entry.tool.name}` switches it on)")
+        return None
+
+    def switched_off_by_server(self) -> dict[str, list[McpToolAdapter]]:
+        """Per server, the adapters of its listed tools that are switched off (what `mcp list` and `/context` say
+        the switches save)."""
+        found: dict[str, list[McpToolAdapter]] = {}
+        if self.switches:
+            for entry in self.manager.tools():
+                if self.switches.is_off(entry.server, entry.tool.name):
+                    found.setdefault(entry.server, []).append(self._adapter(entry))
+        return found
+
     def _tasks_supported(self, server: str) -> bool:
         state = self.manager.states.get(server)
         client = state.client if state is not None else None
@@ -155,13 +179,17 @@ class McpToolAdapters:
 
     def __call__(self) -> list[McpToolAdapter]:
         entries = self.manager.tools()
-        if entries is not self._entries:
+        if entries is not self._entries or self.switches.version != self._switches_version:
             # a tool that must be called as a task is offered only by a server that takes task-augmented
             # tools/call (the spec forbids sending `task` otherwise): the host could not serve it. An MCP Apps
-            # tool whose `_meta.ui.visibility` leaves out "model" is for the server's own view, never the model.
+            # tool whose `_meta.ui.visibility` leaves out "model" is for the server's own view, never the model;
+            # a tool the user switched off (`disabledMcpTools`) is never sent either.
+            switches = self.switches
             self._adapters = [self._adapter(entry) for entry in entries if entry.tool.model_visible
-                              and (entry.tool.task_support != "required" or self._tasks_supported(entry.server))]
+                              and (entry.tool.task_support != "required" or self._tasks_supported(entry.server))
+                              and not switches.is_off(entry.server, entry.tool.name)]
             self._entries = entries
+            self._switches_version = switches.version
             live = {id(entry) for entry in entries}  # the cache holds each listed entry, so ids stay unique
             self._by_entry = {key: value for key, value in self._by_entry.items() if key in live}
             self.schemas.keep_only(entry.tool for entry in entries)

@@ -30,7 +30,7 @@ from mini_claude.tools.mcp_tool import McpToolAdapter
 from mini_claude.tools.tool_index import IndexedTool, ToolIndex
 
 __all__ = ["COUNT_BAND", "DEFAULT_PERCENT", "DeferredTools", "ServerBudget", "ToolSearchTool", "budget_note",
-           "definition_tokens", "names_fit"]
+           "definition_tokens", "names_fit", "off_note"]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +54,13 @@ class ManagedAdapters(Protocol):
     manager: McpManager
 
     def __call__(self) -> list[McpToolAdapter]: ...
+
+
+@runtime_checkable
+class SwitchedAdapters(Protocol):
+    """Adapters that know which tools `disabledMcpTools` switched off (McpToolAdapters)."""
+
+    def switched_off_by_server(self) -> dict[str, list[McpToolAdapter]]: ...
 
 
 def definition_tokens(tools: Sequence[McpToolAdapter]) -> int:
@@ -82,6 +89,16 @@ def budget_note(budget: ServerBudget | None) -> str:
     tokens = budget.tokens
     size = f"~{tokens}" if tokens < 1000 else f"~{tokens / 1000:.1f}k"
     return f"{size} tokens" + (", deferred" if budget.deferred else "")
+
+
+def off_note(switched_off: Sequence[McpToolAdapter]) -> str:
+    """`2 tools off (saves ~310 tokens)` for a server's switched-off tools ("" when none is off)."""
+    if not switched_off:
+        return ""
+    tokens = definition_tokens(switched_off)
+    size = f"~{tokens}" if tokens < 1000 else f"~{tokens / 1000:.1f}k"
+    count = len(switched_off)
+    return f"{count} tool{'s' if count != 1 else ''} off (saves {size} tokens)"
 
 
 class DeferredTools:
@@ -158,6 +175,10 @@ class DeferredTools:
         return {server: ServerBudget(len(tools), definition_tokens(tools),
                                      deferring and not _always_loaded(tools[0]))
                 for server, tools in by_server.items()}
+
+    def switched_off(self) -> dict[str, list[McpToolAdapter]]:
+        """Per server, its tools `disabledMcpTools` switches off (never offered; what they would cost is saved)."""
+        return self._adapters.switched_off_by_server() if isinstance(self._adapters, SwitchedAdapters) else {}
 
     def offered(self) -> list[McpToolAdapter]:
         adapters = self._adapters()

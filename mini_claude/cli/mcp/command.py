@@ -15,6 +15,9 @@
     mcp read NAME URI [--json]             one resource's contents
     mcp enable NAME | mcp disable NAME     switch a server on / off for this project (Claude Code's list); enable
                                            says what still holds a server back (exit 1) rather than "Enabled"
+    mcp enable|disable NAME -s SCOPE      switch a server in that settings file (cli/mcp/toggles.py)
+    mcp enable|disable SERVER/TOOL [-s SCOPE]   switch one tool (SERVER/*: all its tools) on / off in the
+                                           settings file's `disabledMcpTools` (cli/mcp/toggles.py; default local)
     mcp reset-project-choices              forget approvals and rejections of project servers made here
     mcp doctor [NAME] [--json]             per server: what is wrong and how to fix it (cli/mcp/doctor.py)
     mcp serve [--permission-mode MODE]     the built-in tools as an MCP server on stdio, behind this folder's
@@ -125,8 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     for command, what in (("enable", "switch a server on for this project"),
                           ("disable", "switch a server off for this project")):
-        p = sub.add_parser(command, help=what)
+        p = sub.add_parser(command, help=what + "; SERVER/TOOL switches one tool (SERVER/*: all of them)")
         p.add_argument("name")
+        p.add_argument("-s", "--scope", choices=["local", "project", "user"],
+                       help="the settings file written (a tool's default: local; a server without -s: "
+                            "~/.claude.json's list for this project)")
     sub.add_parser("reset-project-choices",
                    help="forget your approvals and rejections of project servers (.mcp.json) in this folder")
     p = sub.add_parser("doctor", help="per server: what is wrong and how to fix it")
@@ -216,6 +222,18 @@ def _dispatch(args: argparse.Namespace) -> int:
             from mini_claude.cli.mcp.login import auth_command
 
             return auth_command(args)
+        if args.command in ("enable", "disable") and "/" in args.name:
+            from mini_claude.cli.mcp.toggles import switch_tool
+            from mini_claude.paths import user_home
+
+            return switch_tool(args.name, enabled=args.command == "enable", scope=args.scope, cwd=Path.cwd(),
+                               home=user_home())
+        if args.command in ("enable", "disable") and args.scope:
+            from mini_claude.cli.mcp.toggles import switch_server
+            from mini_claude.paths import user_home
+
+            return switch_server(args.name, enabled=args.command == "enable", scope=args.scope, cwd=Path.cwd(),
+                                 home=user_home(), env=dict(os.environ))
         if args.command in ("enable", "disable"):
             from mini_claude.cli.mcp.resources import switch
 

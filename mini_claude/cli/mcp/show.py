@@ -62,25 +62,34 @@ def print_list(manager: McpManager, as_json: bool, found: Mapping[str, Mapping[s
     """`mcp list`: a row per server. The text row's summary already names the tools withheld for a changed
     definition (ServerState.summary), so it adds only those withheld for their shape; `--json` lists both."""
     from mini_claude.agent.compaction import context_tokens
+    from mini_claude.cli.mcp.toggles import switches_here
+    from mini_claude.paths import user_home
     from mini_claude.tools.mcp_tool import McpToolAdapters
-    from mini_claude.tools.tool_search import DeferredTools, budget_note
+    from mini_claude.tools.tool_search import DeferredTools, budget_note, definition_tokens, off_note
 
     states = list(manager.states.values())
     # what a session started here would send: the same setting, window and tools as `mini-claude` itself (by the
-    # local estimate: near the threshold a session may ask the API's count-tokens endpoint, which this does not)
-    budgets = DeferredTools(McpToolAdapters(manager), setting=manager.env.get("MINI_CLAUDE_TOOL_SEARCH", "auto"),
+    # local estimate: near the threshold a session may ask the API's count-tokens endpoint, which this does not),
+    # without the tools `disabledMcpTools` switches off (each row says what that saves)
+    adapters = McpToolAdapters(manager, switches=switches_here(Path.cwd(), user_home(manager.env)))
+    budgets = DeferredTools(adapters, setting=manager.env.get("MINI_CLAUDE_TOOL_SEARCH", "auto"),
                             context_tokens=context_tokens(manager.env)).budget()
+    off = adapters.switched_off_by_server()
     if as_json:
         withheld = with_pin_changes(found, manager)
         print(json_text([{**state_record(s, list(withheld.get(s.name, {}).values()), budgets.get(s.name)),
-                           **_instructions_record(manager, s.name)} for s in states], indent=2))
+                           **_instructions_record(manager, s.name),
+                           **({"tools_off": [a.mcp_tool.name for a in off[s.name]],
+                               "tokens_saved": definition_tokens(off[s.name])} if s.name in off else {})}
+                          for s in states], indent=2))
         return
     if not states:
         print("No MCP servers configured. Add one with: mini-claude mcp add NAME -- COMMAND [ARGS…]")
         return
     width = max(len(s.name) for s in states)
     for s in states:
-        print(clean(list_row(s, width, list(found.get(s.name, {}).values()), budget_note(budgets.get(s.name)))))
+        note = " · ".join(n for n in (budget_note(budgets.get(s.name)), off_note(off.get(s.name, []))) if n)
+        print(clean(list_row(s, width, list(found.get(s.name, {}).values()), note)))
         if manager.pins.withheld_instructions(s.name) is not None:
             print(clean(f"  {' ' * width}{instructions_note(s.name)}"))
 
@@ -120,10 +129,15 @@ def print_get(state: ServerState, as_json: bool, withheld: Mapping[str, Withheld
 
 def print_tools(manager: McpManager, state: ServerState, as_json: bool,
                  withheld: Mapping[str, WithheldTool]) -> None:
+    from mini_claude.cli.mcp.toggles import switches_here
+    from mini_claude.paths import user_home
+
     table = manager.name_table()
+    switches = switches_here(Path.cwd(), user_home(manager.env))  # `disabledMcpTools`: listed, marked off
     rows: list[dict[str, Any]] = [
         {"name": t.name, "qualified_name": table.qualified(state.name, t.name), "description": t.description or "",
-         "input_schema": t.input_schema, "read_only": t.read_only_hint} for t in state.tools]
+         "input_schema": t.input_schema, "read_only": t.read_only_hint,
+         **({"switched_off": True} if switches.is_off(state.name, t.name) else {})} for t in state.tools]
     note = withheld_note(list(withheld.values()))
     if as_json:
         print(json_text(rows, indent=2))
@@ -132,6 +146,7 @@ def print_tools(manager: McpManager, state: ServerState, as_json: bool,
         return
     for row in rows:
         first = (row["description"].strip().splitlines() or [""])[0]
-        print(clean(f"{row['qualified_name']}  {first[:100]}"))
+        off = "  (switched off: disabledMcpTools)" if row.get("switched_off") else ""
+        print(clean(f"{row['qualified_name']}  {first[:100]}{off}"))
     if note:
         print(clean(note))

@@ -335,7 +335,8 @@ class SlashCommands:
     async def _mcp(self, rest: str) -> None:
         parts = self.repl.parts
         await self.repl.interruptible(mcp_command(parts.manager, rest, self.repl.ui, host=parts.host,
-                                                  deferred=parts.deferred), "cancelled")
+                                                  deferred=parts.deferred, switches=parts.tool_switches),
+                                      "cancelled")
 
 
 def reload_memory(parts: Any, ui: TerminalUI) -> None:

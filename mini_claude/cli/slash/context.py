@@ -24,6 +24,7 @@ from mini_claude.agent.system_prompt import PromptPart
 from mini_claude.models.base import ToolCounter, ToolSpec
 from mini_claude.tools.base import Tool
 from mini_claude.tools.mcp_tool import McpToolAdapter
+from mini_claude.tools.tool_search import off_note
 
 __all__ = ["BAR_CELLS", "COUNT_TIMEOUT_S", "ContextPart", "ContextReport", "context_lines", "measure_context"]
 
@@ -55,6 +56,7 @@ class ContextReport:
     tools_counted: bool  # the tool definitions were counted by the API, not estimated
     deferred: list[str] = field(default_factory=list)  # "web: 40 tools (~25.1k tokens) not sent"
     memory_files: list[tuple[str, int]] = field(default_factory=list)  # (path, tokens)
+    switched_off: list[str] = field(default_factory=list)  # "probe: 2 tools off (saves ~310 tokens)"
 
     @property
     def used(self) -> int:
@@ -116,6 +118,9 @@ async def measure_context(parts: Any) -> ContextReport:
         report.parts.append(ContextPart(f"MCP tools: {name}", "P", scaled[f"mcp:{name}"], _count(len(group), "tool")))
     report.parts.append(ContextPart("messages", "C", scaled["messages"], _count(len(history), "message")))
     report.deferred = _deferred(parts.deferred, servers)
+    if parts.deferred is not None:  # what `disabledMcpTools` keeps out of every request
+        report.switched_off = [f"{server}: {off_note(group)}" for server, group
+                               in sorted(parts.deferred.switched_off().items())]
     return report
 
 
@@ -135,6 +140,8 @@ def context_lines(report: ContextReport) -> list[str]:
     lines.append(f"  {FREE_MARK} {'free':<{width}}  {_k(free):>7}  {_pct(free, window):>6}")
     for note in report.deferred:
         lines.append(f"  deferred, not sent: {note}")
+    for note in report.switched_off:
+        lines.append(f"  switched off, never sent: {note} (disabledMcpTools)")
     how = "tool definitions counted by the API, the rest" if report.tools_counted else "all parts"
     lines.append(f"  {how} estimated (JSON characters / {CHARS_PER_TOKEN}, calibrated by the last request); old "
                  f"tool results are cleared at {CLEAR_AT:.0%} of the window and the conversation is compacted at "

@@ -1,0 +1,96 @@
+"""MCP servers and single MCP tools switched off by settings: the `disabledMcpTools` and `disabledMcpServers`
+keys (ours; Claude Code has neither in its settings files).
+
+`disabledMcpServers` lists server names of any scope (user, local, project, --mcp-config): a server listed in any
+settings file is not started. (Claude Code's `disabledMcpjsonServers` does the same for `.mcp.json` servers only;
+both are honoured.)
+
+The key holds a list of `SERVER/TOOL` entries (`SERVER/*` switches off every tool of a server). It is read from
+the user's `~/.claude/settings.json`, the project's `.claude/settings.json` and the local
+`.claude/settings.local.json`, and the lists are joined: an entry in any of them switches the tool off, so a
+repository can only take tools away, never give one back (no trust is needed for that).
+
+A switched-off tool never reaches the model: `McpToolAdapters` leaves it out of the tools list (and so out of
+ToolSearch's index), and a call that names it anyway finds no tool. `ToolSwitches` is the session's live copy:
+`/mcp disable SERVER/TOOL` changes it, and the next request's tool list follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["DISABLED_SERVERS_KEY", "DISABLED_TOOLS_KEY", "ToolSwitches", "disabled_tools", "parse_tool_entry",
+           "switched_off_servers"]
+
+DISABLED_TOOLS_KEY = "disabledMcpTools"
+DISABLED_SERVERS_KEY = "disabledMcpServers"
+
+
+def switched_off_servers(files: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The server names the `disabledMcpServers` lists of the settings `files` (raw dicts) name, joined."""
+    found: list[str] = []
+    for raw in files:
+        value = raw.get(DISABLED_SERVERS_KEY)
+        for item in value if isinstance(value, list) else ():
+            if isinstance(item, str) and item and item not in found:
+                found.append(item)
+    return found
+
+
+def parse_tool_entry(text: str) -> tuple[str, str]:
+    """`SERVER/TOOL` → (server, tool); `SERVER/*` → (server, "*"). ValueError for anything else."""
+    server, sep, tool = text.strip().partition("/")
+    if not sep or not server or not tool or "/" in tool:
+        raise ValueError(f"{text!r} is not SERVER/TOOL (or SERVER/* for all of a server's tools)")
+    return server, tool
+
+
+def disabled_tools(files: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The well-formed `disabledMcpTools` entries of the settings `files` (raw dicts), joined, each once."""
+    found: list[str] = []
+    for raw in files:
+        value = raw.get(DISABLED_TOOLS_KEY)
+        if not isinstance(value, list):
+            continue
+        for item in value:
+            if isinstance(item, str):
+                try:
+                    server, tool = parse_tool_entry(item)
+                except ValueError:
+                    continue
+                entry = f"{server}/{tool}"
+                if entry not in found:
+                    found.append(entry)
+    return found
+
+
+class ToolSwitches:
+    """Which MCP tools are off for this session. `version` grows with every change (the tool list's cache key)."""
+
+    def __init__(self, entries: Iterable[str] = ()) -> None:
+        self._off: set[tuple[str, str]] = set()
+        self.version = 0
+        for entry in entries:
+            self.switch(entry, on=False)
+
+    def switch(self, entry: str, *, on: bool) -> bool:
+        """Switch `SERVER/TOOL` (or `SERVER/*`) on or off; returns whether anything changed."""
+        key = parse_tool_entry(entry)
+        if (key in self._off) != on:
+            return False
+        if on:
+            self._off.discard(key)
+        else:
+            self._off.add(key)
+        self.version += 1
+        return True
+
+    def is_off(self, server: str, tool: str) -> bool:
+        return (server, tool) in self._off or (server, "*") in self._off
+
+    def entries(self) -> list[str]:
+        return sorted(f"{server}/{tool}" for server, tool in self._off)
+
+    def __bool__(self) -> bool:
+        return bool(self._off)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from mini_claude.trust import TrustStore
-from tests.helpers import PYTHON, clean_env
+from tests.helpers import PYTHON, assert_pid_gone, clean_env, read_pidfile
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -89,31 +89,13 @@ def test_end_of_input_ends_the_server_and_reaps_a_running_command(tmp_path: Path
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                 "params": {"name": "Bash", "arguments": {"command": "echo $$ > pid; exec sleep 300"}}}
         raw.send(json.dumps(call).encode() + b"\n")
-        deadline = time.monotonic() + 30
-        while not (pid_file.exists() and pid_file.read_text().strip()):
-            assert time.monotonic() < deadline, "the command never started"
-            time.sleep(0.05)
-        child = int(pid_file.read_text())
+        child = read_pidfile(pid_file, within_s=30)  # the command started
         assert raw.proc.stdin is not None
         raw.proc.stdin.close()
         raw.proc.wait(timeout=20)
-        deadline = time.monotonic() + 10
-        while _alive(child):
-            assert time.monotonic() < deadline, "the shell command outlived the server"
-            time.sleep(0.05)
+        assert_pid_gone(child, within_s=10)  # the shell command did not outlive the server
     finally:
         if raw.proc.poll() is None:
             raw.proc.kill()
             raw.proc.wait()
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie not yet reaped by its parent counts as gone once the parent has exited
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(") ")[1].split()[0] != "Z"
-    except OSError:
-        return False

@@ -2,8 +2,10 @@
 
 A linked worktree (`git worktree add`) has a `.git` *file* saying `gitdir: <common>/worktrees/<name>`; that folder
 holds `commondir` (the repository's shared `.git`) and `gitdir` (the path back to this `.git` file). The main
-worktree is the folder whose `.git` folder is the common one. The back link must match and the main worktree's
-`.git` must be that very folder, or there is no answer: a `.git` file alone decides nothing.
+worktree is the folder whose `.git` folder is the common one. The back link must match, that folder must sit in the
+common one's `worktrees/` (where git puts it: a folder the project ships cannot name another repository as its
+common one) and the main worktree's `.git` must be that very folder, or there is no answer: a `.git` file alone
+decides nothing.
 
 What it is used for: the local MCP switches (`disabledMcpTools`, `disabledMcpServers`, `disabledMcpjsonServers`
 in `.claude/settings.local.json`) are the repository's, shared by its worktrees: a linked worktree reads the main
@@ -42,6 +44,8 @@ def main_worktree(cwd: Path) -> Path | None:
             return None
         common = (gitdir / common_text.strip()).resolve()
         if (gitdir / back.strip()).resolve() != (root / ".git").resolve():
+            return None
+        if gitdir.parent != common / "worktrees":  # git keeps a linked worktree's folder in the common one
             return None
         main = common.parent
         git = main / ".git"

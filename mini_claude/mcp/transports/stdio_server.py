@@ -4,7 +4,8 @@ and stdout — the server side of the stdio transport.
 * Framing: one JSON-RPC message per line. A line longer than `max_line` bytes (default: the client side's cap,
   `limits.max_message_bytes()`: `MINI_CLAUDE_MCP_MAX_MESSAGE_BYTES`) is never stored: it is skipped up to
   its newline and answered with an `Invalid Request` error (id null), and the connection goes on.
-* A line that is not JSON gets a `Parse error` reply (id null); blank lines are skipped.
+* A line that is not JSON, or is nested too deeply to decode, gets a `Parse error` reply (id null); blank lines
+  are skipped.
 * stdout carries the protocol alone: the file descriptor is duplicated for our writes and `sys.stdout` is pointed
   at stderr, so a stray `print` in a tool or a library cannot corrupt the stream. Logs go to stderr.
 * End of input ends the session cleanly: `session.close()` cancels running calls (their tools reap their
@@ -120,6 +121,9 @@ async def _deliver(session: Any, link: _StdoutLink, line: bytes) -> None:
         message = json.loads(text)
     except ValueError:
         link.push(_error(-32700, "Parse error: the line is not JSON"))
+        return
+    except RecursionError:  # nested deeper than the decoder's stack: refused, never the server's end
+        link.push(_error(-32700, "Parse error: the line is nested too deeply"))
         return
     if not isinstance(message, dict):
         link.push(_error(-32600, "Invalid Request: a message must be a JSON object (batches are not supported)"))

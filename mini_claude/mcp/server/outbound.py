@@ -65,7 +65,7 @@ class Outbound:
     def resolve(self, message: dict[str, Any]) -> bool:
         """A client's reply: completes its request (False when no request of ours has that id)."""
         request_id = message.get("id")
-        future = self._pending.get(request_id) if isinstance(request_id, int) else None
+        future = self._pending.get(request_id) if type(request_id) is int else None  # not `true`
         if future is None or future.done():
             return False
         future.set_result(message)

@@ -208,7 +208,9 @@ def test_repl_mcp_shows_needs_auth_and_login_restarts_the_server(project: Projec
         def last_listing(s: str) -> str:
             return s.rpartition("> /mcp\n")[2]
 
-        screen = term.wait_for(lambda s: "  remote: ready (1 tool)" in last_listing(s))
+        # the listing is drawn line by line: wait for both servers' lines before judging it
+        screen = term.wait_for(lambda s: "  remote: ready (1 tool)" in last_listing(s)
+                               and "  probe: ready" in last_listing(s))
         assert "needs auth" not in last_listing(screen) and "  probe: ready" in last_listing(screen)
         assert project.browser_calls.read_text().count("call") == 2
         for token in project.mock.tokens:

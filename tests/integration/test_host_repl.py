@@ -136,8 +136,10 @@ def test_prompts_mentions_progress_and_a_form(repl: Callable[..., tuple[Terminal
 
     # an @ mention completed and attached
     term.type("see @everything:demo://resource/static/document/arch")
+    # as above: Tab completes only once the completer's menu is up (it answers as one types)
+    term.wait_for(lambda s: "architecture.md" in s, "the resource in the completion menu")
     term.keys("Tab")
-    term.wait_for(lambda s: f"@everything:{ARCHITECTURE}" in s, "the mention completed")
+    term.wait_for(lambda s: f"see @everything:{ARCHITECTURE}" in s, "the mention completed on the input line")
     term.enter(" ")
     term.wait_for(lambda s: "read the mention" in s, "the answer to the mention")
     assert "Everything Server" in text_of(mock.requests[1])

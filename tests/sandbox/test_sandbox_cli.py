@@ -93,13 +93,14 @@ def probes(outside: Path, home: Path, port: int) -> dict[str, str]:
     }
 
 
-def run_all(cli: Cli, commands: dict[str, str], *flags: str, sandboxed: bool) -> dict[str, dict[str, object]]:
+def run_all(cli: Cli, commands: dict[str, str], *flags: str, sandboxed: bool,
+            env: dict[str, str] | None = None) -> dict[str, dict[str, object]]:
     """The model runs `ok` then every probe; each probe's tool_result, by name. The system prompt tells the model
     about the sandbox exactly when it is on."""
     turns = [tool_use("Bash", {"command": "echo inside > made-here.txt && cat made-here.txt"})]
     turns += [tool_use("Bash", {"command": command}) for command in commands.values()]
     mock = cli.mock([*turns, answer("done")])
-    r = cli.run("-p", "probe", *flags)
+    r = cli.run("-p", "probe", *flags, env=env)
     assert r.rc == 0, r.stderr
     results = tool_results(mock)
     assert len(results) == len(turns), results
@@ -112,9 +113,27 @@ def test_sandboxed_commands_run_unasked_and_are_contained(cli: Cli, project: dic
     settings = cli.tmp / "sandbox-settings.json"
     settings.write_text(json.dumps(SANDBOX_ON))
     commands = probes(outside, cli.home, listener)
-    folders = set(Path(tempfile.gettempdir()).glob("mini-claude-sandbox-*"))
-    results = run_all(cli, commands, "--settings", str(settings), sandboxed=True)
-    assert set(Path(tempfile.gettempdir()).glob("mini-claude-sandbox-*")) <= folders  # the session removed its own
+    # The session's own temporary folder (TMPDIR private to this test, so other processes' sandboxes on the same
+    # machine cannot blur the count): it is made while the session runs and removed when it ends.
+    private_tmp = cli.tmp / "session-tmp"
+    private_tmp.mkdir()
+    seen: set[Path] = set()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.02):
+            seen.update(private_tmp.glob("mini-claude-sandbox-*"))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        results = run_all(cli, commands, "--settings", str(settings), sandboxed=True,
+                          env={"TMPDIR": str(private_tmp)})
+    finally:
+        done.set()
+        watcher.join(timeout=5)
+    assert seen, "the sandboxed session made no folder in its TMPDIR"
+    assert not list(private_tmp.glob("mini-claude-sandbox-*"))  # the session removed its own
 
     assert results["ok"].get("is_error") is not True, results["ok"]
     assert result_text(results["ok"]) == "inside"  # ran, unasked, and wrote in the workspace

@@ -1,5 +1,6 @@
 """`mini-claude mcp serve`: the agent's own tools (Read, Write, Edit, NotebookEdit, Glob, Grep, Bash, WebFetch)
-served as MCP tools over stdio to another MCP client — behind the same permission gate a session in this folder
+served as MCP tools to another MCP client — over stdio, or Streamable HTTP with `--port` (loopback unless `--host`
+says otherwise, with a warning; the transport is the only difference) — behind the same permission gate a session in this folder
 has: its settings (a project's settings widen nothing until the folder is trusted), deny rules, and the
 outside / secret / protected path checks.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import signal
 import sys
 import uuid
 from pathlib import Path
@@ -24,6 +26,7 @@ from mini_claude import __version__
 from mini_claude.agent.calls import masked, wrong_input
 from mini_claude.errors import ConfigError
 from mini_claude.mcp.server import McpServerCore, ServerTool, ToolCallContext
+from mini_claude.mcp.transports.http_server import HttpMcpServer, is_loopback
 from mini_claude.mcp.transports.stdio_server import serve_stdio
 from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
@@ -190,17 +193,47 @@ def _handler(tool: Tool, gate: PermissionGate, ctx: ToolContext, cap: Any) -> An
     return handle
 
 
-async def _serve(cwd: Path, mode: str | None) -> int:
+async def _serve(cwd: Path, mode: str | None, port: int | None, host: str | None) -> int:
     env = build_env(cwd)
     core, ctx = await build_core(cwd, env, mode=mode)
     try:
-        await serve_stdio(core)
+        if port is None:
+            await serve_stdio(core)
+        else:
+            await _serve_http(core, port, host or "127.0.0.1")
     finally:
         await ctx.background.aclose()
         await core.aclose()
     return 0
 
 
-def serve_command(mode: str | None = None) -> int:
-    """Serve until the client closes stdin."""
-    return asyncio.run(_serve(Path.cwd().resolve(), mode))
+async def _serve_http(core: McpServerCore, port: int, host: str) -> None:
+    """Streamable HTTP until SIGINT or SIGTERM."""
+    ui = _StderrUI()
+    if not is_loopback(host):
+        ui.warn(f"binding {host}: other machines can reach these tools (the permission rules still hold, but "
+                f"anyone who can connect may ask)")
+    server = HttpMcpServer(core, host=host, port=port)
+    url = await server.start()
+    ui.info(f"listening on {url}")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        await server.close()
+
+
+def serve_command(mode: str | None = None, *, port: int | None = None, host: str | None = None) -> int:
+    """Serve until the client closes stdin (stdio), or until SIGINT / SIGTERM (HTTP, with `port`)."""
+    if host is not None and port is None:
+        _StderrUI().warn("--host needs --port (stdio has no address)")
+        return 2
+    if port is not None and not 0 <= port <= 65535:
+        _StderrUI().warn(f"--port {port}: not a TCP port")
+        return 2
+    return asyncio.run(_serve(Path.cwd().resolve(), mode, port, host))

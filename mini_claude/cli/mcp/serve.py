@@ -18,7 +18,6 @@ import contextvars
 import json
 import signal
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +27,11 @@ from mini_claude.errors import ConfigError
 from mini_claude.mcp.server import McpServerCore, ServerTool, ToolCallContext
 from mini_claude.mcp.transports.http_server import HttpMcpServer, is_loopback
 from mini_claude.mcp.transports.stdio_server import serve_stdio
-from mini_claude.paths import state_dir, user_home
+from mini_claude.paths import user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.permissions.answers import AskContext, PermissionAnswer
-from mini_claude.sandbox.runtime import Sandbox
-from mini_claude.secrets import EnvPolicy, mask
+from mini_claude.secrets import mask
+from mini_claude.session.gate_parts import build_gate, shell_tool
 from mini_claude.session.mcp_half import additional_dirs
 from mini_claude.session.parts import SessionOptions
 from mini_claude.session.start import build_env, load_session_settings, settle_trust
@@ -131,29 +130,22 @@ async def build_core(cwd: Path, env: dict[str, str], *, mode: str | None = None)
     rules = RuleSet.from_settings(settings)
     for err in rules.errors:
         _StderrUI().warn(f"permissions: {err} (rule ignored)")
-    home, state = user_home(env), state_dir(env)
-    dirs = additional_dirs(settings, cwd, home)
-    spill_dir = state / "tool-output" / uuid.uuid4().hex[:12]
-    sandbox = Sandbox(settings.sandbox, work_dirs=[cwd, *dirs], home=home, state_dir=state, env=env,
-                      warn=_StderrUI().warn)
     gate_ref: list[PermissionGate] = []
 
     async def ask(tool: Tool, args: dict[str, Any], context: AskContext) -> PermissionAnswer:
         return await _ask(gate_ref, tool, args, context)
 
-    gate = PermissionGate(permission_mode, rules, ask=ask, cwd=cwd, additional_dirs=dirs, home=home, state_dir=state,
-                          own_dirs=[spill_dir], sandbox=sandbox)
+    dirs = additional_dirs(settings, cwd, user_home(env))
+    guarded = build_gate(cwd, env, settings, mode=permission_mode, rules=rules, ask=ask, dirs=dirs,
+                         warn=_StderrUI().warn)
+    gate, ctx = guarded.gate, guarded.ctx
     gate_ref.append(gate)
-    ctx = ToolContext(cwd=cwd, spill_dir=spill_dir, is_denied=gate.is_denied, is_secret=gate.is_secret,
-                      is_private=gate.is_private, home=home)
-    policy = EnvPolicy(tuple(settings.shell_pass_through), frozenset(settings.env))
     served: list[ServerTool] = []
     for tool in builtin_tools():
         if tool.name not in SERVED_TOOLS:
             continue
         if isinstance(tool, BashTool):
-            tool = BashTool(env=env, policy=policy)
-            tool.sandbox = sandbox
+            tool = shell_tool(guarded, env)
         served.append(ServerTool(tool.name, tool.description, tool.input_schema, _handler(tool, gate, ctx, cap_result),
                                  annotations=_annotations(tool), with_context=True))
     core = McpServerCore("mini-claude", __version__, served,

@@ -24,6 +24,7 @@ from typing import Any
 from mini_claude import __version__
 from mini_claude.agent.calls import masked, wrong_input
 from mini_claude.errors import ConfigError
+from mini_claude.mcp.protocol import SUPPORTED_PROTOCOL_VERSIONS
 from mini_claude.mcp.server import McpServerCore, ServerTool, ToolCallContext
 from mini_claude.mcp.transports.http_server import HttpMcpServer, is_loopback
 from mini_claude.mcp.transports.stdio_server import serve_stdio
@@ -205,7 +206,7 @@ async def _serve_http(core: McpServerCore, port: int, host: str) -> None:
     if not is_loopback(host):
         ui.warn(f"binding {host}: other machines can reach these tools (the permission rules still hold, but "
                 f"anyone who can connect may ask)")
-    server = HttpMcpServer(core, host=host, port=port)
+    server = HttpMcpServer(core, versions=SUPPORTED_PROTOCOL_VERSIONS, host=host, port=port)
     url = await server.start()
     ui.info(f"listening on {url}")
     stop = asyncio.Event()

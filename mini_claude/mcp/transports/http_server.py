@@ -30,11 +30,10 @@ import contextlib
 import ipaddress
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from mini_claude.mcp.protocol import SUPPORTED_PROTOCOL_VERSIONS
 from mini_claude.mcp.transports.http_server_sessions import HttpSession, OutStream, SessionTable, route
 from mini_claude.mcp.transports.inprocess import MessagePeer
 from mini_claude.mcp.transports.limits import max_message_bytes
@@ -77,10 +76,17 @@ class _Request:
 
 
 class HttpMcpServer:
-    """Serves `peer` on `http://host:port/mcp` (see the module docstring). `start()` returns the bound URL."""
+    """Serves `peer` on `http://host:port/mcp` (see the module docstring). `start()` returns the bound URL.
 
-    def __init__(self, peer: MessagePeer, *, host: str = "127.0.0.1", port: int = 0,
+        server = HttpMcpServer(core, versions=SUPPORTED_PROTOCOL_VERSIONS, port=0)
+        url = await server.start()      # "http://127.0.0.1:41234/mcp"
+        ...
+        await server.close()
+    """
+
+    def __init__(self, peer: MessagePeer, *, versions: Collection[str], host: str = "127.0.0.1", port: int = 0,
                  max_body: int | None = None) -> None:
+        self.versions = tuple(versions)  # the protocol versions the peer speaks (the MCP-Protocol-Version check)
         self.host = host
         self.port = port
         self.max_body = max_body if max_body is not None else max_message_bytes()
@@ -202,9 +208,9 @@ class HttpMcpServer:
         if session is None:
             return None, 404, "no such session (it ended, or never was): initialize a new one"
         version = req.headers.get("mcp-protocol-version")
-        if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
+        if version is not None and version not in self.versions:
             return None, 400, (f"unsupported MCP-Protocol-Version {version[:40]!r} (supported: "
-                               f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)})")
+                               f"{', '.join(self.versions)})")
         return session, 200, ""
 
     async def _post(self, req: _Request) -> None:

@@ -8,7 +8,7 @@ installed there with npm, as the client runner does. Without npm the test skips,
 
 Applicable: the scenarios about the transport, the lifecycle and the methods we serve. The others need the
 suite's own test tools (`test_simple_text`, `test_elicitation`, ...), resources, prompts or completions (which
-this server does not declare), the 2026-07-28 stateless wire, or an extension (tasks, skills); docs/mcp-serve.md
+this server does not declare), the 2026-07-28 stateless wire, or an extension (tasks, skills); docs/MCP_SERVE.md
 lists each with its reason. A scenario passes when no check FAILs or WARNs and at least one SUCCEEDS (a vacuous
 pass counts for nothing).
 """

@@ -235,6 +235,8 @@ class HttpMcpServer:
         if length > self.max_body:
             await _reply(writer, 413, f"a message may be at most {self.max_body} bytes")
             return
+        if req.headers.get("expect", "").lower() == "100-continue":
+            await _write(writer, b"HTTP/1.1 100 Continue\r\n\r\n")
         body = await asyncio.wait_for(req.reader.readexactly(length), BODY_TIMEOUT_S)
         try:
             message = json.loads(body)

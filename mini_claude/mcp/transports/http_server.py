@@ -14,8 +14,9 @@ One endpoint, `/mcp`:
 * `DELETE` ends the session (200); its id then answers 404.
 
 Security (the spec's transport security warning): the server binds loopback unless told otherwise; a request
-whose `Host` is not this server (loopback names, or the explicit bind host) is refused with 421, and one whose
-`Origin` is present and not a loopback origin (or this server's own) with 403 — DNS rebinding defeated both ways.
+whose `Host` is not this server (loopback names, or the explicit bind host; any name when bound to every
+interface) is refused with 421, and one whose `Origin` is present and not a loopback origin (or the bind host) with
+403 — DNS rebinding defeated both ways.
 The request head is bounded (`MAX_HEAD_BYTES`), the body by `max_message_bytes()` (413) and must carry a
 Content-Length (411); every read has a timeout; an SSE stream writes a comment every `KEEPALIVE_S`, so a client
 that went away is noticed; a request waits at most `CALL_TIMEOUT_S` for its reply. `MCP-Protocol-Version`, when
@@ -29,32 +30,33 @@ import asyncio
 import contextlib
 import ipaddress
 import json
-import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import Any
 from urllib.parse import urlsplit
 
 from mini_claude.mcp.transports.http_server_sessions import HttpSession, OutStream, SessionTable, route
+from mini_claude.mcp.transports.http_server_wire import (
+    CALL_TIMEOUT_S,
+    KEEPALIVE_S,
+    event,
+    pump,
+    reply,
+    reply_json,
+    rpc_error,
+    start_sse,
+    write,
+)
 from mini_claude.mcp.transports.inprocess import MessagePeer
 from mini_claude.mcp.transports.limits import max_message_bytes
 
 __all__ = ["CALL_TIMEOUT_S", "JSON_WAIT_S", "KEEPALIVE_S", "MAX_HEAD_BYTES", "HttpMcpServer", "is_loopback"]
-
-log = logging.getLogger(__name__)
 
 PATH = "/mcp"
 MAX_HEAD_BYTES = 32 * 1024
 HEAD_TIMEOUT_S = 10.0
 BODY_TIMEOUT_S = 30.0
 JSON_WAIT_S = 2.0  # a reply ready this soon goes back as JSON; else the response becomes an SSE stream
-KEEPALIVE_S = 15.0
-CALL_TIMEOUT_S = 3600.0
-WRITE_TIMEOUT_S = 30.0
 
-_REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 403: "Forbidden", 404: "Not Found",
-            405: "Method Not Allowed", 406: "Not Acceptable", 409: "Conflict", 411: "Length Required",
-            413: "Content Too Large", 415: "Unsupported Media Type", 421: "Misdirected Request",
-            431: "Request Header Fields Too Large", 503: "Service Unavailable", 504: "Gateway Timeout"}
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
@@ -65,6 +67,13 @@ def is_loopback(host: str) -> bool:
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_wildcard(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_unspecified
     except ValueError:
         return False
 
@@ -133,7 +142,7 @@ class HttpMcpServer:
             pass
         except asyncio.LimitOverrunError:
             with contextlib.suppress(Exception):
-                await _reply(writer, 431, "the request head is too large")
+                await reply(writer, 431, "the request head is too large")
         finally:
             if task is not None:
                 self._tasks.discard(task)
@@ -145,12 +154,12 @@ class HttpMcpServer:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT_S)
         except ValueError:  # over the stream's limit
-            await _reply(writer, 431, "the request head is too large")
+            await reply(writer, 431, "the request head is too large")
             return None
         lines = head.decode("latin-1").split("\r\n")
         parts = lines[0].split(" ")
         if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-            await _reply(writer, 400, "not an HTTP/1.x request line")
+            await reply(writer, 400, "not an HTTP/1.x request line")
             return None
         headers: dict[str, str] = {}
         for line in lines[1:]:
@@ -159,35 +168,45 @@ class HttpMcpServer:
             name, sep, value = line.partition(":")
             name = name.strip().lower()
             if not sep or not name or name != name.strip():
-                await _reply(writer, 400, "a malformed header line")
+                await reply(writer, 400, "a malformed header line")
                 return None
             if name in headers and name in ("host", "origin", "content-length", "mcp-session-id"):
-                await _reply(writer, 400, f"the {name} header is repeated")
+                await reply(writer, 400, f"the {name} header is repeated")
                 return None
             headers[name] = f"{headers[name]}, {value.strip()}" if name in headers else value.strip()
         return _Request(parts[0], urlsplit(parts[1]).path, headers, reader, writer)
 
     def _host_allowed(self, host: str) -> bool:
-        name = urlsplit(f"//{host}").hostname or ""
-        return is_loopback(name) or (not is_loopback(self.host) and name == self.host.strip("[]").lower())
+        try:
+            name = urlsplit(f"//{host}").hostname or ""
+        except ValueError:
+            return False
+        if is_loopback(name):
+            return True
+        if _is_wildcard(self.host):  # bound to every interface on purpose: any name of this machine (the Origin
+            return bool(name)       # check still keeps web pages out, and no session starts without it)
+        return not is_loopback(self.host) and name == self.host.strip("[]").lower()
 
     def _origin_allowed(self, origin: str) -> bool:
-        parts = urlsplit(origin)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        try:
+            parts = urlsplit(origin)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                return False
+        except ValueError:
             return False
         return is_loopback(parts.hostname) or (not is_loopback(self.host) and parts.hostname == self.host.lower())
 
     async def _dispatch(self, req: _Request) -> None:
         writer = req.writer
         if not self._host_allowed(req.headers.get("host", "")):
-            await _reply(writer, 421, "this server answers only to its own host name (DNS rebinding protection)")
+            await reply(writer, 421, "this server answers only to its own host name (DNS rebinding protection)")
             return
         origin = req.headers.get("origin")
         if origin is not None and not self._origin_allowed(origin):
-            await _reply(writer, 403, "requests from this origin are not allowed")
+            await reply(writer, 403, "requests from this origin are not allowed")
             return
         if req.path != PATH:
-            await _reply(writer, 404, f"the MCP endpoint is {PATH}")
+            await reply(writer, 404, f"the MCP endpoint is {PATH}")
             return
         if req.method == "POST":
             await self._post(req)
@@ -196,7 +215,7 @@ class HttpMcpServer:
         elif req.method == "DELETE":
             await self._delete(req)
         else:
-            await _reply(writer, 405, "use POST, GET or DELETE", {"Allow": "GET, POST, DELETE"})
+            await reply(writer, 405, "use POST, GET or DELETE", {"Allow": "GET, POST, DELETE"})
 
     # ---- methods -------------------------------------------------------------------------------------------------
 
@@ -217,34 +236,34 @@ class HttpMcpServer:
         writer = req.writer
         accept = req.headers.get("accept", "")
         if "application/json" not in accept or "text/event-stream" not in accept:
-            await _reply(writer, 406, "Accept must list both application/json and text/event-stream")
+            await reply(writer, 406, "Accept must list both application/json and text/event-stream")
             return
         if "application/json" not in req.headers.get("content-type", ""):
-            await _reply(writer, 415, "the body must be application/json")
+            await reply(writer, 415, "the body must be application/json")
             return
         if "transfer-encoding" in req.headers or "content-length" not in req.headers:
-            await _reply(writer, 411, "send the body with a Content-Length")
+            await reply(writer, 411, "send the body with a Content-Length")
             return
         try:
             length = int(req.headers["content-length"])
         except ValueError:
             length = -1
         if length < 0:
-            await _reply(writer, 400, "a malformed Content-Length")
+            await reply(writer, 400, "a malformed Content-Length")
             return
         if length > self.max_body:
-            await _reply(writer, 413, f"a message may be at most {self.max_body} bytes")
+            await reply(writer, 413, f"a message may be at most {self.max_body} bytes")
             return
         if req.headers.get("expect", "").lower() == "100-continue":
-            await _write(writer, b"HTTP/1.1 100 Continue\r\n\r\n")
+            await write(writer, b"HTTP/1.1 100 Continue\r\n\r\n")
         body = await asyncio.wait_for(req.reader.readexactly(length), BODY_TIMEOUT_S)
         try:
             message = json.loads(body)
         except (ValueError, RecursionError):
-            await _rpc_error(writer, 400, None, -32700, "Parse error: the body is not JSON (or nested too deeply)")
+            await rpc_error(writer, 400, None, -32700, "Parse error: the body is not JSON (or nested too deeply)")
             return
         if not isinstance(message, dict):
-            await _rpc_error(writer, 400, None, -32600,
+            await rpc_error(writer, 400, None, -32600,
                              "Invalid Request: one JSON-RPC message per POST (batches are not supported)")
             return
         method = message.get("method")
@@ -254,23 +273,23 @@ class HttpMcpServer:
             return
         session, status, why = self._session_of(req)
         if session is None:
-            await _rpc_error(writer, status, message.get("id") if is_request else None, -32600, why)
+            await rpc_error(writer, status, message.get("id") if is_request else None, -32600, why)
             return
         session.touch()
         if not is_request:
             assert session.peer is not None
             await session.peer.deliver(message)
-            await _reply(writer, 202, "")
+            await reply(writer, 202, "")
             return
         await self._answer(req, session, message)
 
     async def _initialize(self, req: _Request, message: dict[str, Any]) -> None:
         if "mcp-session-id" in req.headers:
-            await _rpc_error(req.writer, 400, message.get("id"), -32600, "this session is already initialized")
+            await rpc_error(req.writer, 400, message.get("id"), -32600, "this session is already initialized")
             return
         session = await self.sessions.open()
         if session is None:
-            await _rpc_error(req.writer, 503, message.get("id"), -32600,
+            await rpc_error(req.writer, 503, message.get("id"), -32600,
                              "too many open sessions: end one (HTTP DELETE) and try again")
             return
         await self._answer(req, session, message)
@@ -292,12 +311,12 @@ class HttpMcpServer:
             except TimeoutError:
                 first = None
             if first is not None and stream.is_final(first):
-                await _reply_json(req.writer, 200, first, extra)
+                await reply_json(req.writer, 200, first, extra)
                 return
-            await _start_sse(req.writer, extra)
+            await start_sse(req.writer, extra)
             if first is not None:
-                await _event(req.writer, first)
-            await _pump(req, stream)
+                await event(req.writer, first)
+            await pump(req.reader, req.writer, stream)
         finally:
             stream.closed = True
             session.posts.discard(stream)
@@ -305,20 +324,20 @@ class HttpMcpServer:
 
     async def _get(self, req: _Request) -> None:
         if "text/event-stream" not in req.headers.get("accept", ""):
-            await _reply(req.writer, 406, "Accept must list text/event-stream")
+            await reply(req.writer, 406, "Accept must list text/event-stream")
             return
         session, status, why = self._session_of(req)
         if session is None:
-            await _reply(req.writer, status, why)
+            await reply(req.writer, status, why)
             return
         if session.standalone is not None and not session.standalone.closed:
-            await _reply(req.writer, 409, "this session's GET stream is already open")
+            await reply(req.writer, 409, "this session's GET stream is already open")
             return
         stream = OutStream()
         session.standalone = stream
         try:
-            await _start_sse(req.writer, {"Mcp-Session-Id": session.id})
-            await _pump(req, stream, limit_s=None)
+            await start_sse(req.writer, {"Mcp-Session-Id": session.id})
+            await pump(req.reader, req.writer, stream, limit_s=None)
         finally:
             stream.closed = True
             if session.standalone is stream:
@@ -328,78 +347,7 @@ class HttpMcpServer:
     async def _delete(self, req: _Request) -> None:
         session, status, why = self._session_of(req)
         if session is None:
-            await _reply(req.writer, status, why)
+            await reply(req.writer, status, why)
             return
         await self.sessions.remove(session)
-        await _reply(req.writer, 200, "")
-
-
-# ---- writing -------------------------------------------------------------------------------------------------------
-
-async def _pump(req: _Request, stream: OutStream, *, limit_s: float | None = CALL_TIMEOUT_S) -> None:
-    """Write the stream's messages as SSE events until its final reply, the client's going, or the time limit."""
-    gone = asyncio.ensure_future(req.reader.read(1))  # b"" (or an error) once the client closed its end
-    loop = asyncio.get_running_loop()
-    deadline = None if limit_s is None else loop.time() + limit_s
-    try:
-        while not stream.closed:
-            wait_s = KEEPALIVE_S if deadline is None else min(KEEPALIVE_S, deadline - loop.time())
-            if wait_s <= 0:
-                log.warning("mcp serve: request %r got no reply in %gs; its stream is closed", stream.request_id,
-                            limit_s)
-                return
-            got = asyncio.ensure_future(stream.queue.get())
-            done, _ = await asyncio.wait({got, gone}, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED)
-            if got not in done:
-                got.cancel()
-                if gone in done:
-                    return
-                await _write(req.writer, b": keep-alive\n\n")
-                continue
-            message = got.result()
-            await _event(req.writer, message)
-            if stream.is_final(message):
-                return
-    finally:
-        gone.cancel()
-
-
-async def _write(writer: asyncio.StreamWriter, data: bytes) -> None:
-    writer.write(data)
-    await asyncio.wait_for(writer.drain(), WRITE_TIMEOUT_S)
-
-
-async def _event(writer: asyncio.StreamWriter, message: dict[str, Any]) -> None:
-    data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-    await _write(writer, f"event: message\ndata: {data}\n\n".encode())
-
-
-async def _start_sse(writer: asyncio.StreamWriter, extra: Mapping[str, str]) -> None:
-    await _write(writer, _head(200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", **extra}))
-
-
-def _head(status: int, headers: Mapping[str, str]) -> bytes:
-    lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", "Connection: close", *(
-        f"{name}: {value}" for name, value in headers.items())]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
-
-async def _send(writer: asyncio.StreamWriter, status: int, body: bytes, content_type: str,
-                extra: Mapping[str, str] | None = None) -> None:
-    headers = {"Content-Type": content_type, "Content-Length": str(len(body)), **(extra or {})}
-    await _write(writer, _head(status, headers) + body)
-
-
-async def _reply(writer: asyncio.StreamWriter, status: int, text: str, extra: Mapping[str, str] | None = None
-                 ) -> None:
-    await _send(writer, status, (text + "\n").encode() if text else b"", "text/plain; charset=utf-8", extra)
-
-
-async def _reply_json(writer: asyncio.StreamWriter, status: int, message: dict[str, Any],
-                      extra: Mapping[str, str] | None = None) -> None:
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
-    await _send(writer, status, body, "application/json", extra)
-
-
-async def _rpc_error(writer: asyncio.StreamWriter, status: int, request_id: Any, code: int, text: str) -> None:
-    await _reply_json(writer, status, {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": text}})
+        await reply(req.writer, 200, "")

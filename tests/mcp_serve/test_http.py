@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 import subprocess
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -189,3 +191,50 @@ def test_sigterm_stops_cleanly_and_reaps_a_running_command(tmp_path: Path) -> No
             assert_pid_gone(child, within_s=10)
         finally:
             stream.close()
+
+
+def raw(url: str, data: bytes) -> bytes:
+    """Bytes sent as they are on a fresh connection; what came back until the server closed it."""
+    parts = urllib.parse.urlsplit(url)
+    with socket.create_connection((parts.hostname or "", parts.port or 80), timeout=30) as sock:
+        sock.sendall(data)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_bounds_and_malformed_requests(tmp_path: Path) -> None:
+    work, env = project(tmp_path, trusted=True)
+    env["MINI_CLAUDE_MCP_MAX_MESSAGE_BYTES"] = "4096"
+    with server(work, env) as (_proc, url):
+        big = dict(INIT, params={**INIT["params"], "pad": "x" * 5000})  # type: ignore[dict-item]
+        assert post(url, big)[0] == 413
+        status, _, body = post(url, [INIT])  # type: ignore[arg-type]
+        assert status == 400 and json.loads(body)["error"]["code"] == -32600
+        host = urllib.parse.urlsplit(url).netloc
+        head = f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: {ACCEPT}\r\n"
+        assert raw(url, (head + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n").encode()).startswith(b"HTTP/1.1 411")
+        answer = raw(url, (head + "Content-Length: 5\r\n\r\n{nope").encode())
+        assert answer.startswith(b"HTTP/1.1 400") and b"-32700" in answer
+        assert raw(url, b"POST /mcp HTTP/1.1\r\nX: " + b"y" * 40_000 + b"\r\n\r\n").startswith(b"HTTP/1.1 431")
+        status, _, _ = post(url, INIT, {"Accept": "application/json"})
+        assert status == 406
+        _, headers, _ = post(url, INIT)
+        session = headers["mcp-session-id"]
+        get_head = f"GET /mcp HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n"
+        with socket.create_connection((urllib.parse.urlsplit(url).hostname or "", urllib.parse.urlsplit(url).port or 80),
+                                      timeout=30) as stream:
+            stream.sendall(get_head.encode())
+            assert stream.recv(200).startswith(b"HTTP/1.1 200")  # the standalone stream is open
+            assert raw(url, get_head.encode()).startswith(b"HTTP/1.1 409")  # and only one at a time
+
+
+def test_binding_every_interface_warns(tmp_path: Path) -> None:
+    work, env = project(tmp_path, trusted=True)
+    with server(work, env, "--host", "0.0.0.0") as (_proc, url):
+        assert "warning: binding 0.0.0.0" in (work.parent / "serve.stderr").read_text()
+        port = urllib.parse.urlsplit(url).port
+        status, _, _ = post(f"http://127.0.0.1:{port}/mcp", INIT)
+        assert status == 200
+        assert post(f"http://127.0.0.1:{port}/mcp", INIT, {"Origin": "http://evil.example.com"})[0] == 403

@@ -140,9 +140,6 @@ class HttpMcpServer:
                 await self._dispatch(request)
         except (TimeoutError, OSError, asyncio.IncompleteReadError, ConnectionError):
             pass
-        except asyncio.LimitOverrunError:
-            with contextlib.suppress(Exception):
-                await reply(writer, 431, "the request head is too large")
         finally:
             if task is not None:
                 self._tasks.discard(task)
@@ -153,7 +150,7 @@ class HttpMcpServer:
     async def _read_head(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> _Request | None:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT_S)
-        except ValueError:  # over the stream's limit
+        except asyncio.LimitOverrunError:  # over the stream's limit (MAX_HEAD_BYTES)
             await reply(writer, 431, "the request head is too large")
             return None
         lines = head.decode("latin-1").split("\r\n")

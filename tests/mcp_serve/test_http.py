@@ -228,6 +228,10 @@ def test_bounds_and_malformed_requests(tmp_path: Path) -> None:
             stream.sendall(get_head.encode())
             assert stream.recv(200).startswith(b"HTTP/1.1 200")  # the standalone stream is open
             assert raw(url, get_head.encode()).startswith(b"HTTP/1.1 409")  # and only one at a time
+            assert post(url, INIT, {"Mcp-Session-Id": session}, method="DELETE")[0] == 200
+            stream.settimeout(5)  # well under the keep-alive interval: ending the session ends its stream at once
+            while stream.recv(65536):
+                pass
 
 
 def test_binding_every_interface_warns(tmp_path: Path) -> None:

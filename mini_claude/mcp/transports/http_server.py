@@ -315,7 +315,7 @@ class HttpMcpServer:
                 await event(req.writer, first)
             await pump(req.reader, req.writer, stream)
         finally:
-            stream.closed = True
+            stream.close()
             session.posts.discard(stream)
             session.touch()
 
@@ -336,7 +336,7 @@ class HttpMcpServer:
             await start_sse(req.writer, {"Mcp-Session-Id": session.id})
             await pump(req.reader, req.writer, stream, limit_s=None)
         finally:
-            stream.closed = True
+            stream.close()
             if session.standalone is stream:
                 session.standalone = None
             session.touch()

@@ -40,7 +40,14 @@ class OutStream:
     def __init__(self, request_id: Any = None) -> None:
         self.request_id = request_id  # the POST's request: its reply ends the stream (None: the GET stream)
         self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self.closed = False
+        self.ended = asyncio.Event()  # set by close(): the writer of the response stops at once
+
+    @property
+    def closed(self) -> bool:
+        return self.ended.is_set()
+
+    def close(self) -> None:
+        self.ended.set()
 
     def put(self, message: dict[str, Any]) -> bool:
         """Queue `message`; False when the stream is closed or full (it is then closed)."""
@@ -49,7 +56,7 @@ class OutStream:
         if self.queue.qsize() >= STREAM_QUEUE_MAX:
             log.warning("an HTTP stream of mcp serve was closed: its client read none of %d messages",
                         STREAM_QUEUE_MAX)
-            self.closed = True
+            self.close()
             return False
         self.queue.put_nowait(message)
         return True
@@ -89,7 +96,7 @@ class _Link:
         self._owner.ended = True
         for stream in (*self._owner.posts, self._owner.standalone):
             if stream is not None:
-                stream.closed = True
+                stream.close()
 
 
 class HttpSession:
@@ -115,7 +122,7 @@ class HttpSession:
         self.ended = True
         for stream in (*self.posts, self.standalone):
             if stream is not None:
-                stream.closed = True
+                stream.close()
         if self.peer is not None:
             await self.peer.close()
 

@@ -32,6 +32,7 @@ async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, strea
                limit_s: float | None = CALL_TIMEOUT_S) -> None:
     """Write the stream's messages as SSE events until its final reply, the client's going, or the time limit."""
     gone = asyncio.ensure_future(reader.read(1))  # b"" (or an error) once the client closed its end
+    ended = asyncio.ensure_future(stream.ended.wait())  # the session ended (DELETE, shutdown)
     loop = asyncio.get_running_loop()
     deadline = None if limit_s is None else loop.time() + limit_s
     try:
@@ -42,10 +43,10 @@ async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, strea
                             limit_s)
                 return
             got = asyncio.ensure_future(stream.queue.get())
-            done, _ = await asyncio.wait({got, gone}, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait({got, gone, ended}, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED)
             if got not in done:
                 got.cancel()
-                if gone in done:
+                if gone in done or ended in done:
                     return
                 await write(writer, b": keep-alive\n\n")
                 continue
@@ -55,6 +56,7 @@ async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, strea
                 return
     finally:
         gone.cancel()
+        ended.cancel()
 
 
 async def write(writer: asyncio.StreamWriter, data: bytes) -> None:

@@ -212,6 +212,8 @@ def test_bounds_and_malformed_requests(tmp_path: Path) -> None:
         assert post(url, big)[0] == 413
         status, _, body = post(url, [INIT])  # type: ignore[arg-type]
         assert status == 400 and json.loads(body)["error"]["code"] == -32600
+        status, _, body = post(url, dict(INIT, id=True))  # true is no id: its reply could never be matched
+        assert status == 400 and json.loads(body)["error"]["code"] == -32600
         host = urllib.parse.urlsplit(url).netloc
         head = f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: {ACCEPT}\r\n"
         assert raw(url, (head + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n").encode()).startswith(b"HTTP/1.1 411")

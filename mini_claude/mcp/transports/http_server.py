@@ -265,6 +265,9 @@ class HttpMcpServer:
             return
         method = message.get("method")
         is_request = isinstance(method, str) and "id" in message
+        if is_request and (isinstance(message["id"], bool) or not isinstance(message["id"], str | int)):
+            await rpc_error(writer, 400, None, -32600, "Invalid Request: an id must be a string or an integer")
+            return
         if method == "initialize" and is_request:
             await self._initialize(req, message)
             return

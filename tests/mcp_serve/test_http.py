@@ -244,3 +244,15 @@ def test_binding_every_interface_warns(tmp_path: Path) -> None:
         status, _, _ = post(f"http://127.0.0.1:{port}/mcp", INIT)
         assert status == 200
         assert post(f"http://127.0.0.1:{port}/mcp", INIT, {"Origin": "http://evil.example.com"})[0] == 403
+
+
+def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    work, env = project(tmp_path, trusted=True)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        done = subprocess.run([PYTHON, "-m", "mini_claude", "mcp", "serve", "--port", port], cwd=work, env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -192,22 +192,25 @@ async def _serve(cwd: Path, mode: str | None, port: int | None, host: str | None
     try:
         if port is None:
             await serve_stdio(core)
-        else:
-            await _serve_http(core, port, host or "127.0.0.1")
+            return 0
+        return await _serve_http(core, port, host or "127.0.0.1")
     finally:
         await ctx.background.aclose()
         await core.aclose()
-    return 0
 
 
-async def _serve_http(core: McpServerCore, port: int, host: str) -> None:
-    """Streamable HTTP until SIGINT or SIGTERM."""
+async def _serve_http(core: McpServerCore, port: int, host: str) -> int:
+    """Streamable HTTP until SIGINT or SIGTERM (0); 1 when the address cannot be bound."""
     ui = _StderrUI()
     if not is_loopback(host):
         ui.warn(f"binding {host}: other machines can reach these tools (the permission rules still hold, but "
                 f"anyone who can connect may ask)")
     server = HttpMcpServer(core, versions=SUPPORTED_PROTOCOL_VERSIONS, host=host, port=port)
-    url = await server.start()
+    try:
+        url = await server.start()
+    except OSError as exc:
+        ui.warn(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+        return 1
     ui.info(f"listening on {url}")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -219,6 +222,7 @@ async def _serve_http(core: McpServerCore, port: int, host: str) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
         await server.close()
+    return 0
 
 
 def serve_command(mode: str | None = None, *, port: int | None = None, host: str | None = None) -> int:

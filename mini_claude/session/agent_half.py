@@ -12,7 +12,6 @@ import asyncio
 import os
 import shutil
 import sys
-import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,8 +36,7 @@ from mini_claude.paths import state_dir, user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.permissions.answers import Answer, AskContext, AskFn, takes_context
 from mini_claude.permissions.rules import CLAUDE_TOOL_NAMES
-from mini_claude.sandbox.runtime import Sandbox
-from mini_claude.secrets import EnvPolicy
+from mini_claude.session.gate_parts import build_gate, shell_tool
 from mini_claude.session.mcp_half import McpParts, build_mcp
 from mini_claude.session.parts import SessionOptions, SessionParts, SessionUI, report_rule_problems
 from mini_claude.session.state_sweep import sweep_in_background
@@ -133,15 +131,11 @@ def build_session(
     rules = RuleSet.from_settings(settings)
     if opts.allowed_tools or opts.disallowed_tools:
         rules = rules.with_cli(allow=opts.allowed_tools, deny=opts.disallowed_tools)
-    spill_dir = state_dir(env) / "tool-output" / uuid.uuid4().hex[:12]
-    home = user_home(env)  # the gate and the tools read `~` alike
     ask = _naming_subagents(ask_permission, ui) if ask_permission is not None else None
-    sandbox = Sandbox(settings.sandbox, work_dirs=[opts.cwd, *dirs], home=home, state_dir=state_dir(env), env=env,
-                      warn=lambda line: _warn(ui, line))  # probed at the first Bash command, not here
-    gate = PermissionGate(mode, rules, ask=ask, cwd=opts.cwd, server_of=manager.server_of,
-                          additional_dirs=dirs, home=home, state_dir=state_dir(env),
-                          own_dirs=[spill_dir, home / ".claude" / "skills"],  # readable: ours, the user's skills
-                          sandbox=sandbox)
+    guarded = build_gate(opts.cwd, env, settings, mode=mode, rules=rules, ask=ask, dirs=dirs,
+                         warn=lambda line: _warn(ui, line), server_of=manager.server_of,
+                         readable=[user_home(env) / ".claude" / "skills"])  # readable: the user's skills
+    gate, sandbox, ctx = guarded.gate, guarded.sandbox, guarded.ctx
     from mini_claude.mcp.tool_switches import ToolSwitches, disabled_tools
     from mini_claude.worktrees import shared_local_settings
 
@@ -203,9 +197,6 @@ def build_session(
 
     opening = Opening(memory, git)
 
-    ctx = ToolContext(cwd=opts.cwd, spill_dir=spill_dir, is_denied=gate.is_denied, is_secret=gate.is_secret,
-                      is_private=gate.is_private, home=home)
-
     def cap(result: Any, context: ToolContext, name: str) -> Any:
         return cap_result(result, context, tool_name=name, max_chars=MAX_RESULT_CHARS)
 
@@ -225,13 +216,7 @@ def build_session(
                                         explain_unknown=explain_unknown,
                                         report=lambda run, on: agent.absorb(run, on),
                                         checkpoints=lambda: agent.checkpoints))
-    # commands get the user's passThrough and what a settings file's env set (never the agent's credentials)
-    policy = EnvPolicy(tuple(settings.shell_pass_through), frozenset(settings.env))
-    builtins = [BashTool(env=env, policy=policy) if isinstance(tool, BashTool) else tool
-                for tool in builtin_tools(subagents)]
-    for tool in builtins:
-        if isinstance(tool, BashTool):
-            tool.sandbox = sandbox
+    builtins = [shell_tool(guarded, env) if isinstance(tool, BashTool) else tool for tool in builtin_tools(subagents)]
     builtins = [WebSearchTool(lambda: agent.model) if isinstance(tool, WebSearchTool) else tool for tool in builtins]
     structured = None
     if opts.output_schema is not None:

@@ -21,7 +21,7 @@
     mcp reset-project-choices              forget approvals and rejections of project servers made here
     mcp doctor [NAME] [--json]             per server: what is wrong and how to fix it (cli/mcp/doctor.py)
     mcp serve [--permission-mode MODE]     the built-in tools as an MCP server on stdio, behind this folder's
-                                           permission gate (cli/mcp/serve.py)
+              [--port N [--host H]]        permission gate (cli/mcp/serve.py); --port: Streamable HTTP instead
 Every connecting command takes --mcp-trace FILE: each JSON-RPC message both ways, one JSON line, secrets redacted.
 """
 
@@ -142,9 +142,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
                    help="how long each probe may take (default 10)")
     common(p)
-    p = sub.add_parser("serve", help="serve the built-in tools over stdio as an MCP server (behind the gate)")
+    p = sub.add_parser("serve", help="serve the built-in tools as an MCP server (behind the gate): over stdio, or "
+                                      "Streamable HTTP with --port")
     p.add_argument("--permission-mode", dest="permission_mode", default=None,
                    help="default, acceptEdits or plan (bypassPermissions is not honoured here)")
+    p.add_argument("--port", type=int, default=None,
+                   help="serve Streamable HTTP on this port (0: any free port; the URL is printed on stderr)")
+    p.add_argument("--host", default=None,
+                   help="the address to bind with --port (default 127.0.0.1; anything else is reachable from other "
+                        "machines)")
     p = sub.add_parser("logout", help="forget a server's stored OAuth tokens")
     p.add_argument("name")
     common(p, json_flag=False)
@@ -245,7 +251,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.command == "serve":
             from mini_claude.cli.mcp.serve import serve_command
 
-            return serve_command(args.permission_mode)
+            return serve_command(args.permission_mode, port=args.port, host=args.host)
         if args.command == "doctor":
             from mini_claude.cli.mcp.doctor import doctor_command
 

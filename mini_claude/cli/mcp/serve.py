@@ -1,5 +1,6 @@
 """`mini-claude mcp serve`: the agent's own tools (Read, Write, Edit, NotebookEdit, Glob, Grep, Bash, WebFetch)
-served as MCP tools over stdio to another MCP client — behind the same permission gate a session in this folder
+served as MCP tools to another MCP client — over stdio, or Streamable HTTP with `--port` (loopback unless `--host`
+says otherwise, with a warning; the transport is the only difference) — behind the same permission gate a session in this folder
 has: its settings (a project's settings widen nothing until the folder is trusted), deny rules, and the
 outside / secret / protected path checks.
 
@@ -15,21 +16,23 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import signal
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
 from mini_claude import __version__
 from mini_claude.agent.calls import masked, wrong_input
 from mini_claude.errors import ConfigError
+from mini_claude.mcp.protocol import SUPPORTED_PROTOCOL_VERSIONS
 from mini_claude.mcp.server import McpServerCore, ServerTool, ToolCallContext
+from mini_claude.mcp.transports.http_server import HttpMcpServer, is_loopback
 from mini_claude.mcp.transports.stdio_server import serve_stdio
-from mini_claude.paths import state_dir, user_home
+from mini_claude.paths import user_home
 from mini_claude.permissions import PermissionGate, PermissionMode, RuleSet
 from mini_claude.permissions.answers import AskContext, PermissionAnswer
-from mini_claude.sandbox.runtime import Sandbox
-from mini_claude.secrets import EnvPolicy, mask
+from mini_claude.secrets import mask
+from mini_claude.session.gate_parts import build_gate, shell_tool
 from mini_claude.session.mcp_half import additional_dirs
 from mini_claude.session.parts import SessionOptions
 from mini_claude.session.start import build_env, load_session_settings, settle_trust
@@ -128,29 +131,22 @@ async def build_core(cwd: Path, env: dict[str, str], *, mode: str | None = None)
     rules = RuleSet.from_settings(settings)
     for err in rules.errors:
         _StderrUI().warn(f"permissions: {err} (rule ignored)")
-    home, state = user_home(env), state_dir(env)
-    dirs = additional_dirs(settings, cwd, home)
-    spill_dir = state / "tool-output" / uuid.uuid4().hex[:12]
-    sandbox = Sandbox(settings.sandbox, work_dirs=[cwd, *dirs], home=home, state_dir=state, env=env,
-                      warn=_StderrUI().warn)
     gate_ref: list[PermissionGate] = []
 
     async def ask(tool: Tool, args: dict[str, Any], context: AskContext) -> PermissionAnswer:
         return await _ask(gate_ref, tool, args, context)
 
-    gate = PermissionGate(permission_mode, rules, ask=ask, cwd=cwd, additional_dirs=dirs, home=home, state_dir=state,
-                          own_dirs=[spill_dir], sandbox=sandbox)
+    dirs = additional_dirs(settings, cwd, user_home(env))
+    guarded = build_gate(cwd, env, settings, mode=permission_mode, rules=rules, ask=ask, dirs=dirs,
+                         warn=_StderrUI().warn)
+    gate, ctx = guarded.gate, guarded.ctx
     gate_ref.append(gate)
-    ctx = ToolContext(cwd=cwd, spill_dir=spill_dir, is_denied=gate.is_denied, is_secret=gate.is_secret,
-                      is_private=gate.is_private, home=home)
-    policy = EnvPolicy(tuple(settings.shell_pass_through), frozenset(settings.env))
     served: list[ServerTool] = []
     for tool in builtin_tools():
         if tool.name not in SERVED_TOOLS:
             continue
         if isinstance(tool, BashTool):
-            tool = BashTool(env=env, policy=policy)
-            tool.sandbox = sandbox
+            tool = shell_tool(guarded, env)
         served.append(ServerTool(tool.name, tool.description, tool.input_schema, _handler(tool, gate, ctx, cap_result),
                                  annotations=_annotations(tool), with_context=True))
     core = McpServerCore("mini-claude", __version__, served,
@@ -190,17 +186,51 @@ def _handler(tool: Tool, gate: PermissionGate, ctx: ToolContext, cap: Any) -> An
     return handle
 
 
-async def _serve(cwd: Path, mode: str | None) -> int:
+async def _serve(cwd: Path, mode: str | None, port: int | None, host: str | None) -> int:
     env = build_env(cwd)
     core, ctx = await build_core(cwd, env, mode=mode)
     try:
-        await serve_stdio(core)
+        if port is None:
+            await serve_stdio(core)
+            return 0
+        return await _serve_http(core, port, host or "127.0.0.1")
     finally:
         await ctx.background.aclose()
         await core.aclose()
+
+
+async def _serve_http(core: McpServerCore, port: int, host: str) -> int:
+    """Streamable HTTP until SIGINT or SIGTERM (0); 1 when the address cannot be bound."""
+    ui = _StderrUI()
+    if not is_loopback(host):
+        ui.warn(f"binding {host}: other machines can reach these tools (the permission rules still hold, but "
+                f"anyone who can connect may ask)")
+    server = HttpMcpServer(core, versions=SUPPORTED_PROTOCOL_VERSIONS, host=host, port=port)
+    try:
+        url = await server.start()
+    except OSError as exc:
+        ui.warn(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+        return 1
+    ui.info(f"listening on {url}")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        await server.close()
     return 0
 
 
-def serve_command(mode: str | None = None) -> int:
-    """Serve until the client closes stdin."""
-    return asyncio.run(_serve(Path.cwd().resolve(), mode))
+def serve_command(mode: str | None = None, *, port: int | None = None, host: str | None = None) -> int:
+    """Serve until the client closes stdin (stdio), or until SIGINT / SIGTERM (HTTP, with `port`)."""
+    if host is not None and port is None:
+        _StderrUI().warn("--host needs --port (stdio has no address)")
+        return 2
+    if port is not None and not 0 <= port <= 65535:
+        _StderrUI().warn(f"--port {port}: not a TCP port")
+        return 2
+    return asyncio.run(_serve(Path.cwd().resolve(), mode, port, host))

@@ -123,7 +123,7 @@ _entry = st.one_of(
 _lists = st.lists(_entry, max_size=6).map(tuple)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(connect=_lists, resource=_lists, frame=_lists, base=_lists, approved=st.lists(_entry, max_size=8),
        use_declared=st.booleans())
 def test_the_header_never_names_an_unapproved_origin_nor_a_smuggled_directive(

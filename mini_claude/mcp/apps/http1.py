@@ -4,16 +4,20 @@ No keep-alive, no chunked bodies, no header folding: a request head is the reque
 (names lower-cased; a second `Host`, `Origin` or `Content-Length` is a 400), the target must be origin-form (`/…`).
 Every answer carries `Cache-Control: no-store`, `Referrer-Policy: no-referrer`, `X-Content-Type-Options: nosniff`
 and `Connection: close`; `Content-Length` except on 204. `Reject(status)` is how a handler refuses a request.
+`event_stream` serves one `text/event-stream` response until its source says it is over or the client goes.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Callable, Iterable
 
-__all__ = ["REASONS", "WRITE_TIMEOUT_S", "Reject", "head_bytes", "parse_head", "respond"]
+__all__ = ["KEEPALIVE_S", "REASONS", "WRITE_TIMEOUT_S", "Reject", "event_stream", "head_bytes", "parse_head",
+           "respond"]
 
 WRITE_TIMEOUT_S = 10.0
+KEEPALIVE_S = 15.0
 REASONS = {200: "OK", 204: "No Content", 400: "Bad Request", 403: "Forbidden", 404: "Not Found",
            405: "Method Not Allowed", 409: "Conflict", 411: "Length Required", 413: "Content Too Large",
            429: "Too Many Requests", 431: "Request Header Fields Too Large"}
@@ -58,3 +62,37 @@ async def respond(writer: asyncio.StreamWriter, status: int, body: bytes = b"",
     length = [] if status == 204 else [("Content-Length", str(len(body)))]
     writer.write(head_bytes(status, [*headers, *length]) + body)
     await asyncio.wait_for(writer.drain(), WRITE_TIMEOUT_S)
+
+
+async def event_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, wake: asyncio.Event,
+                       next_batch: Callable[[], list[str] | None]) -> None:
+    """Answer with `text/event-stream` and write each item of `next_batch()` as one `data:` event (items are JSON
+    text: one line each), calling it again whenever `wake` is set; a comment every `KEEPALIVE_S` when idle. Ends
+    when `next_batch()` returns None or the client closes the connection (which also sets `wake`)."""
+    writer.write(head_bytes(200, [("Content-Type", "text/event-stream; charset=utf-8")]))
+    client_gone = asyncio.create_task(_until_eof(reader, wake))
+    try:
+        while not client_gone.done():
+            wake.clear()
+            batch = next_batch()
+            if batch is None:
+                return
+            if batch:
+                writer.write("".join(f"data: {item}\n\n" for item in batch).encode("utf-8"))
+                await asyncio.wait_for(writer.drain(), WRITE_TIMEOUT_S)
+                continue
+            try:
+                await asyncio.wait_for(wake.wait(), KEEPALIVE_S)
+            except TimeoutError:
+                writer.write(b": keepalive\n\n")
+                await asyncio.wait_for(writer.drain(), WRITE_TIMEOUT_S)
+    finally:
+        client_gone.cancel()
+
+
+async def _until_eof(reader: asyncio.StreamReader, wake: asyncio.Event) -> None:
+    """Returns (and sets `wake`) when the client closes its side: a reload or a closed tab."""
+    with contextlib.suppress(OSError):
+        while await reader.read(1024):
+            pass
+    wake.set()

@@ -52,7 +52,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from mini_claude.mcp.apps.channel import ViewInbox, ViewPage
-from mini_claude.mcp.apps.http1 import REASONS, WRITE_TIMEOUT_S, Reject, head_bytes, parse_head, respond
+from mini_claude.mcp.apps.http1 import REASONS, Reject, event_stream, parse_head, respond
 from mini_claude.mcp.apps.pages import (
     PROXY_SCRIPT_HASH,
     PROXY_STYLE_HASH,
@@ -69,7 +69,6 @@ log = logging.getLogger(__name__)
 
 HEADER_TIMEOUT_S = 10.0
 BODY_TIMEOUT_S = 10.0
-KEEPALIVE_S = 15.0
 MAX_HEADER_BYTES = 16 * 1024
 MAX_BODY_BYTES = 1024 * 1024
 MAX_VIEWS = 32
@@ -100,7 +99,7 @@ class _Page:
     page_id: str
     control: deque[str] = field(default_factory=deque)  # added / removed envelopes for this page, in order
     wake: asyncio.Event = field(default_factory=asyncio.Event)
-    ended: str | None = None  # the last envelope to write before ending ("superseded" / "closed"), or "" = gone
+    ended: str | None = None  # the last envelope to write before ending ("superseded" / "closed"); "" once written
     stream: asyncio.Task[Any] | None = None  # the connection task writing this page's stream
 
 
@@ -402,38 +401,21 @@ class ViewServer:
             self._end_page(self._page, _envelope(superseded=True))
         page = _Page(page_id, stream=asyncio.current_task())
         self._page = page
-        writer.write(head_bytes(200, [("Content-Type", "text/event-stream; charset=utf-8")]))
         page.control.extend(_envelope(view=view_id, added=self._added(view.page))
                             for view_id, view in self._views.items())
         page.control.append(_envelope(live=list(self._views)))
-        gone = asyncio.create_task(_wait_eof(reader, page))
         try:
-            while True:
-                page.wake.clear()
-                batch = self._batch(page)
-                if batch:
-                    writer.write("".join(f"data: {item}\n\n" for item in batch).encode("utf-8"))
-                    await asyncio.wait_for(writer.drain(), WRITE_TIMEOUT_S)
-                    continue
-                if page.ended is not None:
-                    break
-                try:
-                    await asyncio.wait_for(page.wake.wait(), KEEPALIVE_S)
-                except TimeoutError:
-                    writer.write(b": keepalive\n\n")
-                    await asyncio.wait_for(writer.drain(), WRITE_TIMEOUT_S)
+            await event_stream(reader, writer, page.wake, partial(self._batch, page))
         finally:
-            gone.cancel()
             if self._page is page:
                 self._page = None
 
-    def _batch(self, page: _Page) -> list[str]:
+    def _batch(self, page: _Page) -> list[str] | None:
         """What the page's stream writes next: its control envelopes, then (while it is current) queued messages;
-        a page that was superseded or closed gets its last envelope instead."""
+        a page that was superseded or closed gets its last envelope instead, then None (the end)."""
         if page.ended is not None:
             last, page.ended = page.ended, ""
-            page.control.clear()
-            return [last] if last else []
+            return [last] if last else None
         batch = list(page.control)
         page.control.clear()
         for view in self._views.values():
@@ -451,13 +433,3 @@ def _stop_view(view: _View) -> None:
     else:
         view.listener.cancel()
     view.sock.close()
-
-
-async def _wait_eof(reader: asyncio.StreamReader, page: _Page) -> None:
-    """Marks the page gone when the browser closes the stream (a reload, a closed tab)."""
-    with contextlib.suppress(OSError):
-        while await reader.read(1024):
-            pass
-    if page.ended is None:
-        page.ended = ""
-    page.wake.set()

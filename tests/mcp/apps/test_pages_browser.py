@@ -15,6 +15,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ import pytest
 from mini_claude.mcp.apps.channel import ViewPage
 from mini_claude.mcp.apps.csp import DEFAULT_CSP
 from mini_claude.mcp.apps.loopback import ViewServer
+from tests import helpers
 from tests.helpers import chromium_path, require, wait_until
 
 try:
@@ -243,3 +245,13 @@ def test_a_view_cannot_reach_another_views_document(harness: Harness, page: Page
         catch (err) { return err.name; }
     })""")
     assert sorted(reach) == ["SecurityError", "b"]  # its own document, and view a's: refused
+
+
+def test_a_missing_chromium_skips_here_and_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(helpers, "CHROMIUM", Path("/nonexistent/chromium"))
+    monkeypatch.delenv(helpers.REQUIRE_ENV, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="chromium is missing: /nonexistent/chromium is not installed"):
+        helpers.chromium_path()
+    monkeypatch.setenv(helpers.REQUIRE_ENV, "1")
+    with pytest.raises(pytest.fail.Exception, match="MINI_CLAUDE_REQUIRE_PEERS=1: CI must provide it"):
+        helpers.chromium_path()

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from mini_claude.api import Client, Options, ResultMessage, SystemMessage
@@ -166,3 +169,81 @@ def test_print_mode_never_declares_the_extension(cli: Cli) -> None:
     assert result.rc == 0, result.stderr
     caps = json.loads(result_text(tool_results(mock)[0]))
     assert "extensions" not in caps
+
+
+class PageClient:
+    """The session page as a browser would run it, without a browser: the SSE stream of envelopes and the POST relay
+    of the real loopback web side (mini_claude/mcp/apps/loopback.py)."""
+
+    def __init__(self, url: str) -> None:
+        self.base = url.split("#", 1)[0]
+        self.origin = "/".join(self.base.split("/")[:3])
+        self.page = secrets.token_hex(16)
+        self.envelopes: list[dict[str, Any]] = []
+        self.http = httpx.AsyncClient(timeout=10)
+        self._answers: list[asyncio.Task[None]] = []
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        async with self.http.stream("GET", f"{self.base}events", params={"page": self.page}) as response:
+            assert response.status_code == 200
+            async for line in response.aiter_lines():
+                if line.startswith("data: "):
+                    envelope = json.loads(line[6:])
+                    self.envelopes.append(envelope)
+                    message = envelope.get("message") or {}
+                    if message.get("method") == "ui/resource-teardown":  # the view answers, as the SDK's do
+                        self._answers.append(asyncio.create_task(self.post(
+                            envelope["view"], {"jsonrpc": "2.0", "id": message["id"], "result": {}})))
+
+    async def post(self, view_id: str, message: dict[str, Any]) -> None:
+        response = await self.http.post(f"{self.base}rpc", json={"page": self.page, "view": view_id,
+                                                                   "message": message},
+                                        headers={"Origin": self.origin})
+        assert response.status_code == 204, response.text
+
+    def messages(self, view_id: str) -> list[dict[str, Any]]:
+        return [e["message"] for e in self.envelopes if e.get("view") == view_id and "message" in e]
+
+    async def close(self) -> None:
+        self._reader.cancel()
+        await asyncio.gather(self._reader, return_exceptions=True)
+        await self.http.aclose()
+
+
+async def test_the_real_web_side_relays_a_view(world: ApiWorld, mock_model) -> None:
+    mock = mock_model([call("mcp__apps__show_board"), text("the board is up")])
+    options = world.options(mock.url, mcp_servers={"apps": SERVER}, settings=json.dumps(SETTINGS))
+    page: PageClient | None = None
+    try:
+        async with session(options) as running:
+            await running.client.query("show me the board")
+            await eventually(lambda: running.system("mcp_app_view"), "the view", within_s=20)
+            shown = running.system("mcp_app_view")[0].data
+            view_id = shown["view_id"]
+            assert shown["url"].startswith("http://127.0.0.1:") and shown["url"].endswith(f"#view-{view_id}")
+            page = live = PageClient(shown["url"])
+            await eventually(lambda: any(e.get("view") == view_id and "added" in e for e in live.envelopes),
+                             "the page to get the view")
+            await live.post(view_id, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
+                                      "params": {"protocolVersion": "2026-01-26"}})
+            await eventually(lambda: live.messages(view_id), "the answer to ui/initialize")
+            answered = live.messages(view_id)[0]
+            assert answered["id"] == 1 and answered["result"]["hostCapabilities"]["sandbox"]["csp"] == {}
+            await live.post(view_id, {"jsonrpc": "2.0", "method": "ui/notifications/initialized", "params": {}})
+            await eventually(lambda: len(live.messages(view_id)) >= 3, "the tool's input and result")
+            methods = [m.get("method") for m in live.messages(view_id)[1:3]]
+            assert methods == ["ui/notifications/tool-input", "ui/notifications/tool-result"]
+            await live.post(view_id, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                      "params": {"name": "bump", "arguments": {}}})
+            await eventually(lambda: any(m.get("id") == 2 for m in live.messages(view_id)), "the bump")
+            bumped = next(m for m in live.messages(view_id) if m.get("id") == 2)
+            assert bumped["result"]["content"][0]["text"] == "bumped 1"
+            ended = time.monotonic()
+        # the session's end: the view was asked to tear down (it answered at once), then the page heard it closed
+        assert time.monotonic() - ended < 2.0
+        assert any(m.get("method") == "ui/resource-teardown" for m in live.messages(view_id))
+        await eventually(lambda: any(e.get("closed") for e in live.envelopes), "the page to hear the end")
+    finally:
+        if page is not None:
+            await page.close()

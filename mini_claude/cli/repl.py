@@ -111,7 +111,7 @@ class Repl(ReplQuestions):
         self._session = PromptSession(history=FileHistory(str(history_dir / "repl-history")),
                                       complete_while_typing=True, key_bindings=keys,
                                       style=Style.from_dict({"bottom-toolbar": "noreverse"}))
-        self.parts = await start_session(self.args, self.ui, ask_server=self._ask_server,
+        self.parts = await start_session(self.args, self.ui, apps=True, ask_server=self._ask_server,
                                          ask_permission=self._ask_permission, on_server_change=self._server_changed,
                                          ask_trust=self._ask_trust, on_tools_review=self._tools_review,
                                          host_ui=ReplHostUI(self.ui, ask=self._ask, prompt=self._prompt_text,

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mini_claude.api import Client, Options, ResultMessage, SystemMessage
+from mini_claude.api import Client, Options, ResultMessage, SystemMessage, query
 from mini_claude.mcp.apps import service as apps_service
 from mini_claude.mcp.apps.channel import EXTENSION_ID
 from tests.api.conftest import ApiWorld, call, text
@@ -160,6 +160,15 @@ async def test_the_client_declares_the_extension_unless_switched_off(world: ApiW
         if declared:
             assert extensions[EXTENSION_ID] == {"mimeTypes": ["text/html;profile=mcp-app"]}
     assert web.channels == []  # caps has no view: nothing was served
+
+
+async def test_one_query_never_declares_the_extension(world: ApiWorld, mock_model, web: FakeWeb) -> None:
+    mock = mock_model([call("mcp__apps__caps"), text("{{last_tool_result}}")])
+    options = world.options(mock.url, mcp_servers={"apps": SERVER}, allowed_tools=["mcp__apps__caps"])
+    messages = [message async for message in query(prompt="caps?", options=options)]
+    result = messages[-1]
+    assert isinstance(result, ResultMessage)
+    assert "extensions" not in json.loads(result.result or "{}")
 
 
 def test_print_mode_never_declares_the_extension(cli: Cli) -> None:

@@ -46,7 +46,9 @@ log = logging.getLogger(__name__)
 MAX_VIEWS = 32  # live views per session; a new one past this tears the oldest down
 
 
-class _Client(Protocol):
+class ResourceReader(Protocol):
+    """A connected server as a view's resources are read from it (McpClient fits)."""
+
     async def read_resource(self, uri: str) -> list[dict[str, Any]]: ...
 
 
@@ -57,7 +59,7 @@ class ViewServers(Protocol):
 
     async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult: ...
 
-    async def connected_client(self, server: str) -> Any: ...  # an McpClient: `read_resource(uri)`
+    async def connected_client(self, server: str) -> ResourceReader: ...
 
 
 class ServerLog(Protocol):

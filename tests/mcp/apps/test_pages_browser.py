@@ -15,6 +15,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,12 +23,13 @@ import pytest
 from mini_claude.mcp.apps.channel import ViewPage
 from mini_claude.mcp.apps.csp import DEFAULT_CSP
 from mini_claude.mcp.apps.loopback import ViewServer
+from tests import helpers
 from tests.helpers import chromium_path, require, wait_until
 
 try:
-    from playwright.sync_api import Browser, FrameLocator, Page, sync_playwright
+    from playwright.sync_api import Browser, FrameLocator, Page, Response, sync_playwright
 except ImportError:  # pragma: no cover - the dev extras install it
-    sync_playwright = None
+    sync_playwright = None  # type: ignore[assignment]
 
 VIEW_HTML = """<!doctype html><html><body><h2 id="name">NAME</h2><div id="log"></div><div id="violations"></div>
 <button id="fetch">fetch</button>
@@ -168,7 +170,7 @@ def test_send_reaches_the_view_and_reserved_methods_never_do(harness: Harness, p
         const proxy = document.querySelector("#view-a iframe").contentWindow;
         proxy.postMessage({jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: {}}, origin);
         proxy.postMessage({jsonrpc: "2.0", method: "test/after", params: {}}, origin);
-    }""", [harness.server.sandbox_origin])
+    }""", [harness.server.view_origin("a")])
     assert received(frame, 3) == [{"jsonrpc": "2.0", "id": 1, "result": {"queued": True}},
                                {"jsonrpc": "2.0", "method": "test/live", "params": {"n": 2}},
                                {"jsonrpc": "2.0", "method": "test/after", "params": {}}]
@@ -192,13 +194,17 @@ def test_the_views_csp_blocks_a_fetch_to_another_origin(harness: Harness, page: 
     target = harness.server.page_url  # reachable, so only the CSP can refuse it (no-cors: no CORS failure)
     harness.add("a", VIEW_HTML.replace("<body>", f'<body data-target="{target}">'))
     responses: dict[str, dict[str, str]] = {}
-    page.on("response", lambda r: responses.setdefault(r.url, r.headers))
+
+    def record(response: Response) -> None:
+        responses.setdefault(response.url, response.headers)
+
+    page.on("response", record)
     page.goto(harness.server.page_url)
     frame = view_frame(page, "a")
     frame.locator("#fetch").click()
     assert frame.locator("#fetched").inner_text(timeout=5000) == "refused"
     assert frame.locator(".violation").first.inner_text(timeout=5000) == f"connect-src {target}"
-    view_url = f"{harness.server.sandbox_origin}/{harness.server.token}/v/a/view"
+    view_url = f"{harness.server.view_origin('a')}/{harness.server.token}/v/a/view"
     assert DEFAULT_CSP in responses[view_url]["content-security-policy"]
 
 
@@ -225,3 +231,27 @@ def test_a_second_tab_takes_the_session_and_the_first_clears(harness: Harness, p
     assert "another tab" in page.locator("#status").inner_text()
     harness.send("a", {"jsonrpc": "2.0", "method": "test/second"})
     assert received(view_frame(second, "a"), 1) == [{"jsonrpc": "2.0", "method": "test/second"}]
+
+
+def test_a_view_cannot_reach_another_views_document(harness: Harness, page: Page) -> None:
+    """Each view has its own origin: a view can walk `top.frames` to a sibling but not into its document."""
+    harness.add("a")
+    harness.add("b")
+    page.goto(harness.server.page_url)
+    wait_until(lambda: "ui/initialize" in harness.methods("a") and "ui/initialize" in harness.methods("b"),
+               "both views' ui/initialize")
+    reach = view_frame(page, "b").locator("#log").evaluate("""() => Array.from({length: top.frames.length}, (_, i) => {
+        try { return top.frames[i].frames[0].document.getElementById("name").textContent; }
+        catch (err) { return err.name; }
+    })""")
+    assert sorted(reach) == ["SecurityError", "b"]  # its own document, and view a's: refused
+
+
+def test_a_missing_chromium_skips_here_and_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(helpers, "CHROMIUM", Path("/nonexistent/chromium"))
+    monkeypatch.delenv(helpers.REQUIRE_ENV, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="chromium is missing: /nonexistent/chromium is not installed"):
+        helpers.chromium_path()
+    monkeypatch.setenv(helpers.REQUIRE_ENV, "1")
+    with pytest.raises(pytest.fail.Exception, match="MINI_CLAUDE_REQUIRE_PEERS=1: CI must provide it"):
+        helpers.chromium_path()

@@ -26,7 +26,10 @@ from typing import Any
 
 from mini_claude.mcp.protocol import McpTool
 
-__all__ = ["ModelContext", "RequestRate", "View", "ViewPhase", "notification"]
+__all__ = ["RATE_LIMIT", "RATE_WINDOW_S", "ModelContext", "RequestRate", "View", "ViewPhase", "notification"]
+
+RATE_LIMIT = 100  # requests a view may make in any RATE_WINDOW_S seconds (a pdf viewer reads its file in pieces)
+RATE_WINDOW_S = 10.0
 
 TOOL_INPUT = "ui/notifications/tool-input"
 TOOL_RESULT = "ui/notifications/tool-result"
@@ -54,7 +57,8 @@ class ModelContext:
 class RequestRate:
     """At most `limit` requests in any `window_s` seconds (a runaway view is refused, not served)."""
 
-    def __init__(self, limit: int = 60, window_s: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, limit: int = RATE_LIMIT, window_s: float = RATE_WINDOW_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.limit = limit
         self.window_s = window_s
         self._clock = clock

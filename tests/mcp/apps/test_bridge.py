@@ -14,7 +14,7 @@ from mini_claude.errors import McpError, ViewRefusedError
 from mini_claude.mcp.apps.channel import EXTENSION_ID, MIME_TYPE, PROTOCOL_VERSION
 from mini_claude.mcp.apps.service import AppsService, ViewCallAdmission, ViewNotice
 from mini_claude.mcp.apps.settings import AppsSettings
-from mini_claude.mcp.apps.views import View
+from mini_claude.mcp.apps.views import RATE_LIMIT, View
 from mini_claude.mcp.protocol import CallToolResult, McpTool
 from mini_claude.mcp.server_state import McpToolEntry
 from tests.helpers import eventually
@@ -364,8 +364,9 @@ async def test_a_failed_fetch_costs_only_the_view(world: World) -> None:
 
 async def test_a_runaway_view_is_slowed_down(world: World) -> None:
     _call, view_id = await world.shown()
-    answers = [await world.request(view_id, "ping") for _ in range(61)]
-    assert all("result" in a for a in answers[:60]) and answers[60]["error"]["code"] == -32000
+    answers = [await world.request(view_id, "ping") for _ in range(RATE_LIMIT + 1)]
+    assert all("result" in a for a in answers[:RATE_LIMIT]) and answers[RATE_LIMIT]["error"]["code"] == -32000
+    assert "too many requests" in answers[RATE_LIMIT]["error"]["message"]
 
 
 async def test_no_view_without_a_ui_resource_or_with_apps_off(world: World) -> None:

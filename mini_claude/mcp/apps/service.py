@@ -124,8 +124,7 @@ class NoFront:
 class ViewCall:
     """The tool call a view shows: its end goes to the view (held until the view is initialized)."""
 
-    def __init__(self, service: AppsService, bridge: AppBridge) -> None:
-        self._service = service
+    def __init__(self, bridge: AppBridge) -> None:
         self.bridge = bridge
         self.view = bridge.view
 
@@ -181,7 +180,7 @@ class AppsService:
             self._forget(oldest.view.view_id)
             self._evicting.add(self._spawn(self._tear_down(oldest, "too many views open")))
         self._spawn(self._show(bridge, uri))
-        return ViewCall(self, bridge)
+        return ViewCall(bridge)
 
     @property
     def views(self) -> list[View]:
@@ -232,6 +231,8 @@ class AppsService:
             channel = await self._ensure_channel()
             if self._evicting:
                 await asyncio.gather(*self._evicting, return_exceptions=True)
+            if view.view_id not in self._bridges:  # gone meanwhile (evicted, or the session is ending)
+                return
             view.url = channel.add_view(page)
         except Exception as exc:  # whatever went wrong costs this view only, never the tool call or the turn
             self._forget(view.view_id)

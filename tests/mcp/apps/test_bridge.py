@@ -376,10 +376,12 @@ async def test_no_view_without_a_ui_resource_or_with_apps_off(world: World) -> N
 
 
 async def test_at_most_32_views_live_at_once(world: World) -> None:
-    for _ in range(33):
-        world.apps.begin("board", SHOW, "mcp__board__show", {})
+    calls = [world.apps.begin("board", SHOW, "mcp__board__show", {}) for _ in range(33)]
     assert len(world.apps.views) == 32
-    await eventually(lambda: len(world.front.shown) + len(world.front.notes) >= 33, "every view to be handled")
+    first = calls[0]
+    assert first is not None and first.view not in world.apps.views  # the oldest went
+    await eventually(lambda: len(world.front.shown) == 32, "the 32 live views to be shown")
+    assert first.view.view_id not in world.channel.pages and len(world.channel.pages) == 32
 
 
 def test_the_refusal_carries_its_code() -> None:

@@ -252,7 +252,7 @@ def build_session(
     if mcp.apps is not None:  # a view's tool call passes the same gate and hooks as the model's
         from mini_claude.session.apps_gate import SessionViewGate
 
-        mcp.apps.gate = SessionViewGate(gate, hooks, mcp_tools)
+        mcp.apps.gate = SessionViewGate(gate, hooks, mcp_tools, report=ui.info if isinstance(ui, SessionUI) else None)
     return parts
 
 

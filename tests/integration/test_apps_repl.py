@@ -145,6 +145,7 @@ def test_a_view_in_the_repl(repl: Callable[..., tuple[Terminal, MockModelServer]
         term.wait_for(lambda s: page.answer(view, 3) is not None, "the view's answer")
         refused = page.answer(view, 3)
         assert refused is not None and refused["error"]["code"] == -32000
+        term.wait_for(lambda s: "a view of MCP server apps was refused caps" in flat(s), "the refusal's line")
         term.wait_for(lambda s: s.rstrip().endswith(">"), "the prompt again")
 
         # a link the view asks to open: asked first; "n" refuses it

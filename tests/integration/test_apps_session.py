@@ -125,6 +125,8 @@ async def test_a_view_tool_call_in_a_real_session(world: ApiWorld, mock_model, w
         assert "not for views" in secret["error"]["message"]
         asked = await request(channel, view_id, "tools/call", {"name": "caps", "arguments": {}})
         assert "not allowed in non-interactive mode" in asked["error"]["message"]
+        assert "a view of MCP server apps ran bump" in world.lines
+        assert any(line.startswith("a view of MCP server apps was refused wipe") for line in world.lines)
         counts = await request(channel, view_id, "tools/call", {"name": "counts", "arguments": {}})
         assert json.loads(counts["result"]["content"][0]["text"]) == {"bump": 1, "secret": 0, "wipe": 0}
 

@@ -409,3 +409,24 @@ async def test_a_views_log_goes_to_its_servers_log_and_size_changes_need_nothing
     await world.channel.post(view_id, "ui/notifications/size-changed", {"height": 300}, request=False)
     assert world.logged == [("board", {"level": "info", "data": "clicked"})]
     assert world.channel.sent.get(view_id, []) == []  # notifications get no answer
+
+
+async def test_malformed_messages_get_errors_never_a_crash(world: World) -> None:
+    _call, view_id = await world.shown()
+    inbox = world.channel.inbox
+    for message in ({"jsonrpc": "2.0", "id": 90, "method": "tools/call", "params": "nope"},
+                    {"jsonrpc": "2.0", "id": 91, "method": "tools/call", "params": {"name": "bump", "arguments": []}},
+                    {"jsonrpc": "2.0", "id": 92, "method": "ui/open-link", "params": {"url": 5}},
+                    {"jsonrpc": "2.0", "id": 93, "method": "ui/message", "params": {"role": "assistant",
+                                                                                    "content": []}},
+                    {"jsonrpc": "2.0", "id": 94, "method": "ui/update-model-context", "params": {"content": "x"}},
+                    {"jsonrpc": "2.0", "id": True, "method": "ping"},  # no usable id: a notification, unanswered
+                    {"jsonrpc": "2.0", "id": 95, "result": {}},  # an answer to nothing of ours
+                    {"jsonrpc": "2.0", "method": 7}):
+        await inbox(view_id, message)
+    for request_id in range(90, 95):
+        await eventually(lambda rid=request_id: world.channel.answer(view_id, rid), f"the answer to {request_id}")
+        answer = world.channel.answer(view_id, request_id)
+        assert answer is not None and answer["error"]["code"] == -32602, answer
+    assert world.servers.calls == [] and world.front.messages == []
+    assert all(m.get("id") is not True for m in world.channel.sent[view_id])

@@ -30,12 +30,15 @@ T = TypeVar("T")
 
 
 class ReplApps:
-    """`session()`: the REPL's PromptSession; `at_prompt()`: the user is at "> "; `ask(question)`: a y/n
-    question; `retype(text)`: what the next prompt starts with."""
+    """`session()`: the REPL's PromptSession; `at_prompt()`: the user is at "> "; `busy()`: a turn runs;
+    `ask(question)`: a y/n question; `retype(text)`: what the next prompt starts with; `lock`: one question at a
+    time."""
 
     def __init__(self, ui: Any, *, session: Callable[[], Any], at_prompt: Callable[[], bool],
-                 ask: Callable[[str], Awaitable[bool]], retype: Callable[[str], None], lock: asyncio.Lock) -> None:
+                 busy: Callable[[], bool], ask: Callable[[str], Awaitable[bool]], retype: Callable[[str], None],
+                 lock: asyncio.Lock) -> None:
         self.ui = ui
+        self._busy = busy  # a turn (or a `!` command) runs: its questions are asked the usual way
         self._lock = lock  # the REPL's one-question-at-a-time lock
         self._session = session
         self._at_prompt = at_prompt
@@ -85,8 +88,14 @@ class ReplApps:
     async def between_prompts(self, work: Callable[[], Awaitable[T]]) -> T:
         """Run `work` (a question) now: at the prompt, the prompt steps aside first and comes back after."""
         async with self._side:
-            if not self._at_prompt():
-                return await work()
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + PROMPT_GONE_TIMEOUT_S
+            while not self._at_prompt():  # between a turn and the next prompt: wait for the prompt
+                if self._busy():
+                    return await work()
+                if loop.time() >= deadline:
+                    raise ViewRefusedError("the terminal could not ask the user just now")
+                await asyncio.sleep(0.05)
             self._prompt_gone.clear()
             self._resume.clear()
             self._leave_prompt()

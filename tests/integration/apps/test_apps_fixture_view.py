@@ -69,6 +69,7 @@ async def test_the_hosts_rules_hold_for_a_view_in_a_real_browser(
     [document] = view_documents(log)
     assert_restrictive_default(document.headers["content-security-policy"])
     assert "evil.example" not in document.headers["content-security-policy"]
+    assert "evil.example" not in await frame.locator("#granted-csp").inner_text()  # and the view is told so
     await frame.locator("#fetch-btn").click()
     await expect(frame.locator("#fetch-out")).to_have_text(re.compile(r"^error: "), timeout=ANSWER_TIMEOUT_MS)
     await expect(frame.locator("#csp-out")).to_have_text("connect-src blocked https://evil.example/",

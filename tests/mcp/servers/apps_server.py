@@ -19,7 +19,8 @@ outside loads) speaks the view side over `postMessage` to `window.parent`: `ui/i
 element: `#refresh-btn` → `#refresh-out` (tools/call refresh), `#bump-btn` → `#bump-out` (tools/call bump),
 `#secret-btn` → `#secret-out` (tools/call secret), `#fetch-btn` → `#fetch-out` (fetch https://evil.example/; a CSP
 violation also lands in `#csp-out`), `#message-btn` → `#message-out` (ui/message with `MESSAGE_TEXT`). `#status`
-says "initialized" once the host answered `ui/initialize`.
+says "initialized" once the host answered `ui/initialize`, and `#granted-csp` shows the CSP domains the host says it
+granted (`hostCapabilities.sandbox.csp`, `{}` when none).
 
 With `$APPS_SERVER_LOG` set, every `tools/call` the server runs appends its tool name as a line to that file, so a
 test sees what really ran. Exits on stdin EOF.
@@ -62,6 +63,7 @@ VIEW_HTML = """<!doctype html>
 </head><body>
 <h1>Board</h1>
 <p>status: <output id="status">loading</output></p>
+<p>granted csp: <output id="granted-csp"></output></p>
 <p>tool input: <output id="tool-input"></output></p>
 <p>tool result: <output id="tool-result"></output></p>
 <button id="refresh-btn">Refresh</button><output id="refresh-out"></output>
@@ -125,6 +127,8 @@ $("message-btn").onclick = () => show("message-out", async () => {
 });
 request("ui/initialize", {appInfo: {name: "board", version: "1"}, appCapabilities: {},
                           protocolVersion: "2026-01-26"}).then((result) => {
+  const sandbox = (result && result.hostCapabilities && result.hostCapabilities.sandbox) || {};
+  $("granted-csp").textContent = JSON.stringify(sandbox.csp || {});
   $("status").textContent = "initialized";
   post({method: "ui/notifications/initialized", params: {}});
   post({method: "ui/notifications/size-changed",

@@ -4,8 +4,8 @@ running `python -m mini_claude`.
 
 Imported as `tests.helpers` (pyproject sets pythonpath=["."]); conftest.py files hold fixtures only.
 
-CI exports `MINI_CLAUDE_REQUIRE_PEERS=1`: then a missing third-party peer, ripgrep, tmux or the conformance runner
-fails the test that needs it (`require`), instead of skipping it quietly.
+CI exports `MINI_CLAUDE_REQUIRE_PEERS=1`: then a missing third-party peer, ripgrep, tmux, Chromium or the conformance
+runner fails the test that needs it (`require`), instead of skipping it quietly.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ __all__ = [
     "anthropic_env",
     "assert_group_gone",
     "assert_pid_gone",
+    "chromium_path",
     "clean_env",
     "eventually",
     "free_port",
@@ -79,6 +80,17 @@ def require_program(name: str, purpose: str) -> str:
     if path is None:
         require(name, f"not on PATH ({purpose}); install it (`.ci/run` does, as root)")
     return path
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def chromium_path() -> str:
+    """Debian's Chromium, which the browser tests drive with Playwright (`executable_path`; `playwright install` is
+    never run), or `require()` it."""
+    if not os.access(CHROMIUM, os.X_OK):
+        require("chromium", f"{CHROMIUM} is not installed (browser tests drive it); `.ci/run` installs it as root")
+    return str(CHROMIUM)
 
 
 # ---- ports and bounded polls -------------------------------------------------------------------------------------

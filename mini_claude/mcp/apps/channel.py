@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["EXTENSION_ID", "MIME_TYPE", "PROTOCOL_VERSION", "ViewChannel", "ViewPage", "ViewInbox"]
+__all__ = ["EXTENSION_ID", "MIME_TYPE", "PROTOCOL_VERSION", "ViewChannel", "ViewInbox", "ViewPage"]
 
 EXTENSION_ID = "io.modelcontextprotocol/ui"
 MIME_TYPE = "text/html;profile=mcp-app"

@@ -18,10 +18,9 @@ from tests.integration.apps.support import (
     ANSWER_TIMEOUT_MS,
     RENDER_TIMEOUT_MS,
     AppsWorld,
-    assert_restrictive_default,
+    assert_view_served_with_the_default_csp,
     open_page,
     run_turn,
-    view_documents,
     view_frame,
     views_announced,
 )
@@ -50,8 +49,7 @@ async def test_basic_vanillajs_renders_the_result_and_its_button_reaches_the_ser
     await expect(server_time).not_to_have_text(first_time, timeout=ANSWER_TIMEOUT_MS)
     second_time = await server_time.inner_text()
     assert ISO_TIME.match(second_time) and second_time > first_time, second_time  # a new answer from the server
-    [document] = view_documents(log)
-    assert_restrictive_default(document.headers["content-security-policy"])
+    await assert_view_served_with_the_default_csp(log)
     assert log.outside() == [], log.outside()
     assert len(mock.requests) == 2  # the view's own call went to the server, not to the model
 
@@ -74,7 +72,6 @@ async def test_budget_allocator_renders_its_charts_without_leaving_loopback(
     canvases = frame.locator("canvas")
     await expect(canvases.first).to_be_visible(timeout=RENDER_TIMEOUT_MS)
     assert await canvases.count() >= 5
-    [document] = view_documents(log)
-    assert_restrictive_default(document.headers["content-security-policy"])
+    await assert_view_served_with_the_default_csp(log)
     assert log.outside() == [], log.outside()
     assert log.failed == [], log.failed

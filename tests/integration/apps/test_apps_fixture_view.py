@@ -20,13 +20,13 @@ from tests.integration.apps.support import (
     ANSWER_TIMEOUT_MS,
     RENDER_TIMEOUT_MS,
     AppsWorld,
-    assert_restrictive_default,
+    assert_view_served_with_the_default_csp,
     mock_tool_names,
     open_page,
     run_turn,
     servers_log,
-    view_documents,
     view_frame,
+    view_policies,
     views_announced,
 )
 from tests.integration.conftest import ROOT, answer, tool_use
@@ -66,9 +66,8 @@ async def test_the_hosts_rules_hold_for_a_view_in_a_real_browser(
     await expect(frame.locator("#tool-result")).to_have_text("board shown")
 
     # the resource declares connectDomains https://evil.example; nobody approved it: the spec's default policy
-    [document] = view_documents(log)
-    assert_restrictive_default(document.headers["content-security-policy"])
-    assert "evil.example" not in document.headers["content-security-policy"]
+    await assert_view_served_with_the_default_csp(log)
+    assert not any("evil.example" in policy for policy in await view_policies(log))
     assert "evil.example" not in await frame.locator("#granted-csp").inner_text()  # and the view is told so
     await frame.locator("#fetch-btn").click()
     await expect(frame.locator("#fetch-out")).to_have_text(re.compile(r"^error: "), timeout=ANSWER_TIMEOUT_MS)

@@ -22,6 +22,8 @@
          │   ├─ TokenEndpointError  the token endpoint refused a grant: OAuth `error` code, HTTP status
          │   └─ BodyTooLargeError   an authorization answer's body is over the cap (the rest is never read)
          ├─ SkillVerificationError  an MCP-served skill failed its size / digest / front matter check
+         ├─ AppsError          the MCP Apps host (a server's `ui://` view shown in a browser) could not do something
+         │   └─ ViewRefusedError   a view's request was refused: reason + the JSON-RPC code the view gets
          └─ ProtocolError      the peer broke the protocol (bad handshake, unsupported version, bad result)
              └─ InvalidToolHeadersError  a tool's `x-mcp-header` annotations break SEP-2243's rules
 
@@ -36,6 +38,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AppsError",
     "AuthError",
     "AuthRequiredError",
     "BodyTooLargeError",
@@ -60,6 +63,7 @@ __all__ = [
     "TokenEndpointError",
     "ToolError",
     "TransportError",
+    "ViewRefusedError",
 ]
 
 
@@ -216,6 +220,20 @@ class JsonRpcError(McpError):
         self.rpc_message = message
         self.data = data
         super().__init__(f"{message} (JSON-RPC error {code})", server=server)
+
+
+class AppsError(McpError):
+    """The MCP Apps host could not do something for a view (fetch its `ui://` resource, serve it, answer it)."""
+
+
+class ViewRefusedError(AppsError):
+    """A view's request was refused (a tool it may not call, a link not opened, a limit reached). `code` is the
+    JSON-RPC error code the view's answer carries; `reason` the readable text it gets."""
+
+    def __init__(self, reason: str, *, code: int = -32000, server: str | None = None) -> None:
+        self.code = code
+        self.reason = reason
+        super().__init__(reason, server=server)
 
 
 class ProtocolError(McpError):

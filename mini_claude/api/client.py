@@ -194,6 +194,7 @@ class Client:
         options = self.options
         opts = session_options(options)
         opts.http_pool = _loop_pool()
+        opts.apps = True  # a program's session can show MCP Apps views (api/apps.py; the `mcpApps` setting)
         own = in_process_servers(options.mcp_servers)
         ui = ApiUI(options, self._emit_record, lambda: self.parts.session_id if self.parts is not None else "")
         host_ui = ApiHostUI(options, lambda: own.keys(), ui.info)
@@ -203,6 +204,11 @@ class Client:
 
             ask = asker(options.can_use_tool)
         parts = await start_session(opts, ui, host_ui=host_ui, ask_permission=ask)
+        if parts.apps is not None:
+            from mini_claude.api.apps import ApiAppsFront
+
+            parts.apps.front = ApiAppsFront(self._emit_record, self._queue_view_turn, self._turns.qsize, ui.warn,
+                                            lambda: self.parts.session_id if self.parts is not None else "")
         try:
             await begin_session(parts, ui, continue_=options.continue_conversation, resume=options.resume,
                                 fork=options.fork_session)
@@ -221,6 +227,13 @@ class Client:
         self._transcript.skip(agent.history)
         instrument(agent, self._transcript, self._emit_records, budget_usd=options.max_budget_usd)
         return parts
+
+    def _queue_view_turn(self, text: str) -> bool:
+        """An MCP Apps view's `ui/message`: the next turn, as if `query(text)` (False once disconnected)."""
+        if self._closed:
+            return False
+        self._turns.put_nowait(text)
+        return True
 
     async def _feed(self, stream: AsyncIterable[dict[str, Any]]) -> None:
         from mini_claude.session.lifecycle import turn_from_record
@@ -257,6 +270,10 @@ class Client:
         outcome: RunOutcome | None = None
         error: RunError | None = None
         structured = None
+        if parts.apps is not None:  # what views asked the model to know, once, with this turn
+            from mini_claude.api.apps import with_view_context
+
+            turn = with_view_context(turn, parts.apps.take_model_context())
         self._running = asyncio.create_task(run_turn(parts, turn))
         try:
             end = await asyncio.shield(self._running)

@@ -121,6 +121,15 @@ class McpClient:
             return
         self._capabilities[declared[0]] = dict(capability if capability is not None else declared[1])
 
+    def declare_extension(self, name: str, settings: dict[str, Any]) -> None:
+        """Declare a protocol extension (SEP-1724: `capabilities.extensions[name] = settings`, e.g. MCP Apps'
+        `io.modelcontextprotocol/ui`) in `initialize` and in each modern request's `_meta`. Before `connect()`."""
+        if self._connecting or self._connected:
+            log.warning("%s: extension %s declared after connect(); not sent", self.name, name)
+            return
+        extensions = self._capabilities.setdefault("extensions", {})
+        extensions[name] = dict(settings)
+
     def on_notification(self, method: str, callback: NotificationCallback) -> None:
         """Call `callback(method, params)` for each notification `method` (several callbacks may be added)."""
         self._notification_callbacks.setdefault(method, []).append(callback)

@@ -155,6 +155,19 @@ class McpTool:
         return ("model", "app")
 
     @property
+    def ui_resource_uri(self) -> str | None:
+        """MCP Apps: the `ui://` resource that shows this tool's results (`_meta.ui.resourceUri`, else the
+        deprecated flat `_meta["ui/resourceUri"]`); None when absent or not a `ui://` URI."""
+        meta = self.raw.get("_meta")
+        if not isinstance(meta, dict):
+            return None
+        ui = meta.get("ui")
+        for value in (ui.get("resourceUri") if isinstance(ui, dict) else None, meta.get("ui/resourceUri")):
+            if isinstance(value, str) and value.startswith("ui://") and len(value) <= 2048:
+                return value
+        return None
+
+    @property
     def model_visible(self) -> bool:
         """Whether the model may be offered this tool (an app-only tool is for a server's own view)."""
         return "model" in self.visibility

@@ -149,7 +149,7 @@ def build_session(
     # linked worktree's local choices are the main worktree's too: worktrees.py)
     switches = ToolSwitches(disabled_tools((settings.user, settings.project, settings.local, settings.flag,
                                             shared_local_settings(opts.cwd))))
-    mcp_tools = McpToolAdapters(manager, host, switches)
+    mcp_tools = McpToolAdapters(manager, host, switches, apps=mcp.apps)
 
     def explain_unknown(name: str) -> str | None:  # a switched-off tool says so, not "no such tool"
         return mcp_tools.switched_off(name) or manager.explain_unavailable(name)
@@ -248,7 +248,11 @@ def build_session(
     parts = SessionParts(agent=agent, manager=manager, settings=settings, config=config, gate=gate, env=env,
                          skills=skills, host=host, memory=memory, deferred=deferred, hooks=hooks, subagents=subagents,
                          prompt_parts=prompt_parts, opening=opening, structured=structured, styles=styles,
-                         tool_switches=switches)
+                         tool_switches=switches, apps=mcp.apps)
+    if mcp.apps is not None:  # a view's tool call passes the same gate and hooks as the model's
+        from mini_claude.session.apps_gate import SessionViewGate
+
+        mcp.apps.gate = SessionViewGate(gate, hooks, mcp_tools)
     return parts
 
 

@@ -3,8 +3,9 @@ the Python API, the SDK's control protocol).
 
 `begin_session`: the conversation saved as it goes (and, when asked, an old one resumed or forked), the SessionStart
 hooks fired, the MCP servers waited for (each within its own startup timeout) and their skills settled, a failed
-server named in one warning line. `end_session`: the SessionEnd hooks, then every background command, the sandbox's
-proxy and private /tmp, the MCP servers and the model client closed — nothing of the session outlives it.
+server named in one warning line. `end_session`: the SessionEnd hooks, the MCP Apps views, then every background
+command, the sandbox's proxy and private /tmp, the MCP servers and the model client closed — nothing of the session
+outlives it.
 `turn_from_record` reads one streaming-input user message (`{"type": "user", "message": {...}}`, Claude Code's
 shape) into a turn.
 """
@@ -51,6 +52,11 @@ async def end_session(parts: SessionParts, reason: str, *, hooks: bool = True) -
             await step
         except Exception:
             log.exception("SessionEnd hooks failed")
+    if parts.apps is not None:  # each live view told first (ui/resource-teardown, ≤ 2 s), then the web side closed
+        try:
+            await parts.apps.aclose()
+        except Exception:
+            log.exception("closing the MCP Apps views")
     closers = [parts.agent.ctx.background.aclose()]  # no background command outlives the session
     if parts.gate.sandbox is not None:
         closers.append(parts.gate.sandbox.aclose())

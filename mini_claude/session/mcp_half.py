@@ -14,7 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mini_claude.mcp.config import LoadedConfig
+from mini_claude.mcp.apps.service import AppsService, AppsSettings
+from mini_claude.mcp.client import McpClient
+from mini_claude.mcp.config import LoadedConfig, ServerConfig
 from mini_claude.mcp.host import HostUI, McpHost, NoQuestionsUI
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
 from mini_claude.mcp.negotiation import ERAS_FILE_NAME, EraMemory
@@ -36,6 +38,7 @@ class McpParts:
     dirs: list[Path]  # the added working folders (settings, --add-dir): roots for servers, writable for the gate
     agent_model: Callable[[], Model | None] = field(default=lambda: None)  # bound once the agent exists
     listeners: list[Callable[[ServerState], None]] = field(default_factory=list)  # more of the session's, later
+    apps: AppsService | None = None  # MCP Apps views (only in a session that can show them, with Apps on)
 
 
 def additional_dirs(settings: Settings, cwd: Path, home: Path) -> list[Path]:
@@ -55,8 +58,11 @@ def additional_dirs(settings: Settings, cwd: Path, home: Path) -> list[Path]:
 def build_mcp(cwd: Path, *, env: dict[str, str], settings: Settings, config: LoadedConfig,
               held: dict[str, tuple[ServerStatus, str]], add_dirs: list[Path],
               on_server_change: Callable[[ServerState], None] | None = None,
-              host_ui: HostUI | None = None, sources: tuple[str, ...] | None = None) -> McpParts:
-    """The host, manager and skill registry of a session in `cwd` (servers not started: `manager.start()`)."""
+              host_ui: HostUI | None = None, sources: tuple[str, ...] | None = None,
+              apps: bool = False) -> McpParts:
+    """The host, manager and skill registry of a session in `cwd` (servers not started: `manager.start()`).
+    `apps`: the front end can show MCP Apps views (the REPL, the Python API's Client; never -p): unless the
+    `mcpApps` setting switches them off, every server is told so and views are shown (mcp/apps/service.py)."""
     # loading a lost remote server's skill reconnects it (`manager` is bound below, before anything can load)
     skills = SkillRegistry(discover_local_skills(cwd, user_home(env), sources),
                            client_for=lambda server: manager.connected_client(server))
@@ -74,9 +80,18 @@ def build_mcp(cwd: Path, *, env: dict[str, str], settings: Settings, config: Loa
     dirs = [*additional_dirs(settings, cwd, user_home(env)), *(cwd / d for d in add_dirs)]
     host = McpHost(host_ui or NoQuestionsUI(), roots=[cwd, *dirs], model=lambda: parts.agent_model(),
                    log_dir=state_dir(env) / "mcp-logs")
+    apps_settings = AppsSettings.from_settings(settings) if apps else AppsSettings(enabled=False)
+
+    def client_setup(cfg: ServerConfig, client: McpClient) -> None:
+        host.setup(cfg, client)
+        if parts.apps is not None:
+            parts.apps.setup(cfg, client)
+
     manager = McpManager(config.servers.values(), env=env, held=held, on_change=server_changed,
                          era_memory=EraMemory(state_dir(env) / ERAS_FILE_NAME),
-                         pins=PinStore.default(env, project=cwd), client_setup=host.setup, client_ready=host.ready)
+                         pins=PinStore.default(env, project=cwd), client_setup=client_setup, client_ready=host.ready)
     host.bind(manager)
     parts = McpParts(manager=manager, host=host, skills=skills, dirs=dirs)
+    if apps_settings.enabled:
+        parts.apps = AppsService(apps_settings, servers=manager, logs=host.logs, env=env)
     return parts

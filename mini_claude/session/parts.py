@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from mini_claude.agent.system_prompt import PromptPart
     from mini_claude.hooks import Hooks
     from mini_claude.hooks.callables import CallableHook
+    from mini_claude.mcp.apps.service import AppsService
     from mini_claude.mcp.config import LoadedConfig
     from mini_claude.mcp.host import McpHost
     from mini_claude.mcp.manager import McpManager
@@ -83,6 +84,7 @@ class SessionOptions:
     hook_callables: tuple[CallableHook, ...] = ()  # hooks given as Python callables (the API's, the SDK's)
     hooks_from_code: bool = False  # callables may be added once the session runs (`parts.hooks` always exists)
     tools: tuple[str, ...] | None = None  # --tools: the built-in tools offered, by name (None: all of them)
+    apps: bool = False  # the front end can show MCP Apps views (the REPL, the API's Client; `mcpApps` may say no)
 
 
 @dataclass
@@ -108,6 +110,7 @@ class SessionParts:
     structured: StructuredOutputTool | None = None  # where the answer in the required shape arrives (output_schema)
     styles: StyleChoice | None = None  # the output styles and the one in force (agent/output_styles.py)
     tool_switches: ToolSwitches | None = None  # MCP tools switched off (`disabledMcpTools`, `/mcp disable S/T`)
+    apps: AppsService | None = None  # MCP Apps views of this session (the front end binds `apps.front`)
 
 
 

@@ -336,7 +336,8 @@ async def start_session(
         if status is ServerStatus.NEEDS_APPROVAL:
             ui.warn(reason)
     mcp = build_mcp(cwd, env=env, settings=settings, config=config, held=held, add_dirs=opts.add_dirs,
-                    on_server_change=on_server_change, host_ui=host_ui, sources=opts.setting_sources)
+                    on_server_change=on_server_change, host_ui=host_ui, sources=opts.setting_sources,
+                    apps=opts.apps)
     # a tool whose definition changed since it was accepted is withheld (mcp/pinning.py): the REPL asks about it
     # (`on_tools_review`); -p says so in one warning line per server
     mcp.manager.pins.on_review = on_tools_review or (lambda review: report_review(ui, review))

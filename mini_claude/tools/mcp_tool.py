@@ -7,11 +7,13 @@ error shows the user the URL and tells the model what the user did."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mini_claude.errors import JsonRpcError, McpError
+from mini_claude.mcp.apps.service import AppsService, ViewCall
 from mini_claude.mcp.content import convert_result
 from mini_claude.mcp.host import McpHost
 from mini_claude.mcp.host.elicit import URL_ELICITATION_REQUIRED
@@ -66,10 +68,11 @@ class McpToolAdapter:
     """Routes a call on the entry's qualified name back to (server, raw tool name) through the manager."""
 
     def __init__(self, manager: McpManager, entry: McpToolEntry, host: McpHost | None = None,
-                 schemas: PreparedSchemas | None = None) -> None:
+                 schemas: PreparedSchemas | None = None, apps: AppsService | None = None) -> None:
         tool = entry.tool
         self.manager = manager
         self.host = host
+        self.apps = apps  # MCP Apps: a tool with a `ui://` view shows it (in the background) as it is called
         self.entry = entry
         self.server = entry.server
         self.mcp_tool = tool
@@ -91,17 +94,30 @@ class McpToolAdapter:
         runner: ToolRunner | None = None
         if self.mcp_tool.task_support == "required":
             runner = TaskRunner(on_status=self._task_status, result_timeout_s=tool_max_timeout_s(self.manager.env))
+        view: ViewCall | None = None
+        if self.apps is not None:
+            view = self.apps.begin(self.server, self.mcp_tool, self.name, args)
         try:
             result = await self.manager.call_tool(self.server, self.mcp_tool.name, args, on_progress=self._progress,
                                                   runner=runner)
+        except asyncio.CancelledError:
+            if view is not None:
+                view.cancel("the tool call was interrupted")
+            raise
         except JsonRpcError as exc:
+            if view is not None:
+                view.fail(str(exc))
             if exc.code != URL_ELICITATION_REQUIRED or self.host is None:
                 return ToolResult.error(str(exc))
             lines = await self.host.elicitation.url_elicitations(self.server, exc)
             return ToolResult.error("\n".join([str(exc), *lines, "Call the tool again once the user says they are "
                                                "done in the browser."]))
         except McpError as exc:
+            if view is not None:
+                view.fail(str(exc))
             return ToolResult.error(str(exc))
+        if view is not None:
+            view.finish(result)
         # the session's environment (the real process environment; never a project .env), like every other setting
         max_tokens = _env_int(self.manager.env, "MAX_MCP_OUTPUT_TOKENS")
         converted = convert_result(result, spill_dir=ctx.spill_dir, stem=self.name, max_output_tokens=max_tokens)
@@ -131,9 +147,10 @@ class McpToolAdapters:
     """
 
     def __init__(self, manager: McpManager, host: McpHost | None = None,
-                 switches: ToolSwitches | None = None) -> None:
+                 switches: ToolSwitches | None = None, apps: AppsService | None = None) -> None:
         self.manager = manager
         self.host = host
+        self.apps = apps
         self.switches = switches if switches is not None else ToolSwitches()  # tools switched off: never offered
         self._switches_version = self.switches.version
         self._entries: list[McpToolEntry] | None = None
@@ -149,8 +166,14 @@ class McpToolAdapters:
     def _adapter(self, entry: McpToolEntry) -> McpToolAdapter:
         found = self._by_entry.get(id(entry))
         if found is None or found[0] is not entry:
-            found = self._by_entry[id(entry)] = (entry, McpToolAdapter(self.manager, entry, self.host, self.schemas))
+            found = self._by_entry[id(entry)] = (entry, McpToolAdapter(self.manager, entry, self.host, self.schemas,
+                                                                       self.apps))
         return found[1]
+
+    def adapter(self, entry: McpToolEntry) -> McpToolAdapter:
+        """The adapter of any listed entry, offered to the model or not (an MCP Apps view's app-only tool is
+        checked by the permission gate as this adapter, under its qualified name)."""
+        return self._adapter(entry)
 
     def switched_off(self, qualified_name: str) -> str | None:
         """Why a tool the model named is not offered, when a `disabledMcpTools` entry switched it off; else None."""

@@ -1,0 +1,337 @@
+"""`AppsService`: the MCP Apps host's session side, wired to the MCP manager, the web side and a front end.
+
+It declares the extension to every server (`setup`, a client-setup hook beside `McpHost.setup`); when the model
+calls a tool that has a `ui://` view (`begin`, from the tool adapter) it fetches the view's resource from the same
+server with `resources/read` in the background (the turn never waits for it), puts it on the web side's page
+(starting the loopback server on the first view), opens the browser once per session and tells the front end the
+URL; and it answers each view through its `AppBridge`, asking the session for what needs it: a view's tool call
+goes through the `ViewCallGate` (the permission gate and the PreToolUse/PostToolUse hooks, injected by the session
+layer so this package never imports the agent), a `ui/message` and a link through the `AppsFront`. A failure to
+show a view costs the view only (a warning and a note), never the tool call. `aclose` sends `ui/resource-teardown`
+to every live view (each waited for at most 2 s) and stops the web side: nothing outlives the session.
+
+    apps = AppsService(AppsSettings.from_settings(settings), servers=manager, logs=host.logs)
+    manager = McpManager(..., client_setup=lambda cfg, c: (host.setup(cfg, c), apps.setup(cfg, c)))
+    apps.front, apps.gate = my_front, my_gate     # before the first view
+    call = apps.begin(server, mcp_tool, qualified, args)   # None: no view (or Apps off)
+    call.finish(result)  /  call.cancel("interrupted")
+    blocks = apps.take_model_context()            # once, with the next user message
+    await apps.aclose()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from mini_claude.errors import ViewRefusedError
+from mini_claude.mcp.apps.bridge import AppBridge
+from mini_claude.mcp.apps.channel import EXTENSION_ID, MIME_TYPE, ViewChannel
+from mini_claude.mcp.apps.settings import AppsSettings
+from mini_claude.mcp.apps.views import ModelContext, View
+from mini_claude.mcp.apps.web_side import LoopbackWeb, WebSide
+from mini_claude.mcp.protocol import CallToolResult, McpTool
+from mini_claude.mcp.server_state import McpToolEntry
+
+__all__ = ["MAX_VIEWS", "AppsFront", "AppsService", "AppsSettings", "NoFront", "ViewCall", "ViewCallAdmission",
+           "ViewCallGate", "ViewNotice", "ViewServers"]
+
+log = logging.getLogger(__name__)
+
+MAX_VIEWS = 32  # live views per session; a new one past this tears the oldest down
+
+
+class _Client(Protocol):
+    async def read_resource(self, uri: str) -> list[dict[str, Any]]: ...
+
+
+class ViewServers(Protocol):
+    """The MCP manager as the service uses it (McpManager fits)."""
+
+    def tools(self) -> list[McpToolEntry]: ...
+
+    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult: ...
+
+    async def connected_client(self, server: str) -> Any: ...  # an McpClient: `read_resource(uri)`
+
+
+class ServerLog(Protocol):
+    def record(self, server: str, params: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class ViewNotice:
+    """A view is on the page: where, and whether the browser was opened for it."""
+
+    url: str
+    server: str
+    tool: str
+    view_id: str
+    opened: bool
+
+
+@dataclass(frozen=True)
+class ViewCallAdmission:
+    allowed: bool
+    reason: str = ""
+    arguments: dict[str, Any] | None = None  # what runs instead (a hook's or the user's change), when allowed
+    call_id: str = ""  # the call's id as hooks and the permission question see it
+
+
+class ViewCallGate(Protocol):
+    """The session's checks on a view's tool call, the same as on the model's (session/apps_gate.py)."""
+
+    async def admit(self, entry: McpToolEntry, arguments: dict[str, Any]) -> ViewCallAdmission: ...
+
+    async def after(self, entry: McpToolEntry, admission: ViewCallAdmission, result: CallToolResult) -> None: ...
+
+
+class AppsFront(Protocol):
+    """The front end as views reach it: the REPL, or the Python API."""
+
+    def view_shown(self, notice: ViewNotice) -> None: ...
+
+    def note(self, text: str) -> None: ...  # one warning line (server text: the front end neutralises it)
+
+    async def user_message(self, view: View, text: str) -> None: ...  # raise ViewRefusedError when it cannot
+
+    async def confirm(self, question: str) -> bool: ...  # False where nobody can answer
+
+
+class NoFront:
+    """No front end bound: views are logged, messages and links refused."""
+
+    def view_shown(self, notice: ViewNotice) -> None:
+        log.info("MCP Apps view of %s/%s: %s", notice.server, notice.tool, notice.url)
+
+    def note(self, text: str) -> None:
+        log.warning("%s", text)
+
+    async def user_message(self, view: View, text: str) -> None:
+        raise ViewRefusedError("this session takes no messages from views")
+
+    async def confirm(self, question: str) -> bool:
+        return False
+
+
+class ViewCall:
+    """The tool call a view shows: its end goes to the view (held until the view is initialized)."""
+
+    def __init__(self, service: AppsService, bridge: AppBridge) -> None:
+        self._service = service
+        self.bridge = bridge
+        self.view = bridge.view
+
+    def finish(self, result: CallToolResult) -> None:
+        self.bridge.push(self.view.finish(dict(result.raw)))
+
+    def fail(self, text: str) -> None:
+        """The call ended in an error the server did not send as a result: the view gets it as an error result."""
+        self.bridge.push(self.view.finish({"content": [{"type": "text", "text": text}], "isError": True}))
+
+    def cancel(self, reason: str) -> None:
+        self.bridge.push(self.view.cancel(reason))
+
+
+class AppsService:
+    """One session's MCP Apps host (see the module docstring)."""
+
+    def __init__(self, settings: AppsSettings, *, servers: ViewServers, logs: ServerLog | None = None,
+                 web: WebSide | None = None, env: Mapping[str, str] | None = None) -> None:
+        self.settings = settings
+        self.servers = servers
+        self.logs = logs
+        self.web: WebSide = web if web is not None else LoopbackWeb()
+        self.env = env
+        self.front: AppsFront = NoFront()
+        self.gate: ViewCallGate | None = None  # None: a view's tool calls are refused
+        self._channel: ViewChannel | None = None
+        self._start_lock = asyncio.Lock()
+        self._bridges: dict[str, AppBridge] = {}  # live views, oldest first
+        self._closing: dict[str, AppBridge] = {}  # views being torn down (their answer to the teardown still comes)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._browser_opened = False
+        self._closed = False
+
+    # ---- the MCP side --------------------------------------------------------------------------------------------
+    def setup(self, cfg: Any, client: Any) -> None:
+        """Before a client connects: declare the extension (only sessions that can show views build a service)."""
+        if self.settings.enabled:
+            client.declare_extension(EXTENSION_ID, {"mimeTypes": [MIME_TYPE]})
+
+    def begin(self, server: str, tool: McpTool, qualified: str, arguments: dict[str, Any]) -> ViewCall | None:
+        """The model calls `tool`: its view, shown in the background; None when it has none or Apps is off."""
+        uri = tool.ui_resource_uri
+        if uri is None or not self.settings.enabled or self._closed:
+            return None
+        view = View(view_id=secrets.token_hex(8), server=server, tool=tool, qualified=qualified,
+                    arguments=dict(arguments))
+        bridge = AppBridge(view, self, lambda message: self._send(view.view_id, message), env=self.env)
+        self._bridges[view.view_id] = bridge
+        while len(self._bridges) > MAX_VIEWS:
+            oldest = next(iter(self._bridges.values()))
+            self._forget(oldest.view.view_id)
+            self._spawn(self._tear_down(oldest, "too many views open"))
+        self._spawn(self._show(bridge, uri))
+        return ViewCall(self, bridge)
+
+    @property
+    def views(self) -> list[View]:
+        return [bridge.view for bridge in self._bridges.values()]
+
+    def take_model_context(self) -> list[dict[str, Any]]:
+        """What views asked the model to know since the last user message, as text blocks (each slot once)."""
+        blocks: list[dict[str, Any]] = []
+        for bridge in self._bridges.values():
+            view, context = bridge.view, bridge.view.context
+            if context is None:
+                continue
+            bridge.view.context = None
+            parts = [block["text"] for block in context.content
+                     if block.get("type") == "text" and isinstance(block.get("text"), str)]
+            if context.structured is not None:
+                parts.append(json.dumps(context.structured, ensure_ascii=False, default=str))
+            if parts:
+                blocks.append({"type": "text", "text": f"<mcp-app-context server={view.server!r} "
+                                                       f"tool={view.tool.name!r}>\n" + "\n".join(parts)
+                                                       + "\n</mcp-app-context>"})
+        return blocks
+
+    async def aclose(self) -> None:
+        """Tear every live view down (a request each, ≤ 2 s) and stop the web side."""
+        self._closed = True
+        bridges = list(self._bridges.values())
+        self._bridges.clear()
+        await asyncio.gather(*(self._tear_down(bridge, "the session ended") for bridge in bridges),
+                             return_exceptions=True)
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._channel is not None:
+            channel, self._channel = self._channel, None
+            try:
+                await channel.close()
+            except Exception:
+                log.exception("closing the MCP Apps web side")
+
+    # ---- showing a view ------------------------------------------------------------------------------------------
+    async def _show(self, bridge: AppBridge, uri: str) -> None:
+        view = bridge.view
+        try:
+            client = await self.servers.connected_client(view.server)
+            contents = await client.read_resource(uri)
+            page = self.web.page(view, uri, contents, self.settings.approved_for(view.server))
+            channel = await self._ensure_channel()
+            view.url = channel.add_view(page)
+        except Exception as exc:  # whatever went wrong costs this view only, never the tool call or the turn
+            self._forget(view.view_id)
+            log.warning("MCP Apps: the view of %s/%s could not be shown: %s", view.server, view.tool.name, exc)
+            self.front.note(f"MCP server {view.server!r}: the view of {view.tool.name} could not be shown: {exc}")
+            return
+        opened = False
+        if not self._browser_opened and self.settings.open_browser != "never":
+            self._browser_opened = True
+            opened = await asyncio.to_thread(self.web.open_browser, view.url, self.settings.open_browser)
+        self.front.view_shown(ViewNotice(url=view.url, server=view.server, tool=view.tool.name,
+                                         view_id=view.view_id, opened=opened))
+
+    async def _ensure_channel(self) -> ViewChannel:
+        async with self._start_lock:
+            if self._channel is None:
+                channel = self.web.channel(self._inbox)
+                await channel.start()
+                self._channel = channel
+            return self._channel
+
+    def _send(self, view_id: str, message: dict[str, Any]) -> None:
+        if self._channel is not None:
+            self._channel.send(view_id, message)
+
+    async def _inbox(self, view_id: str, message: dict[str, Any]) -> None:
+        """The web side's delivery of one message from a view. `ui/initialize`, notifications and answers are
+        handled in order; other requests run beside them (a tool call waiting on a permission question must not
+        hold the view's `ping` or its answer to our teardown)."""
+        bridge = self._bridges.get(view_id) or self._closing.get(view_id)  # a closing view still answers
+        if bridge is None:
+            return
+        if "id" in message and message.get("method") not in (None, "ui/initialize"):
+            self._spawn(bridge.handle(message))
+        else:
+            await bridge.handle(message)
+
+    # ---- BridgeHost: what views ask of the session ---------------------------------------------------------------
+    async def call_tool(self, view: View, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        entry = next((e for e in self.servers.tools() if e.server == view.server and e.tool.name == name), None)
+        if entry is None:
+            raise ViewRefusedError(f"server {view.server!r} has no tool {name!r} (a view may call only its own "
+                                   "server's tools)")
+        if "app" not in entry.tool.visibility:
+            raise ViewRefusedError(f"tool {name!r} is not for views (its visibility is "
+                                   f"{', '.join(entry.tool.visibility) or 'empty'})")
+        if self.gate is None:
+            raise ViewRefusedError("this session does not run tool calls from views")
+        admission = await self.gate.admit(entry, arguments)
+        if not admission.allowed:
+            raise ViewRefusedError(admission.reason or f"{entry.qualified_name} was not allowed")
+        run_with = admission.arguments if admission.arguments is not None else arguments
+        result = await self.servers.call_tool(view.server, name, run_with)
+        await self.gate.after(entry, admission, result)
+        return dict(result.raw)
+
+    async def read_resource(self, view: View, uri: str) -> dict[str, Any]:
+        client = await self.servers.connected_client(view.server)
+        return {"contents": await client.read_resource(uri)}
+
+    def log(self, view: View, params: dict[str, Any]) -> None:
+        if self.logs is not None:
+            self.logs.record(view.server, params)
+
+    async def message(self, view: View, text: str) -> None:
+        await self.front.user_message(view, text)
+
+    def update_context(self, view: View, context: ModelContext) -> None:
+        view.context = context  # the last one wins
+
+    async def open_link(self, view: View, url: str) -> None:
+        if not url.lower().startswith(("http://", "https://")) or any(c.isspace() or ord(c) < 32 for c in url):
+            raise ViewRefusedError("only http(s) links are opened")
+        if len(url) > 4096:
+            raise ViewRefusedError("the link is too long")
+        if not await self.front.confirm(f"The view of {view.server}/{view.tool.name} asks to open {url}"):
+            raise ViewRefusedError("the user did not open the link")
+        if not await asyncio.to_thread(self.web.open_browser, url, "auto"):
+            self.front.note(f"the view of {view.server}/{view.tool.name} asked to open {url} (no browser here)")
+
+    def teardown_requested(self, view: View) -> None:
+        bridge = self._forget(view.view_id)
+        if bridge is not None:
+            self._spawn(self._tear_down(bridge, "the view asked to close"))
+
+    # ---- inside --------------------------------------------------------------------------------------------------
+    def _forget(self, view_id: str) -> AppBridge | None:
+        return self._bridges.pop(view_id, None)
+
+    async def _tear_down(self, bridge: AppBridge, reason: str) -> None:
+        view_id = bridge.view.view_id
+        self._closing[view_id] = bridge
+        try:
+            await bridge.teardown(reason)
+        finally:
+            self._closing.pop(view_id, None)
+            if self._channel is not None:
+                self._channel.remove_view(view_id)
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("MCP Apps task failed", exc_info=task.exception())

@@ -1,0 +1,75 @@
+"""The `mcpApps` setting: whether views of MCP Apps are shown, whether a browser opens, and which of a server's
+declared domains the user lets its views reach.
+
+    "mcpApps": {
+      "enabled": true,                 // false: no extension declared, no view shown (default true)
+      "openBrowser": "auto",           // "auto": open the first view of a session; "never": print the URL only
+      "approvedDomains": {"map": ["https://*.openstreetmap.org"]}   // per server; default none
+    }
+
+`enabled` and `openBrowser` come from the most specific file that sets them (--settings, then local, then user),
+and a project file may switch Apps off or the browser to "never" but never on. `approvedDomains` counts only from
+the user's own files (user, local, --settings): a repository may never approve domains for views. Only sessions
+that can show a view (the REPL, the Python API's `Client`) read it; `-p` never shows views.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["SETTING_KEY", "AppsSettings"]
+
+log = logging.getLogger(__name__)
+
+SETTING_KEY = "mcpApps"
+_MODES = ("auto", "never")
+
+
+@dataclass(frozen=True)
+class AppsSettings:
+    enabled: bool = True
+    open_browser: str = "auto"
+    approved_domains: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def approved_for(self, server: str) -> tuple[str, ...]:
+        return tuple(self.approved_domains.get(server, ()))
+
+    @classmethod
+    def from_layers(cls, *, user: Mapping[str, Any], project: Mapping[str, Any], local: Mapping[str, Any],
+                    flag: Mapping[str, Any]) -> AppsSettings:
+        """From each settings file's raw object (settings.Settings' `user`, `project`, `local`, `flag`)."""
+        own = [_section(layer) for layer in (user, local, flag)]  # least to most specific
+        repo = _section(project)
+        enabled, browser = True, "auto"
+        approved: dict[str, tuple[str, ...]] = {}
+        for section in own:
+            if isinstance(section.get("enabled"), bool):
+                enabled = section["enabled"]
+            if section.get("openBrowser") in _MODES:
+                browser = section["openBrowser"]
+            domains = section.get("approvedDomains")
+            if isinstance(domains, dict):
+                for server, listed in domains.items():
+                    if isinstance(server, str) and isinstance(listed, list):
+                        approved[server] = tuple(item for item in listed if isinstance(item, str))
+        if repo.get("enabled") is False:  # a repository may switch Apps off, never on
+            enabled = False
+        if repo.get("openBrowser") == "never":
+            browser = "never"
+        if "approvedDomains" in repo:
+            log.info("mcpApps.approvedDomains in a project settings file is ignored (only your own files count)")
+        return cls(enabled=enabled, open_browser=browser, approved_domains=approved)
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> AppsSettings:
+        """From a `settings.Settings` (its per-file raw objects)."""
+        return cls.from_layers(user=settings.user, project=settings.project, local=settings.local,
+                               flag=settings.flag)
+
+
+def _section(layer: Mapping[str, Any]) -> Mapping[str, Any]:
+    value = layer.get(SETTING_KEY) if isinstance(layer, Mapping) else None
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,56 @@
+"""The session's checks on a tool call an MCP Apps view makes: exactly the model's path for an MCP tool — the
+PreToolUse hooks (their decision weighed by the gate, their changed input checked and run), the permission gate
+(deny / ask / allow rules and the mode; an "ask" goes to the front end's question, and is refused where nobody can
+answer), and the PostToolUse hooks after a call that succeeded. The service (mcp/apps/service.py) has already
+checked that the tool is on the view's own server and that its visibility includes "app"; a tool switched off
+(`disabledMcpTools`) is refused here. The gate sees the tool as its adapter, under its qualified name
+(`mcp__server__tool`), whether or not the model is offered it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from mini_claude.agent.hook_points import HookPoints
+from mini_claude.agent.tool_calls import Gate
+from mini_claude.mcp.apps.service import ViewCallAdmission
+from mini_claude.mcp.protocol import CallToolResult
+from mini_claude.mcp.server_state import McpToolEntry
+from mini_claude.tools.mcp_tool import McpToolAdapters
+
+__all__ = ["SessionViewGate"]
+
+
+class SessionViewGate:
+    """`ViewCallGate` over the session's gate, hooks and MCP tool adapters."""
+
+    def __init__(self, gate: Gate, hooks: HookPoints | None, adapters: McpToolAdapters) -> None:
+        self.gate = gate
+        self.hooks = hooks
+        self.adapters = adapters
+
+    async def admit(self, entry: McpToolEntry, arguments: dict[str, Any]) -> ViewCallAdmission:
+        if self.adapters.switches.is_off(entry.server, entry.tool.name):
+            return ViewCallAdmission(False, f"{entry.qualified_name} is switched off (disabledMcpTools)")
+        tool = self.adapters.adapter(entry)
+        call_id = f"toolu_view_{uuid.uuid4().hex[:20]}"
+        permission = None
+        if self.hooks is not None:
+            before = await self.hooks.pre_tool_use(tool.name, arguments, call_id, server=entry.server)
+            permission = before.permission
+            if before.updated_input is not None:
+                arguments = before.updated_input
+        decision = await self.gate.check(tool, arguments, hook=permission, tool_use_id=call_id)
+        if not decision.allowed:
+            return ViewCallAdmission(False, decision.reason or f"{tool.name} was not allowed", call_id=call_id)
+        run_with = decision.updated_input if decision.updated_input is not None else arguments
+        return ViewCallAdmission(True, arguments=run_with, call_id=call_id)
+
+    async def after(self, entry: McpToolEntry, admission: ViewCallAdmission, result: CallToolResult) -> None:
+        if self.hooks is None or result.is_error:
+            return
+        text = "\n".join(block["text"] for block in result.content
+                         if block.get("type") == "text" and isinstance(block.get("text"), str))
+        await self.hooks.post_tool_use(entry.qualified_name, admission.arguments or {}, admission.call_id,
+                                       result.content, text, server=entry.server)

@@ -4,6 +4,7 @@ the host page, the session's `mcp_app_view` announcements, and the CSP check aga
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -95,8 +96,24 @@ def view_documents(log: PageLog) -> list[Any]:
 
 
 def views_announced(messages: list[object]) -> list[dict[str, Any]]:
-    """The data of every `mcp_app_view` SystemMessage: {"url", "server", "tool", "view_id"}."""
+    """The data of every `mcp_app_view` SystemMessage: {"url", "server", "tool", "view_id", ...}."""
     return [m.data for m in messages if isinstance(m, SystemMessage) and m.subtype == VIEW_SUBTYPE]
+
+
+async def announced_view(client: Client, messages: list[object]) -> dict[str, Any]:
+    """The one view the turn's tool call showed: from the turn's messages, or (the view is fetched and put on the
+    page beside the turn, so its announcement may come after the turn's result) the next one the session says."""
+    shown = views_announced(messages)
+    if not shown:
+        async def next_view() -> None:
+            async for message in client.receive_messages():
+                shown.extend(views_announced([message]))
+                if shown:
+                    return
+
+        await asyncio.wait_for(next_view(), RENDER_TIMEOUT_MS / 1000)
+    [view] = shown
+    return view
 
 
 async def run_turn(client: Client, prompt: str) -> list[object]:

@@ -18,11 +18,11 @@ from tests.integration.apps.support import (
     ANSWER_TIMEOUT_MS,
     RENDER_TIMEOUT_MS,
     AppsWorld,
+    announced_view,
     assert_view_served_with_the_default_csp,
     open_page,
     run_turn,
     view_frame,
-    views_announced,
 )
 from tests.integration.conftest import answer, result_text, sent_tool_results, tool_use
 
@@ -30,12 +30,12 @@ ISO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 
 
 async def test_basic_vanillajs_renders_the_result_and_its_button_reaches_the_server(
-        apps_world: AppsWorld, mock_model: Any, open_client: Any, browser: Any) -> None:
+        apps_world: AppsWorld, mock_model: Any, browser: Any, open_client: Any) -> None:
     mock: MockModelServer = mock_model([tool_use("mcp__basic__get-time"), answer("It is {{last_tool_result}}.")])
     apps_world.user_settings(permissions={"allow": ["mcp__basic"]})
     client = await open_client(apps_world.options(mock.url, {"basic": apps_peer_entry("basic-vanillajs")}))
     messages = await run_turn(client, "what time is it on the server?")
-    [view] = views_announced(messages)
+    view = await announced_view(client, messages)
     assert view["server"] == "basic" and view["tool"] == "get-time" and view["view_id"]
     [called] = sent_tool_results(mock.requests)
     first_time = result_text(called)
@@ -55,12 +55,12 @@ async def test_basic_vanillajs_renders_the_result_and_its_button_reaches_the_ser
 
 
 async def test_budget_allocator_renders_its_charts_without_leaving_loopback(
-        apps_world: AppsWorld, mock_model: Any, open_client: Any, browser: Any) -> None:
+        apps_world: AppsWorld, mock_model: Any, browser: Any, open_client: Any) -> None:
     mock: MockModelServer = mock_model([tool_use("mcp__budget__get-budget-data"), answer("Here is the budget.")])
     apps_world.user_settings(permissions={"allow": ["mcp__budget"]})
     client = await open_client(apps_world.options(mock.url, {"budget": apps_peer_entry("budget-allocator")}))
     messages = await run_turn(client, "show me the budget")
-    [view] = views_announced(messages)
+    view = await announced_view(client, messages)
     assert view["server"] == "budget" and view["tool"] == "get-budget-data"
     [called] = sent_tool_results(mock.requests)
     assert called.get("is_error") is not True and "budget" in json.dumps(called).lower()

@@ -2,8 +2,8 @@
 (tests/mcp/servers/apps_server.py), where each button tries one thing a view may or may not do (issue 30,
 acceptance 1): an app-only tool never reaches the model but works for its view; the resource's declared outside
 origin is not granted (the view's CSP header is the spec's default and its fetch fails); a view's call to a tool the
-user's deny rule covers is refused and the server never runs it; a model-only tool is refused to the view; and the
-view's `ui/message` is the user text of the next model request."""
+user's deny rule covers is refused and the server never runs it; a model-only tool is refused to the view; the
+view's `ui/message` is the user text of the next model request; and the session's end tears the view down."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from tests.integration.apps.support import (
     ANSWER_TIMEOUT_MS,
     RENDER_TIMEOUT_MS,
     AppsWorld,
+    announced_view,
     assert_view_served_with_the_default_csp,
     mock_tool_names,
     open_page,
@@ -27,7 +28,6 @@ from tests.integration.apps.support import (
     servers_log,
     view_frame,
     view_policies,
-    views_announced,
 )
 from tests.integration.conftest import ROOT, answer, tool_use
 from tests.mcp.servers.apps_server import MESSAGE_TEXT
@@ -46,7 +46,7 @@ def _user_text(request: dict[str, Any]) -> str:
 
 
 async def test_the_hosts_rules_hold_for_a_view_in_a_real_browser(
-        apps_world: AppsWorld, mock_model: Any, open_client: Any, browser: Any) -> None:
+        apps_world: AppsWorld, mock_model: Any, browser: Any, open_client: Any) -> None:
     calls = apps_world.project.parent / "tool-calls.log"
     server = {"command": sys.executable, "args": [str(SERVER_SCRIPT)], "env": {"APPS_SERVER_LOG": str(calls)}}
     mock: MockModelServer = mock_model([tool_use("mcp__apps__show_board", {"title": "Q3"}), answer("The board is up."),
@@ -55,7 +55,7 @@ async def test_the_hosts_rules_hold_for_a_view_in_a_real_browser(
     apps_world.user_settings(permissions={"allow": ["mcp__apps"], "deny": ["mcp__apps__bump"]})
     client = await open_client(apps_world.options(mock.url, {"apps": server}))
     messages = await run_turn(client, "show me the board")
-    [view] = views_announced(messages)
+    view = await announced_view(client, messages)
     assert view["server"] == "apps" and view["tool"] == "show_board"
     assert servers_log(calls) == ["show_board"]
 
@@ -98,3 +98,7 @@ async def test_the_hosts_rules_hold_for_a_view_in_a_real_browser(
     assert {"mcp__apps__show_board", "mcp__apps__secret", "mcp__apps__plain"} <= names
     assert not names & {"mcp__apps__refresh", "mcp__apps__bump"}
     assert log.outside() == [], log.outside()
+
+    # the session's end tears the view down first (a request the view answers)
+    await client.disconnect()
+    await expect(frame.locator("#status")).to_have_text("torn down", timeout=ANSWER_TIMEOUT_MS)

@@ -19,7 +19,7 @@ outside loads) speaks the view side over `postMessage` to `window.parent`: `ui/i
 element: `#refresh-btn` → `#refresh-out` (tools/call refresh), `#bump-btn` → `#bump-out` (tools/call bump),
 `#secret-btn` → `#secret-out` (tools/call secret), `#fetch-btn` → `#fetch-out` (fetch https://evil.example/; a CSP
 violation also lands in `#csp-out`), `#message-btn` → `#message-out` (ui/message with `MESSAGE_TEXT`). `#status`
-says "initialized" once the host answered `ui/initialize`, and `#granted-csp` shows the CSP domains the host says it
+says "initialized" once the host answered `ui/initialize` ("torn down" after `ui/resource-teardown`), and `#granted-csp` shows the CSP domains the host says it
 granted (`hostCapabilities.sandbox.csp`, `{}` when none).
 
 With `$APPS_SERVER_LOG` set, every `tools/call` the server runs appends its tool name as a line to that file, so a
@@ -101,7 +101,11 @@ window.addEventListener("message", (event) => {
   if (m.method === "ui/notifications/tool-input") $("tool-input").textContent = JSON.stringify(m.params.arguments);
   else if (m.method === "ui/notifications/tool-result") $("tool-result").textContent = textOf(m.params);
   else if (m.method === "ui/notifications/tool-cancelled") $("tool-result").textContent = "cancelled";
-  else if (m.id !== undefined && (m.method === "ui/resource-teardown" || m.method === "ping")) post({id: m.id, result: {}});
+  else if (m.id !== undefined && m.method === "ui/resource-teardown") {
+    $("status").textContent = "torn down";
+    post({id: m.id, result: {}});
+  }
+  else if (m.id !== undefined && m.method === "ping") post({id: m.id, result: {}});
   else if (m.id !== undefined) post({id: m.id, error: {code: -32601, message: "no method " + m.method}});
 });
 document.addEventListener("securitypolicyviolation", (e) => {

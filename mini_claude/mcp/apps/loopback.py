@@ -40,12 +40,12 @@ import logging
 import re
 import secrets
 from collections import deque
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
 from mini_claude.mcp.apps.channel import ViewInbox, ViewPage
+from mini_claude.mcp.apps.http1 import REASONS, WRITE_TIMEOUT_S, Reject, head_bytes, parse_head, respond
 from mini_claude.mcp.apps.pages import (
     PROXY_SCRIPT_HASH,
     PROXY_STYLE_HASH,
@@ -62,7 +62,6 @@ log = logging.getLogger(__name__)
 
 HEADER_TIMEOUT_S = 10.0
 BODY_TIMEOUT_S = 10.0
-WRITE_TIMEOUT_S = 10.0
 KEEPALIVE_S = 15.0
 MAX_HEADER_BYTES = 16 * 1024
 MAX_BODY_BYTES = 1024 * 1024
@@ -72,21 +71,10 @@ MAX_INBOUND = 256
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _PAGE_ID = re.compile(r"[0-9a-f]{32}")
 _HEADER_VALUE = re.compile(r"[\x20-\x7e]*")
-_REASONS = {200: "OK", 204: "No Content", 400: "Bad Request", 403: "Forbidden", 404: "Not Found",
-            405: "Method Not Allowed", 409: "Conflict", 411: "Length Required", 413: "Content Too Large",
-            429: "Too Many Requests", 431: "Request Header Fields Too Large"}
 
 
 class ViewLimitError(RuntimeError):
     """`add_view` refused: the server already shows `MAX_VIEWS` live views (remove one first)."""
-
-
-class _Reject(Exception):
-    """An HTTP error answer; used only inside this module."""
-
-    def __init__(self, status: int) -> None:
-        super().__init__(status)
-        self.status = status
 
 
 @dataclass
@@ -95,6 +83,7 @@ class _View:
     queued: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_QUEUED))  # SSE envelopes, serialized
     inbound: asyncio.Queue[dict[str, Any]] = field(default_factory=lambda: asyncio.Queue(MAX_INBOUND))
     worker: asyncio.Task[None] | None = None
+    overflowed: bool = False  # `queued` has dropped a message (logged once)
 
 
 @dataclass
@@ -127,7 +116,9 @@ class ViewServer:
     # ---- ViewChannel --------------------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        if self._servers or self._closed:
+        if self._closed:
+            raise RuntimeError("this ViewServer is closed")
+        if self._servers:
             return
         host = await asyncio.start_server(self._on_host, "127.0.0.1", self._ports[0], limit=MAX_HEADER_BYTES)
         try:
@@ -173,8 +164,9 @@ class ViewServer:
         view = self._views.get(view_id)
         if view is None:
             return
-        if len(view.queued) == MAX_QUEUED:
-            log.warning("view %s: %d messages queued for a page that is not reading; the oldest is dropped",
+        if len(view.queued) == MAX_QUEUED and not view.overflowed:
+            view.overflowed = True
+            log.warning("view %s: %d messages wait for a page that is not reading; the oldest are dropped",
                         view_id, MAX_QUEUED)
         view.queued.append(_envelope(view=view_id, message=message))
         if self._page is not None:
@@ -266,8 +258,8 @@ class ViewServer:
         try:
             try:
                 await self._route(reader, writer, sandbox=sandbox)
-            except _Reject as reject:
-                await _respond(writer, reject.status, _REASONS[reject.status].lower().encode(),
+            except Reject as reject:
+                await respond(writer, reject.status, REASONS[reject.status].lower().encode(),
                                [("Content-Type", "text/plain; charset=utf-8")])
         except (TimeoutError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             pass
@@ -282,44 +274,44 @@ class ViewServer:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEADER_TIMEOUT_S)
         except asyncio.LimitOverrunError:
-            raise _Reject(431) from None
-        method, target, headers = _parse_head(head)
+            raise Reject(431) from None
+        method, target, headers = parse_head(head)
         origin = self._sandbox_origin if sandbox else self._host_origin
         if headers.get("host") != origin.removeprefix("http://"):
-            raise _Reject(403)
+            raise Reject(403)
         path, _, query = target.partition("?")
         prefix = f"/{self.token}/"
         if not secrets.compare_digest(path[: len(prefix)].encode(), prefix.encode()):
-            raise _Reject(404)
+            raise Reject(404)
         rest = path[len(prefix):]
         if sandbox:
             await self._route_sandbox(writer, method, rest)
             return
         sent_origin = headers.get("origin")
         if sent_origin is not None and sent_origin != self._host_origin:
-            raise _Reject(403)
+            raise Reject(403)
         if rest == "" and method == "GET":
-            await _respond(writer, 200, session_page(base_path=prefix, sandbox_origin=self._sandbox_origin),
+            await respond(writer, 200, session_page(base_path=prefix, sandbox_origin=self._sandbox_origin),
                            [("Content-Type", "text/html; charset=utf-8"),
                             ("Content-Security-Policy", self.host_csp()), ("X-Frame-Options", "DENY")])
         elif rest == "events" and method == "GET":
             await self._stream(reader, writer, parse_qs(query).get("page", [""])[0])
         elif rest == "rpc" and method == "POST":
             if sent_origin is None:
-                raise _Reject(403)
+                raise Reject(403)
             await self._receive(reader, writer, headers)
         elif rest in ("", "events", "rpc"):
-            raise _Reject(405)
+            raise Reject(405)
         else:
-            raise _Reject(404)
+            raise Reject(404)
 
     async def _route_sandbox(self, writer: asyncio.StreamWriter, method: str, rest: str) -> None:
         parts = rest.split("/")
         view = self._views.get(parts[1]) if len(parts) == 3 and parts[0] == "v" else None
         if view is None or parts[2] not in ("sandbox", "view"):
-            raise _Reject(404)
+            raise Reject(404)
         if method != "GET":
-            raise _Reject(405)
+            raise Reject(405)
         if parts[2] == "sandbox":
             body = proxy_page(host_origin=self._host_origin, allow=view.page.allow)
             policies = [("Content-Security-Policy", self.proxy_csp(view.page.view_id))]
@@ -327,37 +319,37 @@ class ViewServer:
             body = view.page.html.encode("utf-8", "surrogatepass")
             policies = [("Content-Security-Policy", view.page.csp),
                         ("Content-Security-Policy", self.view_ancestors_csp())]
-        await _respond(writer, 200, body, [("Content-Type", "text/html; charset=utf-8"), *policies])
+        await respond(writer, 200, body, [("Content-Type", "text/html; charset=utf-8"), *policies])
 
     async def _receive(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                        headers: dict[str, str]) -> None:
         if "transfer-encoding" in headers:
-            raise _Reject(411)
+            raise Reject(411)
         length_text = headers.get("content-length", "")
         if not length_text.isdigit():
-            raise _Reject(411)
+            raise Reject(411)
         if int(length_text) > MAX_BODY_BYTES:
-            raise _Reject(413)
+            raise Reject(413)
         body = await asyncio.wait_for(reader.readexactly(int(length_text)), BODY_TIMEOUT_S)
         try:
             data = json.loads(body)
         except (ValueError, RecursionError):
-            raise _Reject(400) from None
+            raise Reject(400) from None
         if not (isinstance(data, dict) and isinstance(data.get("message"), dict)
                 and isinstance(data.get("view"), str) and isinstance(data.get("page"), str)):
-            raise _Reject(400)
+            raise Reject(400)
         if self._page is None or data["page"] != self._page.page_id:
-            raise _Reject(409)
+            raise Reject(409)
         view = self._views.get(data["view"])
         if view is None:
-            raise _Reject(404)
+            raise Reject(404)
         try:
             view.inbound.put_nowait(data["message"])
         except asyncio.QueueFull:
-            raise _Reject(429) from None
+            raise Reject(429) from None
         if view.worker is None or view.worker.done():
             view.worker = asyncio.create_task(self._deliver(data["view"], view))
-        await _respond(writer, 204)
+        await respond(writer, 204)
 
     async def _deliver(self, view_id: str, view: _View) -> None:
         """Hand a view's POSTed messages to the inbox, one at a time, in the order they came."""
@@ -370,14 +362,14 @@ class ViewServer:
 
     async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, page_id: str) -> None:
         if not _PAGE_ID.fullmatch(page_id):
-            raise _Reject(400)
+            raise Reject(400)
         if self._closed:
-            raise _Reject(404)
+            raise Reject(404)
         if self._page is not None:
             self._end_page(self._page, _envelope(superseded=True))
         page = _Page(page_id, stream=asyncio.current_task())
         self._page = page
-        writer.write(_head(200, [("Content-Type", "text/event-stream; charset=utf-8")]))
+        writer.write(head_bytes(200, [("Content-Type", "text/event-stream; charset=utf-8")]))
         page.control.extend(_envelope(view=view_id, added=self._added(view.page))
                             for view_id, view in self._views.items())
         page.control.append(_envelope(live=list(self._views)))
@@ -425,33 +417,3 @@ async def _wait_eof(reader: asyncio.StreamReader, page: _Page) -> None:
     if page.ended is None:
         page.ended = ""
     page.wake.set()
-
-
-def _parse_head(head: bytes) -> tuple[str, str, dict[str, str]]:
-    lines = head.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/1.") or not parts[1].startswith("/"):
-        raise _Reject(400)
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if not line:
-            continue
-        name, sep, value = line.partition(":")
-        name = name.strip().lower()
-        if not sep or not name or (name in headers and name in ("host", "origin", "content-length")):
-            raise _Reject(400)
-        headers[name] = value.strip()
-    return parts[0], parts[1], headers
-
-
-def _head(status: int, headers: Iterable[tuple[str, str]]) -> bytes:
-    lines = [f"HTTP/1.1 {status} {_REASONS[status]}", "Cache-Control: no-store", "Referrer-Policy: no-referrer",
-             "X-Content-Type-Options: nosniff", "Connection: close", *(f"{k}: {v}" for k, v in headers)]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
-
-async def _respond(writer: asyncio.StreamWriter, status: int, body: bytes = b"",
-                   headers: Iterable[tuple[str, str]] = ()) -> None:
-    length = [] if status == 204 else [("Content-Length", str(len(body)))]
-    writer.write(_head(status, [*headers, *length]) + body)
-    await asyncio.wait_for(writer.drain(), WRITE_TIMEOUT_S)

@@ -25,9 +25,9 @@ from mini_claude.mcp.apps.loopback import ViewServer
 from tests.helpers import chromium_path, require, wait_until
 
 try:
-    from playwright.sync_api import Browser, FrameLocator, Page, sync_playwright
+    from playwright.sync_api import Browser, FrameLocator, Page, Response, sync_playwright
 except ImportError:  # pragma: no cover - the dev extras install it
-    sync_playwright = None
+    sync_playwright = None  # type: ignore[assignment]
 
 VIEW_HTML = """<!doctype html><html><body><h2 id="name">NAME</h2><div id="log"></div><div id="violations"></div>
 <button id="fetch">fetch</button>
@@ -192,7 +192,11 @@ def test_the_views_csp_blocks_a_fetch_to_another_origin(harness: Harness, page: 
     target = harness.server.page_url  # reachable, so only the CSP can refuse it (no-cors: no CORS failure)
     harness.add("a", VIEW_HTML.replace("<body>", f'<body data-target="{target}">'))
     responses: dict[str, dict[str, str]] = {}
-    page.on("response", lambda r: responses.setdefault(r.url, r.headers))
+
+    def record(response: Response) -> None:
+        responses.setdefault(response.url, response.headers)
+
+    page.on("response", record)
     page.goto(harness.server.page_url)
     frame = view_frame(page, "a")
     frame.locator("#fetch").click()

@@ -1,23 +1,27 @@
 """`ViewServer`: the web side of the MCP Apps host (`channel.ViewChannel`): a small HTTP/1.1 server on plain
 asyncio that shows a session's views in a browser and relays their JSON-RPC messages. It knows nothing of MCP.
 
-Two listening sockets on 127.0.0.1, seen by the browser as two sites, so Chromium puts them in separate processes
-and the host page and the views never share an origin:
+Listening sockets on 127.0.0.1 only: one for the session page, and one more per live view, so that every view has
+an origin of its own. (Views of different servers must not share an origin: a view could reach a same-origin
+sibling through `top.frames` and act as it, for instance make it call its own server's tools.) The page and the
+views are also different *sites* (`127.0.0.1` / `localhost`), so Chromium keeps them in separate processes:
 
-    http://127.0.0.1:P1/<token>/                 the session page (pages.py): every live view, newest first
-    http://127.0.0.1:P1/<token>/events           GET, text/event-stream: envelopes for the page (see pages.py)
-    http://127.0.0.1:P1/<token>/rpc              POST {"page", "view", "message"} → the inbox → 204
-    http://localhost:P2/<token>/v/<id>/sandbox   a view's sandbox proxy
-    http://localhost:P2/<token>/v/<id>/view      the view's HTML, served with the view's own CSP header
+    http://127.0.0.1:P/<token>/                    the session page (pages.py): every live view, newest first
+    http://127.0.0.1:P/<token>/events              GET, text/event-stream: envelopes for the page (see pages.py)
+    http://127.0.0.1:P/<token>/rpc                 POST {"page", "view", "message"} → the inbox → 204
+    http://localhost:Pv/<token>/v/<id>/sandbox     view <id>'s sandbox proxy (Pv: that view's own port)
+    http://localhost:Pv/<token>/v/<id>/view        the view's HTML, served with the view's own CSP header
 
 `<token>` is one `secrets.token_urlsafe(24)` per server. Checks, in order: the `Host` header must be exactly
-`127.0.0.1:P1` / `localhost:P2` (DNS rebinding) else 403; the path must carry the token and name a live view else
-404 with no detail; on P1 an `Origin` header, when present, must be `http://127.0.0.1:P1`, and a POST must carry it
-(CSRF) else 403. Every response has `Cache-Control: no-store`, `Referrer-Policy: no-referrer` (the token never
-leaks) and `X-Content-Type-Options: nosniff`. CSPs (exact strings in `host_csp` / `proxy_csp` and the view's own):
-the session page runs only its own hashed script, connects only to itself, frames only P2 and cannot be framed
-(`frame-ancestors 'none'`); a proxy runs only its hashed script, connects nowhere, frames only its own view URL and
-may be framed only by P1; the view gets `ViewPage.csp` verbatim plus a second header limiting its ancestors.
+`127.0.0.1:P` / `localhost:Pv` (DNS rebinding) else 403; the path must carry the token (and, on Pv, that view's
+id) else 404 with no detail; on P an `Origin` header, when present, must be `http://127.0.0.1:P`, a POST must carry
+it (CSRF), and a browser's `Sec-Fetch-Site` must be `same-origin` for `events` / `rpc` (`none` is also fine for the
+page itself), else 403; on Pv a browser's `Sec-Fetch-Dest` must be `iframe`. Every response has `Cache-Control:
+no-store`, `Referrer-Policy: no-referrer` (the token never leaks) and `X-Content-Type-Options: nosniff`. CSPs
+(exact strings in `host_csp` / `proxy_csp` / `view_ancestors_csp`): the session page runs only its own hashed
+script, connects only to itself, frames only `http://localhost:*` and cannot be framed; a proxy runs only its
+hashed script, connects nowhere, frames only its own view's URL and may be framed only by the page; the view gets
+`ViewPage.csp` verbatim plus a second header naming its only allowed ancestors (its proxy and the page).
 
 One page at a time: a page opens `events?page=<random id>`; a newer page supersedes the older (which is told so and
 clears itself), and only the current page's POSTs are accepted (409 otherwise), so two tabs never run one view
@@ -28,7 +32,8 @@ worker awaits `inbox(view_id, message)` one at a time, in order, so a slow handl
 
 Bounds: header block ≤ 16 KiB read within `HEADER_TIMEOUT_S`; body ≤ `MAX_BODY_BYTES` (413 past it); ≤ `MAX_VIEWS`
 live views (`add_view` raises `ViewLimitError`); ≤ `MAX_INBOUND` unhandled messages per view (429). One request per
-connection (`Connection: close`). `close()` tells the page, closes both sockets and cancels every task it started.
+connection (`Connection: close`). `close()` tells the page, closes every socket and cancels every task it started.
+All methods run on the event loop that called `start()`.
 """
 
 from __future__ import annotations
@@ -39,8 +44,10 @@ import json
 import logging
 import re
 import secrets
+import socket
 from collections import deque
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -80,6 +87,8 @@ class ViewLimitError(RuntimeError):
 @dataclass
 class _View:
     page: ViewPage
+    sock: socket.socket  # this view's own listening socket (its origin's port)
+    listener: asyncio.Task[asyncio.AbstractServer]
     queued: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_QUEUED))  # SSE envelopes, serialized
     inbound: asyncio.Queue[dict[str, Any]] = field(default_factory=lambda: asyncio.Queue(MAX_INBOUND))
     worker: asyncio.Task[None] | None = None
@@ -103,14 +112,17 @@ class ViewServer:
     """The loopback web side (see the module docstring). Implements `channel.ViewChannel`."""
 
     def __init__(self, inbox: ViewInbox, *, host_port: int = 0, sandbox_port: int = 0) -> None:
+        """`host_port` pins the page's port; `sandbox_port` (when not 0) makes views take the first free port of
+        `sandbox_port … sandbox_port + MAX_VIEWS - 1` instead of an ephemeral one. Nothing listens before `start`."""
         self._inbox = inbox
-        self._ports = (host_port, sandbox_port)
+        self._host_port = host_port
+        self._sandbox_port = sandbox_port
         self.token = secrets.token_urlsafe(24)
         self._views: dict[str, _View] = {}
         self._page: _Page | None = None
-        self._servers: list[asyncio.AbstractServer] = []
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._host_origin = self._sandbox_origin = ""
+        self._server: asyncio.AbstractServer | None = None
+        self._connections: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}
+        self._host_origin = ""
         self._closed = False
 
     # ---- ViewChannel --------------------------------------------------------------------------------------------
@@ -118,18 +130,11 @@ class ViewServer:
     async def start(self) -> None:
         if self._closed:
             raise RuntimeError("this ViewServer is closed")
-        if self._servers:
+        if self._server is not None:
             return
-        host = await asyncio.start_server(self._on_host, "127.0.0.1", self._ports[0], limit=MAX_HEADER_BYTES)
-        try:
-            sandbox = await asyncio.start_server(self._on_sandbox, "127.0.0.1", self._ports[1],
-                                                 limit=MAX_HEADER_BYTES)
-        except OSError:
-            host.close()
-            raise
-        self._servers = [host, sandbox]
-        self._host_origin = f"http://127.0.0.1:{host.sockets[0].getsockname()[1]}"
-        self._sandbox_origin = f"http://localhost:{sandbox.sockets[0].getsockname()[1]}"
+        self._server = await asyncio.start_server(partial(self._serve, view_id=None), "127.0.0.1", self._host_port,
+                                                  limit=MAX_HEADER_BYTES)
+        self._host_origin = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
 
     @property
     def page_url(self) -> str:
@@ -140,9 +145,10 @@ class ViewServer:
     def host_origin(self) -> str:
         return self._host_origin
 
-    @property
-    def sandbox_origin(self) -> str:
-        return self._sandbox_origin
+    def view_origin(self, view_id: str) -> str:
+        """The origin view `view_id` and its proxy are served from (`http://localhost:Pv`); "" for no such view."""
+        view = self._views.get(view_id)
+        return f"http://localhost:{view.sock.getsockname()[1]}" if view is not None else ""
 
     def add_view(self, page: ViewPage) -> str:
         self._require_started()
@@ -155,7 +161,10 @@ class ViewServer:
                 raise ValueError(f"the view's {name} must be printable ASCII on one line")
         if len(self._views) >= MAX_VIEWS:
             raise ViewLimitError(f"at most {MAX_VIEWS} views are shown at once; remove one first")
-        view = _View(page)
+        sock = self._bind_view_socket()
+        listener = asyncio.get_running_loop().create_task(asyncio.start_server(
+            partial(self._serve, view_id=page.view_id), sock=sock, limit=MAX_HEADER_BYTES))
+        view = _View(page, sock, listener)
         self._views[page.view_id] = view
         self._to_page(_envelope(view=page.view_id, added=self._added(page)))
         return f"{self.page_url}#view-{page.view_id}"
@@ -176,61 +185,83 @@ class ViewServer:
         view = self._views.pop(view_id, None)
         if view is None:
             return
-        if view.worker is not None:
-            view.worker.cancel()
+        _stop_view(view)
         self._to_page(_envelope(view=view_id, removed=True))
 
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        for server in self._servers:
-            server.close()
-        if self._page is not None:  # the page's stream gets a moment to write `closed`; then all is cancelled
+        if self._server is not None:
+            self._server.close()
+        for view in self._views.values():
+            _stop_view(view)
+        if self._page is not None:  # the page's stream gets a moment to write `closed`
             stream = self._page.stream
             self._end_page(self._page, _envelope(closed=True))
             if stream is not None:
                 await asyncio.wait([stream], timeout=0.5)
-        for task in list(self._tasks):
-            task.cancel()
-        for view in self._views.values():
-            if view.worker is not None:
-                view.worker.cancel()
-        pending = [task for task in self._tasks] + [v.worker for v in self._views.values() if v.worker is not None]
+        # Open connections are cut (so their handlers end on their own: a cancelled stream handler is logged as an
+        # error by asyncio), then whatever still runs is cancelled.
+        for writer in self._connections.values():
+            writer.transport.abort()
+        pending = [*self._connections, *(t for v in self._views.values() for t in (v.worker, v.listener) if t)]
         if pending:
             await asyncio.wait(pending, timeout=2.0)
-        for server in self._servers:
+        for task in [*self._connections, *pending]:
+            task.cancel()
+        if self._server is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(server.wait_closed(), 2.0)
+                await asyncio.wait_for(self._server.wait_closed(), 2.0)
         self._views.clear()
 
     # ---- the exact policies (public for tests and logs) ---------------------------------------------------------
 
     def host_csp(self) -> str:
+        """The session page's CSP."""
         return (f"default-src 'none'; script-src {SESSION_SCRIPT_HASH}; style-src {SESSION_STYLE_HASH}; "
-                f"connect-src 'self'; frame-src {self._sandbox_origin}; img-src 'none'; base-uri 'none'; "
+                "connect-src 'self'; frame-src http://localhost:*; img-src 'none'; base-uri 'none'; "
                 "form-action 'none'; frame-ancestors 'none'")
 
     def proxy_csp(self, view_id: str) -> str:
+        """View `view_id`'s proxy's CSP (no looser than any view's in network terms)."""
         return (f"default-src 'none'; script-src {PROXY_SCRIPT_HASH}; style-src {PROXY_STYLE_HASH}; "
                 f"frame-src {self._view_url(view_id)}; connect-src 'none'; object-src 'none'; base-uri 'none'; "
                 f"form-action 'none'; frame-ancestors {self._host_origin}")
 
-    def view_ancestors_csp(self) -> str:
-        return f"frame-ancestors {self._sandbox_origin} {self._host_origin}"
+    def view_ancestors_csp(self, view_id: str) -> str:
+        """The second CSP header of view `view_id`'s document: who may frame it."""
+        return f"frame-ancestors {self.view_origin(view_id)} {self._host_origin}"
 
     # ---- internals: pages ---------------------------------------------------------------------------------------
 
     def _require_started(self) -> None:
-        if not self._servers:
-            raise RuntimeError("ViewServer.start() has not run")
+        if self._server is None or self._closed:
+            raise RuntimeError("ViewServer.start() has not run, or close() has")
+
+    def _bind_view_socket(self) -> socket.socket:
+        """A listening socket for a new view: ephemeral, or the first free one of the pinned range."""
+        candidates = [0] if not self._sandbox_port else range(self._sandbox_port, self._sandbox_port + MAX_VIEWS)
+        error: OSError | None = None
+        for port in candidates:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                sock.bind(("127.0.0.1", port))
+                sock.listen(16)
+                sock.setblocking(False)
+                return sock
+            except OSError as exc:
+                sock.close()
+                error = exc
+        raise OSError(f"no free port for a view in {self._sandbox_port}..{self._sandbox_port + MAX_VIEWS - 1}: "
+                      f"{error}")
 
     def _view_url(self, view_id: str) -> str:
-        return f"{self._sandbox_origin}/{self.token}/v/{view_id}/view"
+        return f"{self.view_origin(view_id)}/{self.token}/v/{view_id}/view"
 
     def _added(self, page: ViewPage) -> dict[str, Any]:
-        return {"title": page.title, "sandbox": f"{self._sandbox_origin}/{self.token}/v/{page.view_id}/sandbox",
-                "allow": page.allow, "prefersBorder": page.prefers_border}
+        sandbox = f"{self.view_origin(page.view_id)}/{self.token}/v/{page.view_id}/sandbox"
+        return {"title": page.title, "sandbox": sandbox, "allow": page.allow, "prefersBorder": page.prefers_border}
 
     def _to_page(self, envelope: str) -> None:
         if self._page is not None:
@@ -245,19 +276,15 @@ class ViewServer:
 
     # ---- internals: HTTP ----------------------------------------------------------------------------------------
 
-    async def _on_host(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await self._serve(reader, writer, sandbox=False)
-
-    async def _on_sandbox(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await self._serve(reader, writer, sandbox=True)
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, sandbox: bool) -> None:
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
+                     view_id: str | None) -> None:
+        """One connection to the page's port (`view_id` None) or to a view's own port."""
         task = asyncio.current_task()
         if task is not None:
-            self._tasks.add(task)
+            self._connections[task] = writer
         try:
             try:
-                await self._route(reader, writer, sandbox=sandbox)
+                await self._route(reader, writer, view_id)
             except Reject as reject:
                 await respond(writer, reject.status, REASONS[reject.status].lower().encode(),
                                [("Content-Type", "text/plain; charset=utf-8")])
@@ -265,33 +292,36 @@ class ViewServer:
             pass
         finally:
             if task is not None:
-                self._tasks.discard(task)
+                self._connections.pop(task, None)
             writer.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(writer.wait_closed(), 1.0)
 
-    async def _route(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, sandbox: bool) -> None:
+    async def _route(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, view_id: str | None) -> None:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEADER_TIMEOUT_S)
         except asyncio.LimitOverrunError:
             raise Reject(431) from None
         method, target, headers = parse_head(head)
-        origin = self._sandbox_origin if sandbox else self._host_origin
-        if headers.get("host") != origin.removeprefix("http://"):
+        origin = self._host_origin if view_id is None else self.view_origin(view_id)
+        if not origin or headers.get("host") != origin.removeprefix("http://"):
             raise Reject(403)
         path, _, query = target.partition("?")
         prefix = f"/{self.token}/"
         if not secrets.compare_digest(path[: len(prefix)].encode(), prefix.encode()):
             raise Reject(404)
         rest = path[len(prefix):]
-        if sandbox:
-            await self._route_sandbox(writer, method, rest)
+        if view_id is not None:
+            await self._route_view(writer, view_id, method, rest, headers)
             return
         sent_origin = headers.get("origin")
         if sent_origin is not None and sent_origin != self._host_origin:
             raise Reject(403)
+        site = headers.get("sec-fetch-site")
+        if site is not None and site != "same-origin" and not (rest == "" and site == "none"):
+            raise Reject(403)
         if rest == "" and method == "GET":
-            await respond(writer, 200, session_page(base_path=prefix, sandbox_origin=self._sandbox_origin),
+            await respond(writer, 200, session_page(base_path=prefix),
                            [("Content-Type", "text/html; charset=utf-8"),
                             ("Content-Security-Policy", self.host_csp()), ("X-Frame-Options", "DENY")])
         elif rest == "events" and method == "GET":
@@ -305,20 +335,23 @@ class ViewServer:
         else:
             raise Reject(404)
 
-    async def _route_sandbox(self, writer: asyncio.StreamWriter, method: str, rest: str) -> None:
+    async def _route_view(self, writer: asyncio.StreamWriter, view_id: str, method: str, rest: str,
+                          headers: dict[str, str]) -> None:
         parts = rest.split("/")
-        view = self._views.get(parts[1]) if len(parts) == 3 and parts[0] == "v" else None
-        if view is None or parts[2] not in ("sandbox", "view"):
+        view = self._views.get(view_id)
+        if view is None or len(parts) != 3 or parts[:2] != ["v", view_id] or parts[2] not in ("sandbox", "view"):
             raise Reject(404)
         if method != "GET":
             raise Reject(405)
+        if headers.get("sec-fetch-dest", "iframe") != "iframe":
+            raise Reject(403)
         if parts[2] == "sandbox":
             body = proxy_page(host_origin=self._host_origin, allow=view.page.allow)
             policies = [("Content-Security-Policy", self.proxy_csp(view.page.view_id))]
         else:
             body = view.page.html.encode("utf-8", "surrogatepass")
             policies = [("Content-Security-Policy", view.page.csp),
-                        ("Content-Security-Policy", self.view_ancestors_csp())]
+                        ("Content-Security-Policy", self.view_ancestors_csp(view_id))]
         await respond(writer, 200, body, [("Content-Type", "text/html; charset=utf-8"), *policies])
 
     async def _receive(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
@@ -407,6 +440,17 @@ class ViewServer:
             batch.extend(view.queued)
             view.queued.clear()
         return batch
+
+
+def _stop_view(view: _View) -> None:
+    """Stop serving a view: its listener (or the task still starting it), its socket, its inbox worker."""
+    if view.worker is not None:
+        view.worker.cancel()
+    if view.listener.done() and not view.listener.cancelled() and view.listener.exception() is None:
+        view.listener.result().close()
+    else:
+        view.listener.cancel()
+    view.sock.close()
 
 
 async def _wait_eof(reader: asyncio.StreamReader, page: _Page) -> None:

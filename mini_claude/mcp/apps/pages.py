@@ -3,13 +3,14 @@ no outside load; each page's script and style are constants, so their CSP names 
 other inline code can run. Per-page values go in a `<script type="application/json">` data block (never executed,
 escaped so it cannot close its element); the scripts build every element with DOM calls, never from markup.
 
-Session page (`http://127.0.0.1:P1/<token>/`): listens to `events` (SSE) and shows each view, newest first, as a
-titled sandbox iframe holding that view's proxy (`http://localhost:P2/<token>/v/<id>/sandbox`). Envelopes:
+Session page (`http://127.0.0.1:P/<token>/`): listens to `events` (SSE) and shows each view, newest first, as a
+titled sandbox iframe holding that view's proxy (`http://localhost:Pv/<token>/v/<id>/sandbox`, each view on its own
+port, so its own origin). Envelopes:
 `{"view", "added": {title, sandbox, allow, prefersBorder}}`, `{"view", "message"}`, `{"view", "removed": true}`,
 `{"live": [ids]}` (after a reconnect: drop any other frame), `{"superseded": true}` (another tab took the session:
 stop and clear), `{"closed": true}` (the session ended). Host→view messages wait in the page until the proxy says
 `ui/notifications/sandbox-proxy-ready`; `ui/notifications/sandbox-*` methods are never passed to a proxy. Every
-message a proxy relays (checked: `event.origin` is the sandbox origin and `event.source` that view's frame) is POSTed
+message a proxy relays (checked: `event.source` is that view's frame and `event.origin` that view's origin) is POSTed
 to `rpc` as `{"page", "view", "message"}`, one after another; a view's `ui/notifications/size-changed` also sets its
 frame's height (50..4000 px).
 
@@ -48,7 +49,7 @@ _SESSION_SCRIPT = """
 (() => {
   "use strict";
   const cfg = JSON.parse(document.getElementById("config").textContent);
-  const SANDBOX = cfg.sandboxOrigin, RESERVED = "ui/notifications/sandbox-", MAX_HELD = 1000;
+  const RESERVED = "ui/notifications/sandbox-", MAX_HELD = 1000;
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   const pageId = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
   const list = document.getElementById("views"), status = document.getElementById("status");
@@ -57,8 +58,16 @@ _SESSION_SCRIPT = """
   const isMessage = (m) => m !== null && typeof m === "object" && !Array.isArray(m) && m.jsonrpc === "2.0";
   const reserved = (m) => typeof m.method === "string" && m.method.startsWith(RESERVED);
 
+  function viewOrigin(url) {
+    try {
+      const parsed = new URL(url);
+      return parsed.protocol === "http:" && parsed.hostname === "localhost" ? parsed.origin : null;
+    } catch { return null; }
+  }
+
   function addView(id, info) {
-    if (views.has(id) || typeof info.sandbox !== "string" || !info.sandbox.startsWith(SANDBOX + "/")) return;
+    const origin = viewOrigin(info.sandbox);
+    if (views.has(id) || origin === null) return;
     const section = document.createElement("section");
     section.className = "view";
     section.id = "view-" + id;
@@ -74,7 +83,7 @@ _SESSION_SCRIPT = """
     frame.src = info.sandbox;
     section.append(title, frame);
     list.prepend(section);
-    views.set(id, {section, frame, ready: false, held: []});
+    views.set(id, {section, frame, origin, ready: false, held: []});
     if (location.hash === "#view-" + id) section.scrollIntoView();
   }
 
@@ -86,7 +95,7 @@ _SESSION_SCRIPT = """
   function toView(id, message) {
     const view = views.get(id);
     if (!view || !isMessage(message) || reserved(message)) return;
-    if (view.ready) view.frame.contentWindow.postMessage(message, SANDBOX);
+    if (view.ready) view.frame.contentWindow.postMessage(message, view.origin);
     else if (view.held.length < MAX_HELD) view.held.push(message);
   }
 
@@ -101,7 +110,7 @@ _SESSION_SCRIPT = """
     const view = views.get(id);
     if (message.method === "ui/notifications/sandbox-proxy-ready") {
       view.ready = true;
-      for (const held of view.held.splice(0)) view.frame.contentWindow.postMessage(held, SANDBOX);
+      for (const held of view.held.splice(0)) view.frame.contentWindow.postMessage(held, view.origin);
     } else if (message.method === "ui/notifications/size-changed" && message.params) {
       const height = Number(message.params.height);
       if (Number.isFinite(height)) view.frame.style.height = Math.min(4000, Math.max(50, Math.ceil(height))) + "px";
@@ -110,9 +119,12 @@ _SESSION_SCRIPT = """
   }
 
   window.addEventListener("message", (event) => {
-    if (event.origin !== SANDBOX || !isMessage(event.data)) return;
+    if (!isMessage(event.data)) return;
     for (const [id, view] of views) {
-      if (event.source === view.frame.contentWindow) { fromView(id, event.data); return; }
+      if (event.source === view.frame.contentWindow && event.origin === view.origin) {
+        fromView(id, event.data);
+        return;
+      }
     }
   });
 
@@ -190,9 +202,9 @@ def _data_block(config: dict[str, Any]) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def session_page(*, base_path: str, sandbox_origin: str) -> bytes:
-    """The session page. `base_path` is `/<token>/`; `sandbox_origin` is `http://localhost:P2`."""
-    config = _data_block({"base": base_path, "sandboxOrigin": sandbox_origin})
+def session_page(*, base_path: str) -> bytes:
+    """The session page. `base_path` is `/<token>/`."""
+    config = _data_block({"base": base_path})
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1"><title>mini-claude views</title>'

@@ -104,19 +104,23 @@ async def post(client: httpx.AsyncClient, server: ViewServer, body: Any, **heade
 async def test_it_is_a_view_channel_with_token_urls(server: ViewServer) -> None:
     assert isinstance(server, ViewChannel)
     assert server.page_url == f"{server.host_origin}/{server.token}/"
-    assert server.host_origin.startswith("http://127.0.0.1:") and server.sandbox_origin.startswith("http://localhost:")
+    assert server.host_origin.startswith("http://127.0.0.1:")
     assert len(server.token) == 32
     assert server.add_view(view()) == server.page_url + "#view-v1"
+    server.add_view(view("v2"))
+    origins = {server.host_origin, server.view_origin("v1"), server.view_origin("v2")}
+    assert len(origins) == 3  # every view has an origin of its own
+    assert server.view_origin("v1").startswith("http://localhost:") and server.view_origin("nope") == ""
 
 
 async def test_the_three_documents_have_their_exact_headers(server: ViewServer, client: httpx.AsyncClient) -> None:
     server.add_view(view(csp=DEFAULT_CSP, allow="clipboard-write"))
-    host, sandbox = server.host_origin, server.sandbox_origin
+    host, sandbox = server.host_origin, server.view_origin("v1")
     page = await client.get(server.page_url)
     assert page.status_code == 200
     assert page.headers["content-security-policy"] == (
         f"default-src 'none'; script-src {SESSION_SCRIPT_HASH}; style-src {SESSION_STYLE_HASH}; connect-src 'self'; "
-        f"frame-src {sandbox}; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+        "frame-src http://localhost:*; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
     assert page.headers["x-frame-options"] == "DENY"
     proxy = await client.get(f"{sandbox}/{server.token}/v/v1/sandbox")
     assert proxy.headers["content-security-policy"] == (
@@ -134,19 +138,21 @@ async def test_the_three_documents_have_their_exact_headers(server: ViewServer, 
 
 async def test_a_data_block_cannot_close_its_script_element(server: ViewServer, client: httpx.AsyncClient) -> None:
     server.add_view(view(allow="</script><script>alert(1)</script>"))
-    proxy = await client.get(f"{server.sandbox_origin}/{server.token}/v/v1/sandbox")
+    proxy = await client.get(f"{server.view_origin('v1')}/{server.token}/v/v1/sandbox")
     assert proxy.text.count("</script>") == 2  # the data block's and the script's own
     assert "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)" in proxy.text
 
 
-@pytest.mark.parametrize("where", ["token", "view", "kind", "extra", "sandbox-path-on-host"])
+@pytest.mark.parametrize("where", ["token", "view-token", "other-view", "kind", "extra", "view-path-on-host"])
 async def test_unknown_paths_are_404_without_detail(server: ViewServer, client: httpx.AsyncClient,
                                                     where: str) -> None:
     server.add_view(view())
-    token, host, sandbox = server.token, server.host_origin, server.sandbox_origin
-    url = {"token": f"{host}/{token[:-1]}x/", "view": f"{sandbox}/{token}/v/v2/view",
+    server.add_view(view("v2"))
+    token, host, sandbox = server.token, server.host_origin, server.view_origin("v1")
+    url = {"token": f"{host}/{token[:-1]}x/", "view-token": f"{sandbox}/{token[:-1]}x/v/v1/view",
+           "other-view": f"{sandbox}/{token}/v/v2/view",  # a view's port serves that view only
            "kind": f"{sandbox}/{token}/v/v1/other", "extra": f"{host}/{token}/events/x",
-           "sandbox-path-on-host": f"{host}/{token}/v/v1/view"}[where]
+           "view-path-on-host": f"{host}/{token}/v/v1/view"}[where]
     response = await client.get(url)
     assert (response.status_code, response.text) == (404, "not found")
     assert {k: response.headers[k] for k in COMMON} == COMMON
@@ -157,7 +163,7 @@ async def test_unknown_paths_are_404_without_detail(server: ViewServer, client: 
 async def test_a_wrong_host_header_is_403(server: ViewServer, client: httpx.AsyncClient, which: str,
                                           fake: str) -> None:
     server.add_view(view())
-    origin = server.host_origin if which == "host" else server.sandbox_origin
+    origin = server.host_origin if which == "host" else server.view_origin("v1")
     port = origin.rpartition(":")[2]
     url = server.page_url if which == "host" else f"{origin}/{server.token}/v/v1/view"
     assert (await client.get(url)).status_code == 200
@@ -175,12 +181,28 @@ async def test_post_needs_the_host_pages_origin(server: ViewServer, client: http
     async with events(client, server):
         no_origin = await client.post(f"{server.page_url}rpc", content=json.dumps(body).encode())
         assert no_origin.status_code == 403
-        for origin in (server.sandbox_origin, "null", "http://127.0.0.1", f"{server.host_origin}/"):
+        for origin in (server.view_origin("v1"), "null", "http://127.0.0.1", f"{server.host_origin}/"):
             assert (await post(client, server, body, Origin=origin)).status_code == 403
         assert (await client.get(server.page_url, headers={"Origin": "http://evil.example"})).status_code == 403
         assert (await post(client, server, body)).status_code == 204
         await eventually(lambda: inbox.got, "the message in the inbox")
     assert inbox.got == [("v1", {"jsonrpc": "2.0", "method": "m"})]
+
+
+async def test_browser_fetch_metadata_must_fit_each_document(server: ViewServer, client: httpx.AsyncClient) -> None:
+    server.add_view(view())
+    page, views = server.page_url, f"{server.view_origin('v1')}/{server.token}/v/v1/"
+    for url, site, status in ((page, "none", 200), (page, "same-origin", 200), (page, "cross-site", 403),
+                              (page, "same-site", 403), (f"{page}events?page={PAGE_A}", "none", 403),
+                              (f"{page}events?page={PAGE_A}", "cross-site", 403)):
+        assert (await client.get(url, headers={"Sec-Fetch-Site": site})).status_code == status, (url, site)
+    for kind in ("sandbox", "view"):
+        assert (await client.get(views + kind, headers={"Sec-Fetch-Dest": "iframe"})).status_code == 200
+        assert (await client.get(views + kind, headers={"Sec-Fetch-Dest": "document"})).status_code == 403
+    async with events(client, server):
+        body = {"page": PAGE_A, "view": "v1", "message": {}}
+        assert (await post(client, server, body, **{"Sec-Fetch-Site": "cross-site"})).status_code == 403
+        assert (await post(client, server, body, **{"Sec-Fetch-Site": "same-origin"})).status_code == 204
 
 
 async def test_messages_sent_before_a_page_connects_are_delivered_after(server: ViewServer,
@@ -192,8 +214,8 @@ async def test_messages_sent_before_a_page_connects_are_delivered_after(server: 
     server.send("v2", {"jsonrpc": "2.0", "id": 7, "result": {}})
     server.send("nope", {"jsonrpc": "2.0", "method": "ignored"})
     async with events(client, server) as stream:
-        sandbox = f"{server.sandbox_origin}/{server.token}/v"
-        assert await stream.next() == {"view": "v1", "added": {"title": "srv · v1", "sandbox": f"{sandbox}/v1/sandbox",
+        sandbox = f"{server.view_origin('v1')}/{server.token}/v/v1/sandbox"
+        assert await stream.next() == {"view": "v1", "added": {"title": "srv · v1", "sandbox": sandbox,
                                                                "allow": "", "prefersBorder": None}}
         assert (await stream.next())["added"]["allow"] == "camera"
         assert await stream.next() == {"live": ["v1", "v2"]}
@@ -204,9 +226,12 @@ async def test_messages_sent_before_a_page_connects_are_delivered_after(server: 
         assert await stream.next() == {"view": "v2", "message": {"jsonrpc": "2.0", "method": "live"}}
         server.add_view(view("v3"))
         assert (await stream.next())["view"] == "v3"
+        gone = server.view_origin("v1")
+        assert (await client.get(f"{gone}/{server.token}/v/v1/view")).status_code == 200
         server.remove_view("v1")
         assert await stream.next() == {"view": "v1", "removed": True}
-    assert (await client.get(f"{server.sandbox_origin}/{server.token}/v/v1/view")).status_code == 404
+    with pytest.raises(httpx.ConnectError):  # the view's port is closed with it
+        await client.get(f"{gone}/{server.token}/v/v1/view")
 
 
 async def test_posts_reach_the_inbox_in_order_without_waiting_for_it(server: ViewServer, client: httpx.AsyncClient,
@@ -311,6 +336,7 @@ async def test_close_ends_the_stream_the_ports_and_the_inbox_workers(client: htt
     server = ViewServer(inbox)
     await server.start()
     server.add_view(view("v1"))
+    view_origin = server.view_origin("v1")
     inbox.gate.clear()  # a handler that never returns: close() must cancel it
     async with events(client, server) as stream:
         await stream.next()
@@ -322,7 +348,7 @@ async def test_close_ends_the_stream_the_ports_and_the_inbox_workers(client: htt
         assert await stream.ended()
     tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
     assert [t for t in tasks if "_deliver" in repr(t.get_coro()) or "_serve" in repr(t.get_coro())] == []
-    for origin in (server.host_origin, server.sandbox_origin):
+    for origin in (server.host_origin, view_origin):
         with pytest.raises(httpx.ConnectError):
             await client.get(f"{origin}/{server.token}/")
     await server.close()  # twice is fine

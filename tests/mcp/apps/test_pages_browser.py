@@ -168,7 +168,7 @@ def test_send_reaches_the_view_and_reserved_methods_never_do(harness: Harness, p
         const proxy = document.querySelector("#view-a iframe").contentWindow;
         proxy.postMessage({jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: {}}, origin);
         proxy.postMessage({jsonrpc: "2.0", method: "test/after", params: {}}, origin);
-    }""", [harness.server.sandbox_origin])
+    }""", [harness.server.view_origin("a")])
     assert received(frame, 3) == [{"jsonrpc": "2.0", "id": 1, "result": {"queued": True}},
                                {"jsonrpc": "2.0", "method": "test/live", "params": {"n": 2}},
                                {"jsonrpc": "2.0", "method": "test/after", "params": {}}]
@@ -202,7 +202,7 @@ def test_the_views_csp_blocks_a_fetch_to_another_origin(harness: Harness, page: 
     frame.locator("#fetch").click()
     assert frame.locator("#fetched").inner_text(timeout=5000) == "refused"
     assert frame.locator(".violation").first.inner_text(timeout=5000) == f"connect-src {target}"
-    view_url = f"{harness.server.sandbox_origin}/{harness.server.token}/v/a/view"
+    view_url = f"{harness.server.view_origin('a')}/{harness.server.token}/v/a/view"
     assert DEFAULT_CSP in responses[view_url]["content-security-policy"]
 
 
@@ -229,3 +229,17 @@ def test_a_second_tab_takes_the_session_and_the_first_clears(harness: Harness, p
     assert "another tab" in page.locator("#status").inner_text()
     harness.send("a", {"jsonrpc": "2.0", "method": "test/second"})
     assert received(view_frame(second, "a"), 1) == [{"jsonrpc": "2.0", "method": "test/second"}]
+
+
+def test_a_view_cannot_reach_another_views_document(harness: Harness, page: Page) -> None:
+    """Each view has its own origin: a view can walk `top.frames` to a sibling but not into its document."""
+    harness.add("a")
+    harness.add("b")
+    page.goto(harness.server.page_url)
+    wait_until(lambda: "ui/initialize" in harness.methods("a") and "ui/initialize" in harness.methods("b"),
+               "both views' ui/initialize")
+    reach = view_frame(page, "b").locator("#log").evaluate("""() => Array.from({length: top.frames.length}, (_, i) => {
+        try { return top.frames[i].frames[0].document.getElementById("name").textContent; }
+        catch (err) { return err.name; }
+    })""")
+    assert sorted(reach) == ["SecurityError", "b"]  # its own document, and view a's: refused

@@ -100,9 +100,10 @@ def views_announced(messages: list[object]) -> list[dict[str, Any]]:
     return [m.data for m in messages if isinstance(m, SystemMessage) and m.subtype == VIEW_SUBTYPE]
 
 
-async def announced_view(client: Client, messages: list[object]) -> dict[str, Any]:
+async def announced_view(client: Client, messages: list[object], notes: list[str]) -> dict[str, Any]:
     """The one view the turn's tool call showed: from the turn's messages, or (the view is fetched and put on the
-    page beside the turn, so its announcement may come after the turn's result) the next one the session says."""
+    page beside the turn, so its announcement may come after the turn's result) the next one the session says.
+    `notes` (the session's stderr lines) go into the failure when none comes."""
     shown = views_announced(messages)
     if not shown:
         async def next_view() -> None:
@@ -111,7 +112,11 @@ async def announced_view(client: Client, messages: list[object]) -> dict[str, An
                 if shown:
                     return
 
-        await asyncio.wait_for(next_view(), RENDER_TIMEOUT_MS / 1000)
+        try:
+            await asyncio.wait_for(next_view(), RENDER_TIMEOUT_MS / 1000)
+        except TimeoutError:
+            raise AssertionError(f"no {VIEW_SUBTYPE} message within {RENDER_TIMEOUT_MS} ms; the session said: "
+                                 f"{notes}") from None
     [view] = shown
     return view
 

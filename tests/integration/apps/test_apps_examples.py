@@ -45,7 +45,7 @@ async def test_basic_vanillajs_renders_the_result_and_its_button_reaches_the_ser
     client = await open_client(apps_world.options(mock.url, {"basic": apps_peer_entry("basic-vanillajs")},
                                                   hooks=hooks))
     messages = await run_turn(client, "what time is it on the server?")
-    view = await announced_view(client, messages)
+    view = await announced_view(client, messages, apps_world.lines)
     assert view["server"] == "basic" and view["tool"] == "get-time" and view["view_id"]
     [called] = sent_tool_results(mock.requests)
     first_time = result_text(called)
@@ -72,7 +72,7 @@ async def test_budget_allocator_renders_its_charts_without_leaving_loopback(
     apps_world.user_settings(permissions={"allow": ["mcp__budget"]})
     client = await open_client(apps_world.options(mock.url, {"budget": apps_peer_entry("budget-allocator")}))
     messages = await run_turn(client, "show me the budget")
-    view = await announced_view(client, messages)
+    view = await announced_view(client, messages, apps_world.lines)
     assert view["server"] == "budget" and view["tool"] == "get-budget-data"
     [called] = sent_tool_results(mock.requests)
     assert called.get("is_error") is not True and "budget" in json.dumps(called).lower()

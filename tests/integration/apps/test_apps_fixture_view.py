@@ -55,7 +55,7 @@ async def test_the_hosts_rules_hold_for_a_view_in_a_real_browser(
     apps_world.user_settings(permissions={"allow": ["mcp__apps"], "deny": ["mcp__apps__bump"]})
     client = await open_client(apps_world.options(mock.url, {"apps": server}))
     messages = await run_turn(client, "show me the board")
-    view = await announced_view(client, messages)
+    view = await announced_view(client, messages, apps_world.lines)
     assert view["server"] == "apps" and view["tool"] == "show_board"
     assert servers_log(calls) == ["show_board"]
 

@@ -5,7 +5,8 @@ neither (a misspelling, most likely): `key_report` sorts one settings file's key
 `CLAUDE_CODE_KEYS` is the top-level key list of Claude Code 2.1.328's settings schema (read from its binary, the
 version issue 29 compares to). `SUPPORTED_KEYS` are the keys mini-claude reads (settings.py, sandbox/config.py,
 session/start.py for the MCP approval keys, mcp/config.py for `mcpServers`), with `statusLine` and `editorMode`,
-which the REPL's status line and vim mode read, and `shellEnvironment`, mini-claude's own.
+which the REPL's status line and vim mode read, and `shellEnvironment` and `mcpApps` (mcp/apps/settings.py),
+mini-claude's own.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ __all__ = ["CLAUDE_CODE_KEYS", "SUPPORTED_KEYS", "SUPPORTED_PERMISSION_KEYS", "K
 SUPPORTED_KEYS = frozenset({
     "$schema", "permissions", "env", "hooks", "model", "alwaysThinkingEnabled", "effortLevel", "apiKeyHelper",
     "shellEnvironment", "sandbox", "enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers",
-    "mcpServers", "outputStyle", "statusLine", "editorMode", "disabledMcpTools", "disabledMcpServers",
+    "mcpServers", "outputStyle", "statusLine", "editorMode", "disabledMcpTools", "disabledMcpServers", "mcpApps",
 })
 SUPPORTED_PERMISSION_KEYS = frozenset({"allow", "deny", "ask", "defaultMode", "additionalDirectories"})
 # Claude Code's `permissions` keys mini-claude does not act on

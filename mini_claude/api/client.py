@@ -45,6 +45,8 @@ Turn = str | list[dict[str, Any]]
 class Client:
     """One session, many turns. Not thread-safe: use it from one event loop."""
 
+    _shows_views = True  # MCP Apps views (api/apps.py); `query()`'s one exchange ends before a view could be used
+
     def __init__(self, options: Options | None = None) -> None:
         self.options = options or Options()
         self.parts: SessionParts | None = None
@@ -194,7 +196,7 @@ class Client:
         options = self.options
         opts = session_options(options)
         opts.http_pool = _loop_pool()
-        opts.apps = True  # a program's session can show MCP Apps views (api/apps.py; the `mcpApps` setting)
+        opts.apps = self._shows_views  # MCP Apps views (api/apps.py; the `mcpApps` setting may say no)
         own = in_process_servers(options.mcp_servers)
         ui = ApiUI(options, self._emit_record, lambda: self.parts.session_id if self.parts is not None else "")
         host_ui = ApiHostUI(options, lambda: own.keys(), ui.info)

@@ -25,6 +25,7 @@ __all__ = ["query"]
 async def query(*, prompt: str | AsyncIterable[dict[str, Any]], options: Options | None = None
                 ) -> AsyncIterator[Message]:
     client = Client(options)
+    client._shows_views = False  # one exchange: the session ends with it, so no MCP Apps view would live
     try:
         await client.connect()
         if isinstance(prompt, str):

@@ -26,6 +26,7 @@ from mini_claude.cli.mcp.panel import mcp_command  # noqa: F401  (tests import i
 from mini_claude.cli.questions.host_ui import ReplHostUI
 from mini_claude.cli.questions.memory_note import add_memory_note
 from mini_claude.cli.questions.pin_review import ask_review
+from mini_claude.cli.repl_apps import SIDE_QUESTION, ReplApps
 from mini_claude.cli.repl_questions import ReplQuestions
 from mini_claude.cli.resume import conversation_lines, record_session, resume_session
 from mini_claude.cli.session_args import start_session
@@ -71,6 +72,8 @@ class Repl(ReplQuestions):
         self._unsent: list[dict[str, Any]] = []  # a `!` command's output whose model request failed
         self._retype = ""  # an interrupted `!` command, back at the next prompt (as in Claude Code)
         self._footer = PromptFooter(lambda: self._session)  # under the prompt: vi keys' mode, the statusLine
+        self._apps = ReplApps(self.ui, session=lambda: self._session, at_prompt=lambda: self._at_prompt,
+                              ask=self._yes, retype=self.retype)  # MCP Apps views (cli/repl_apps.py)
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession
@@ -108,11 +111,13 @@ class Repl(ReplQuestions):
         self._session = PromptSession(history=FileHistory(str(history_dir / "repl-history")),
                                       complete_while_typing=True, key_bindings=keys,
                                       style=Style.from_dict({"bottom-toolbar": "noreverse"}))
-        self.parts = await start_session(self.args, self.ui, ask_server=self._ask_server,
+        self.parts = await start_session(self.args, self.ui, apps=True, ask_server=self._ask_server,
                                          ask_permission=self._ask_permission, on_server_change=self._server_changed,
                                          ask_trust=self._ask_trust, on_tools_review=self._tools_review,
                                          host_ui=ReplHostUI(self.ui, ask=self._ask, prompt=self._prompt_text,
                                                             lock=self._questions, can_ask=lambda: not self._at_prompt))
+        if self.parts.apps is not None:
+            self.parts.apps.front = self._apps
         self._session.completer = ReplCompleter([*COMPLETIONS, *self.parts.commands], self.parts.host)
         for name in sorted(set(self.parts.commands) & set(SLASH_COMMANDS)):
             self.ui.warn(f"custom command {name} ({self.parts.commands[name].path}) is ignored: {name} is built in")
@@ -134,6 +139,8 @@ class Repl(ReplQuestions):
             first = True
             while True:
                 if pending is None:
+                    pending = self._apps.next_message()  # a view's message, as if typed
+                if pending is None:
                     try:
                         self._at_prompt = True
                         try:
@@ -150,6 +157,10 @@ class Repl(ReplQuestions):
                         continue
                     except EOFError:
                         return 0
+                    if pending == SIDE_QUESTION:  # a view's question or message took the prompt
+                        pending = None
+                        await self._apps.prompt_left()
+                        continue
                 interrupts = 0
                 text, pending = pending.strip(), None
                 if not text:
@@ -184,6 +195,8 @@ class Repl(ReplQuestions):
                 await hooks.session_end("prompt_input_exit")
             await self.parts.agent.ctx.background.aclose()  # no background command outlives the session
             await self._footer.aclose()
+            if self.parts.apps is not None:  # every view told (ui/resource-teardown), the web side closed
+                await self.parts.apps.aclose()
             if self.parts.gate.sandbox is not None:  # its proxy and private /tmp (os._exit skips atexit)
                 await self.parts.gate.sandbox.aclose()
             await self.parts.manager.aclose()

@@ -17,6 +17,7 @@ from mini_claude.agent.sessions import SessionInfo
 from mini_claude.cli.keys import EscapeWatcher
 from mini_claude.cli.questions.approval import server_approval_prompt
 from mini_claude.cli.questions.permission import PromptAnswers, permission_question
+from mini_claude.cli.repl_apps import ReplApps
 from mini_claude.cli.resume import age
 from mini_claude.cli.terminal.picker import Option, pick
 from mini_claude.cli.terminal.render import TerminalUI, clean, one_line
@@ -38,6 +39,8 @@ class ReplQuestions:
     _questions: asyncio.Lock
     _background: set[asyncio.Future[Any]]
     _interrupted_at_prompt: bool
+    _at_prompt: bool  # the user is typing at "> "
+    _apps: ReplApps  # MCP Apps views: a view's question at the prompt makes the prompt step aside
     _sigint: Callable[[bool], None]
     _interrupt: Callable[[], None]
 
@@ -93,6 +96,8 @@ class ReplQuestions:
         return await self._ask("Start it?", {"y": "approve", "a": "approve-all", "n": "deny"})
 
     async def _ask_permission(self, tool: Any, args: dict[str, Any]) -> str:
+        if self._at_prompt:  # a view's tool call while the user is at the prompt: the prompt steps aside
+            return await self._apps.between_prompts(lambda: self._ask_permission(tool, args))
         hooks = self.parts.hooks
         if hooks is not None:  # Notification hooks, beside the question (a desktop ping must not delay it)
             task = asyncio.ensure_future(hooks.notification(f"Claude needs your permission to use {claude_tool_name(tool.name)}",

@@ -33,10 +33,12 @@ def options_from_args(args: argparse.Namespace, cwd: Path) -> SessionOptions:
 
 
 async def start_session(args: argparse.Namespace, ui: Any, *, in_process: dict[str, Any] | None = None,
-                        **kwargs: Any) -> SessionParts:
+                        apps: bool = False, **kwargs: Any) -> SessionParts:
     """The session of this command line (session.start.start_session's keyword arguments pass through);
-    `in_process`: MCP servers living elsewhere in reach of this process (the driving SDK's), by name."""
+    `in_process`: MCP servers living elsewhere in reach of this process (the driving SDK's), by name; `apps`: the
+    front end can show MCP Apps views (the REPL; never -p, whose process ends with its turn)."""
     opts = options_from_args(args, Path.cwd())
+    opts.apps = apps
     opts.in_process = dict(in_process or {})
     opts.hooks_from_code = in_process is not None  # the driving SDK registers its hook callbacks at `initialize`
     return await start_session_from_options(opts, ui, **kwargs)

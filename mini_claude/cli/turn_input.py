@@ -91,4 +91,6 @@ async def user_turn(parts: SessionParts, text: str, ui: TerminalUI,
             continue
         blocks.append({"type": "text", "text": f"[{server} resource {uri} changed; its contents now]"})
         blocks.extend(fresh)
+    if parts.apps is not None:  # what MCP Apps views asked the model to know, once
+        blocks.extend(parts.apps.take_model_context())
     return text if len(blocks) == 1 else blocks

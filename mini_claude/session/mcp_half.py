@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mini_claude.mcp.apps.service import AppsService, AppsSettings
+from mini_claude.mcp.apps.settings import AppsSettings
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.config import LoadedConfig, ServerConfig
 from mini_claude.mcp.host import HostUI, McpHost, NoQuestionsUI
@@ -26,6 +27,9 @@ from mini_claude.paths import state_dir, user_home
 from mini_claude.settings import Settings
 from mini_claude.skills.local import discover_local_skills
 from mini_claude.skills.registry import SkillRegistry
+
+if TYPE_CHECKING:
+    from mini_claude.mcp.apps.service import AppsService
 
 __all__ = ["McpParts", "additional_dirs", "build_mcp"]
 
@@ -93,5 +97,7 @@ def build_mcp(cwd: Path, *, env: dict[str, str], settings: Settings, config: Loa
     host.bind(manager)
     parts = McpParts(manager=manager, host=host, skills=skills, dirs=dirs)
     if apps_settings.enabled:
+        from mini_claude.mcp.apps.service import AppsService
+
         parts.apps = AppsService(apps_settings, servers=manager, logs=host.logs, env=env)
     return parts

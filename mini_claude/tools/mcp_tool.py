@@ -10,10 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mini_claude.errors import JsonRpcError, McpError
-from mini_claude.mcp.apps.service import AppsService, ViewCall
 from mini_claude.mcp.content import convert_result
 from mini_claude.mcp.host import McpHost
 from mini_claude.mcp.host.elicit import URL_ELICITATION_REQUIRED
@@ -23,6 +22,9 @@ from mini_claude.mcp.protocol import McpTool, tool_max_timeout_s
 from mini_claude.mcp.schema import sanitize_input_schema
 from mini_claude.mcp.tool_switches import ToolSwitches
 from mini_claude.tools.base import ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from mini_claude.mcp.apps.service import AppsService, ViewCall
 
 __all__ = ["MAX_DESCRIPTION_CHARS", "McpToolAdapter", "McpToolAdapters", "PreparedSchemas", "cut_description"]
 

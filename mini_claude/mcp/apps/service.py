@@ -25,7 +25,7 @@ import asyncio
 import json
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -155,6 +155,7 @@ class AppsService:
         self._bridges: dict[str, AppBridge] = {}  # live views, oldest first
         self._closing: dict[str, AppBridge] = {}  # views being torn down (their answer to the teardown still comes)
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._evicting: set[asyncio.Task[Any]] = set()  # teardowns of views past MAX_VIEWS
         self._browser_opened = False
         self._closed = False
 
@@ -173,10 +174,10 @@ class AppsService:
                     arguments=dict(arguments))
         bridge = AppBridge(view, self, lambda message: self._send(view.view_id, message), env=self.env)
         self._bridges[view.view_id] = bridge
-        while len(self._bridges) > MAX_VIEWS:
+        while len(self._bridges) > MAX_VIEWS:  # the oldest goes (its frame leaves the page before this one comes)
             oldest = next(iter(self._bridges.values()))
             self._forget(oldest.view.view_id)
-            self._spawn(self._tear_down(oldest, "too many views open"))
+            self._evicting.add(self._spawn(self._tear_down(oldest, "too many views open")))
         self._spawn(self._show(bridge, uri))
         return ViewCall(self, bridge)
 
@@ -227,6 +228,8 @@ class AppsService:
             contents = await client.read_resource(uri)
             page = self.web.page(view, uri, contents, self.settings.approved_for(view.server))
             channel = await self._ensure_channel()
+            if self._evicting:
+                await asyncio.gather(*self._evicting, return_exceptions=True)
             view.url = channel.add_view(page)
         except Exception as exc:  # whatever went wrong costs this view only, never the tool call or the turn
             self._forget(view.view_id)
@@ -326,12 +329,14 @@ class AppsService:
             if self._channel is not None:
                 self._channel.remove_view(view_id)
 
-    def _spawn(self, work: Any) -> None:
-        task = asyncio.ensure_future(work)
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._done)
+        return task
 
     def _done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
+        self._evicting.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("MCP Apps task failed", exc_info=task.exception())

@@ -86,7 +86,7 @@ class FakeWeb:
         return self.channels[-1]
 
     def page(self, view: View, uri: str, contents: list[dict[str, Any]], approved: tuple[str, ...]) -> ViewPage:
-        html, _ui = view_document(uri, contents)
+        html = view_document(uri, contents)
         return ViewPage(view_id=view.view_id, title=view.title, html=html, csp="default-src 'none'", allow="")
 
     def open_browser(self, url: str, mode: str) -> bool:

@@ -1,0 +1,100 @@
+"""MCP Apps in the REPL (`AppsFront`): a view's URL as one line, a view's message as the next typed line, and the
+questions a view causes (a permission for its tool call, a link to open) asked even while the user sits at the
+prompt.
+
+A view put on the page prints `view: URL  (opened in your browser | open it in a browser)` through the terminal's
+neutralising path. A `ui/message` is queued as if typed (at most `MAX_QUEUED` waiting) and shown as coming from the
+view before it runs; at the prompt, the prompt steps aside for it at once. A question from a view at the prompt
+(`between_prompts`) makes the prompt step aside too — what was typed comes back afterwards — and the question is
+asked in the usual way; during a turn it waits its turn with the turn's own questions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from mini_claude.errors import ViewRefusedError
+from mini_claude.mcp.apps.service import ViewNotice
+from mini_claude.mcp.apps.views import View
+
+__all__ = ["MAX_QUEUED", "SIDE_QUESTION", "ReplApps"]
+
+MAX_QUEUED = 8
+SIDE_QUESTION = "\x00mini-claude: a view's question\x00"  # what the prompt returns when it stepped aside
+PROMPT_GONE_TIMEOUT_S = 5.0
+T = TypeVar("T")
+
+
+class ReplApps:
+    """`session()`: the REPL's PromptSession; `at_prompt()`: the user is at "> "; `ask(question)`: a y/n
+    question; `retype(text)`: what the next prompt starts with."""
+
+    def __init__(self, ui: Any, *, session: Callable[[], Any], at_prompt: Callable[[], bool],
+                 ask: Callable[[str], Awaitable[bool]], retype: Callable[[str], None]) -> None:
+        self.ui = ui
+        self._session = session
+        self._at_prompt = at_prompt
+        self._ask = ask
+        self._retype = retype
+        self._messages: deque[tuple[str, str]] = deque()
+        self._side = asyncio.Lock()  # one side question at a time
+        self._prompt_gone = asyncio.Event()
+        self._resume = asyncio.Event()
+
+    # ---- AppsFront -----------------------------------------------------------------------------------------------
+    def view_shown(self, notice: ViewNotice) -> None:
+        where = "opened in your browser" if notice.opened else "open it in a browser"
+        self.ui.info(f"view: {notice.url}  ({where})")
+
+    def note(self, text: str) -> None:
+        self.ui.warn(text)
+
+    async def user_message(self, view: View, text: str) -> None:
+        if len(self._messages) >= MAX_QUEUED:
+            raise ViewRefusedError(f"{MAX_QUEUED} messages already wait for the agent; try again later")
+        self._messages.append((f"{view.server}/{view.tool.name}", text))
+        if self._at_prompt():
+            self._leave_prompt()
+
+    async def confirm(self, question: str) -> bool:
+        return await self.between_prompts(lambda: self._ask(f"{question}. Open it?"))
+
+    # ---- the REPL's side -----------------------------------------------------------------------------------------
+    def next_message(self) -> str | None:
+        """The next line a view sent, shown as coming from it; None when none waits."""
+        if not self._messages:
+            return None
+        source, text = self._messages.popleft()
+        self.ui.info(f"from view {source}: {text}")
+        return text
+
+    async def prompt_left(self) -> None:
+        """The prompt returned SIDE_QUESTION: wait for the question that took it (if any) to be answered."""
+        self._prompt_gone.set()
+        if self._side.locked():
+            await self._resume.wait()
+
+    async def between_prompts(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Run `work` (a question) now: at the prompt, the prompt steps aside first and comes back after."""
+        async with self._side:
+            if not self._at_prompt():
+                return await work()
+            self._prompt_gone.clear()
+            self._resume.clear()
+            self._leave_prompt()
+            try:
+                await asyncio.wait_for(self._prompt_gone.wait(), PROMPT_GONE_TIMEOUT_S)
+                return await work()
+            finally:
+                self._resume.set()
+
+    def _leave_prompt(self) -> None:
+        session = self._session()
+        if session is None or not session.app.is_running:
+            return
+        app = session.app
+        self._retype(session.default_buffer.text)  # what the user was typing comes back
+        app.exit(result=SIDE_QUESTION)

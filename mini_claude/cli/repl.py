@@ -73,7 +73,7 @@ class Repl(ReplQuestions):
         self._retype = ""  # an interrupted `!` command, back at the next prompt (as in Claude Code)
         self._footer = PromptFooter(lambda: self._session)  # under the prompt: vi keys' mode, the statusLine
         self._apps = ReplApps(self.ui, session=lambda: self._session, at_prompt=lambda: self._at_prompt,
-                              ask=self._yes, retype=self.retype)  # MCP Apps views (cli/repl_apps.py)
+                              ask=self._yes, retype=self.retype, lock=self._questions)  # cli/repl_apps.py
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession

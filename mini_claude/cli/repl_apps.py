@@ -12,6 +12,7 @@ asked in the usual way; during a turn it waits its turn with the turn's own ques
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -33,8 +34,9 @@ class ReplApps:
     question; `retype(text)`: what the next prompt starts with."""
 
     def __init__(self, ui: Any, *, session: Callable[[], Any], at_prompt: Callable[[], bool],
-                 ask: Callable[[str], Awaitable[bool]], retype: Callable[[str], None]) -> None:
+                 ask: Callable[[str], Awaitable[bool]], retype: Callable[[str], None], lock: asyncio.Lock) -> None:
         self.ui = ui
+        self._lock = lock  # the REPL's one-question-at-a-time lock
         self._session = session
         self._at_prompt = at_prompt
         self._ask = ask
@@ -60,7 +62,10 @@ class ReplApps:
             self._leave_prompt()
 
     async def confirm(self, question: str) -> bool:
-        return await self.between_prompts(lambda: self._ask(f"{question}. Open it?"))
+        async def asked() -> bool:
+            async with self._lock:
+                return await self._ask(f"{question}. Open it?")
+        return await self.between_prompts(asked)
 
     # ---- the REPL's side -----------------------------------------------------------------------------------------
     def next_message(self) -> str | None:
@@ -86,15 +91,24 @@ class ReplApps:
             self._resume.clear()
             self._leave_prompt()
             try:
-                await asyncio.wait_for(self._prompt_gone.wait(), PROMPT_GONE_TIMEOUT_S)
+                try:
+                    await asyncio.wait_for(self._prompt_gone.wait(), PROMPT_GONE_TIMEOUT_S)
+                except TimeoutError:
+                    raise ViewRefusedError("the terminal could not ask the user just now") from None
                 return await work()
             finally:
                 self._resume.set()
 
-    def _leave_prompt(self) -> None:
-        session = self._session()
-        if session is None or not session.app.is_running:
+    def _leave_prompt(self, tries: int = 100) -> None:
+        """Make the prompt return SIDE_QUESTION (keeping what was typed); a prompt still starting is tried again
+        shortly (every 50 ms, `tries` times) while there is still a reason to."""
+        if not self._at_prompt() or not (self._messages or self._side.locked()):
             return
-        app = session.app
-        self._retype(session.default_buffer.text)  # what the user was typing comes back
-        app.exit(result=SIDE_QUESTION)
+        session = self._session()
+        if session is not None and session.app.is_running:
+            self._retype(session.default_buffer.text)  # what the user was typing comes back
+            with contextlib.suppress(Exception):  # prompt_toolkit: the prompt is already returning
+                session.app.exit(result=SIDE_QUESTION)
+            return
+        if tries > 0:
+            asyncio.get_running_loop().call_later(0.05, self._leave_prompt, tries - 1)

@@ -4,7 +4,7 @@
 
 The view's line is printed; a view's `ui/message` while the user sits at the prompt is the next turn, shown as from
 the view, and what the user had typed comes back; a view's tool call that needs a permission makes the prompt step
-aside for the question, and a "no" reaches the view as an error."""
+aside for the question, and a "no" reaches the view as an error; so does a link the user would not open."""
 
 from __future__ import annotations
 
@@ -145,6 +145,15 @@ def test_a_view_in_the_repl(repl: Callable[..., tuple[Terminal, MockModelServer]
         term.wait_for(lambda s: page.answer(view, 3) is not None, "the view's answer")
         refused = page.answer(view, 3)
         assert refused is not None and refused["error"]["code"] == -32000
+        term.wait_for(lambda s: s.rstrip().endswith(">"), "the prompt again")
+
+        # a link the view asks to open: asked first; "n" refuses it
+        page.post(view, {"jsonrpc": "2.0", "id": 4, "method": "ui/open-link", "params": {"url": "https://example.com/"}})
+        term.wait_for(lambda s: "asks to open https://example.com/. Open it? [y/n]" in flat(s), "the link question")
+        term.enter("n")
+        wait_until(lambda: page.answer(view, 4) is not None, "the view's answer about the link")
+        link = page.answer(view, 4)
+        assert link is not None and "did not open" in link["error"]["message"]
         term.wait_for(lambda s: s.rstrip().endswith(">"), "the prompt again")
 
         term.keys("C-d")  # exit: the view is asked to tear down, then the page hears the session closed

@@ -145,6 +145,24 @@ async def test_a_view_tool_call_in_a_real_session(world: ApiWorld, mock_model, w
     assert channel.closed
 
 
+async def test_an_interrupted_call_is_cancelled_in_its_view(world: ApiWorld, mock_model, web: FakeWeb) -> None:
+    mock = mock_model([call("mcp__apps__slow_board"), text("never")])
+    options = world.options(mock.url, mcp_servers={"apps": SERVER}, allowed_tools=["mcp__apps__slow_board"],
+                            settings=json.dumps({"mcpApps": {"openBrowser": "never"}}))
+    async with session(options) as running:
+        await running.client.query("show it slowly")
+        await eventually(lambda: running.system("mcp_app_view"), "the view", within_s=20)
+        channel, view_id = web.channel_, running.system("mcp_app_view")[0].data["view_id"]
+        await request(channel, view_id, "ui/initialize", {})
+        await channel.post(view_id, "ui/notifications/initialized", request=False)
+        assert [m["method"] for m in channel.notifications(view_id)] == ["ui/notifications/tool-input"]
+        await running.client.interrupt()
+        await eventually(lambda: running.results(), "the interrupted turn's result", within_s=20)
+        assert [m["method"] for m in channel.notifications(view_id)] == ["ui/notifications/tool-input",
+                                                                       "ui/notifications/tool-cancelled"]
+        assert channel.notifications(view_id)[-1]["params"] == {"reason": "the tool call was interrupted"}
+
+
 async def test_the_client_declares_the_extension_unless_switched_off(world: ApiWorld, mock_model,
                                                                      web: FakeWeb) -> None:
     for settings, declared in (({}, True), ({"mcpApps": {"enabled": False}}, False)):

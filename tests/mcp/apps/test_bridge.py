@@ -116,13 +116,17 @@ class World:
         self.web = FakeWeb(answers_teardown=answers_teardown)
         self.front = FakeFront()
         self.gate = FakeGate(deny)
+        self.logged: list[tuple[str, Any]] = []
         self.apps = AppsService(AppsSettings(open_browser="never"), servers=self.servers, web=self.web,
-                                env={"LANG": "de_DE.UTF-8", "TZ": "Europe/Berlin"})
+                                env={"LANG": "de_DE.UTF-8", "TZ": "Europe/Berlin"}, logs=self)
         self.apps.front, self.apps.gate = self.front, self.gate
 
     @property
     def channel(self) -> FakeChannel:
         return self.web.channel_
+
+    def record(self, server: str, params: Any) -> None:  # the server log (mcp/host/server_log.py's ServerLogs)
+        self.logged.append((server, params))
 
     async def shown(self, tool: McpTool = SHOW, arguments: dict[str, Any] | None = None) -> tuple[Any, str]:
         call = self.apps.begin("board", tool, f"mcp__board__{tool.name}", arguments or {"size": 3})
@@ -394,3 +398,11 @@ async def test_settings_a_project_may_switch_apps_off_but_never_approve_domains(
     assert AppsSettings.from_layers(user={"mcpApps": {"enabled": False}}, project={"mcpApps": {"enabled": True}},
                                     local={}, flag={}).enabled is False
     await asyncio.sleep(0)
+
+
+async def test_a_views_log_goes_to_its_servers_log_and_size_changes_need_nothing(world: World) -> None:
+    _call, view_id = await world.shown()
+    await world.channel.post(view_id, "notifications/message", {"level": "info", "data": "clicked"}, request=False)
+    await world.channel.post(view_id, "ui/notifications/size-changed", {"height": 300}, request=False)
+    assert world.logged == [("board", {"level": "info", "data": "clicked"})]
+    assert world.channel.sent.get(view_id, []) == []  # notifications get no answer

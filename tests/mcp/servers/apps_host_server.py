@@ -9,6 +9,7 @@ Tools (`_meta.ui.visibility` in brackets; absent means both):
     secret {}       [model]: "secret"
     counts {}       [app]: the counters as JSON text: {"bump": N, "wipe": N, "secret": N}
     caps {}         no `_meta`: the client capabilities `initialize` carried, as JSON text
+    slow_board {}   [model, app], with the view: never answers (the call can only be interrupted)
 Exits on stdin EOF.
 """
 
@@ -35,7 +36,8 @@ def _tool(name: str, visibility: list[str] | None, view: bool = False) -> dict[s
 
 
 TOOLS = [_tool("show_board", None, view=True), _tool("bump", ["app"]), _tool("wipe", ["model", "app"]),
-         _tool("secret", ["model"]), _tool("counts", ["app"]), _tool("caps", None)]
+         _tool("secret", ["model"]), _tool("counts", ["app"]), _tool("caps", None),
+         _tool("slow_board", None, view=True)]
 COUNTS = {"bump": 0, "wipe": 0, "secret": 0}
 CAPS: dict[str, Any] = {}
 
@@ -65,6 +67,8 @@ def answer(message: dict[str, Any]) -> dict[str, Any] | None:
     elif method == "tools/list":
         result = {"tools": TOOLS}
     elif method == "tools/call":
+        if params.get("name") == "slow_board":
+            return None  # no answer, ever
         result = call(str(params.get("name")))
         if result is None:
             return {"jsonrpc": "2.0", "id": message["id"],

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up (if needed), install the third-party MCP test peers, the Claude Agent SDK (tests/compat) and uv + pipx
-# (tests/e2e/test_tool_install.py), lint, type-check, and run the whole test suite.
+# Set up (if needed), install the third-party MCP test peers, the Claude Agent SDK (tests/compat), uv + pipx
+# (tests/e2e/test_tool_install.py) and the MCP Apps example servers (tests/integration/apps), lint, type-check, and
+# run the whole test suite.
 # The peer installer's output goes to $PEERS_DIR/install.log; when it fails, the log's tail is shown, and under
 # MINI_CLAUDE_REQUIRE_PEERS=1 (CI, see .ci/run) the run stops there. Without the switch the tests that need a
 # missing peer skip and say why (pytest ends with a one-line "skips: ..." summary).
@@ -63,6 +64,16 @@ if ! bash scripts/install-tools.sh 2>"$ROOT/.cache/tools-install.log"; then
     exit 1
   fi
   echo "[test] the install test will skip and say so" >&2
+fi
+# The MCP Apps example servers (npm, pinned) for the browser tests (tests/integration/apps).
+if ! bash scripts/install-apps-peers.sh >"$ROOT/.cache/apps-peers-install.log" 2>&1; then
+  echo "[test] could not install the MCP Apps example servers; the end of its log:" >&2
+  tail -n 20 "$ROOT/.cache/apps-peers-install.log" >&2
+  if [ "$STRICT" = 1 ]; then
+    echo "[test] FAILED: MINI_CLAUDE_REQUIRE_PEERS=1 needs the MCP Apps example servers for the browser tests" >&2
+    exit 1
+  fi
+  echo "[test] the browser tests that run them will skip and say so" >&2
 fi
 .venv/bin/ruff check mini_claude tests bench
 .venv/bin/mypy  # strict on mini_claude/mcp and mini_claude/net (pyproject.toml [tool.mypy])

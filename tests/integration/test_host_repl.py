@@ -247,7 +247,11 @@ def test_permission_prompt_diff_always_feedback_and_plan_mode(
     term.enter("use make clean")
     term.wait_for(lambda s: "the user declined this tool call and said: use make clean" in " ".join(s.split()),
                   "the feedback")
+    # Shift+Tab acts on a prompt that is up: wait for it after the answer, and for each mode before the next key
+    term.wait_for(lambda s: any(line.strip() == ">" for line in s.rpartition("not removing")[2].splitlines()),
+                  "the prompt back after the answer")
     term.keys("BTab")  # Shift+Tab: acceptEdits
+    term.wait_for(lambda s: "\naccept-edits>" in s, "the acceptEdits prompt")
     term.keys("BTab")  # … plan
     term.wait_for(lambda s: "\nplan>" in s, "the plan mode prompt")
     term.enter("what next?")

@@ -13,18 +13,27 @@ repository can only take tools away, never give one back (no trust is needed for
 A switched-off tool never reaches the model: `McpToolAdapters` leaves it out of the tools list (and so out of
 ToolSearch's index), and a call that names it anyway finds no tool. `ToolSwitches` is the session's live copy:
 `/mcp disable SERVER/TOOL` changes it, and the next request's tool list follows.
+
+`last_listed_tokens` says what a server that is off would cost if it were on: its tools as they were last listed
+(the pinned definitions, mcp/pinning.py), measured as a request carries them. A server never listed: unknown.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["DISABLED_SERVERS_KEY", "DISABLED_TOOLS_KEY", "ToolSwitches", "disabled_tools", "parse_tool_entry",
-           "switched_off_servers"]
+from mini_claude.mcp.naming import qualify_tool_name
+from mini_claude.mcp.pinning import PinKey, PinStore
+
+__all__ = ["DISABLED_SERVERS_KEY", "DISABLED_TOOLS_KEY", "JSON_SERVERS_KEY", "ToolSwitches", "disabled_tools",
+           "last_listed_tokens", "parse_tool_entry", "switched_off_servers"]
 
 DISABLED_TOOLS_KEY = "disabledMcpTools"
 DISABLED_SERVERS_KEY = "disabledMcpServers"
+JSON_SERVERS_KEY = "disabledMcpjsonServers"  # Claude Code's, for .mcp.json servers
+CHARS_PER_TOKEN = 4  # the estimate tools/tool_search.py uses for definitions
 
 
 def switched_off_servers(files: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -94,3 +103,23 @@ class ToolSwitches:
 
     def __bool__(self) -> bool:
         return bool(self._off)
+
+
+def last_listed_tokens(store: PinStore | None, key: PinKey, server: str) -> int | None:
+    """What the server's tools cost in a request as they were last listed (their pinned definitions, for the
+    server's current config); None when they are not known (never listed, or pins not kept)."""
+    if store is None:
+        return None
+    entry = store.files.load(key)
+    tools = entry.get("tools") if isinstance(entry, dict) and entry.get("fingerprint") == key.fingerprint else None
+    if not isinstance(tools, dict) or not tools:
+        return None
+    chars = 0
+    for name, pin in tools.items():
+        definition = pin.get("definition") if isinstance(pin, dict) else None
+        if not isinstance(definition, dict):
+            return None  # too large to have been stored: the sum would say less than it costs
+        chars += len(json.dumps({"name": qualify_tool_name(server, str(name)),
+                                 "description": definition.get("description") or "",
+                                 "input_schema": definition.get("inputSchema")}, ensure_ascii=False))
+    return chars // CHARS_PER_TOKEN

@@ -162,8 +162,8 @@ async def _switch_server(live: LiveSwitches, name: str, enabled: bool, scope: st
     if held is not None:
         live.ui.warn(f"{message}, but it stays off: {held}")
         return
-    live.ui.info(f"{message}; starting it")
     await manager.set_enabled(name, True, lift_hold=True)
+    live.ui.info(f"{message}; starting it")
 
 
 async def _hold_now(live: LiveSwitches, state: ServerState) -> str | None:

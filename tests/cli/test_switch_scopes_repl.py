@@ -114,7 +114,7 @@ async def test_a_tool_switched_in_each_scope_leaves_and_returns(start: Start, tm
 async def test_enabling_in_one_scope_says_what_still_holds_it_off(start: Start, tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    repl, mock, err = await start(work)
+    repl, _mock, err = await start(work)
     await repl._slash("/mcp disable probe -s project")
     await repl._slash("/mcp enable probe -s local")
     assert "stays off: .claude/settings.json" in err.getvalue()
@@ -147,7 +147,7 @@ async def test_in_a_linked_worktree_local_switches_go_to_the_main_worktree(start
     await repl.run_turn("one")
     assert _mcp_tools(mock.requests[-1]) == []
     # a session in the main worktree starts without them (the same repository's choice)
-    other, other_mock, _ = await start(main)
+    other, _other_mock, _ = await start(main)
     assert other.parts.manager.states["probe"].status is ServerStatus.DISABLED
     await repl._slash("/mcp enable probe -s local")
     assert repl.parts.manager.states["probe"].status is ServerStatus.READY

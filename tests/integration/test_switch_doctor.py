@@ -33,7 +33,7 @@ def test_doctor_reports_each_bad_switch_with_its_fix(cli: Cli) -> None:
     assert set(about_probe) == {"switch-unknown-tool", "switch-wrong-key"}, probe["problems"]
     assert "offers no tool 'nope'" in about_probe["switch-unknown-tool"]["cause"]
     assert "echo, env_keys" in about_probe["switch-unknown-tool"]["fix"]  # the tools it does offer are named
-    assert 'move it to "disabledMcpServers"' == about_probe["switch-wrong-key"]["fix"]
+    assert about_probe["switch-wrong-key"]["fix"] == 'move it to "disabledMcpServers"'
     files = {e["source"]: {p["code"]: p for p in e["problems"]} for e in entries if e["type"] == "settings"}
     assert all(e["server"] is None and e["ok"] is False for e in entries if e["type"] == "settings")
     user = files["~/.claude/settings.json"]

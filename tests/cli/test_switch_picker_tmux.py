@@ -46,3 +46,27 @@ def test_the_picker_switches_a_tool_off_and_context_shows_the_saving(
     offered = [t["name"] for t in mock.requests[-1]["body"].get("tools", [])]
     assert "mcp__probe__peek" in offered and "mcp__probe__poke" not in offered
     term.keys("C-d")
+
+
+def test_the_picker_stops_and_starts_a_server_saved_in_the_user_file(
+        repl: Callable[..., tuple[Terminal, MockModelServer]], tmp_path: Path) -> None:  # noqa: F811
+    term, mock = repl([{"content": [{"type": "text", "text": "ANSWERED"}]}], {"probe": probe_entry()})
+    term.wait_for(lambda s: "MCP probe: ready" in s, "the server to be ready")
+    term.enter("/mcp disable -s user")
+    term.wait_for(lambda s: "saved in ~/.claude/settings.json" in s and "probe/vanish" in s, "the picker")
+    term.keys("1")  # the server row: off
+    term.wait_for(lambda s: re.search(r"○ probe  disabled\s+on adds ~\d+ tokens a request \(its tools as last "
+                                      r"listed\)", s) is not None, "the picker again, the server off")
+    user = tmp_path / ".claude" / "settings.json"  # the fixture's HOME is tmp_path
+    assert json.loads(user.read_text())["disabledMcpServers"] == ["probe"]
+    term.keys("1")  # and on again: started in this session
+    term.wait_for(lambda s: s.count("● probe  on") >= 1 and "8 of 8 tools on" in s.split("stopped, saves")[-1],
+                  "the picker again, the server running")
+    term.keys("Escape")
+    term.wait_for(lambda s: re.search(r"Enabled MCP server 'probe' in ~/\.claude/settings\.json; started, adds ~\d+ "
+                                      r"tokens a request", s) is not None, "enabled")
+    assert json.loads(user.read_text())["disabledMcpServers"] == []
+    term.enter("hello")
+    term.wait_for(lambda s: "ANSWERED" in s, "the answer")
+    assert "mcp__probe__poke" in [t["name"] for t in mock.requests[-1]["body"].get("tools", [])]
+    term.keys("C-d")

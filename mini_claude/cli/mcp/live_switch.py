@@ -162,8 +162,14 @@ async def _switch_server(live: LiveSwitches, name: str, enabled: bool, scope: st
     if held is not None:
         live.ui.warn(f"{message}, but it stays off: {held}")
         return
-    await manager.set_enabled(name, True, lift_hold=True)
-    live.ui.info(f"{message}; starting it")
+    # said once the start is over (the REPL announces the server's states as they come)
+    state = await manager.set_enabled(name, True, lift_hold=True)
+    if state.status is ServerStatus.READY:
+        cost = _server_cost(live, state)
+        live.ui.info(f"{message}; started" + (f", adds ~{cost} tokens a request" if cost else ""))
+    else:
+        live.ui.warn(f"{message}; it did not start: {state.status.label}" + (f" ({state.error})" if state.error
+                                                                              else ""))
 
 
 async def _hold_now(live: LiveSwitches, state: ServerState) -> str | None:

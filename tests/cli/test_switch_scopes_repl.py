@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
@@ -74,8 +75,8 @@ def _mcp_tools(request: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.parametrize("scope", ["user", "project", "local"])
-async def test_a_server_switched_in_each_scope_stops_and_starts_in_the_session(start: Start, tmp_path: Path,
-                                                                               scope: str) -> None:
+async def test_a_server_switched_in_each_scope_stops_and_starts_in_the_session(
+        start: Start, tmp_path: Path, scope: str, capsys: pytest.CaptureFixture[str]) -> None:
     work = tmp_path / "work"
     work.mkdir()
     repl, mock, err = await start(work)
@@ -86,6 +87,15 @@ async def test_a_server_switched_in_each_scope_stops_and_starts_in_the_session(s
     assert "stopped, saves ~" in err.getvalue()
     await repl.run_turn("one")
     assert _mcp_tools(mock.requests[-1]) == []
+    saved = re.search(r"stopped, saves ~(\d+) tokens a request", err.getvalue())
+    assert saved is not None
+    capsys.readouterr()
+    await repl._slash("/context")  # what the switch saves, measured on the tools as last listed
+    context = capsys.readouterr().out
+    shown = re.search(r"^    switched off, never sent: probe: server off \(saves ~(\d+) tokens, as last listed\)$",
+                      context, re.M)
+    assert shown is not None, context
+    assert shown.group(1) == saved.group(1)  # the same definitions, measured the same way
     await repl._slash(f"/mcp enable probe --scope {scope}")
     assert json.loads(file.read_text())["disabledMcpServers"] == []
     assert repl.parts.manager.states["probe"].status is ServerStatus.READY, err.getvalue()

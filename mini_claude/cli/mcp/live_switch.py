@@ -24,14 +24,17 @@ from mini_claude.errors import ConfigError
 from mini_claude.mcp.config import LoadedConfig
 from mini_claude.mcp.host import McpHost
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
-from mini_claude.mcp.tool_switches import ToolSwitches, disabled_tools, last_listed_tokens, parse_tool_entry
+from mini_claude.mcp.naming import qualify_tool_name
+from mini_claude.mcp.server_state import McpToolEntry
+from mini_claude.mcp.tool_switches import ToolSwitches, disabled_tools, last_listed_tools, parse_tool_entry
 from mini_claude.paths import user_home
 from mini_claude.settings_rules import SCOPES
 from mini_claude.tools.mcp_tool import McpToolAdapter
 from mini_claude.tools.tool_search import DeferredTools
 
-__all__ = ["SWITCH_USAGE", "LiveSwitches", "split_scope", "switch_command"]
+__all__ = ["SWITCH_USAGE", "LiveSwitches", "server_off_tokens", "split_scope", "switch_command"]
 
+CHARS_PER_TOKEN = 4  # the definitions' estimate (tools/tool_search.py `definition_tokens`)
 SWITCH_USAGE = "usage: /mcp enable|disable [NAME | NAME/TOOL | NAME/*] [-s user|project|local]"
 Chooser = Callable[[str, Sequence[Option], int], Awaitable["int | None"]]
 
@@ -238,7 +241,7 @@ def _rows(live: LiveSwitches) -> list[_Row]:
         offered = {tool: cost for tool, cost in tools.items()
                    if switched is None or not switched.is_off(state.name, tool)}
         if state.status is ServerStatus.READY:
-            total = sum(offered.values())
+            total = _server_cost(live, state)
             deferred = budgets.get(state.name)
             note = " (deferred behind ToolSearch: each is sent once found)" if deferred and deferred.deferred else ""
             detail = f"{len(offered)} of {_count(len(tools), 'tool')} on, ~{total} tokens a request{note}; " \
@@ -246,7 +249,7 @@ def _rows(live: LiveSwitches) -> list[_Row]:
         elif on:
             detail = f"{state.status.label}; off: not started again"
         else:
-            last = last_listed_tokens(live.manager.pins.store, live.manager.pins.key_for(state.config), state.name)
+            last = server_off_tokens(live.manager, state)
             detail = f"on adds ~{last} tokens a request (its tools as last listed)" if last is not None else \
                 "on: what it costs is known once it has listed its tools"
         state_word = "on" if state.status is ServerStatus.READY else state.status.label
@@ -260,25 +263,42 @@ def _rows(live: LiveSwitches) -> list[_Row]:
     return rows
 
 
-def _tool_costs(live: LiveSwitches, server: str) -> dict[str, int]:
-    """Each model-visible tool of a ready server → its definition's tokens in a request (as the session sends it)."""
-    return {entry.tool.name: McpToolAdapter(live.manager, entry, live.host).definition_chars // 4
+def _tool_chars(live: LiveSwitches, server: str) -> dict[str, int]:
+    """Each model-visible tool of a ready server → its definition's JSON characters in a request (as sent)."""
+    return {entry.tool.name: McpToolAdapter(live.manager, entry, live.host).definition_chars
             for entry in live.manager.server_tools(server) if entry.tool.model_visible}
 
 
+def _tool_costs(live: LiveSwitches, server: str) -> dict[str, int]:
+    """Each model-visible tool of a ready server → its definition's tokens (4 characters a token)."""
+    return {tool: chars // CHARS_PER_TOKEN for tool, chars in _tool_chars(live, server).items()}
+
+
 def _tool_cost(live: LiveSwitches, server: str, tool: str) -> int:
-    costs = _tool_costs(live, server)
-    return sum(costs.values()) if tool == "*" else costs.get(tool, 0)
+    chars = _tool_chars(live, server)
+    return (sum(chars.values()) if tool == "*" else chars.get(tool, 0)) // CHARS_PER_TOKEN
 
 
 def _server_cost(live: LiveSwitches, state: ServerState) -> int:
-    """What the server's tools that are on cost a request now (0 when it is not running)."""
+    """What the server's tools that are on cost a request now (0 when it is not running): their characters
+    summed, then 4 a token, as `mcp list` and `/context` measure a server."""
     if state.status is not ServerStatus.READY:
         return 0
     switches = live.switches
-    return sum(cost for tool, cost in _tool_costs(live, state.name).items()
-               if switches is None or not switches.is_off(state.name, tool))
+    return sum(chars for tool, chars in _tool_chars(live, state.name).items()
+               if switches is None or not switches.is_off(state.name, tool)) // CHARS_PER_TOKEN
 
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def server_off_tokens(manager: McpManager, state: ServerState) -> int | None:
+    """What a server that is off would cost a request: its model-visible tools as last listed (their pins),
+    measured as the session measures a running server's; None when they are not known."""
+    tools = last_listed_tools(manager.pins.store, manager.pins.key_for(state.config))
+    if tools is None:
+        return None
+    entries = [McpToolEntry(state.name, tool, qualify_tool_name(state.name, tool.name)) for tool in tools]
+    return sum(McpToolAdapter(manager, entry).definition_chars for entry in entries
+               if entry.tool.model_visible) // CHARS_PER_TOKEN

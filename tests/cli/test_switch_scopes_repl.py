@@ -195,3 +195,17 @@ async def test_the_picker_lists_costs_and_switches_at_once(start: Start, tmp_pat
         ["probe"]
     await repl._slash("/mcp enable -s user")
     assert repl.parts.manager.states["probe"].status is ServerStatus.READY, err.getvalue()
+
+
+async def test_switching_on_never_starts_a_project_server_nobody_approved(start: Start, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    marker = tmp_path / "started"
+    (work / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": probe_entry("--marker", str(marker))}}))
+    repl, _mock, err = await start(work)
+    assert repl.parts.manager.states["proj"].status is ServerStatus.NEEDS_APPROVAL
+    await repl._slash("/mcp disable proj -s local")  # a .mcp.json server: Claude Code's key
+    assert json.loads((work / ".claude" / "settings.local.json").read_text())["disabledMcpjsonServers"] == ["proj"]
+    await repl._slash("/mcp enable proj -s local")
+    assert "but it stays off" in err.getvalue() and "approv" in err.getvalue().split("but it stays off")[-1]
+    assert repl.parts.manager.states["proj"].status is not ServerStatus.READY and not marker.exists()

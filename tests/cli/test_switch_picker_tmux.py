@@ -19,6 +19,13 @@ from tests.integration.test_host_repl import Terminal, repl  # noqa: F401  (the 
 pytestmark = pytest.mark.timeout(120)
 
 
+def _back_at_prompt(screen: str, said: str) -> bool:
+    """`said` is on screen and the REPL is back at its prompt (the last line): keys typed before that are the next
+    prompt's typeahead (cli/keys.py), not a line sent."""
+    lines = [line for line in screen.splitlines() if line.strip()]
+    return said in screen and bool(lines) and lines[-1].strip() == ">"
+
+
 def test_the_picker_switches_a_tool_off_and_context_shows_the_saving(
         repl: Callable[..., tuple[Terminal, MockModelServer]], tmp_path: Path) -> None:  # noqa: F811
     term, mock = repl([{"content": [{"type": "text", "text": "ANSWERED"}]}], {"probe": probe_entry()})
@@ -34,13 +41,14 @@ def test_the_picker_switches_a_tool_off_and_context_shows_the_saving(
     term.wait_for(lambda s: re.search(rf"○ probe/poke\s+off; on adds ~{poke.group(1)} tokens", s) is not None,
                   "the picker again, the tool off")
     term.keys("Escape")
-    term.wait_for(lambda s: f"Disabled MCP tool 'poke' of server 'probe' in .claude/settings.local.json: the model "
-                            f"is not offered it, from the next request on; saves ~{poke.group(1)} tokens" in s,
-                  "the switch said")
+    term.wait_for(lambda s: _back_at_prompt(s, f"Disabled MCP tool 'poke' of server 'probe' in "
+                                               f".claude/settings.local.json: the model is not offered it, from the "
+                                               f"next request on; saves ~{poke.group(1)} tokens"), "the switch said")
     local = tmp_path / "work" / ".claude" / "settings.local.json"
     assert json.loads(local.read_text())["disabledMcpTools"] == ["probe/poke"]
     term.enter("/context")
-    term.wait_for(lambda s: "switched off, never sent: probe: 1 tool off (saves ~" in s, "/context's saving")
+    term.wait_for(lambda s: _back_at_prompt(s, "switched off, never sent: probe: 1 tool off (saves ~"),
+                  "/context's saving")
     term.enter("hello")
     term.wait_for(lambda s: "ANSWERED" in s, "the answer")
     offered = [t["name"] for t in mock.requests[-1]["body"].get("tools", [])]
@@ -64,7 +72,7 @@ def test_the_picker_stops_and_starts_a_server_saved_in_the_user_file(
                   "the picker again, the server running")
     term.keys("Escape")
     term.wait_for(lambda s: re.search(r"Enabled MCP server 'probe' in ~/\.claude/settings\.json; started, adds ~\d+ "
-                                      r"tokens a request", s) is not None, "enabled")
+                                      r"tokens a request", s) is not None and _back_at_prompt(s, ""), "enabled")
     assert json.loads(user.read_text())["disabledMcpServers"] == []
     term.enter("hello")
     term.wait_for(lambda s: "ANSWERED" in s, "the answer")

@@ -121,10 +121,11 @@ def _switch_tool(live: LiveSwitches, entry: str, enabled: bool, scope: str | Non
     done = tool_switch(entry, enabled=enabled, scope=scope, cwd=live.cwd, home=home)
     flag_holds = enabled and live.flag is not None and \
         any(listed in (entry, f"{server}/*") for listed in disabled_tools([live.flag[1]]))
-    if not done.done or flag_holds:
-        why = done.message if not done.done else f"{done.message}, but {live.flag[0] if live.flag else ''} " \
-                                                 f"(--settings) still lists it: it stays off in this session"
-        live.ui.warn(why)
+    if not done.done:
+        live.ui.warn(done.message)
+        return
+    if flag_holds and live.flag is not None:
+        live.ui.warn(f"{done.message}, but {live.flag[0]} (--settings) still lists it: it stays off in this session")
         return
     if live.switches is not None:
         live.switches.switch(entry, on=enabled)
@@ -148,7 +149,8 @@ async def _switch_server(live: LiveSwitches, name: str, enabled: bool, scope: st
         message, done = f"{'enabled' if enabled else 'disabled'} MCP server {name!r} for this project " \
                         f"(remembered in {path})", True
     else:
-        switched = server_switch(name, enabled=enabled, scope=scope, cwd=live.cwd, home=home, env=dict(manager.env))
+        switched = server_switch(name, enabled=enabled, scope=scope, cwd=live.cwd, home=home, env=dict(manager.env),
+                                 config=state.config)
         message, done = switched.message, switched.done
     if not enabled:
         cost = _server_cost(live, state)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from mini_claude.cli.terminal.render import clean
 from mini_claude.jsonfile import read_json_object
+from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.tool_switches import (
     DISABLED_SERVERS_KEY,
     DISABLED_TOOLS_KEY,
@@ -95,15 +96,16 @@ def files_holding(server: str, tool: str, *, cwd: Path, home: Path) -> list[str]
     return found
 
 
-def server_switch(name: str, *, enabled: bool, scope: str, cwd: Path, home: Path,
-                  env: dict[str, str]) -> Switched:
-    """Switch server `name` off or on in `scope`'s settings file (ConfigError when it cannot be written)."""
+def server_switch(name: str, *, enabled: bool, scope: str, cwd: Path, home: Path, env: dict[str, str],
+                  config: ServerConfig | None = None) -> Switched:
+    """Switch server `name` off or on in `scope`'s settings file (ConfigError when it cannot be written).
+    `config`: the server's, when the caller has it (a session's, --mcp-config included); else looked up here."""
     from mini_claude.mcp.config import load_mcp_config
 
     files = _scope_files(scope, cwd, home)
     file = files[0]
     if not enabled:
-        cfg = load_mcp_config(cwd=cwd, home=home, env=env).servers.get(name)
+        cfg = config or load_mcp_config(cwd=cwd, home=home, env=env).servers.get(name)
         key = JSON_SERVERS_KEY if cfg is not None and cfg.needs_project_approval() else DISABLED_SERVERS_KEY
         changed = switch_list_item(file, key, name, present=True)
         known = "" if cfg is not None else " (no server of that name is configured here yet)"

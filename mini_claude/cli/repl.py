@@ -373,9 +373,11 @@ class Repl(ReplQuestions):
         self._footer.refresh()
 
     async def choose(self, title: str, options: Sequence[Option], default: int = 0) -> int | None:
-        """The arrow-key picker; off a terminal a numbered list and a typed number."""
-        return await pick(title, options, default=default,
-                          typed=self._prompt_text if self._session is not None else None)
+        """The arrow-key picker; off a terminal a numbered list and a typed number. Inside `interruptible` work
+        (`/mcp disable`'s picker) the Esc watcher lets go of the terminal meanwhile, so the keys reach the picker."""
+        with self._keys.paused():
+            return await pick(title, options, default=default,
+                              typed=self._prompt_text if self._session is not None else None)
 
     async def resume(self, which: str) -> None:
         if await resume_session(self.parts, continue_=False, resume=which, ui=self.ui, pick=self.pick_session):

@@ -226,12 +226,18 @@ class McpManager(ServerRouting):
         await asyncio.shield(task)
         return state
 
-    async def set_enabled(self, name: str, enabled: bool) -> ServerState:
-        """Switch a server off (its connection closed, `disabled`) or on again (started like `restart`)."""
+    async def set_enabled(self, name: str, enabled: bool, *, lift_hold: bool = False) -> ServerState:
+        """Switch a server off (its connection closed, `disabled`) or on again (started like `restart`).
+        `lift_hold`: the caller checked that nothing holds the server back any more (the settings switched it on
+        and a session started now would start it), so a hold of any kind is lifted, except `"disabled": true` in
+        its config."""
         state = self.states.get(name)
         if state is None:
             raise ConfigError(f"no MCP server named {name!r} (configured: {', '.join(sorted(self.states))})")
         if enabled:
+            if lift_hold and not state.config.disabled and state.status in (ServerStatus.DISABLED,
+                                                                            ServerStatus.NEEDS_APPROVAL):
+                state.status, state.error = ServerStatus.DISABLED, SWITCHED_OFF
             if state.status is ServerStatus.DISABLED and not (state.error or "").startswith(SWITCHED_OFF):
                 # disabled in its config, or denied / not approved for this project: that is not lifted here
                 raise ConfigError(f"MCP server {name!r} stays off: {state.error or 'disabled'}")

@@ -13,6 +13,10 @@ repository can only take tools away, never give one back (no trust is needed for
 A switched-off tool never reaches the model: `McpToolAdapters` leaves it out of the tools list (and so out of
 ToolSearch's index), and a call that names it anyway finds no tool. `ToolSwitches` is the session's live copy:
 `/mcp disable SERVER/TOOL` changes it, and the next request's tool list follows.
+
+`last_listed_tools` gives a server that is off its tools as they were last listed (the pinned definitions,
+mcp/pinning.py), so what it would cost if it were on can be measured (cli/mcp/live_switch.py `server_off_tokens`).
+A server never listed: unknown.
 """
 
 from __future__ import annotations
@@ -20,11 +24,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["DISABLED_SERVERS_KEY", "DISABLED_TOOLS_KEY", "ToolSwitches", "disabled_tools", "parse_tool_entry",
-           "switched_off_servers"]
+from mini_claude.mcp.pinning import PinKey, PinStore
+from mini_claude.mcp.protocol import McpTool
+
+__all__ = ["DISABLED_SERVERS_KEY", "DISABLED_TOOLS_KEY", "JSON_SERVERS_KEY", "ToolSwitches", "disabled_tools",
+           "last_listed_tools", "parse_tool_entry", "server_off_note", "switched_off_servers"]
 
 DISABLED_TOOLS_KEY = "disabledMcpTools"
 DISABLED_SERVERS_KEY = "disabledMcpServers"
+JSON_SERVERS_KEY = "disabledMcpjsonServers"  # Claude Code's, for .mcp.json servers
 
 
 def switched_off_servers(files: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -94,3 +102,36 @@ class ToolSwitches:
 
     def __bool__(self) -> bool:
         return bool(self._off)
+
+
+def last_listed_tools(store: PinStore | None, key: PinKey) -> list[McpTool] | None:
+    """The server's tools as they were last listed (their pinned definitions, for the server's current config);
+    None when they are not known (never listed, pins not kept, or one too large to have been stored)."""
+    if store is None:
+        return None
+    entry = store.files.load(key)
+    pins = entry.get("tools") if isinstance(entry, dict) and entry.get("fingerprint") == key.fingerprint else None
+    if not isinstance(pins, dict) or not pins:
+        return None
+    tools: list[McpTool] = []
+    for name, pin in pins.items():
+        definition = pin.get("definition") if isinstance(pin, dict) else None
+        if not isinstance(definition, dict):
+            return None  # too large to have been stored: a sum would say less than it costs
+        schema, output, notes = (definition.get(k) for k in ("inputSchema", "outputSchema", "annotations"))
+        title, description = definition.get("title"), definition.get("description")
+        tools.append(McpTool(name=str(name), title=title if isinstance(title, str) else None,
+                             description=description if isinstance(description, str) else None,
+                             input_schema=schema if isinstance(schema, dict) else {},
+                             output_schema=output if isinstance(output, dict) else None,
+                             annotations=notes if isinstance(notes, dict) else {}, raw=dict(definition)))
+    return tools
+
+
+def server_off_note(tokens: int | None) -> str:
+    """`server off (saves ~2.9k tokens, as last listed)` for a server switched off, or without the saving when its
+    tools were never listed."""
+    if tokens is None:
+        return "server off"
+    size = f"~{tokens}" if tokens < 1000 else f"~{tokens / 1000:.1f}k"
+    return f"server off (saves {size} tokens, as last listed)"

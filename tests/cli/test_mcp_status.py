@@ -94,5 +94,6 @@ async def test_slash_mcp_shows_startup_time(tmp_path: Path) -> None:
         f"  ok: ready (1 tool) · started in {state.startup_s:.2f}s",
         "    stdio · protocol 2025-11-25 · 1 tool · 0 restarts",
         "  actions: /mcp | /mcp login NAME | /mcp logout NAME | /mcp accept NAME | /mcp reconnect NAME | "
-        "/mcp enable NAME | /mcp disable NAME | /mcp tools NAME | /mcp log NAME | /mcp enable|disable NAME/TOOL"]
+        "/mcp enable NAME | /mcp disable NAME | /mcp tools NAME | /mcp log NAME | /mcp enable|disable NAME/TOOL "
+        "[-s user|project|local] (no NAME: a picker)"]
     assert panel.getvalue().splitlines()[1] == f"    stdio · protocol 2025-11-25 · 1 tool (~{tokens} tokens, deferred) · 0 restarts"

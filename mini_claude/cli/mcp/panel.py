@@ -1,15 +1,16 @@
 """The REPL's `/mcp`: the servers panel (status, transport, protocol version, what each offers, restarts) and its
-actions — reconnect, enable / disable (remembered per project in ~/.claude.json, Claude Code's
-`disabledMcpServers`; `enable|disable SERVER/TOOL` switches one tool in `.claude/settings.local.json`'s
-`disabledMcpTools`, from the next request on), tools, log, login / logout, accept. Everything a server wrote goes through `clean`."""
+actions — reconnect, enable / disable (cli/mcp/live_switch.py: a server or `SERVER/TOOL`, in the scope `-s` names
+or the CLI's default, applied to the session at once; without a name, a picker of servers and tools), tools, log,
+login / logout, accept. Everything a server wrote goes through `clean`."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from mini_claude.cli.mcp.live_switch import Chooser, LiveSwitches, switch_command
 from mini_claude.cli.questions.pin_review import accept_in_session
 from mini_claude.cli.terminal.render import TerminalUI, clean, one_line
 from mini_claude.cli.terminal.status import server_line
@@ -17,7 +18,6 @@ from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.host import McpHost
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
 from mini_claude.mcp.tool_switches import ToolSwitches
-from mini_claude.paths import user_home
 from mini_claude.tools.mcp_tool import McpToolAdapter
 from mini_claude.tools.tool_search import DeferredTools, ServerBudget, budget_note, off_note
 
@@ -28,7 +28,7 @@ __all__ = ["ACTIONS", "MCP_USAGE", "mcp_command"]
 
 ACTIONS = ("login", "logout", "accept", "reconnect", "enable", "disable", "tools", "log")
 MCP_USAGE = ("usage: /mcp | /mcp " + " | /mcp ".join(f"{a} NAME" for a in ACTIONS)
-             + " | /mcp enable|disable NAME/TOOL")
+             + " | /mcp enable|disable NAME/TOOL [-s user|project|local] (no NAME: a picker)")
 LOG_TAIL_LINES = 20
 
 # builds the interactive half of a login for one server (tests pass a headless one)
@@ -38,22 +38,26 @@ AuthorizerFactory = Callable[[ServerConfig, TextIO], "Authorizer"]
 async def mcp_command(manager: McpManager, args: str, ui: TerminalUI, *,
                       authorizer_for: AuthorizerFactory | None = None, out: TextIO | None = None,
                       host: McpHost | None = None, deferred: DeferredTools | None = None,
-                      switches: ToolSwitches | None = None) -> None:
+                      switches: ToolSwitches | None = None, choose: Chooser | None = None,
+                      trusted: bool = False, flag: tuple[str, Mapping[str, Any]] | None = None) -> None:
     """`/mcp [ACTION NAME]` (MCP_USAGE). Raises MiniClaudeError (one line) when a login fails; cancelling it
-    (Ctrl+C) stops waiting for the browser and closes the redirect listener."""
+    (Ctrl+C) stops waiting for the browser and closes the redirect listener. `choose` is the REPL's picker
+    (`/mcp enable|disable` without a name), `trusted` and `flag` the session's trust and --settings layer."""
     stream = out if out is not None else sys.stdout
     words = args.split()
     if not words:
         _print_servers(manager, stream, host, deferred.budget() if deferred is not None else {},
                        deferred.switched_off() if deferred is not None else {})
         return
+    if words[0] in ("enable", "disable"):
+        live = LiveSwitches(manager, ui, Path.cwd(), switches=switches, choose=choose, host=host, deferred=deferred,
+                            trusted=trusted, flag=flag)
+        await switch_command(live, words[0], words[1:])
+        return
     if len(words) != 2 or words[0] not in ACTIONS:
         ui.warn(MCP_USAGE)
         return
     action, name = words
-    if action in ("enable", "disable") and "/" in name:
-        _switch_tool(manager, name, action == "enable", ui, switches)
-        return
     state = manager.states.get(name)
     if state is None:
         known = ", ".join(sorted(manager.states)) or "none"
@@ -62,7 +66,7 @@ async def mcp_command(manager: McpManager, args: str, ui: TerminalUI, *,
     if action == "accept":
         accept_in_session(manager, name, ui, stream)
         return
-    if action in ("reconnect", "enable", "disable", "tools", "log"):
+    if action in ("reconnect", "tools", "log"):
         await _server_action(manager, action, state, ui, stream, host)
         return
     if not state.is_remote:
@@ -151,44 +155,8 @@ async def _server_action(manager: McpManager, action: str, state: ServerState, u
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines()[-LOG_TAIL_LINES:]:
             print("  " + clean(line), file=out)
         print(clean(f"  (the whole log: {path})"), file=out)
-    elif action == "reconnect":
-        await manager.restart(name)
     else:
-        from mini_claude.mcp.config_edit import set_server_enabled
-
-        path = set_server_enabled(name, action == "enable", cwd=Path.cwd(), home=user_home(manager.env))
-        await manager.set_enabled(name, action == "enable")
-        ui.info(f"{action}d MCP server {name!r} for this project (remembered in {path})")
-
-
-def _switch_tool(manager: McpManager, entry: str, enabled: bool, ui: TerminalUI,
-                 switches: ToolSwitches | None) -> None:
-    """`/mcp enable|disable SERVER/TOOL`: written to the local settings file, and switched in this session (the
-    next request's tool list follows). Enabling a tool another scope's file switches off takes effect there only
-    once that file lets go of it: this session keeps it off until then."""
-    from mini_claude.cli.mcp.toggles import files_holding
-    from mini_claude.mcp.tool_switches import DISABLED_TOOLS_KEY, parse_tool_entry
-    from mini_claude.settings_rules import local_switch_files, switch_list_item
-
-    try:
-        server, tool = parse_tool_entry(entry)
-    except ValueError as exc:
-        ui.warn(str(exc))
-        return
-    entry = f"{server}/{tool}"
-    cwd, home = Path.cwd(), user_home(manager.env)
-    files = local_switch_files(cwd, home)  # in a linked worktree: the main worktree's first (worktrees.py)
-    file = files[0]
-    for written in files if enabled else files[:1]:
-        switch_list_item(written, DISABLED_TOOLS_KEY, entry, present=not enabled)
-    holding = files_holding(server, tool, cwd=cwd, home=home) if enabled else []
-    if switches is not None and not holding:
-        switches.switch(entry, on=enabled)
-    if holding:
-        ui.warn(f"{entry} stays off: {'; '.join(holding)}")
-        return
-    ui.info(f"{'enabled' if enabled else 'disabled'} MCP tool {entry} (remembered in {file.display}); "
-            f"from the next request on")
+        await manager.restart(name)
 
 
 def _browser_authorizer(cfg: ServerConfig, out: TextIO) -> Authorizer:

@@ -63,6 +63,7 @@ def print_list(manager: McpManager, as_json: bool, found: Mapping[str, Mapping[s
     definition (ServerState.summary), so it adds only those withheld for their shape; `--json` lists both."""
     from mini_claude.agent.compaction import context_tokens
     from mini_claude.cli.mcp.toggles import switches_here
+    from mini_claude.mcp.tool_switches import server_off_note
     from mini_claude.paths import user_home
     from mini_claude.tools.mcp_tool import McpToolAdapters
     from mini_claude.tools.tool_search import DeferredTools, budget_note, definition_tokens, off_note
@@ -75,12 +76,14 @@ def print_list(manager: McpManager, as_json: bool, found: Mapping[str, Mapping[s
     budgets = DeferredTools(adapters, setting=manager.env.get("MINI_CLAUDE_TOOL_SEARCH", "auto"),
                             context_tokens=context_tokens(manager.env)).budget()
     off = adapters.switched_off_by_server()
+    server_off = _servers_off(manager)
     if as_json:
         withheld = with_pin_changes(found, manager)
         print(json_text([{**state_record(s, list(withheld.get(s.name, {}).values()), budgets.get(s.name)),
                            **_instructions_record(manager, s.name),
                            **({"tools_off": [a.mcp_tool.name for a in off[s.name]],
-                               "tokens_saved": definition_tokens(off[s.name])} if s.name in off else {})}
+                               "tokens_saved": definition_tokens(off[s.name])} if s.name in off else {}),
+                           **({"tokens_saved": server_off[s.name]} if server_off.get(s.name) is not None else {})}
                           for s in states], indent=2))
         return
     if not states:
@@ -88,10 +91,20 @@ def print_list(manager: McpManager, as_json: bool, found: Mapping[str, Mapping[s
         return
     width = max(len(s.name) for s in states)
     for s in states:
-        note = " · ".join(n for n in (budget_note(budgets.get(s.name)), off_note(off.get(s.name, []))) if n)
+        note = " · ".join(n for n in (budget_note(budgets.get(s.name)), off_note(off.get(s.name, [])),
+                                      server_off_note(server_off[s.name]) if s.name in server_off else "") if n)
         print(clean(list_row(s, width, list(found.get(s.name, {}).values()), note)))
         if manager.pins.withheld_instructions(s.name) is not None:
             print(clean(f"  {' ' * width}{instructions_note(s.name)}"))
+
+
+def _servers_off(manager: McpManager) -> dict[str, int | None]:
+    """Each server switched off (disabled) → what its tools cost as last listed (None: never listed)."""
+    from mini_claude.cli.mcp.live_switch import server_off_tokens
+    from mini_claude.mcp.manager import ServerStatus
+
+    return {s.name: server_off_tokens(manager, s) for s in manager.states.values()
+            if s.status is ServerStatus.DISABLED}
 
 
 def instructions_note(server: str) -> str:

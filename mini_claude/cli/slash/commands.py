@@ -53,8 +53,8 @@ SLASH_COMMANDS = {
     "/model": "choose the model (a picker; /model NAME switches at once); the choice is remembered",
     "/config": CONFIG_HELP,
     "/vim": "vi keys in the prompt on or off (remembered as editorMode)",
-    "/mcp": "MCP servers: status, transport, protocol, what each offers; /mcp reconnect|enable|disable|tools|"
-            "log|login|logout|accept NAME",
+    "/mcp": "MCP servers: status, transport, protocol, what each offers; /mcp reconnect|tools|log|login|logout|"
+            "accept NAME; /mcp enable|disable [NAME[/TOOL]] [-s user|project|local] (no NAME: a picker)",
     "/add-dir": "work in another folder too: /add-dir DIR (MCP servers see it as a root)",
     "/compact": "summarise the older part of the conversation now: /compact [what to keep in focus]",
     "/hooks": "the hooks in force (event, matcher, command) and the settings file each comes from",
@@ -334,8 +334,11 @@ class SlashCommands:
 
     async def _mcp(self, rest: str) -> None:
         parts = self.repl.parts
+        settings = parts.settings
+        flag = (settings.flag_display, settings.flag) if settings.flag else None
         await self.repl.interruptible(mcp_command(parts.manager, rest, self.repl.ui, host=parts.host,
-                                                  deferred=parts.deferred, switches=parts.tool_switches),
+                                                  deferred=parts.deferred, switches=parts.tool_switches,
+                                                  choose=self.repl.choose, trusted=parts.trusted, flag=flag),
                                       "cancelled")
 
 

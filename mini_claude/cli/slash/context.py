@@ -56,7 +56,8 @@ class ContextReport:
     tools_counted: bool  # the tool definitions were counted by the API, not estimated
     deferred: list[str] = field(default_factory=list)  # "web: 40 tools (~25.1k tokens) not sent"
     memory_files: list[tuple[str, int]] = field(default_factory=list)  # (path, tokens)
-    switched_off: list[str] = field(default_factory=list)  # "probe: 2 tools off (saves ~310 tokens)"
+    # "probe: 2 tools off (saves ~310 tokens) (disabledMcpTools)", "web: server off (saves ~2k tokens, as last listed)"
+    switched_off: list[str] = field(default_factory=list)
 
     @property
     def used(self) -> int:
@@ -119,9 +120,20 @@ async def measure_context(parts: Any) -> ContextReport:
     report.parts.append(ContextPart("messages", "C", scaled["messages"], _count(len(history), "message")))
     report.deferred = _deferred(parts.deferred, servers)
     if parts.deferred is not None:  # what `disabledMcpTools` keeps out of every request
-        report.switched_off = [f"{server}: {off_note(group)}" for server, group
+        report.switched_off = [f"{server}: {off_note(group)} (disabledMcpTools)" for server, group
                                in sorted(parts.deferred.switched_off().items())]
+    report.switched_off += _servers_off(parts.manager)
     return report
+
+
+def _servers_off(manager: Any) -> list[str]:
+    """`probe: server off (saves ~240 tokens, as last listed)` for each server switched off in this session."""
+    from mini_claude.cli.mcp.live_switch import server_off_tokens
+    from mini_claude.mcp.manager import ServerStatus
+    from mini_claude.mcp.tool_switches import server_off_note
+
+    return [f"{state.name}: {server_off_note(server_off_tokens(manager, state))}"
+            for state in manager.states.values() if state.status is ServerStatus.DISABLED]
 
 
 def context_lines(report: ContextReport) -> list[str]:
@@ -141,7 +153,7 @@ def context_lines(report: ContextReport) -> list[str]:
     for note in report.deferred:
         lines.append(f"  deferred, not sent: {note}")
     for note in report.switched_off:
-        lines.append(f"  switched off, never sent: {note} (disabledMcpTools)")
+        lines.append(f"  switched off, never sent: {note}")
     how = "tool definitions counted by the API, the rest" if report.tools_counted else "all parts"
     lines.append(f"  {how} estimated (JSON characters / {CHARS_PER_TOKEN}, calibrated by the last request); old "
                  f"tool results are cleared at {CLEAR_AT:.0%} of the window and the conversation is compacted at "

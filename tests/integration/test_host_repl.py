@@ -180,6 +180,11 @@ def _open_fields(screen: str) -> list[str]:
     return [line for line in lines[start + 1:] if re.search(r"\(.*\).*:$", line.rstrip())]
 
 
+def prompt_back_after(screen: str, text: str) -> bool:
+    """The REPL's empty prompt line is drawn after the last `text` on the screen."""
+    return any(line.strip() == ">" for line in screen.rpartition(text)[2].splitlines())
+
+
 def test_the_mcp_panel_and_its_actions(repl: Callable[..., tuple[Terminal, MockModelServer]],
                                        tmp_path: Path) -> None:
     term, _ = repl([{"content": [{"type": "text", "text": "ok"}]}], {"everything": everything()})
@@ -188,12 +193,15 @@ def test_the_mcp_panel_and_its_actions(repl: Callable[..., tuple[Terminal, MockM
     term.wait_for(lambda s: re.search(r"stdio · protocol 2025-11-25 · 17 tools \(~\d\.\dk tokens\), 4 prompts, "
                                       r"resources · 0 restarts", s) is not None, "the panel")
     term.enter("/mcp disable everything")
-    term.wait_for(lambda s: "disabled MCP server 'everything' for this project" in s, "disabled")
+    # keys typed while a command works wait as the next prompt's text (never sent unseen): type once it is back
+    done = "disabled MCP server 'everything' for this project"
+    term.wait_for(lambda s: done in s and prompt_back_after(s, done), "disabled, and the prompt back")
     claude_json = json.loads((tmp_path / ".claude.json").read_text())
     [project] = claude_json["projects"].values()
     assert project["disabledMcpServers"] == ["everything"]
     term.enter("/mcp enable everything")
-    term.wait_for(lambda s: "enabled MCP server 'everything' for this project" in s, "enabled")
+    done = "enabled MCP server 'everything' for this project"
+    term.wait_for(lambda s: done in s and prompt_back_after(s, done), "enabled, and the prompt back")
     term.enter("/mcp tools everything")
     term.wait_for(lambda s: "trigger-sampling-request" in s, "the tools")
     term.keys("C-d")
@@ -248,8 +256,7 @@ def test_permission_prompt_diff_always_feedback_and_plan_mode(
     term.wait_for(lambda s: "the user declined this tool call and said: use make clean" in " ".join(s.split()),
                   "the feedback")
     # Shift+Tab acts on a prompt that is up: wait for it after the answer, and for each mode before the next key
-    term.wait_for(lambda s: any(line.strip() == ">" for line in s.rpartition("not removing")[2].splitlines()),
-                  "the prompt back after the answer")
+    term.wait_for(lambda s: prompt_back_after(s, "not removing"), "the prompt back after the answer")
     term.keys("BTab")  # Shift+Tab: acceptEdits
     term.wait_for(lambda s: "\naccept-edits>" in s, "the acceptEdits prompt")
     term.keys("BTab")  # … plan

@@ -224,6 +224,9 @@ class BashTool:
         except OSError as exc:
             self.sandbox_done(launch)
             return ToolResult.error(f"could not start the shell: {exc.strerror or exc}")
+        except BaseException:  # cancelled while the shell was starting (start_shell ended its group)
+            self.sandbox_done(launch)
+            raise
 
         assert proc.stdout is not None
         output = _HeadTail(_KEEP_BYTES)
@@ -290,6 +293,9 @@ class BashTool:
         except OSError as exc:
             self.sandbox_done(launch)
             return ToolResult.error(f"could not start the command in the background: {exc.strerror or exc}")
+        except BaseException:  # cancelled while it was starting: nothing runs that needs the placeholders
+            self.sandbox_done(launch)
+            raise
         if launch is not None:  # its placeholders stay until it ends
             ended = asyncio.ensure_future(task.done.wait())
             ended.add_done_callback(lambda _: self.sandbox_done(launch))

@@ -348,3 +348,30 @@ async def test_a_writable_home_cannot_gain_a_secret_place(tmp_path: Path, home: 
     before = listing(home)
     out = await confined([work, home], home, attack)
     assert "end" in out and not (home / ".ssh").exists() and listing(home) == before
+
+
+async def test_placeholders_go_when_the_call_is_cancelled_while_its_shell_starts(
+        tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found under load: a cancel that lands while the shell is still being started (after the placeholders were
+    made) used to leave them behind. The start is held here so the cancel lands exactly there."""
+    work = make_repo(tmp_path / "work", home)
+    before = listing(work)
+    starting, never = asyncio.Event(), asyncio.Event()
+
+    async def held_start(*args: object, **kwargs: object) -> None:
+        starting.set()
+        await never.wait()
+
+    monkeypatch.setattr("mini_claude.tools.shell.start_shell", held_start)
+    tool = BashTool()
+    tool.env = user_env(home)
+    tool.sandbox = Sandbox(SandboxConfig(enabled=True), work_dirs=[work], home=home, state_dir=home / ".state")
+    ctx = ToolContext(cwd=work, spill_dir=home / ".state" / "spill")
+    task = asyncio.create_task(tool.run({"command": "sleep 30"}, ctx))
+    await asyncio.wait_for(starting.wait(), 10)
+    assert listing(work) != before  # the placeholders stand while the shell starts
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert listing(work) == before
+    await tool.sandbox.aclose()

@@ -77,4 +77,10 @@ if ! bash scripts/install-apps-peers.sh >"$ROOT/.cache/apps-peers-install.log" 2
 fi
 .venv/bin/ruff check mini_claude tests bench
 .venv/bin/mypy  # strict on mini_claude/mcp and mini_claude/net (pyproject.toml [tool.mypy])
-exec .venv/bin/python -m pytest "$@"
+# Two workers by default (CI has two cores; most tests wait on child processes, servers and terminals rather than
+# compute): MINI_CLAUDE_TEST_WORKERS=N changes it, 0 runs everything in this one process.
+WORKERS=${MINI_CLAUDE_TEST_WORKERS:-2}
+if [ "$WORKERS" = 0 ]; then
+  exec .venv/bin/python -m pytest "$@"
+fi
+exec .venv/bin/python -m pytest -n "$WORKERS" "$@"

@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from mini_claude.cli.terminal.neutral import clean
 from mini_claude.errors import ViewRefusedError
 from mini_claude.mcp.apps.service import ViewNotice
 from mini_claude.mcp.apps.views import View
@@ -67,7 +68,7 @@ class ReplApps:
     async def confirm(self, question: str) -> bool:
         async def asked() -> bool:
             async with self._lock:
-                return await self._ask(f"{question}. Open it?")
+                return await self._ask(clean(f"{question}. Open it?", visible=True))  # a server's tool name in it
         return await self.between_prompts(asked)
 
     # ---- the REPL's side -----------------------------------------------------------------------------------------

@@ -6,13 +6,16 @@ that had to be fixed; /work/review/round6/REPORT.md has the whole list."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mini_claude.models.mock_server import MockModelServer
-from tests.helpers import uncached, wait_until
+from tests.helpers import eventually, uncached, wait_until
 from tests.integration.test_apps_repl import VIEW_LINE, Page, flat, repl
 from tests.integration.test_host_repl import Terminal
 from tests.mcp.apps.test_bridge import World, world
@@ -156,3 +159,174 @@ def test_a_repositorys_local_settings_file_cannot_turn_apps_on_or_approve_domain
     flag = AppsSettings.from_settings(load_settings(cwd=repo, home=home, flag=("--settings", hostile)))
     assert flag.enabled is True and flag.open_browser == "auto"
     assert "connect-src https://evil.example" in build_view_csp(declared, flag.approved_for("board")).header
+
+
+# ---- the loopback web side as a hostile view, local page or local process meets it (all held) -------------------
+
+async def test_tool_name_tricks_and_other_servers_are_refused(world: World) -> None:
+    """HELD. A view may call only its own server's tools whose visibility includes "app": case, a qualified name, a
+    zero-width or look-alike letter, another server's app-only tool and a model-only tool never reach a server."""
+    _call, view_id = await world.shown()
+    for name in ("BUMP", "mcp__board__bump", "bump\u200b", "bum\u0440", "elsewhere", "mcp__other__elsewhere",
+                 "secret", " bump", "bump "):
+        answer = await world.request(view_id, "tools/call", {"name": name, "arguments": {}})
+        assert "error" in answer, name
+    assert world.servers.calls == [] and world.gate.asked == []
+    ok = await world.request(view_id, "tools/call", {"name": "bump", "arguments": {}})  # meaningful: the real one
+    assert "result" in ok and world.servers.calls == [("board", "bump", {})]
+    read = await world.request(view_id, "resources/read", {"uri": "ui://other/secret.html"})
+    assert "result" in read and world.servers.reads[-1] == ("board", "ui://other/secret.html")  # own server only
+
+
+def _raw(port: int, head: str, body: bytes = b"") -> int:
+    """Send one raw HTTP request to 127.0.0.1:port (as any local process can) and return the status code."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(head.encode("latin-1") + b"\r\n\r\n" + body)
+        data = b""
+        while b"\r\n" not in data:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    return int(data.split(b" ", 2)[1])
+
+
+async def test_the_loopback_server_against_other_origins_hosts_and_views() -> None:
+    """HELD. What a view (which knows the token: it is in its own URL), another local web page or a DNS-rebinding
+    page can send: another origin's or `null`'s POST, a cross-site or same-site fetch of the stream, a Host that is
+    not exactly the server's, a view's port asked for another view or for the page, the page's port asked for a
+    view. Each is refused, and the same request with the page's own origin and host works."""
+    from mini_claude.mcp.apps.csp import DEFAULT_CSP
+    from mini_claude.mcp.apps.loopback import ViewServer
+
+    got: list[tuple[str, dict[str, Any]]] = []
+
+    async def inbox(view_id: str, message: dict[str, Any]) -> None:
+        got.append((view_id, message))
+
+    server = ViewServer(inbox)
+    await server.start()
+    try:
+        from mini_claude.mcp.apps.channel import ViewPage
+
+        server.add_view(ViewPage("va", "a", "<p>a</p>", DEFAULT_CSP, ""))
+        server.add_view(ViewPage("vb", "b", "<p>b</p>", DEFAULT_CSP, ""))
+        host_port = int(server.host_origin.rsplit(":", 1)[1])
+        pa = int(server.view_origin("va").rsplit(":", 1)[1])
+        tok = server.token
+        page_id = "c" * 32
+        stream = await asyncio.to_thread(_open_stream, host_port, tok, page_id)
+        try:
+            body = json.dumps({"page": page_id, "view": "va", "message": {"jsonrpc": "2.0", "method": "x"}}).encode()
+
+            def rpc(origin: str | None, host: str = f"127.0.0.1:{host_port}", extra: str = "") -> int:
+                head = (f"POST /{tok}/rpc HTTP/1.1\r\nHost: {host}\r\nContent-Length: {len(body)}"
+                        + (f"\r\nOrigin: {origin}" if origin is not None else "") + extra)
+                return _raw(host_port, head, body)
+
+            for origin in (server.view_origin("va"), "null", "http://127.0.0.1", f"http://localhost:{host_port}",
+                           f"http://127.0.0.1:{host_port}.evil.example", None):
+                assert await asyncio.to_thread(rpc, origin) == 403, origin
+            assert await asyncio.to_thread(rpc, server.host_origin, f"evil.example:{host_port}") == 403
+            assert await asyncio.to_thread(rpc, server.host_origin, f"localhost:{host_port}") == 403
+            assert await asyncio.to_thread(rpc, server.host_origin, extra="\r\nSec-Fetch-Site: same-site") == 403
+            for site in ("cross-site", "same-site", "none"):
+                head = f"GET /{tok}/events?page={'d' * 32} HTTP/1.1\r\nHost: 127.0.0.1:{host_port}\r\nSec-Fetch-Site: {site}"
+                assert await asyncio.to_thread(_raw, host_port, head) == 403, site
+            for path in (f"/{tok}/v/vb/view", f"/{tok}/v/vb/sandbox", f"/{tok}/", f"/{tok}/events?page={'e' * 32}"):
+                head = f"GET {path} HTTP/1.1\r\nHost: localhost:{pa}"
+                assert await asyncio.to_thread(_raw, pa, head) == 404, path
+            head = f"GET /{tok}/v/va/view HTTP/1.1\r\nHost: 127.0.0.1:{host_port}"
+            assert await asyncio.to_thread(_raw, host_port, head) == 404
+            head = f"GET /{tok}/v/va/view HTTP/1.1\r\nHost: localhost:{pa}\r\nSec-Fetch-Dest: document"
+            assert await asyncio.to_thread(_raw, pa, head) == 403  # a view opened as a top-level page
+            assert got == []
+            # meaningful: the page's own POST, and view a's own document, are served
+            assert await asyncio.to_thread(rpc, server.host_origin) == 204
+            await eventually(lambda: got, "the page's message")
+            head = f"GET /{tok}/v/va/view HTTP/1.1\r\nHost: localhost:{pa}\r\nSec-Fetch-Dest: iframe"
+            assert await asyncio.to_thread(_raw, pa, head) == 200
+        finally:
+            stream.close()
+    finally:
+        await server.close()
+
+
+def _open_stream(port: int, token: str, page_id: str) -> Any:
+    import socket
+
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    sock.sendall(f"GET /{token}/events?page={page_id} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(4096)
+    assert data.startswith(b"HTTP/1.1 200"), data[:100]
+    return sock
+
+
+def test_csp_injection_through_declared_domains_and_header_values() -> None:
+    """HELD. `_meta.ui.csp` entries that try to add a directive or a keyword, even when the user "approved" the very
+    same string, are dropped; a CSP or `allow` value with CR/LF never becomes a header."""
+    from mini_claude.mcp.apps.channel import ViewPage
+    from mini_claude.mcp.apps.csp import build_view_csp
+    from mini_claude.mcp.apps.loopback import ViewServer
+    from mini_claude.mcp.apps.meta import ViewCspDeclared
+
+    tricks = ("https://a.example; script-src *", "https://a.example 'unsafe-eval'", "*", "https://*",
+              "https://*.example", "http://a.example", "https://a.example,https://b.example", "data:",
+              "https://a.example\r\nX: y", "'self'", "https://a.example/path", "https://a.example:99999")
+    declared = ViewCspDeclared(connect_domains=tricks, resource_domains=tricks, frame_domains=tricks,
+                               base_uri_domains=tricks)
+    applied = build_view_csp(declared, tricks)
+    assert applied.granted == {} and len(applied.dropped) == 4 * len(tricks)
+    assert "unsafe-eval" not in applied.header and "*" not in applied.header and "\n" not in applied.header
+    fine = build_view_csp(ViewCspDeclared(connect_domains=("https://a.example",)), ("https://a.example",))
+    assert "connect-src https://a.example;" in fine.header  # meaningful: a clean approved origin is granted
+
+    async def add() -> None:
+        async def inbox(view_id: str, message: dict[str, Any]) -> None: ...
+
+        server = ViewServer(inbox)
+        await server.start()
+        try:
+            for csp, allow in (("default-src 'none'\r\nSet-Cookie: a=b", ""), ("default-src 'none'", "camera\n")):
+                with pytest.raises(ValueError):
+                    server.add_view(ViewPage("v1", "t", "<p/>", csp, allow))
+        finally:
+            await server.close()
+
+    asyncio.run(add())
+
+
+def test_no_frame_may_navigate_the_top_page_open_popups_or_download() -> None:
+    """HELD. The frames the session page and the proxy make (the view's and its proxy's) get exactly
+    `allow-scripts allow-same-origin allow-forms`: no top navigation, popups, downloads, modals or pointer lock."""
+    import re
+
+    from mini_claude.mcp.apps import pages
+
+    found = re.findall(r'setAttribute\("sandbox", "([^"]*)"\)', pages._SESSION_SCRIPT + pages._PROXY_SCRIPT)
+    assert found == ["allow-scripts allow-same-origin allow-forms"] * 2
+    for script in (pages._SESSION_SCRIPT, pages._PROXY_SCRIPT):
+        assert "allow-top-navigation" not in script and "allow-popups" not in script
+        assert "allow-downloads" not in script and "allow-modals" not in script
+        assert '"*"' not in script  # every postMessage names its target origin
+
+
+async def test_views_that_never_answer_the_teardown_do_not_hold_the_exit() -> None:
+    """HELD. Eight views that never answer `ui/resource-teardown`: the session's end waits for them together, about
+    2 s in all (meaningful: each one was asked, and none answered)."""
+    import time
+
+    silent = World(answers_teardown=False)
+    ids = [(await silent.shown())[1] for _ in range(8)]
+    for view_id in ids:
+        await silent.request(view_id, "ui/initialize", {})
+        await silent.channel.post(view_id, "ui/notifications/initialized", request=False)
+    started = time.monotonic()
+    await silent.apps.aclose()
+    assert time.monotonic() - started < 4.0
+    assert all(any(m.get("method") == "ui/resource-teardown" for m in silent.channel.sent[v]) for v in ids)
+    assert silent.channel.closed

@@ -330,3 +330,76 @@ async def test_views_that_never_answer_the_teardown_do_not_hold_the_exit() -> No
     assert time.monotonic() - started < 4.0
     assert all(any(m.get("method") == "ui/resource-teardown" for m in silent.channel.sent[v]) for v in ids)
     assert silent.channel.closed
+
+
+_PROBE_VIEW = """<!doctype html><html><head><title>PROBE</title></head><body><script>
+const r = {cookie: document.cookie, titles: []};
+try { r.open = window.open("about:blank") === null ? "blocked" : "opened"; } catch (e) { r.open = "threw"; }
+try { top.location.href = "about:blank#x"; r.top = "navigated"; } catch (e) { r.top = "threw"; }
+try { r.topdoc = top.document.title; } catch (e) { r.topdoc = "threw"; }
+for (let i = 0; i < top.frames.length; i++) {
+  try { r.titles.push(top.frames[i].frames[0].document.title); } catch (e) { r.titles.push("threw"); }
+}
+window.parent.postMessage({jsonrpc: "2.0", id: 1, method: "ui/message",
+  params: {role: "user", content: [{type: "text", text: JSON.stringify(r)}]}}, "*");
+</script></body></html>"""
+
+
+def test_in_a_browser_a_view_reaches_no_cookie_sibling_top_page_or_popup() -> None:
+    """HELD (Chromium). A view runs at http://localhost:Pv, the host every other local web app shares (cookies ignore
+    ports): another localhost app's cookie is in the browser, yet the view reads none of it (it is a cross-site
+    frame of the 127.0.0.1 page). It cannot open a popup, navigate the session page, read it, or read a sibling
+    view's document (another port: another origin); it reads only its own."""
+    import http.server
+    import os
+    import threading
+
+    from tests.helpers import chromium_path, require
+    from tests.mcp.apps.test_pages_browser import Harness, LoopThread
+
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:  # pragma: no cover - the dev extras install it
+        require("playwright", "the Python package is not installed (`pip install -e .[dev]`)")
+    path = chromium_path()
+
+    class OtherApp(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Set-Cookie", "app_session=SECRET42; Path=/")
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<p>another local app</p>")
+
+        def log_message(self, *args: Any) -> None: ...
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), OtherApp)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    loop = LoopThread()
+    harness = Harness(loop)
+    try:
+        harness.add("victim", "<!doctype html><html><head><title>VICTIM</title></head><body>v</body></html>")
+        harness.add("probe", _PROBE_VIEW)
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=path,
+                                                 args=["--no-sandbox"] if os.geteuid() == 0 else [])
+            try:
+                context = browser.new_context()
+                page = context.new_page()
+                page.goto(f"http://localhost:{other.server_address[1]}/")
+                assert any(c["name"] == "app_session" for c in context.cookies())  # meaningful: it is there
+                page.goto(harness.server.page_url)
+                wait_until(lambda: any(m.get("method") == "ui/message" for _v, m in list(harness.inbox)),
+                           "the probe's report")
+                [report] = [json.loads(m["params"]["content"][0]["text"]) for _v, m in list(harness.inbox)
+                            if m.get("method") == "ui/message"]
+                assert page.url == harness.server.page_url
+            finally:
+                browser.close()
+    finally:
+        loop.run(harness.server.close())
+        loop.stop()
+        other.shutdown()
+    assert "SECRET42" not in report["cookie"]
+    assert report["open"] in ("blocked", "threw") and report["top"] == "threw" and report["topdoc"] == "threw"
+    assert "VICTIM" not in report["titles"] and "PROBE" in report["titles"]  # its own document only

@@ -3,8 +3,8 @@ questions a view causes (a permission for its tool call, a link to open) asked e
 prompt.
 
 A view put on the page prints `view: URL  (opened in your browser | open it in a browser)` through the terminal's
-neutralising path. A `ui/message` is queued as if typed (at most `MAX_QUEUED` waiting) and shown as coming from the
-view before it runs; at the prompt, the prompt steps aside for it at once. A question from a view at the prompt
+neutralising path. A `ui/message` is queued as the next turn (at most `MAX_QUEUED` waiting), shown as coming from the
+view before it runs, and goes to the model as plain text (never a command, `!`, `#` or `@` mention: repl.py); at the prompt, the prompt steps aside for it at once. A question from a view at the prompt
 (`between_prompts`) makes the prompt step aside too — what was typed comes back afterwards — and the question is
 asked in the usual way; during a turn it waits its turn with the turn's own questions.
 """

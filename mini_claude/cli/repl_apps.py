@@ -1,12 +1,13 @@
-"""MCP Apps in the REPL (`AppsFront`): a view's URL as one line, a view's message as the next typed line, and the
+"""MCP Apps in the REPL (`AppsFront`): a view's URL as one line, a view's message as the next turn, and the
 questions a view causes (a permission for its tool call, a link to open) asked even while the user sits at the
 prompt.
 
 A view put on the page prints `view: URL  (opened in your browser | open it in a browser)` through the terminal's
-neutralising path. A `ui/message` is queued as the next turn (at most `MAX_QUEUED` waiting), shown as coming from the
-view before it runs, and goes to the model as plain text (never a command, `!`, `#` or `@` mention: repl.py); at the prompt, the prompt steps aside for it at once. A question from a view at the prompt
-(`between_prompts`) makes the prompt step aside too — what was typed comes back afterwards — and the question is
-asked in the usual way; during a turn it waits its turn with the turn's own questions.
+neutralising path. A `ui/message` is queued as the next turn (at most `MAX_QUEUED` waiting), shown as coming from
+the view before it runs, and goes to the model as plain text: never a command, `!`, `#` or `@` mention (repl.py).
+At the prompt, the prompt steps aside for it at once. A question from a view at the prompt (`between_prompts`)
+makes the prompt step aside too — what was typed comes back afterwards — and the question is asked in the usual
+way; during a turn it waits its turn with the turn's own questions.
 """
 
 from __future__ import annotations

@@ -412,3 +412,27 @@ def test_in_a_browser_a_view_reaches_no_cookie_sibling_top_page_or_popup() -> No
     assert "SECRET42" not in report["cookie"]
     assert report["open"] in ("blocked", "threw") and report["top"] == "threw" and report["topdoc"] == "threw"
     assert "VICTIM" not in report["titles"] and "PROBE" in report["titles"]  # its own document only
+
+
+async def test_a_message_flood_and_a_giant_message_are_bounded(world: World) -> None:
+    """HELD. A giant `ui/message` is refused before it reaches the front end, the REPL holds at most 8 waiting, and
+    a view past 100 requests in 10 s is refused (the flood reaches no server and no prompt)."""
+    from mini_claude.cli.repl_apps import MAX_QUEUED, ReplApps
+    from mini_claude.errors import ViewRefusedError
+
+    _call, view_id = await world.shown()
+    giant = await world.request(view_id, "ui/message",
+                                {"role": "user", "content": [{"type": "text", "text": "x" * 16_001}]})
+    assert "error" in giant and world.front.messages == []
+    ok = await world.request(view_id, "ui/message", {"role": "user", "content": [{"type": "text", "text": "hi"}]})
+    assert ok["result"] == {}  # meaningful: a normal one gets through
+    repl = ReplApps(None, session=lambda: None, at_prompt=lambda: False, busy=lambda: True,
+                    ask=lambda _q: asyncio.sleep(0, False), retype=lambda _t: None, lock=asyncio.Lock())
+    view = world.apps.views[0]
+    for _ in range(MAX_QUEUED):
+        await repl.user_message(view, "again")
+    with pytest.raises(ViewRefusedError):
+        await repl.user_message(view, "one too many")
+    answers = [await world.request(view_id, "ping") for _ in range(120)]
+    refused = [a for a in answers if "error" in a]
+    assert refused and all("too many requests" in a["error"]["message"] for a in refused)

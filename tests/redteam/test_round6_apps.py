@@ -436,3 +436,26 @@ async def test_a_message_flood_and_a_giant_message_are_bounded(world: World) -> 
     answers = [await world.request(view_id, "ping") for _ in range(120)]
     refused = [a for a in answers if "error" in a]
     assert refused and all("too many requests" in a["error"]["message"] for a in refused)
+
+
+def test_a_hostile_servers_view_resource_is_checked_before_it_is_served() -> None:
+    """HELD. Over 8 MB of HTML (as text or base64), a blob that is not base64 or not UTF-8, the wrong MIME type:
+    refused with a short reason (the view is not shown; the tool call is unharmed, test_bridge.py)."""
+    import base64
+
+    from mini_claude.mcp.apps.meta import MAX_HTML_BYTES, ViewResourceError, read_view_html
+
+    mime = "text/html;profile=mcp-app"
+    assert read_view_html({"mimeType": mime, "text": "<p>ok</p>"}) == "<p>ok</p>"  # meaningful: a fine one is read
+    big = "x" * (MAX_HTML_BYTES + 1)
+    for item in ({"mimeType": mime, "text": big},
+                 {"mimeType": mime, "text": "\u00e9" * (MAX_HTML_BYTES // 2 + 1)},
+                 {"mimeType": mime, "blob": base64.b64encode(big.encode()).decode()},
+                 {"mimeType": mime, "blob": "not base64!"},
+                 {"mimeType": mime, "blob": base64.b64encode(b"\xff\xfe<p>").decode()},
+                 {"mimeType": mime},
+                 {"mimeType": "text/html", "text": "<p>ok</p>"},
+                 {"mimeType": ["x" * 10_000], "text": "<p>ok</p>"}):
+        with pytest.raises(ViewResourceError) as refused:
+            read_view_html(item)
+        assert len(str(refused.value)) < 300

@@ -201,11 +201,11 @@ class AppsService:
                      if block.get("type") == "text" and isinstance(block.get("text"), str)]
             if context.structured is not None:
                 parts.append(json.dumps(context.structured, ensure_ascii=False, default=str))
-            parts = [_CONTEXT_TAG.sub(r"&lt;\1", part) for part in parts]  # the view cannot close its own block
-            if parts:
-                blocks.append({"type": "text", "text": f"<mcp-app-context server={view.server!r} "
-                                                       f"tool={view.tool.name!r}>\n" + "\n".join(parts)
-                                                       + "\n</mcp-app-context>"})
+            if parts:  # neither the view's text nor its server's tool name can close the block
+                head = _CONTEXT_TAG.sub(r"&lt;\1", f"server={view.server!r} tool={view.tool.name!r}")
+                body = "\n".join(_CONTEXT_TAG.sub(r"&lt;\1", part) for part in parts)
+                blocks.append({"type": "text", "text": f"<mcp-app-context {head.replace('>', '&gt;')}>\n"
+                                                       f"{body}\n</mcp-app-context>"})
         return blocks
 
     async def aclose(self) -> None:

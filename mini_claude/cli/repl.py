@@ -139,8 +139,10 @@ class Repl(ReplQuestions):
             interrupts = 0
             first = True
             while True:
+                from_view = False
                 if pending is None:
-                    pending = self._apps.next_message()  # a view's message, as if typed
+                    pending = self._apps.next_message()  # a view's message: a turn for the model, never a command
+                    from_view = pending is not None
                 if pending is None:
                     try:
                         self._at_prompt = True
@@ -165,6 +167,12 @@ class Repl(ReplQuestions):
                 interrupts = 0
                 text, pending = pending.strip(), None
                 if not text:
+                    continue
+                if from_view:  # `!cmd`, `/permissions add …`, `#note`, `exit`: the user's alone, never a view's
+                    if first:
+                        first = False
+                        await self._wait_for_servers()
+                    await self.run_turn(text, from_view=True)
                     continue
                 if text in ("exit", "quit", "/exit", "/quit"):
                     return 0
@@ -232,10 +240,13 @@ class Repl(ReplQuestions):
                      "(Ctrl+C to go on without them)")
         await self.interruptible(manager.wait_started(timeout=manager.startup_timeout), "going on without them")
 
-    async def run_turn(self, text: str) -> None:
+    async def run_turn(self, text: str, *, from_view: bool = False) -> None:
+        """One turn of the model. `from_view`: a view's `ui/message`, which is plain text (no custom command, server
+        prompt or `@` mention is expanded: those are the user's to type)."""
         while self._reviews:
             await ask_review(self.parts.manager, self._reviews.pop(0), self._yes, self.ui, sys.stderr)
-        outcome = await self.interruptible(self._turn_for(text), "interrupted")
+        work = self._view_turn(text) if from_view else self._turn_for(text)
+        outcome = await self.interruptible(work, "interrupted")
         if outcome is not None and outcome.stop == "max_turns":
             self.ui.warn(f"stopped after {self.parts.agent.max_turns} turns (--max-turns)")
         self.status_changed()
@@ -260,6 +271,11 @@ class Repl(ReplQuestions):
             self._turn = None
             self._sigint(False)
         return None
+
+    async def _view_turn(self, text: str) -> Any:
+        apps = self.parts.apps
+        context = apps.take_model_context() if apps is not None else []
+        return await self._run_with_unsent([{"type": "text", "text": text}, *context])
 
     async def _turn_for(self, text: str) -> Any:
         if not self._unsent or text.split(maxsplit=1)[0] in self.parts.commands:  # (a command's turn: kept for later)

@@ -1,12 +1,13 @@
-"""MCP Apps in the REPL (`AppsFront`): a view's URL as one line, a view's message as the next typed line, and the
+"""MCP Apps in the REPL (`AppsFront`): a view's URL as one line, a view's message as the next turn, and the
 questions a view causes (a permission for its tool call, a link to open) asked even while the user sits at the
 prompt.
 
 A view put on the page prints `view: URL  (opened in your browser | open it in a browser)` through the terminal's
-neutralising path. A `ui/message` is queued as if typed (at most `MAX_QUEUED` waiting) and shown as coming from the
-view before it runs; at the prompt, the prompt steps aside for it at once. A question from a view at the prompt
-(`between_prompts`) makes the prompt step aside too — what was typed comes back afterwards — and the question is
-asked in the usual way; during a turn it waits its turn with the turn's own questions.
+neutralising path. A `ui/message` is queued as the next turn (at most `MAX_QUEUED` waiting), shown as coming from
+the view before it runs, and goes to the model as plain text: never a command, `!`, `#` or `@` mention (repl.py).
+At the prompt, the prompt steps aside for it at once. A question from a view at the prompt (`between_prompts`)
+makes the prompt step aside too — what was typed comes back afterwards — and the question is asked in the usual
+way; during a turn it waits its turn with the turn's own questions.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from mini_claude.cli.terminal.neutral import clean
 from mini_claude.errors import ViewRefusedError
 from mini_claude.mcp.apps.service import ViewNotice
 from mini_claude.mcp.apps.views import View
@@ -67,7 +69,7 @@ class ReplApps:
     async def confirm(self, question: str) -> bool:
         async def asked() -> bool:
             async with self._lock:
-                return await self._ask(f"{question}. Open it?")
+                return await self._ask(clean(f"{question}. Open it?", visible=True))  # a server's tool name in it
         return await self.between_prompts(asked)
 
     # ---- the REPL's side -----------------------------------------------------------------------------------------

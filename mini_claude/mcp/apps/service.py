@@ -24,10 +24,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import secrets
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from mini_claude.errors import ViewRefusedError
 from mini_claude.mcp.apps.bridge import AppBridge
@@ -44,6 +46,7 @@ __all__ = ["MAX_VIEWS", "AppsFront", "AppsService", "AppsSettings", "NoFront", "
 log = logging.getLogger(__name__)
 
 MAX_VIEWS = 32  # live views per session; a new one past this tears the oldest down
+_CONTEXT_TAG = re.compile(r"<(\s*/?\s*mcp-app-context)", re.IGNORECASE)
 
 
 class ResourceReader(Protocol):
@@ -198,10 +201,11 @@ class AppsService:
                      if block.get("type") == "text" and isinstance(block.get("text"), str)]
             if context.structured is not None:
                 parts.append(json.dumps(context.structured, ensure_ascii=False, default=str))
-            if parts:
-                blocks.append({"type": "text", "text": f"<mcp-app-context server={view.server!r} "
-                                                       f"tool={view.tool.name!r}>\n" + "\n".join(parts)
-                                                       + "\n</mcp-app-context>"})
+            if parts:  # neither the view's text nor its server's tool name can close the block
+                head = _CONTEXT_TAG.sub(r"&lt;\1", f"server={view.server!r} tool={view.tool.name!r}")
+                body = "\n".join(_CONTEXT_TAG.sub(r"&lt;\1", part) for part in parts)
+                blocks.append({"type": "text", "text": f"<mcp-app-context {head.replace('>', '&gt;')}>\n"
+                                                       f"{body}\n</mcp-app-context>"})
         return blocks
 
     async def aclose(self) -> None:
@@ -308,6 +312,18 @@ class AppsService:
             raise ViewRefusedError("only http(s) links are opened")
         if len(url) > 4096:
             raise ViewRefusedError("the link is too long")
+        # What the user is asked about must be what opens: printable ASCII only (no bidi override, C1 control or
+        # look-alike letter; an international name comes as punycode) and no `user@` before the host
+        # (`https://bank.example@evil.example/` opens evil.example).
+        if not all("!" <= c <= "~" for c in url):
+            raise ViewRefusedError("a link must be printable ASCII (percent-encode the rest; punycode for names)")
+        try:
+            parts = urlsplit(url)
+            host = parts.hostname
+        except ValueError:
+            raise ViewRefusedError("the link is not a valid URL") from None
+        if not host or "@" in parts.netloc:
+            raise ViewRefusedError("a link must name its host, without a user name or password before it")
         if not await self.front.confirm(f"The view of {view.server}/{view.tool.name} asks to open {url}"):
             raise ViewRefusedError("the user did not open the link")
         if not await asyncio.to_thread(self.web.open_browser, url, "auto"):

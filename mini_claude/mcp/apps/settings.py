@@ -7,9 +7,11 @@ declared domains the user lets its views reach.
       "approvedDomains": {"map": ["https://*.openstreetmap.org"]}   // per server; default none
     }
 
-`enabled` and `openBrowser` come from the most specific file that sets them (--settings, then local, then user),
-and a project file may switch Apps off or the browser to "never" but never on. `approvedDomains` counts only from
-the user's own files (user, local, --settings): a repository may never approve domains for views. Only sessions
+`enabled` and `openBrowser` come from the most specific of the user's own files that sets them (--settings, then
+the user's file), and a repository's files (`.claude/settings.json` and `.claude/settings.local.json`: a repository
+can ship either, as settings.py and settings_trust.py treat them) may switch Apps off or the browser to "never" but
+never on. `approvedDomains` counts only from the user's own files (user, --settings): a repository may never
+approve domains for views. Only sessions
 that can show a view (the REPL, the Python API's `Client`) read it; `-p` never shows views.
 """
 
@@ -41,8 +43,8 @@ class AppsSettings:
     def from_layers(cls, *, user: Mapping[str, Any], project: Mapping[str, Any], local: Mapping[str, Any],
                     flag: Mapping[str, Any]) -> AppsSettings:
         """From each settings file's raw object (settings.Settings' `user`, `project`, `local`, `flag`)."""
-        own = [_section(layer) for layer in (user, local, flag)]  # least to most specific
-        repo = _section(project)
+        own = [_section(layer) for layer in (user, flag)]  # least to most specific
+        repos = [_section(project), _section(local)]  # both come with the repository
         enabled, browser = True, "auto"
         approved: dict[str, tuple[str, ...]] = {}
         for section in own:
@@ -55,12 +57,13 @@ class AppsSettings:
                 for server, listed in domains.items():
                     if isinstance(server, str) and isinstance(listed, list):
                         approved[server] = tuple(item for item in listed if isinstance(item, str))
-        if repo.get("enabled") is False:  # a repository may switch Apps off, never on
-            enabled = False
-        if repo.get("openBrowser") == "never":
-            browser = "never"
-        if "approvedDomains" in repo:
-            log.info("mcpApps.approvedDomains in a project settings file is ignored (only your own files count)")
+        for repo in repos:
+            if repo.get("enabled") is False:  # a repository may switch Apps off, never on
+                enabled = False
+            if repo.get("openBrowser") == "never":
+                browser = "never"
+            if "approvedDomains" in repo:
+                log.info("mcpApps.approvedDomains in a project settings file is ignored (only your own files count)")
         return cls(enabled=enabled, open_browser=browser, approved_domains=approved)
 
     @classmethod

@@ -9,17 +9,27 @@ and never waits more than `OPEN_TIMEOUT_S`. The caller prints the URL either way
   (`$SSH_CONNECTION` / `$SSH_TTY`) gets False, since a browser would open, if anywhere, on a screen the user cannot
   see. Otherwise `webbrowser.open(url)` runs in a daemon thread, since some launchers wait for the browser to exit:
   one still running after `OPEN_TIMEOUT_S` counts as opened (True); one that failed or raised gives False.
+
+`private=True` (the views page, whose URL holds the session's token): the browser is not handed the URL on its
+command line, which every user of the machine can read (`ps`), but a file only this user can read (mode 0600 in a
+0700 folder) whose one job is to send the browser on to the URL (`hand_off_file`). The files go when the process
+ends.
 """
 
 from __future__ import annotations
 
+import atexit
+import html
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import webbrowser
 from collections.abc import Mapping
+from pathlib import Path
 
-__all__ = ["OPEN_TIMEOUT_S", "browser_expected", "open_in_browser"]
+__all__ = ["OPEN_TIMEOUT_S", "browser_expected", "hand_off_file", "open_in_browser"]
 
 OPEN_TIMEOUT_S = 5.0
 
@@ -37,10 +47,34 @@ def browser_expected(env: Mapping[str, str] | None = None, platform: str | None 
     return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
-def open_in_browser(url: str, mode: str) -> bool:
-    """Ask the user's browser to open `url` when `mode` is "auto" and a browser is expected; never raises."""
+_hand_off_dir: Path | None = None
+
+
+def hand_off_file(url: str) -> Path:
+    """A page only this user can read that sends the browser on to `url` at once (no referrer). Raises OSError."""
+    global _hand_off_dir
+    if _hand_off_dir is None or not _hand_off_dir.is_dir():
+        _hand_off_dir = Path(tempfile.mkdtemp(prefix="mini-claude-views-"))  # mode 0700
+        atexit.register(shutil.rmtree, _hand_off_dir, True)
+    fd, name = tempfile.mkstemp(prefix="open-", suffix=".html", dir=_hand_off_dir)  # mode 0600
+    target = html.escape(url, quote=True)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        file.write(f'<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer">'
+                   f'<meta http-equiv="refresh" content="0;url={target}"><title>mini-claude views</title>'
+                   f'<p><a href="{target}" rel="noreferrer">Open the mini-claude views page</a></p>\n')
+    return Path(name)
+
+
+def open_in_browser(url: str, mode: str, *, private: bool = False) -> bool:
+    """Ask the user's browser to open `url` when `mode` is "auto" and a browser is expected; never raises.
+    `private`: hand the browser a file that leads to `url` instead of `url` itself (see the module docstring)."""
     if mode != "auto" or not browser_expected():
         return False
+    if private:
+        try:
+            url = hand_off_file(url).as_uri()
+        except OSError:
+            return False  # the caller prints the URL: the user opens it
     outcome: list[bool] = []
 
     def run() -> None:

@@ -22,6 +22,7 @@ to every live view (each waited for at most 2 s) and stops the web side: nothing
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
@@ -246,7 +247,8 @@ class AppsService:
         opened = False
         if not self._browser_opened and self.settings.open_browser != "never":
             self._browser_opened = True
-            opened = await asyncio.to_thread(self.web.open_browser, view.url, self.settings.open_browser)
+            opened = await asyncio.to_thread(  # the page's URL holds the session's token: kept off `ps`
+                functools.partial(self.web.open_browser, view.url, self.settings.open_browser, private=True))
         self.front.view_shown(ViewNotice(url=view.url, server=view.server, tool=view.tool.name,
                                          view_id=view.view_id, opened=opened))
 

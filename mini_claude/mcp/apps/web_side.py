@@ -29,7 +29,9 @@ class WebSide(Protocol):
         """The view's page; sets `view.granted_csp` and `view.permissions` to what it was granted."""
         ...
 
-    def open_browser(self, url: str, mode: str) -> bool: ...
+    def open_browser(self, url: str, mode: str, *, private: bool = False) -> bool:
+        """Open `url` in the user's browser (see launcher.py); `private`: the URL holds a secret."""
+        ...
 
 
 def view_item(uri: str, contents: list[dict[str, Any]]) -> dict[str, Any]:
@@ -75,7 +77,7 @@ class LoopbackWeb:
         return ViewPage(view_id=view.view_id, title=view.title, html=html, csp=applied.header,
                         allow=allow_attribute(meta.permissions), prefers_border=meta.prefers_border)
 
-    def open_browser(self, url: str, mode: str) -> bool:
+    def open_browser(self, url: str, mode: str, *, private: bool = False) -> bool:
         from mini_claude.mcp.apps.launcher import open_in_browser
 
-        return open_in_browser(url, mode)
+        return open_in_browser(url, mode, private=private)

@@ -89,6 +89,6 @@ class FakeWeb:
         html = view_document(uri, contents)
         return ViewPage(view_id=view.view_id, title=view.title, html=html, csp="default-src 'none'", allow="")
 
-    def open_browser(self, url: str, mode: str) -> bool:
+    def open_browser(self, url: str, mode: str, *, private: bool = False) -> bool:
         self.opened.append(url)
         return False

@@ -99,3 +99,32 @@ def test_a_real_browser_program_from_the_browser_variable(tmp_path: Path) -> Non
                              capture_output=True, text=True, timeout=30)
         assert run.stdout.strip() == printed, run.stderr
     assert opened.read_text() == URL
+
+
+def test_the_views_page_reaches_the_browser_without_its_token_on_the_command_line(tmp_path: Path) -> None:
+    """Round 6: a browser's command line is readable by every user of the machine (`ps`); the views page's URL holds
+    the session's token. With `private`, the browser gets a file only this user can read, which leads on to the URL;
+    without it (a link a view asked to open) the URL itself."""
+    secret_url = "http://127.0.0.1:45678/TOKEN-abcdef123456/"
+    argv_file = tmp_path / "argv"
+    program = tmp_path / "fake-browser"
+    program.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {argv_file}\n')
+    program.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION",
+                                                            "SSH_TTY")}
+    code = ("import pathlib, stat, sys; from mini_claude.mcp.apps.launcher import open_in_browser; "
+            f"print(open_in_browser({secret_url!r}, 'auto', private=True)); "
+            f"arg = pathlib.Path({str(argv_file)!r}).read_text(); "
+            "path = pathlib.Path(arg.removeprefix('file://')); "
+            "print(oct(stat.S_IMODE(path.stat().st_mode)), oct(stat.S_IMODE(path.parent.stat().st_mode))); "
+            "print(path.read_text())")
+    run = subprocess.run([sys.executable, "-c", code], env={**env, "BROWSER": str(program)}, cwd=ROOT,
+                         capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0, run.stderr
+    printed, modes, page = run.stdout.split("\n", 2)
+    assert printed == "True"
+    handed = argv_file.read_text()
+    assert handed.startswith("file://") and "TOKEN" not in handed
+    assert modes == "0o600 0o700"
+    assert f'content="0;url={secret_url}"' in page and 'name="referrer" content="no-referrer"' in page
+    assert not Path(handed.removeprefix("file://")).exists()  # removed when the process ended

@@ -62,14 +62,15 @@ def test_two_thousand_tools_index_fast_and_answer_fast() -> None:
                  {"item": "the item", "mode": "how"})
             for i, w in ((i, ("create", "read", "update", "delete", "list")[i % 5]) for i in range(2000))]
     builds, queries = [], []
-    for _ in range(3):  # the best of three: the code's speed, not another process's load on a 2-core machine
-        began = time.perf_counter()
+    # the best of three, in this process's CPU time: the code's speed, not the load of the test running beside it
+    for _ in range(3):
+        began = time.process_time()
         index = ToolIndex(many)
-        builds.append(time.perf_counter() - began)
-        began = time.perf_counter()
+        builds.append(time.process_time() - began)
+        began = time.process_time()
         for _ in range(20):
             index.search("update item 1234 please", 5)
-        queries.append((time.perf_counter() - began) / 20)
+        queries.append((time.process_time() - began) / 20)
     built, per_query = min(builds), min(queries)
     assert built < 0.2 and per_query < 0.005, (builds, queries)
 

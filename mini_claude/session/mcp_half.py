@@ -99,5 +99,5 @@ def build_mcp(cwd: Path, *, env: dict[str, str], settings: Settings, config: Loa
     if apps_settings.enabled:
         from mini_claude.mcp.apps.service import AppsService
 
-        parts.apps = AppsService(apps_settings, servers=manager, logs=host.logs, env=env)
+        parts.apps = AppsService(apps_settings, servers=manager, logs=host.logs, env=env, sampling=host.sampling)
     return parts

@@ -33,7 +33,10 @@ PromptFn = Callable[[str], Awaitable[str | None]]  # (label) -> text typed, None
 def sampling_summary(request: SamplingRequest) -> list[str]:
     """What the user sees of a sampling request (neutralised; each message cut to a few hundred characters and
     the older messages left out, each cut saying how much is not shown)."""
-    lines = [f"MCP server {clean(request.server)!r} asks the model to answer (up to {request.max_tokens} tokens):"]
+    asker = f"MCP server {clean(request.server)!r}"
+    if request.view:
+        asker += f" (through its view of {clean(request.view)!r} in the browser)"
+    lines = [f"{asker} asks the model to answer (up to {request.max_tokens} tokens):"]
     if request.system_prompt:
         lines.append(f"  system: {_cut(clean(request.system_prompt))}")
     if len(request.messages) > _SHOWN_MESSAGES:

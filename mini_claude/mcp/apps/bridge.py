@@ -8,6 +8,15 @@ the refusal reaches the view as a JSON-RPC error with the reason, never as a cra
 know gets -32601. Where the stable spec and the SDK differ (`ui/message` content as one block or an array,
 `tool-cancelled`'s optional reason) both are accepted; what the bridge sends is what SDK-built views expect.
 
+Sampling: a view's `sampling/createMessage` (the SDK's `createSamplingMessage`; not in the stable spec's list)
+is asked of the host, which answers it exactly as a request from the view's own server's connection under that
+server's sampling policy (mcp/host/sampling.py: the same question to the user, marked as coming from the view,
+the same rate limit shared with the server, the same checks, model and result); a refusal or a failure reaches the
+view as a JSON-RPC error with the reason. `hostCapabilities.sampling` is advertised only when the host offers it
+for the view's server (its policy is not `deny`). Elicitation: the Apps protocol has no view → host method for it
+(neither the 2026-01-26 spec nor the SDK's types); a view asks its user through its own HTML, and an
+`elicitation/create` from a view gets -32601 like every other method the bridge does not know.
+
     bridge = AppBridge(view, host, send=lambda m: channel.send(view.view_id, m))
     await bridge.handle({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {...}})
     bridge.push(view.finish(result))        # tool-result, held until the view is initialized
@@ -56,6 +65,10 @@ class BridgeHost(Protocol):
     def update_context(self, view: View, context: ModelContext) -> None: ...
 
     async def open_link(self, view: View, url: str) -> None: ...
+
+    def sampling_capability(self, view: View) -> dict[str, Any] | None: ...  # None: sampling is not offered
+
+    async def sample(self, view: View, params: dict[str, Any]) -> dict[str, Any]: ...  # JsonRpcError to refuse
 
     def teardown_requested(self, view: View) -> None: ...
 
@@ -180,6 +193,8 @@ class AppBridge:
                 raise ViewRefusedError("ui/open-link needs a url", code=INVALID_PARAMS)
             await host.open_link(view, url)
             return {}
+        if method == "sampling/createMessage":
+            return await host.sample(view, params)
         if method == "ui/request-display-mode":
             return {"mode": "inline"}  # the only mode this host has
         raise ViewRefusedError(f"method not found: {method}", code=METHOD_NOT_FOUND)
@@ -212,6 +227,9 @@ class AppBridge:
             "sandbox": {"csp": {k: list(v) for k, v in view.granted_csp.items()},
                         "permissions": dict(view.permissions)},
         }
+        sampling = self.host.sampling_capability(view)
+        if sampling is not None:
+            capabilities["sampling"] = sampling
         return {"protocolVersion": asked if asked == PROTOCOL_VERSION else PROTOCOL_VERSION,
                 "hostInfo": {"name": "mini-claude", "version": __version__},
                 "hostCapabilities": capabilities,

@@ -6,11 +6,13 @@ server with `resources/read` in the background (the turn never waits for it), pu
 (starting the loopback server on the first view), opens the browser once per session and tells the front end the
 URL; and it answers each view through its `AppBridge`, asking the session for what needs it: a view's tool call
 goes through the `ViewCallGate` (the permission gate and the PreToolUse/PostToolUse hooks, injected by the session
-layer so this package never imports the agent), a `ui/message` and a link through the `AppsFront`. A failure to
+layer so this package never imports the agent), a `ui/message` and a link through the `AppsFront`, a sampling
+request through the `ViewSampler` (the host's SamplingService: the view's server's own policy, question and limit). A failure to
 show a view costs the view only (a warning and a note), never the tool call. `aclose` sends `ui/resource-teardown`
 to every live view (each waited for at most 2 s) and stops the web side: nothing outlives the session.
 
-    apps = AppsService(AppsSettings.from_settings(settings), servers=manager, logs=host.logs)
+    apps = AppsService(AppsSettings.from_settings(settings), servers=manager, logs=host.logs,
+                       sampling=host.sampling)
     manager = McpManager(..., client_setup=lambda cfg, c: (host.setup(cfg, c), apps.setup(cfg, c)))
     apps.front, apps.gate = my_front, my_gate     # before the first view
     call = apps.begin(server, mcp_tool, qualified, args)   # None: no view (or Apps off)
@@ -38,11 +40,12 @@ from mini_claude.mcp.apps.channel import EXTENSION_ID, MIME_TYPE, ViewChannel
 from mini_claude.mcp.apps.settings import AppsSettings
 from mini_claude.mcp.apps.views import ModelContext, View
 from mini_claude.mcp.apps.web_side import LoopbackWeb, WebSide
+from mini_claude.mcp.host.sampling import sampling_capability
 from mini_claude.mcp.protocol import CallToolResult, McpTool
 from mini_claude.mcp.server_state import McpToolEntry
 
 __all__ = ["MAX_VIEWS", "AppsFront", "AppsService", "AppsSettings", "NoFront", "ViewCall", "ViewCallAdmission",
-           "ViewCallGate", "ViewNotice", "ViewServers"]
+           "ViewCallGate", "ViewNotice", "ViewSampler", "ViewServers"]
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +100,14 @@ class ViewCallGate(Protocol):
     async def after(self, entry: McpToolEntry, admission: ViewCallAdmission, result: CallToolResult) -> None: ...
 
 
+class ViewSampler(Protocol):
+    """Sampling as the host answers it for servers (mcp/host/sampling.py's SamplingService fits)."""
+
+    def policy(self, server: str) -> str: ...  # ask | allow | deny
+
+    async def create_message(self, server: str, params: Any, *, view: str = "") -> dict[str, Any]: ...
+
+
 class AppsFront(Protocol):
     """The front end as views reach it: the REPL, or the Python API."""
 
@@ -147,12 +158,14 @@ class AppsService:
     """One session's MCP Apps host (see the module docstring)."""
 
     def __init__(self, settings: AppsSettings, *, servers: ViewServers, logs: ServerLog | None = None,
-                 web: WebSide | None = None, env: Mapping[str, str] | None = None) -> None:
+                 web: WebSide | None = None, env: Mapping[str, str] | None = None,
+                 sampling: ViewSampler | None = None) -> None:
         self.settings = settings
         self.servers = servers
         self.logs = logs
         self.web: WebSide = web if web is not None else LoopbackWeb()
         self.env = env
+        self.sampling = sampling  # None: views are not offered sampling
         self.front: AppsFront = NoFront()
         self.gate: ViewCallGate | None = None  # None: a view's tool calls are refused
         self._channel: ViewChannel | None = None
@@ -330,6 +343,17 @@ class AppsService:
             raise ViewRefusedError("the user did not open the link")
         if not await asyncio.to_thread(self.web.open_browser, url, "auto"):
             self.front.note(f"the view of {view.server}/{view.tool.name} asked to open {url} (no browser here)")
+
+    def sampling_capability(self, view: View) -> dict[str, Any] | None:
+        if self.sampling is None or self.sampling.policy(view.server) == "deny":
+            return None
+        return sampling_capability()
+
+    async def sample(self, view: View, params: dict[str, Any]) -> dict[str, Any]:
+        """Asked exactly as the view's server's own request would be; only the question names the view."""
+        if self.sampling is None:
+            raise ViewRefusedError("this session does not answer sampling requests from views")
+        return await self.sampling.create_message(view.server, params, view=view.tool.name)
 
     def teardown_requested(self, view: View) -> None:
         bridge = self._forget(view.view_id)

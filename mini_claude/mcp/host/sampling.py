@@ -11,6 +11,10 @@ The request → model conversion honours `systemPrompt`, `maxTokens`, `temperatu
 image content, and tool use inside sampling (2025-11-25: `tools`, `toolChoice`, `tool_use` / `tool_result`
 blocks). `modelPreferences` is best effort: the agent's model answers whatever it hints (the hints are logged).
 `includeContext` is not offered (the `sampling.context` capability is not declared), so it is read as `none`.
+
+An MCP Apps view's `sampling/createMessage` (mcp/apps/bridge.py) comes through `create_message(server, params,
+view=...)` with its server's name: the same policy, `always`, rate limit, checks and model; only the question
+says it comes from the server's view. `policy(server)` tells the view's host whether to offer sampling at all.
 """
 
 from __future__ import annotations
@@ -71,12 +75,18 @@ class SamplingService:
             return await self.create_message(server, params)
         return handle
 
-    async def create_message(self, server: str, params: Any) -> dict[str, Any]:
-        """The `CreateMessageResult` for one request, or JsonRpcError (refused, malformed, the model failed)."""
+    def policy(self, server: str) -> str:
+        """`ask`, `allow` or `deny`: what this session does with `server`'s sampling requests."""
+        return self.policies.get(server, "ask")
+
+    async def create_message(self, server: str, params: Any, *, view: str = "") -> dict[str, Any]:
+        """The `CreateMessageResult` for one request, or JsonRpcError (refused, malformed, the model failed).
+        `view`: the request comes from the server's MCP Apps view of that tool (shown in the question), not from
+        the server's connection; everything else is the server's own."""
         if not isinstance(params, dict):
             raise JsonRpcError(INVALID_PARAMS, "sampling/createMessage params must be an object")
-        request = _read_request(server, params)
-        policy = self.policies.get(server, "ask")
+        request = _read_request(server, params, view)
+        policy = self.policy(server)
         if policy == "deny":
             raise JsonRpcError(USER_REJECTED, "User rejected sampling request (sampling is denied for this server)")
         self._check_rate(server)
@@ -121,7 +131,7 @@ class SamplingService:
 # ---- the request ---------------------------------------------------------------------------------------------
 
 
-def _read_request(server: str, params: dict[str, Any]) -> SamplingRequest:
+def _read_request(server: str, params: dict[str, Any], view: str = "") -> SamplingRequest:
     messages = params.get("messages")
     if not isinstance(messages, list) or not messages:
         raise JsonRpcError(INVALID_PARAMS, "sampling/createMessage: messages must be a non-empty list")
@@ -133,7 +143,7 @@ def _read_request(server: str, params: dict[str, Any]) -> SamplingRequest:
     names = [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)] \
         if isinstance(tools, list) else []
     return SamplingRequest(server=server, system_prompt=system if isinstance(system, str) else "",
-                           messages=messages, max_tokens=max_tokens, tools=names)
+                           messages=messages, max_tokens=max_tokens, tools=names, view=view)
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:

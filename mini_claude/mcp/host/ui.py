@@ -41,6 +41,7 @@ class SamplingRequest:
     messages: list[dict[str, Any]]  # the MCP messages as sent: {"role", "content"}
     max_tokens: int
     tools: list[str] = field(default_factory=list)  # names of the tools the server offers the model
+    view: str = ""  # set when one of the server's MCP Apps views asks: the tool whose view it is
 
 
 @dataclass(frozen=True)

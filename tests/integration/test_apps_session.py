@@ -276,3 +276,50 @@ async def test_the_real_web_side_relays_a_view(world: ApiWorld, mock_model) -> N
     finally:
         if page is not None:
             await page.close()
+
+
+SAMPLE = {"messages": [{"role": "user", "content": {"type": "text", "text": "What is 2+2?"}}], "maxTokens": 50,
+          "systemPrompt": "Answer in one word."}
+
+
+@pytest.mark.parametrize("policy", ["allow", "ask"])
+async def test_a_views_sampling_follows_its_servers_policy(world: ApiWorld, mock_model, web: FakeWeb,
+                                                           policy: str) -> None:
+    mock = mock_model([call("mcp__apps__show_board"), text("the board is up"), text("four")])
+    server = {**SERVER, "sampling": policy}  # "ask" with no on_sampling callback: nobody answers, so refused
+    options = world.options(mock.url, mcp_servers={"apps": server}, settings=json.dumps(SETTINGS))
+    async with session(options) as running:
+        await running.client.query("show me the board")
+        await eventually(lambda: running.system("mcp_app_view") and running.results(), "the view and the result",
+                         within_s=20)
+        channel, view_id = web.channel_, running.system("mcp_app_view")[0].data["view_id"]
+        init = await request(channel, view_id, "ui/initialize", {"protocolVersion": "2026-01-26"})
+        assert init["result"]["hostCapabilities"]["sampling"] == {"tools": {}}  # offered: the policy is not deny
+        turns_before = len(mock.requests)
+        answer = await request(channel, view_id, "sampling/createMessage", SAMPLE)
+        if policy == "allow":
+            assert answer["result"]["content"] == {"type": "text", "text": "four"}
+            assert answer["result"]["role"] == "assistant" and answer["result"]["stopReason"] == "endTurn"
+            assert len(mock.requests) == turns_before + 1
+            body = mock.requests[-1]["body"]
+            assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "What is 2+2?"}]}]
+            assert body["max_tokens"] == 50 and "Answer in one word." in json.dumps(body["system"])
+        else:
+            assert answer["error"] == {"code": -1, "message": "User rejected sampling request"}
+            assert len(mock.requests) == turns_before  # the model never saw it
+
+
+async def test_a_deny_policy_offers_views_no_sampling(world: ApiWorld, mock_model, web: FakeWeb) -> None:
+    mock = mock_model([call("mcp__apps__show_board"), text("the board is up")])
+    options = world.options(mock.url, mcp_servers={"apps": {**SERVER, "sampling": "deny"}},
+                            settings=json.dumps(SETTINGS))
+    async with session(options) as running:
+        await running.client.query("show me the board")
+        await eventually(lambda: running.system("mcp_app_view") and running.results(), "the view and the result",
+                         within_s=20)
+        channel, view_id = web.channel_, running.system("mcp_app_view")[0].data["view_id"]
+        init = await request(channel, view_id, "ui/initialize", {"protocolVersion": "2026-01-26"})
+        assert "sampling" not in init["result"]["hostCapabilities"]
+        answer = await request(channel, view_id, "sampling/createMessage", SAMPLE)
+        assert answer["error"]["code"] == -1 and "denied for this server" in answer["error"]["message"]
+        assert len(mock.requests) == 2

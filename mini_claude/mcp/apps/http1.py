@@ -13,6 +13,8 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterable
 
+from mini_claude.net.http_head import HeadError, parse_request_head
+
 __all__ = ["KEEPALIVE_S", "REASONS", "WRITE_TIMEOUT_S", "Reject", "event_stream", "head_bytes", "parse_head",
            "respond"]
 
@@ -32,21 +34,13 @@ class Reject(Exception):
 
 
 def parse_head(head: bytes) -> tuple[str, str, dict[str, str]]:
-    """(method, target, headers) of a request head ending in a blank line; `Reject(400)` when malformed."""
-    lines = head.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/1.") or not parts[1].startswith("/"):
-        raise Reject(400)
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if not line:
-            continue
-        name, sep, value = line.partition(":")
-        name = name.strip().lower()
-        if not sep or not name or (name in headers and name in ("host", "origin", "content-length")):
-            raise Reject(400)
-        headers[name] = value.strip()
-    return parts[0], parts[1], headers
+    """(method, target, headers) of a request head ending in a blank line; `Reject(400)` when malformed
+    (net/http_head.py: origin-form target, strict header lines)."""
+    try:
+        request = parse_request_head(head, single=("host", "origin", "content-length"))
+    except HeadError:
+        raise Reject(400) from None
+    return request.method, request.target, request.headers
 
 
 def head_bytes(status: int, headers: Iterable[tuple[str, str]]) -> bytes:

@@ -48,6 +48,7 @@ from mini_claude.mcp.transports.http_server_wire import (
 )
 from mini_claude.mcp.transports.inprocess import MessagePeer
 from mini_claude.mcp.transports.limits import max_message_bytes
+from mini_claude.net.http_head import HeadError, parse_request_head
 
 __all__ = ["CALL_TIMEOUT_S", "JSON_WAIT_S", "KEEPALIVE_S", "MAX_HEAD_BYTES", "HttpMcpServer", "is_loopback"]
 
@@ -153,25 +154,12 @@ class HttpMcpServer:
         except asyncio.LimitOverrunError:  # over the stream's limit (MAX_HEAD_BYTES)
             await reply(writer, 431, "the request head is too large")
             return None
-        lines = head.decode("latin-1").split("\r\n")
-        parts = lines[0].split(" ")
-        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-            await reply(writer, 400, "not an HTTP/1.x request line")
+        try:
+            request = parse_request_head(head, single=("host", "origin", "content-length", "mcp-session-id"))
+        except HeadError as exc:
+            await reply(writer, 400, str(exc))
             return None
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            if not line:
-                continue
-            name, sep, value = line.partition(":")
-            name = name.strip().lower()
-            if not sep or not name or name != name.strip():
-                await reply(writer, 400, "a malformed header line")
-                return None
-            if name in headers and name in ("host", "origin", "content-length", "mcp-session-id"):
-                await reply(writer, 400, f"the {name} header is repeated")
-                return None
-            headers[name] = f"{headers[name]}, {value.strip()}" if name in headers else value.strip()
-        return _Request(parts[0], urlsplit(parts[1]).path, headers, reader, writer)
+        return _Request(request.method, urlsplit(request.target).path, request.headers, reader, writer)
 
     def _host_allowed(self, host: str) -> bool:
         try:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from mini_claude.cli.terminal.neutral import clean
 from mini_claude.cli.terminal.tool_lines import call_line, short, shown_result
@@ -57,10 +57,9 @@ class ToolDisplay:
     _end_text: Callable[[], None]
     _tool_stream: Callable[[], IO[str]]
     _syntax: Callable[[str], Any]
-
-    @property
-    def out(self) -> IO[str]:
-        raise NotImplementedError  # TerminalUI's
+    if TYPE_CHECKING:
+        @property
+        def out(self) -> IO[str]: ...  # TerminalUI's: the stream given, else sys.stdout now
 
     def tool_started(self, name: str, args: dict[str, Any]) -> None:
         """`● Read(calc.py)`; in a terminal, a spinner below it until the last running call finishes."""

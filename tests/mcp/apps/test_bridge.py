@@ -4,166 +4,26 @@ stand-in permission gate (the real gate and hooks are tests/integration/test_app
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
 import pytest
 
-from mini_claude.cli.questions.host_ui import sampling_summary
-from mini_claude.errors import JsonRpcError, McpError, ViewRefusedError
-from mini_claude.mcp.apps.channel import EXTENSION_ID, MIME_TYPE, PROTOCOL_VERSION
-from mini_claude.mcp.apps.service import AppsService, ViewCallAdmission, ViewNotice
+from mini_claude.errors import ViewRefusedError
+from mini_claude.mcp.apps.channel import EXTENSION_ID, PROTOCOL_VERSION
+from mini_claude.mcp.apps.service import AppsService
 from mini_claude.mcp.apps.settings import AppsSettings
-from mini_claude.mcp.apps.views import RATE_LIMIT, View
-from mini_claude.mcp.host import NoQuestionsUI, SamplingChoice, SamplingRequest, SamplingService
-from mini_claude.mcp.protocol import CallToolResult, McpTool
-from mini_claude.mcp.server_state import McpToolEntry
-from mini_claude.models.base import AssistantTurn, GenerationOptions, ToolSpec
+from mini_claude.mcp.apps.views import RATE_LIMIT
 from tests.helpers import eventually
-from tests.mcp.apps.fakes import FakeChannel, FakeWeb
-
-VIEW = "ui://board/view.html"
-
-
-def tool(name: str, visibility: list[str] | None = None, view: bool = True) -> McpTool:
-    ui: dict[str, Any] = {"resourceUri": VIEW} if view else {}
-    if visibility is not None:
-        ui["visibility"] = visibility
-    built = McpTool.from_wire({"name": name, "inputSchema": {"type": "object"}, "_meta": {"ui": ui}})
-    assert built is not None
-    return built
-
-
-SHOW = tool("show", view=True)
-TOOLS = {
-    "board": [SHOW, tool("secret", ["model"]), tool("bump", ["app"]), tool("wipe", ["model", "app"])],
-    "other": [tool("elsewhere", ["app"])],
-}
-
-
-class FakeClient:
-    def __init__(self, servers: FakeServers, server: str) -> None:
-        self.servers, self.server = servers, server
-
-    async def read_resource(self, uri: str) -> list[dict[str, Any]]:
-        if self.servers.broken:
-            raise McpError("resources/read failed: boom", server=self.server)
-        self.servers.reads.append((self.server, uri))
-        return [{"uri": uri, "mimeType": MIME_TYPE, "text": "<p>board</p>"}]
-
-
-class FakeServers:
-    """The MCP manager as the service sees it: the listed tools, and every call and read it was asked for."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, str, dict[str, Any]]] = []
-        self.reads: list[tuple[str, str]] = []
-        self.broken = False
-
-    def tools(self) -> list[McpToolEntry]:
-        return [McpToolEntry(server, t, f"mcp__{server}__{t.name}") for server, ts in TOOLS.items() for t in ts]
-
-    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult:
-        self.calls.append((server, tool, arguments))
-        raw = {"content": [{"type": "text", "text": f"{tool} done"}], "structuredContent": {"n": 1}}
-        return CallToolResult.from_wire(raw, tool=tool, server=server)
-
-    async def connected_client(self, server: str) -> FakeClient:
-        return FakeClient(self, server)
-
-
-class FakeGate:
-    """Denies the qualified names in `deny`; records what it was asked and what ran after."""
-
-    def __init__(self, deny: tuple[str, ...] = ()) -> None:
-        self.deny = deny
-        self.asked: list[str] = []
-        self.after_calls: list[str] = []
-
-    async def admit(self, entry: McpToolEntry, arguments: dict[str, Any]) -> ViewCallAdmission:
-        self.asked.append(entry.qualified_name)
-        if entry.qualified_name in self.deny:
-            return ViewCallAdmission(False, f"Permission to use {entry.qualified_name} has been denied.")
-        return ViewCallAdmission(True, arguments=arguments, call_id="toolu_view_1")
-
-    async def after(self, entry: McpToolEntry, admission: ViewCallAdmission, result: CallToolResult) -> None:
-        self.after_calls.append(entry.qualified_name)
-
-
-class FakeFront:
-    def __init__(self, *, confirms: bool = False) -> None:
-        self.shown: list[ViewNotice] = []
-        self.notes: list[str] = []
-        self.messages: list[str] = []
-        self.questions: list[str] = []
-        self.confirms = confirms
-
-    def view_shown(self, notice: ViewNotice) -> None:
-        self.shown.append(notice)
-
-    def note(self, text: str) -> None:
-        self.notes.append(text)
-
-    async def user_message(self, view: View, text: str) -> None:
-        self.messages.append(text)
-
-    async def confirm(self, question: str) -> bool:
-        self.questions.append(question)
-        return self.confirms
-
-
-class World:
-    def __init__(self, *, answers_teardown: bool = True, deny: tuple[str, ...] = (),
-                 sampling: SamplingService | None = None) -> None:
-        self.servers = FakeServers()
-        self.web = FakeWeb(answers_teardown=answers_teardown)
-        self.front = FakeFront()
-        self.gate = FakeGate(deny)
-        self.logged: list[tuple[str, Any]] = []
-        self.apps = AppsService(AppsSettings(open_browser="never"), servers=self.servers, web=self.web,
-                                env={"LANG": "de_DE.UTF-8", "TZ": "Europe/Berlin"}, logs=self,
-                                sampling=sampling)
-        self.apps.front, self.apps.gate = self.front, self.gate
-
-    @property
-    def channel(self) -> FakeChannel:
-        return self.web.channel_
-
-    def record(self, server: str, params: Any) -> None:  # the server log (mcp/host/server_log.py's ServerLogs)
-        self.logged.append((server, params))
-
-    async def shown(self, tool: McpTool = SHOW, arguments: dict[str, Any] | None = None) -> tuple[Any, str]:
-        call = self.apps.begin("board", tool, f"mcp__board__{tool.name}", arguments or {"size": 3})
-        assert call is not None
-        await eventually(lambda: self.front.shown or self.front.notes, "the view to be shown")
-        return call, call.view.view_id
-
-    async def request(self, view_id: str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        request_id = await self.channel.post(view_id, method, params)
-        assert request_id is not None
-        await eventually(lambda: self.channel.answer(view_id, request_id), f"the answer to {method}")
-        answer = self.channel.answer(view_id, request_id)
-        assert answer is not None
-        return answer
-
-    async def initialized(self, view_id: str) -> dict[str, Any]:
-        answer = await self.request(view_id, "ui/initialize", {"protocolVersion": PROTOCOL_VERSION,
-                                                               "appInfo": {"name": "t", "version": "1"},
-                                                               "appCapabilities": {}})
-        await self.channel.post(view_id, "ui/notifications/initialized", request=False)
-        return answer
-
-
-@pytest.fixture
-async def world() -> Any:
-    made = World()
-    yield made
-    await made.apps.aclose()
-
-
-def methods(channel: FakeChannel, view_id: str) -> list[str]:
-    return [m["method"] for m in channel.notifications(view_id)]
+from tests.mcp.apps.bridge_world import (
+    SHOW,
+    VIEW,
+    FakeServers,
+    World,
+    methods,
+    tool,
+)
+from tests.mcp.apps.fakes import FakeWeb
 
 
 async def test_the_extension_is_declared_to_every_server() -> None:
@@ -394,7 +254,7 @@ def test_the_refusal_carries_its_code() -> None:
     assert err.code == -32602 and err.reason == "nope" and str(err) == "nope"
 
 
-async def test_settings_a_project_may_switch_apps_off_but_never_approve_domains() -> None:
+def test_settings_a_project_may_switch_apps_off_but_never_approve_domains() -> None:
     settings = AppsSettings.from_layers(
         user={"mcpApps": {"approvedDomains": {"map": ["https://tiles.example"]}, "openBrowser": "never"}},
         project={"mcpApps": {"enabled": False, "approvedDomains": {"map": ["https://evil.example"]}}},
@@ -405,7 +265,6 @@ async def test_settings_a_project_may_switch_apps_off_but_never_approve_domains(
                                     flag={"mcpApps": {"enabled": False}}).enabled is False
     assert AppsSettings.from_layers(user={"mcpApps": {"enabled": False}}, project={"mcpApps": {"enabled": True}},
                                     local={}, flag={}).enabled is False
-    await asyncio.sleep(0)
 
 
 async def test_a_views_log_goes_to_its_servers_log_and_size_changes_need_nothing(world: World) -> None:
@@ -437,140 +296,3 @@ async def test_malformed_messages_get_errors_never_a_crash(world: World) -> None
     assert all(m.get("id") is not True for m in world.channel.sent[view_id])
 
 
-# ---- sampling from a view: the view's server's own policy --------------------------------------------------------
-
-
-class AnsweringModel:
-    name = "model-x"
-
-    def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
-
-    async def complete(self, *, system: str, messages: list[dict[str, Any]], tools: list[ToolSpec],
-                       on_text: Any = None, options: GenerationOptions | None = None) -> AssistantTurn:
-        self.calls.append({"system": system, "messages": messages, "options": options})
-        return AssistantTurn([{"type": "text", "text": "four"}], "end_turn")
-
-
-class AnsweringUI(NoQuestionsUI):
-    """The user's answers to sampling questions, in order; what they were shown."""
-
-    interactive = True
-
-    def __init__(self, answers: list[SamplingChoice]) -> None:
-        super().__init__()
-        self.answers = answers
-        self.asked: list[SamplingRequest] = []
-
-    async def approve_sampling(self, request: SamplingRequest) -> SamplingChoice:
-        self.asked.append(request)
-        return self.answers.pop(0)
-
-
-SAMPLE = {"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}], "maxTokens": 50,
-          "systemPrompt": "Be brief."}
-
-
-async def sampling_world(policy: str, *, answers: list[SamplingChoice] | None = None, ui: Any = None,
-                         rate_limit: int = 10) -> tuple[World, AnsweringModel, Any, SamplingService]:
-    model = AnsweringModel()
-    ui = ui if ui is not None else AnsweringUI(list(answers or []))
-    service = SamplingService(lambda: model, ui, policies={"board": policy}, rate_limit=rate_limit)
-    return World(sampling=service), model, ui, service
-
-
-async def test_a_view_samples_under_an_allow_policy_as_its_server_would() -> None:
-    world, model, ui, _ = await sampling_world("allow")
-    try:
-        _, view_id = await world.shown()
-        init = await world.initialized(view_id)
-        assert init["result"]["hostCapabilities"]["sampling"] == {"tools": {}}
-        answer = await world.request(view_id, "sampling/createMessage", SAMPLE)
-        assert answer["result"] == {"role": "assistant", "content": {"type": "text", "text": "four"},
-                                    "model": "model-x", "stopReason": "endTurn"}
-        assert model.calls == [{"system": "Be brief.", "options": GenerationOptions(max_tokens=50),
-                                "messages": [{"role": "user", "content": [{"type": "text", "text": "2+2?"}]}]}]
-        assert not ui.asked  # allowed: nobody asked
-        bad = await world.request(view_id, "sampling/createMessage", {"messages": [], "maxTokens": 5})
-        assert bad["error"] == {"code": -32602,  # the server path's own check and words
-                                "message": "sampling/createMessage: messages must be a non-empty list"}
-        assert len(model.calls) == 1
-    finally:
-        await world.apps.aclose()
-
-
-async def test_a_views_sampling_is_asked_marked_as_the_views_and_yes_or_no_holds() -> None:
-    world, model, ui, _ = await sampling_world("ask", answers=[SamplingChoice.ONCE, SamplingChoice.DENY])
-    try:
-        _, view_id = await world.shown()
-        init = await world.initialized(view_id)
-        assert "sampling" in init["result"]["hostCapabilities"]
-        yes = await world.request(view_id, "sampling/createMessage", SAMPLE)
-        assert yes["result"]["content"]["text"] == "four" and len(model.calls) == 1
-        no = await world.request(view_id, "sampling/createMessage", SAMPLE)
-        assert no["error"] == {"code": -1, "message": "User rejected sampling request"}
-        assert len(model.calls) == 1
-        asked = ui.asked[0]
-        assert (asked.server, asked.view, asked.max_tokens, asked.system_prompt) == ("board", "show", 50, "Be brief.")
-        assert sampling_summary(asked)[0] == ("MCP server 'board' (through its view of 'show' in the browser) asks "
-                                              "the model to answer (up to 50 tokens):")
-    finally:
-        await world.apps.aclose()
-
-
-async def test_nobody_to_ask_refuses_a_views_sampling_as_it_would_the_servers() -> None:
-    world, model, _, _ = await sampling_world("ask", ui=NoQuestionsUI())
-    try:
-        _, view_id = await world.shown()
-        await world.initialized(view_id)
-        answer = await world.request(view_id, "sampling/createMessage", SAMPLE)
-        assert answer["error"]["code"] == -1 and not model.calls
-    finally:
-        await world.apps.aclose()
-
-
-async def test_a_deny_policy_is_not_advertised_and_refused() -> None:
-    world, model, ui, _ = await sampling_world("deny")
-    try:
-        _, view_id = await world.shown()
-        init = await world.initialized(view_id)
-        assert "sampling" not in init["result"]["hostCapabilities"]
-        answer = await world.request(view_id, "sampling/createMessage", SAMPLE)
-        assert answer["error"] == {"code": -1, "message": "User rejected sampling request (sampling is denied "
-                                                          "for this server)"}
-        assert not model.calls and not ui.asked
-    finally:
-        await world.apps.aclose()
-
-
-async def test_without_a_sampler_views_are_not_offered_sampling(world: World) -> None:
-    _, view_id = await world.shown()
-    init = await world.initialized(view_id)
-    assert "sampling" not in init["result"]["hostCapabilities"]
-    answer = await world.request(view_id, "sampling/createMessage", SAMPLE)
-    assert answer["error"] == {"code": -32000, "message": "this session does not answer sampling requests from views"}
-
-
-async def test_a_view_and_its_server_share_one_rate_limit() -> None:
-    world, model, _, service = await sampling_world("allow", rate_limit=3)
-    try:
-        _, view_id = await world.shown()
-        await world.initialized(view_id)
-        await service.create_message("board", SAMPLE)  # the server's own, through its connection
-        await service.create_message("board", SAMPLE)
-        assert "result" in await world.request(view_id, "sampling/createMessage", SAMPLE)
-        over = await world.request(view_id, "sampling/createMessage", SAMPLE)
-        assert over["error"] == {"code": -1, "message": "too many sampling requests: at most 3 per 60 s from one "
-                                                        "server"}
-        with pytest.raises(JsonRpcError, match="too many"):  # and the view's use counts against the server
-            await service.create_message("board", SAMPLE)
-        assert len(model.calls) == 3
-    finally:
-        await world.apps.aclose()
-
-
-async def test_elicitation_from_a_view_is_not_a_method(world: World) -> None:
-    _, view_id = await world.shown()
-    await world.initialized(view_id)
-    answer = await world.request(view_id, "elicitation/create", {"message": "name?", "requestedSchema": {}})
-    assert answer["error"]["code"] == -32601

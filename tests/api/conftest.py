@@ -20,6 +20,14 @@ class ApiWorld:
     state: Path
     lines: list[str]  # what sessions said through Options.stderr
 
+    @classmethod
+    def made_in(cls, tmp_path: Path) -> ApiWorld:
+        """A project and a home folder (made) and a state folder (not yet) under `tmp_path`."""
+        project, home, state = tmp_path / "project", tmp_path / "home", tmp_path / "state"
+        for folder in (project, home):
+            folder.mkdir()
+        return cls(project, home, state, [])
+
     def env(self, url: str, **extra: str) -> dict[str, str]:
         return {"HOME": str(self.home), "MINI_CLAUDE_STATE_DIR": str(self.state), "ANTHROPIC_BASE_URL": url,
                 "ANTHROPIC_API_KEY": "sk-test", "MINI_CLAUDE_RETRY_BASE_S": "0.001", **extra}
@@ -32,10 +40,7 @@ class ApiWorld:
 
 @pytest.fixture
 def world(tmp_path: Path) -> ApiWorld:
-    project, home, state = tmp_path / "project", tmp_path / "home", tmp_path / "state"
-    for folder in (project, home):
-        folder.mkdir()
-    return ApiWorld(project, home, state, [])
+    return ApiWorld.made_in(tmp_path)
 
 
 Turns = list[dict[str, Any]]

@@ -34,10 +34,7 @@ SETTINGS = {"permissions": {"allow": ["mcp__apps__show_board", "mcp__apps__bump"
 
 @pytest.fixture
 def world(tmp_path: Path) -> ApiWorld:
-    project, home, state = tmp_path / "project", tmp_path / "home", tmp_path / "state"
-    for folder in (project, home):
-        folder.mkdir()
-    return ApiWorld(project, home, state, [])
+    return ApiWorld.made_in(tmp_path)
 
 
 @pytest.fixture

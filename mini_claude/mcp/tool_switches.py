@@ -47,9 +47,11 @@ def switched_off_servers(files: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def parse_tool_entry(text: str) -> tuple[str, str]:
-    """`SERVER/TOOL` → (server, tool); `SERVER/*` → (server, "*"). ValueError for anything else."""
+    """`SERVER/TOOL` → (server, tool); `SERVER/*` → (server, "*"). ValueError for anything else. A tool's name may
+    hold `/` (a server chooses it): `srv/a/b` is tool `a/b`. (A server's name may hold one too: `ToolSwitches`
+    matches the whole `SERVER/TOOL` text, so `evil/x/y` switches off tool `y` of a server `evil/x` as well.)"""
     server, sep, tool = text.strip().partition("/")
-    if not sep or not server or not tool or "/" in tool:
+    if not sep or not server or not tool:
         raise ValueError(f"{text!r} is not SERVER/TOOL (or SERVER/* for all of a server's tools)")
     return server, tool
 
@@ -77,14 +79,17 @@ class ToolSwitches:
     """Which MCP tools are off for this session. `version` grows with every change (the tool list's cache key)."""
 
     def __init__(self, entries: Iterable[str] = ()) -> None:
-        self._off: set[tuple[str, str]] = set()
+        # the `SERVER/TOOL` texts: matched whole, so a `/` in a server's or a tool's name never makes an entry
+        # miss the tool it names (it can only cover one more, the same text read the other way)
+        self._off: set[str] = set()
         self.version = 0
         for entry in entries:
             self.switch(entry, on=False)
 
     def switch(self, entry: str, *, on: bool) -> bool:
         """Switch `SERVER/TOOL` (or `SERVER/*`) on or off; returns whether anything changed."""
-        key = parse_tool_entry(entry)
+        server, tool = parse_tool_entry(entry)
+        key = f"{server}/{tool}"
         if (key in self._off) != on:
             return False
         if on:
@@ -95,10 +100,10 @@ class ToolSwitches:
         return True
 
     def is_off(self, server: str, tool: str) -> bool:
-        return (server, tool) in self._off or (server, "*") in self._off
+        return f"{server}/{tool}" in self._off or f"{server}/*" in self._off
 
     def entries(self) -> list[str]:
-        return sorted(f"{server}/{tool}" for server, tool in self._off)
+        return sorted(self._off)
 
     def __bool__(self) -> bool:
         return bool(self._off)

@@ -99,7 +99,7 @@ async def switch_command(live: LiveSwitches, action: str, words: Sequence[str]) 
 async def switch_one(live: LiveSwitches, name: str, *, enabled: bool, scope: str | None) -> None:
     """Switch one server or tool, in its file and in this session; what happened is said on `live.ui`."""
     try:
-        if "/" in name:
+        if "/" in name and name not in live.manager.states:  # a server's own name may hold a `/`: it is the server
             _switch_tool(live, name, enabled, scope)
         else:
             await _switch_server(live, name, enabled, scope)

@@ -225,3 +225,18 @@ def test_a_repositorys_agent_and_style_folders_cannot_leak_hang_or_widen(tmp_pat
     wide = kinds["wide"]
     assert wide.model is None and wide.tools is None and wide.read_only is False
     assert not hasattr(wide, "permission_mode") and not hasattr(wide, "hooks") and not hasattr(wide, "mcp_servers")
+
+
+def test_the_cli_switches_a_server_named_with_a_slash_as_a_server(cli: Cli) -> None:
+    """`mini-claude mcp disable evil/x` for a configured server `evil/x` wrote a tool switch (`disabledMcpTools:
+    ["evil/x"]`, tool `x` of no server) and said it was done: the server still started. It must be switched as the
+    server; a real `SERVER/TOOL` is still a tool switch."""
+    (cli.work / ".mcp.json").write_text(json.dumps({"mcpServers": {"evil/x": probe_entry()}}))
+    off = cli.run("mcp", "disable", "evil/x", "-s", "local")
+    assert off.rc == 0, off.stdout + off.stderr
+    local = json.loads((cli.work / ".claude" / "settings.local.json").read_text())
+    assert "disabledMcpTools" not in local and local.get("disabledMcpjsonServers") == ["evil/x"], local
+    tool = cli.run("mcp", "disable", "evil/poke")  # meaningful: a SERVER/TOOL entry is a tool switch
+    assert tool.rc == 0, tool.stdout + tool.stderr
+    local = json.loads((cli.work / ".claude" / "settings.local.json").read_text())
+    assert local["disabledMcpTools"] == ["evil/poke"]

@@ -228,7 +228,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             from mini_claude.cli.mcp.login import auth_command
 
             return auth_command(args)
-        if args.command in ("enable", "disable") and "/" in args.name:
+        if args.command in ("enable", "disable") and "/" in args.name and not _a_server(args.name):
             from mini_claude.cli.mcp.toggles import switch_tool
             from mini_claude.paths import user_home
 
@@ -378,3 +378,15 @@ async def _call(manager: McpManager, state: ServerState, args: argparse.Namespac
         for warning in converted.warnings:
             _warn(f"warning: {warning}")
     return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
+
+
+def _a_server(name: str) -> bool:
+    """Whether `name` is a configured server's (a server's name may hold a `/`: `evil/x` is then that server, not
+    tool `x` of a server `evil`)."""
+    from mini_claude.mcp.config import load_mcp_config
+    from mini_claude.paths import user_home
+
+    try:
+        return name in load_mcp_config(cwd=Path.cwd(), home=user_home(), env=dict(os.environ)).servers
+    except ConfigError:
+        return False

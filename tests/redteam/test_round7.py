@@ -240,3 +240,20 @@ def test_the_cli_switches_a_server_named_with_a_slash_as_a_server(cli: Cli) -> N
     assert tool.rc == 0, tool.stdout + tool.stderr
     local = json.loads((cli.work / ".claude" / "settings.local.json").read_text())
     assert local["disabledMcpTools"] == ["evil/poke"]
+
+
+def test_mcp_doctor_prints_a_repositorys_switch_names_only_neutralised(cli: Cli) -> None:
+    """A repository's `.claude/settings.json` names servers and tools with terminal controls (an OSC title write,
+    a C1 CSI, a bidi override, DEL). `mcp doctor` reports each unknown name, in text and in `--json`: the name is
+    shown (meaningful: the report quotes it), the controls never reach the terminal raw."""
+    hostile = "\x1b]0;owned\x07\u009b31m\u202eevil\x7f"
+    (cli.work / ".claude").mkdir(parents=True)
+    (cli.work / ".claude" / "settings.json").write_text(json.dumps({
+        "disabledMcpServers": [hostile], "disabledMcpTools": [f"{hostile}/t{hostile}"],
+        "disabledMcpjsonServers": [hostile], "enabledMcpjsonServers": [hostile]}))
+    for args in (("mcp", "doctor"), ("mcp", "doctor", "--json")):
+        result = cli.run(*args)
+        out = result.stdout + result.stderr
+        assert "evil" in out, out  # the report does quote the names
+        assert not any(ch in out for ch in ("\x1b", "\x07", "\u009b", "\u202e", "\x7f")), ascii(out)
+    assert result.rc == 1 and json.loads(result.stdout)  # still valid JSON

@@ -65,7 +65,7 @@ def check_switches(files: Sequence[SwitchFile], servers: Collection[str], *, jso
     for file in files:
         for key in LIST_KEYS:
             for name in _strings(file, key, found):
-                server = name.partition("/")[0] if key == DISABLED_TOOLS_KEY else name
+                server = _entry_server(name, servers) if key == DISABLED_TOOLS_KEY else name
                 if key == DISABLED_TOOLS_KEY and not _is_entry(name):
                     found.append(SwitchProblem("switch-bad-entry", file.display, None,
                                                f"{file.display}: {key} entry {name!r} is not SERVER/TOOL",
@@ -106,8 +106,8 @@ def check_offered(files: Sequence[SwitchFile], server: str, tools: Collection[st
         for item in value if isinstance(value, list) else ():
             if not isinstance(item, str) or not _is_entry(item):
                 continue
-            name, _, tool = item.partition("/")
-            if name == server and tool != "*" and tool not in tools:
+            tool = item.strip()[len(server) + 1:] if item.strip().startswith(f"{server}/") else None
+            if tool is not None and tool != "*" and tool not in tools:
                 found.append(SwitchProblem("switch-unknown-tool", file.display, server,
                                            f"{file.display}: disabledMcpTools lists {item!r}, but {server} offers "
                                            f"no tool {tool!r}",
@@ -165,7 +165,15 @@ def _switch_ons(file: SwitchFile, trusted: bool) -> list[SwitchProblem]:
 
 def _is_entry(text: str) -> bool:
     server, sep, tool = text.strip().partition("/")
-    return bool(sep and server and tool and "/" not in tool)
+    return bool(sep and server and tool)  # a tool's (or a server's) name may hold a `/` (tool_switches.py)
+
+
+def _entry_server(entry: str, servers: Collection[str]) -> str:
+    """The server a `SERVER/TOOL` entry names: the longest configured name it starts with (a server's name may
+    hold a `/`), else what comes before its first `/`."""
+    text = entry.strip()
+    found = [name for name in servers if text.startswith(f"{name}/")]
+    return max(found, key=len) if found else text.partition("/")[0]
 
 
 def _json_type(value: Any) -> str:

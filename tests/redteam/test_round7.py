@@ -257,3 +257,18 @@ def test_mcp_doctor_prints_a_repositorys_switch_names_only_neutralised(cli: Cli)
         assert "evil" in out, out  # the report does quote the names
         assert not any(ch in out for ch in ("\x1b", "\x07", "\u009b", "\u202e", "\x7f")), ascii(out)
     assert result.rc == 1 and json.loads(result.stdout)  # still valid JSON
+
+
+def test_mcp_doctor_takes_a_switch_of_a_tool_named_with_a_slash(cli: Cli) -> None:
+    """With a `/` allowed in a tool's name, `mcp doctor` must not call `probe/a/b` a bad entry, nor a tool the
+    server lacks (meaningful: `probe/nope` in the same list is reported)."""
+    (cli.work / ".mcp.json").write_text(json.dumps({"mcpServers": {"probe": probe_entry("--tool", "a/b")}}))
+    (cli.work / ".claude").mkdir(parents=True)
+    (cli.work / ".claude" / "settings.local.json").write_text(json.dumps({
+        "disabledMcpTools": ["probe/a/b", "probe/nope"]}))
+    (cli.home / ".claude").mkdir(parents=True, exist_ok=True)
+    (cli.home / ".claude" / "settings.json").write_text(json.dumps({"enabledMcpjsonServers": ["probe"]}))
+    result = cli.run("mcp", "doctor")
+    out = result.stdout + result.stderr
+    assert "no tool 'nope'" in out, out
+    assert "not SERVER/TOOL" not in out and "no tool 'a/b'" not in out, out

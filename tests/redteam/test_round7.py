@@ -272,3 +272,27 @@ def test_mcp_doctor_takes_a_switch_of_a_tool_named_with_a_slash(cli: Cli) -> Non
     out = result.stdout + result.stderr
     assert "no tool 'nope'" in out, out
     assert "not SERVER/TOOL" not in out and "no tool 'a/b'" not in out, out
+
+
+async def test_a_resource_read_never_wakes_a_held_or_switched_off_server(start: Start, tmp_path: Path) -> None:
+    """The model's ReadMcpResourceTool (and an `@server:uri` mention, a `/mcp__server__prompt`) reach a server
+    through `connected_client`: for a repository's server still waiting for approval, or one the user switched off
+    live, it must refuse without starting it. Meaningful: the running server's resource is read (its log says so)."""
+    from mini_claude.errors import McpError
+
+    work = tmp_path / "work"
+    work.mkdir()
+    marker, log, held_log = tmp_path / "started", tmp_path / "reads.log", tmp_path / "held.log"
+    (work / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "proj": probe_entry("--marker", str(marker), "--resources", str(held_log))}}))
+    repl, _err = await start(work, {"probe": probe_entry("--resources", str(log))})
+    resources = repl.parts.host.resources
+    await resources.read("probe", "docs://readme")
+    assert "docs://readme" in log.read_text()
+    await repl._slash("/mcp disable probe")
+    for server in ("probe", "proj"):
+        with pytest.raises(McpError):
+            await resources.read(server, "docs://readme")
+    assert log.read_text().count("docs://readme") == 1 and not marker.exists() and not held_log.exists()
+    assert repl.parts.manager.states["probe"].status is ServerStatus.DISABLED
+    assert repl.parts.manager.states["proj"].status is ServerStatus.NEEDS_APPROVAL

@@ -296,3 +296,20 @@ async def test_a_resource_read_never_wakes_a_held_or_switched_off_server(start: 
     assert log.read_text().count("docs://readme") == 1 and not marker.exists() and not held_log.exists()
     assert repl.parts.manager.states["probe"].status is ServerStatus.DISABLED
     assert repl.parts.manager.states["proj"].status is ServerStatus.NEEDS_APPROVAL
+
+
+async def test_a_tool_found_before_it_was_switched_off_is_not_offered_after(
+        start: Start, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With tool search on, the model finds `poke` (loaded: sent in full from then on); the user then switches it
+    off live. Neither the loaded set nor a later call by name may bring it back."""
+    monkeypatch.setenv("MINI_CLAUDE_TOOL_SEARCH", "true")
+    work = tmp_path / "work"
+    work.mkdir()
+    repl, err = await start(work, {"probe": probe_entry()})
+    deferred = repl.parts.deferred
+    assert deferred.deferring()
+    assert deferred.resolve("mcp__probe__poke") is not None  # meaningful: found and loaded
+    assert "mcp__probe__poke" in {a.name for a in deferred.offered()}
+    await repl._slash("/mcp disable probe/poke")
+    assert "mcp__probe__poke" not in {a.name for a in deferred.offered()}, err.getvalue()
+    assert deferred.resolve("mcp__probe__poke") is None

@@ -313,3 +313,28 @@ async def test_a_tool_found_before_it_was_switched_off_is_not_offered_after(
     await repl._slash("/mcp disable probe/poke")
     assert "mcp__probe__poke" not in {a.name for a in deferred.offered()}, err.getvalue()
     assert deferred.resolve("mcp__probe__poke") is None
+
+
+async def test_the_picker_tells_a_tool_from_its_invisible_look_alike(start: Start, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hostile server lists `poke` and `poke<U+200B>`. The picker's rows went through `clean`, which removes the
+    zero-width space: two rows read `probe/poke`, and the user switching off "poke" could pick the look-alike, leaving
+    the real one on. A row's name is what the switch targets, so it is shown exactly (made visible)."""
+    from mini_claude.cli.terminal.picker import Option
+
+    work = tmp_path / "work"
+    work.mkdir()
+    repl, _err = await start(work, {"probe": probe_entry("--tool", "poke\u200b")})
+    assert {"poke", "poke\u200b"} <= _offered(repl)
+    shown: list[list[Option]] = []
+
+    async def choose(title: str, options: Any, default: int = 0) -> int | None:
+        shown.append(list(options))
+        return None
+
+    monkeypatch.setattr(repl, "choose", choose)
+    await repl._slash("/mcp disable")
+    labels = [option.label.strip() for option in shown[0]]
+    assert "● probe/poke" in labels  # the real one
+    assert labels.count("● probe/poke") == 1, labels
+    assert not any("\u200b" in label for label in labels)

@@ -255,12 +255,16 @@ def _rows(live: LiveSwitches) -> list[_Row]:
             detail = f"on adds ~{last} tokens a request (its tools as last listed)" if last is not None else \
                 "on: what it costs is known once it has listed its tools"
         state_word = "on" if state.status is ServerStatus.READY else state.status.label
-        rows.append(_Row(Option(clean(f"{'●' if on else '○'} {state.name}  {state_word}"), clean(detail)),
+        # a row's name is what its switch targets: shown exactly (made visible), so an invisible look-alike a
+        # server lists (`poke` + U+200B) never reads as the tool it imitates
+        rows.append(_Row(Option(clean(f"{'●' if on else '○'} {state.name}  {state_word}", visible=True),
+                                clean(detail)),
                          state.name, on))
         for tool, cost in tools.items():
             tool_on = tool in offered
             detail = f"~{cost} tokens; off saves them" if tool_on else f"off; on adds ~{cost} tokens a request"
-            rows.append(_Row(Option(clean(f"    {'●' if tool_on else '○'} {state.name}/{tool}"), clean(detail)),
+            rows.append(_Row(Option(clean(f"    {'●' if tool_on else '○'} {state.name}/{tool}", visible=True),
+                                    clean(detail)),
                              f"{state.name}/{tool}", tool_on))
     return rows
 

@@ -111,7 +111,8 @@ _BUILTIN_NAMES = frozenset(t.name for t in BUILTIN_TYPES)
 def load_subagent_types(cwd: Path, home: Path, *, trusted: bool, sources: Collection[str] | None = None
                         ) -> tuple[dict[str, SubagentType], list[str]]:
     """The types by name (built-ins, then the user's files, then the project's) and one warning per file that could
-    not be used. `trusted`: whether the folder is trusted (a project file's `model` counts only then). `sources`:
+    not be used. `trusted`: whether the folder is trusted (a project file's `model` counts only then, and only then
+    may a project file replace a user's type of the same name). `sources`:
     the scopes whose files are read (`--setting-sources`; None: user and project)."""
     found = {t.name: t for t in BUILTIN_TYPES}
     folders, warnings = markdown_files("agents", cwd, home, sources=sources)
@@ -132,6 +133,12 @@ def load_subagent_types(cwd: Path, home: Path, *, trusted: bool, sources: Collec
                 # a repository must not swap the read-only Explore (or general-purpose) for a type of its own
                 warnings.append(f"{path}: a project agent may not replace the built-in {kind.name!r} type; ignored "
                                 "(name it differently, or put it in ~/.claude/agents)")
+                continue
+            mine = found.get(kind.name)
+            if source == "project" and not trusted and mine is not None and mine.source == "user":
+                # an untrusted repository must not swap the user's own type (its tools list, its prompt) for its own
+                warnings.append(f"{path}: replaces your own {kind.name!r} agent type, which is used until the "
+                                f"folder is trusted — {TRUST_HINT}")
                 continue
             found[kind.name] = kind
     return found, warnings

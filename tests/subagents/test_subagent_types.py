@@ -31,7 +31,9 @@ def test_builtins_user_and_project_types(tmp_path: Path) -> None:
     _write(home / ".claude" / "agents", "shared", _agent("shared", body="USER VERSION"))
     _write(home / ".claude" / "agents", "mine", _agent("mine", "Read, Grep"))
     _write(work / ".claude" / "agents", "shared", _agent("shared", body="PROJECT VERSION"))
-    kinds, warnings = load_subagent_types(work, home, trusted=False)
+    # trusted: the project's type replaces the user's of the same name (untrusted it cannot: tests/redteam/
+    # test_round7.py::test_an_untrusted_repository_cannot_swap_the_users_own_agent_type)
+    kinds, warnings = load_subagent_types(work, home, trusted=True)
     assert warnings == []
     assert list(kinds) == ["general-purpose", "Explore", "mine", "shared"]
     assert kinds["shared"].prompt == "PROJECT VERSION" and kinds["shared"].source == "project"

@@ -18,7 +18,7 @@ from mini_claude.models.mock_server import MockModelServer
 from tests.helpers import eventually, uncached, wait_until
 from tests.integration.test_apps_repl import VIEW_LINE, Page, flat, repl
 from tests.integration.test_host_repl import Terminal
-from tests.mcp.apps.test_bridge import World, world
+from tests.mcp.apps.bridge_world import World, world
 
 __all__ = ["repl", "world"]  # fixtures shared with tests/integration/test_apps_repl.py, tests/mcp/apps
 
@@ -119,7 +119,7 @@ async def test_a_views_model_context_cannot_close_its_block(world: World) -> Non
     assert text.lower().count("</mcp-app-context>") == 1 and text.endswith("\n</mcp-app-context>")  # ...but inside
     assert "<mcp-app-context" not in text[1:].lower()
     # the server's own tool name is in the block's first line: it cannot end the block either
-    from tests.mcp.apps.test_bridge import tool
+    from tests.mcp.apps.bridge_world import tool
 
     named = World()
     try:

@@ -1,10 +1,13 @@
 """The MCP Apps session side in a box, for the bridge tests (test_bridge.py, test_bridge_sampling.py): the real
 `AppsService` over an in-memory web side (fakes.py), a recording stand-in for the MCP manager (`FakeServers`),
-a stand-in gate and front end; `World` wires them; `methods` lists what a view was sent."""
+a stand-in gate and front end; `World` wires them (the `world` fixture: one per test, closed after); `methods` lists what a view was sent."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
+
+import pytest
 
 from mini_claude.errors import McpError
 from mini_claude.mcp.apps.channel import MIME_TYPE, PROTOCOL_VERSION
@@ -152,3 +155,9 @@ class World:
 def methods(channel: FakeChannel, view_id: str) -> list[str]:
     return [m["method"] for m in channel.notifications(view_id)]
 
+
+@pytest.fixture
+async def world() -> AsyncIterator[World]:
+    made = World()
+    yield made
+    await made.apps.aclose()

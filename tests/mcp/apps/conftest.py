@@ -1,16 +1,7 @@
-"""The `world` fixture of the bridge tests (tests/mcp/apps/bridge_world.py), closed after each test."""
+"""The `world` fixture of the bridge tests, from tests/mcp/apps/bridge_world.py (shared with the red team's)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from tests.mcp.apps.bridge_world import world
 
-import pytest
-
-from tests.mcp.apps.bridge_world import World
-
-
-@pytest.fixture
-async def world() -> AsyncIterator[World]:
-    made = World()
-    yield made
-    await made.apps.aclose()
+__all__ = ["world"]

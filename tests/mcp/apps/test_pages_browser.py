@@ -217,7 +217,8 @@ def test_size_changed_sets_the_frame_height_within_bounds(harness: Harness, page
     wait_until(lambda: outer.evaluate("f => f.getBoundingClientRect().height") == 321, "the frame at 321 px")
     frame.locator("#log").evaluate("() => rpc({method: 'ui/notifications/size-changed', params: {height: 99999}})")
     wait_until(lambda: outer.evaluate("f => f.getBoundingClientRect().height") == 4000, "the frame at 4000 px")
-    assert harness.methods("a").count("ui/notifications/size-changed") == 2  # the session side sees them too
+    # the session side sees them too: the page resizes at once and relays each by a POST of its own, so wait for it
+    wait_until(lambda: harness.methods("a").count("ui/notifications/size-changed") == 2, "both relayed")
 
 
 def test_a_second_tab_takes_the_session_and_the_first_clears(harness: Harness, page: Page, browser: Browser) -> None:

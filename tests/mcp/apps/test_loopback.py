@@ -149,7 +149,8 @@ async def test_unknown_paths_are_404_without_detail(server: ViewServer, client: 
     server.add_view(view())
     server.add_view(view("v2"))
     token, host, sandbox = server.token, server.host_origin, server.view_origin("v1")
-    url = {"token": f"{host}/{token[:-1]}x/", "view-token": f"{sandbox}/{token[:-1]}x/v/v1/view",
+    wrong = token[:-1] + ("y" if token.endswith("x") else "x")  # one character off, never the token itself
+    url = {"token": f"{host}/{wrong}/", "view-token": f"{sandbox}/{wrong}/v/v1/view",
            "other-view": f"{sandbox}/{token}/v/v2/view",  # a view's port serves that view only
            "kind": f"{sandbox}/{token}/v/v1/other", "extra": f"{host}/{token}/events/x",
            "view-path-on-host": f"{host}/{token}/v/v1/view"}[where]

@@ -194,11 +194,11 @@ class SubagentGate:
         self._gate, self.label, self.read_only = gate, label, read_only
 
     async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None,
-                    tool_use_id: str | None = None) -> Any:
+                    tool_use_id: str | None = None, view: str | None = None) -> Any:
         if self.read_only and not tool.read_only:
             return Decision(False, f"permission denied for {tool.name}: the {self.label} agent is read-only")
         with _acting_as(self.label):
-            return await self._gate.check(tool, args, hook=hook, tool_use_id=tool_use_id)
+            return await self._gate.check(tool, args, hook=hook, tool_use_id=tool_use_id, view=view)
 
 
 class _LabelledUI:

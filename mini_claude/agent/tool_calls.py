@@ -41,8 +41,9 @@ class Gate(Protocol):
     """The permission gate as the loop sees it (mini_claude.permissions.gate.PermissionGate fits)."""
 
     async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None,
-                    tool_use_id: str | None = None) -> Verdict:
-        ...  # `hook`: a PreToolUse hook's decision; `tool_use_id`: the call's, for the permission question
+                    tool_use_id: str | None = None, view: str | None = None) -> Verdict:
+        ...  # `hook`: a PreToolUse hook's decision; `tool_use_id`: the call's and `view`: the MCP server whose
+        # Apps view makes the call (None: the model), both for the permission question
 
 
 class ToolCalls:

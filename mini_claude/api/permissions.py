@@ -43,11 +43,13 @@ class PermissionUpdate:
 
 @dataclass
 class ToolPermissionContext:
-    """What the program is told beside the call: `suggestions`, the rules an "always" would add."""
+    """What the program is told beside the call: `suggestions`, the rules an "always" would add; `view` (ours),
+    the MCP server whose Apps view makes the call (None: the model's call, the only kind the SDK knows)."""
 
     signal: Any = None
     suggestions: list[PermissionUpdate] = field(default_factory=list)
     tool_use_id: str | None = None
+    view: str | None = None
 
 
 @dataclass
@@ -75,7 +77,7 @@ def asker(can_use_tool: CanUseTool) -> Callable[..., Awaitable[Any]]:
 
     async def ask(tool: Tool, args: dict[str, Any], gate_context: AskContext) -> PermissionAnswer:
         context = ToolPermissionContext(suggestions=[_update(rule) for rule in gate_context.suggestions],
-                                        tool_use_id=gate_context.tool_use_id)
+                                        tool_use_id=gate_context.tool_use_id, view=gate_context.view)
         try:
             answer: Any = can_use_tool(claude_tool_name(tool.name), dict(args), context)
             if inspect.isawaitable(answer):

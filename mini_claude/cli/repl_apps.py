@@ -7,7 +7,9 @@ neutralising path. A `ui/message` is queued as the next turn (at most `MAX_QUEUE
 the view before it runs, and goes to the model as plain text: never a command, `!`, `#` or `@` mention (repl.py).
 At the prompt, the prompt steps aside for it at once. A question from a view at the prompt (`between_prompts`)
 makes the prompt step aside too — what was typed comes back afterwards — and the question is asked in the usual
-way; during a turn it waits its turn with the turn's own questions.
+way; during a turn it waits its turn with the turn's own questions. The user may answer a view's permission
+question with "refuse this server's views for the rest of the session" (`refuse`): from then on their calls that
+would ask are refused without a question, and the terminal says so once.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from mini_claude.cli.terminal.neutral import clean
 from mini_claude.errors import ViewRefusedError
 from mini_claude.mcp.apps.service import ViewNotice
 from mini_claude.mcp.apps.views import View
+from mini_claude.permissions.answers import PermissionAnswer
 
 __all__ = ["MAX_QUEUED", "SIDE_QUESTION", "ReplApps"]
 
@@ -50,6 +53,7 @@ class ReplApps:
         self._side = asyncio.Lock()  # one side question at a time
         self._prompt_gone = asyncio.Event()
         self._resume = asyncio.Event()
+        self._refused: set[str] = set()  # servers whose views' questions the user refused for the session
 
     # ---- AppsFront -----------------------------------------------------------------------------------------------
     def view_shown(self, notice: ViewNotice) -> None:
@@ -73,6 +77,21 @@ class ReplApps:
         return await self.between_prompts(asked)
 
     # ---- the REPL's side -----------------------------------------------------------------------------------------
+    def refuse(self, server: str) -> None:
+        """The user's answer: refuse the calls of `server`'s views that would ask, for the rest of the session."""
+        if server not in self._refused:
+            self._refused.add(server)
+            self.ui.info(clean(f"calls from views of MCP server {server} that need your approval are refused for "
+                               "the rest of this session", visible=True))
+
+    def refusing(self, server: str) -> bool:
+        return server in self._refused
+
+    @staticmethod
+    def refusal(server: str) -> PermissionAnswer:
+        return PermissionAnswer(False, message="the user refuses this server's views' calls for the rest of the "
+                                               "session")
+
     def next_message(self) -> str | None:
         """The next line a view sent, shown as coming from it; None when none waits."""
         if not self._messages:

@@ -16,12 +16,13 @@ from typing import Any
 from mini_claude.agent.sessions import SessionInfo
 from mini_claude.cli.keys import EscapeWatcher
 from mini_claude.cli.questions.approval import server_approval_prompt
-from mini_claude.cli.questions.permission import PromptAnswers, permission_question
+from mini_claude.cli.questions.permission import BLOCK_VIEW, PromptAnswers, permission_question
 from mini_claude.cli.repl_apps import ReplApps
 from mini_claude.cli.resume import age
 from mini_claude.cli.terminal.picker import Option, pick
 from mini_claude.cli.terminal.render import TerminalUI, clean, one_line
 from mini_claude.mcp.config import ServerConfig
+from mini_claude.permissions.answers import AskContext, PermissionAnswer
 from mini_claude.permissions.rules import claude_tool_name
 from mini_claude.trust import trust_question
 
@@ -95,9 +96,13 @@ class ReplQuestions:
         print("\n".join(server_approval_prompt(cfg, Path.cwd())), file=sys.stderr)
         return await self._ask("Start it?", {"y": "approve", "a": "approve-all", "n": "deny"})
 
-    async def _ask_permission(self, tool: Any, args: dict[str, Any]) -> str:
+    async def _ask_permission(self, tool: Any, args: dict[str, Any],
+                              context: AskContext | None = None) -> str | PermissionAnswer:
+        view = context.view if context is not None else None
+        if view is not None and self._apps.refusing(view):
+            return self._apps.refusal(view)
         if self._at_prompt:  # a view's tool call while the user is at the prompt: the prompt steps aside
-            return await self._apps.between_prompts(lambda: self._ask_permission(tool, args))
+            return await self._apps.between_prompts(lambda: self._ask_permission(tool, args, context))
         hooks = self.parts.hooks
         if hooks is not None:  # Notification hooks, beside the question (a desktop ping must not delay it)
             task = asyncio.ensure_future(hooks.notification(f"Claude needs your permission to use {claude_tool_name(tool.name)}",
@@ -105,13 +110,20 @@ class ReplQuestions:
             self._background.add(task)
             task.add_done_callback(self._background.discard)
         async with self._questions:
-            return await self._permission_question(tool, args)
+            if view is not None and self._apps.refusing(view):  # blocked while this question waited its turn
+                return self._apps.refusal(view)
+            return await self._permission_question(tool, args, view)
 
-    async def _permission_question(self, tool: Any, args: dict[str, Any]) -> str:
+    async def _permission_question(self, tool: Any, args: dict[str, Any],
+                                   view: str | None = None) -> str | PermissionAnswer:
         self._interrupted_at_prompt = False
-        return await permission_question(self.parts.gate, tool, args, PromptAnswers(
+        answer = await permission_question(self.parts.gate, tool, args, PromptAnswers(
             ask=self._ask, prompt_text=self._prompt_text, ui=self.ui, trusted=self.parts.trusted,
-            interrupted=self._interrupted_then_end_turn))
+            interrupted=self._interrupted_then_end_turn), view=view)
+        if answer == BLOCK_VIEW and view is not None:
+            self._apps.refuse(view)
+            return self._apps.refusal(view)
+        return answer
 
     def _interrupted_then_end_turn(self) -> bool:
         """Ctrl+C at a permission prompt: deny this call and end the turn."""

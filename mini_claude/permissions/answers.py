@@ -39,13 +39,15 @@ class AskContext:
     """What the gate knows about a question it asks (the SDK's `ToolPermissionContext`): `suggestions` are the allow
     rules an "always" would remember (`PermissionGate.always_rules`; none where nothing can be remembered), `reason`
     why it asks (an ask rule, a PreToolUse hook's reason, a path that needs consent, leaving the OS sandbox; ""
-    when simply no rule allows the call), `blocked_path` the first path that needs consent, and `tool_use_id` the
-    call's id when the caller named it."""
+    when simply no rule allows the call), `blocked_path` the first path that needs consent, `tool_use_id` the
+    call's id when the caller named it, and `view` the MCP server whose Apps view makes the call (None: the
+    model's call; no model reads the answer to a view's)."""
 
     suggestions: tuple[str, ...] = ()
     reason: str = ""
     blocked_path: str | None = None
     tool_use_id: str | None = None
+    view: str | None = None
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ class Asking(ConsentChecks):
 
     async def _ask_user(self, tool: Tool, args: dict[str, Any], call: ToolCall, *, ask_rule: Rule | None,
                         hook_asks: str | None = None, leaving_sandbox: bool = False,
-                        tool_use_id: str | None = None) -> Decision:
+                        tool_use_id: str | None = None, view: str | None = None) -> Decision:
         if self.ask is None and leaving_sandbox:
             return self._deny(tool, "running a command outside the OS sandbox (dangerouslyDisableSandbox) needs the "
                                     "user's approval, which is not possible in non-interactive mode")
@@ -87,7 +87,7 @@ class Asking(ConsentChecks):
                        or "; ".join(self.why_asking(tool, args)))
                 boundaries = self._boundaries(call)
                 return AskContext(() if leaving_sandbox else tuple(self.always_rules(tool, args)), why,
-                                  boundaries[0].path if boundaries else None, tool_use_id)
+                                  boundaries[0].path if boundaries else None, tool_use_id, view)
 
             answer = await self._question(tool, args, context)
             if not isinstance(answer, str):

@@ -137,9 +137,10 @@ class PermissionGate(Asking):
         self._written: tuple[tuple[str, Path, Path], Written] | None = None
 
     async def check(self, tool: Tool, args: dict[str, Any], *, hook: HookPermission | None = None,
-                    tool_use_id: str | None = None) -> Decision:
+                    tool_use_id: str | None = None, view: str | None = None) -> Decision:
         """Decide whether `tool` may run with `args`; may ask the user. `hook`: a PreToolUse hook's decision on
-        this call (see the module docstring); `tool_use_id`: the call's id, for the question's `AskContext`."""
+        this call (see the module docstring); `tool_use_id`: the call's id, and `view`: the MCP server whose Apps
+        view makes the call (None: the model), both for the question's `AskContext`."""
         self._written = None  # the files may have changed since the last check
         problem = input_problem(tool.input_schema, args) if input_is_ours(tool) else None
         if problem:
@@ -182,22 +183,22 @@ class PermissionGate(Asking):
         if rule is None:
             rule, _ = self._write_rule(self.rules.match_ask, written)
         if rule is not None:
-            return await self._ask_user(tool, args, call, ask_rule=rule, tool_use_id=tool_use_id)
+            return await self._ask_user(tool, args, call, ask_rule=rule, tool_use_id=tool_use_id, view=view)
         if hook is not None and hook_asks:
             return await self._ask_user(tool, args, call, ask_rule=None, hook_asks=hook.reason,
-                                        tool_use_id=tool_use_id)
+                                        tool_use_id=tool_use_id, view=view)
         if sandboxed is not None:  # 4b. the OS sandbox: auto-allowed inside it; leaving it always asks
             if await sandboxed.auto_allows(args):
                 return Decision(True, "runs in the OS sandbox (sandbox.autoAllowBashIfSandboxed)")
             if sandboxed.wants_out(args):
                 return await self._ask_user(tool, args, call, ask_rule=None, leaving_sandbox=True,
-                                            tool_use_id=tool_use_id)
+                                            tool_use_id=tool_use_id, view=view)
 
         if self._boundaries(call) or written.unknown:
             allowed = self._allowing_rules(call, env)
             if allowed:
                 return Decision(True, _allowed_by(allowed))
-            return await self._ask_user(tool, args, call, ask_rule=None, tool_use_id=tool_use_id)
+            return await self._ask_user(tool, args, call, ask_rule=None, tool_use_id=tool_use_id, view=view)
 
         allowed = self.rules.match_allow(call, env)
         if allowed:
@@ -216,7 +217,7 @@ class PermissionGate(Asking):
         if self.mode is PermissionMode.ACCEPT_EDITS and file_commands_only(call, written, self._place()):
             return Decision(True, "acceptEdits mode (file commands inside the working directory)")
 
-        return await self._ask_user(tool, args, call, ask_rule=None, tool_use_id=tool_use_id)
+        return await self._ask_user(tool, args, call, ask_rule=None, tool_use_id=tool_use_id, view=view)
 
     def _refusal(self, tool: Tool, args: dict[str, Any], call: ToolCall) -> Decision | None:
         """Step 0 (a fetch whose host the rules would misread) and step 1 (deny rules, a command's writes too)."""

@@ -45,7 +45,7 @@ class SessionViewGate:
             permission = before.permission
             if before.updated_input is not None:
                 arguments = before.updated_input
-        decision = await self.gate.check(tool, arguments, hook=permission, tool_use_id=call_id)
+        decision = await self.gate.check(tool, arguments, hook=permission, tool_use_id=call_id, view=entry.server)
         if not decision.allowed:
             self._report(f"a view of MCP server {entry.server} was refused {entry.tool.name}: {decision.reason}")
             return ViewCallAdmission(False, decision.reason or f"{tool.name} was not allowed", call_id=call_id)

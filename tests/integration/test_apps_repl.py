@@ -4,7 +4,8 @@
 
 The view's line is printed; a view's `ui/message` while the user sits at the prompt is the next turn, shown as from
 the view, and what the user had typed comes back; a view's tool call that needs a permission makes the prompt step
-aside for the question, and a "no" reaches the view as an error; so does a link the user would not open."""
+aside for the question (saying a view asks), and a "no" reaches the view as an error; "refuse this server's views"
+refuses later calls without a question; a link the user would not open is refused too."""
 
 from __future__ import annotations
 
@@ -135,18 +136,33 @@ def test_a_view_in_the_repl(repl: Callable[..., tuple[Terminal, MockModelServer]
         assert [b["text"] for b in last if b.get("type") == "text"] == ["hello from the view"]
         term.wait_for(lambda s: s.rstrip().endswith("> half typed"), "the typed text back at the prompt")
 
-        # a view's call of a tool nobody allowed: the prompt steps aside for the question; "n" refuses it
+        # a view's call of a tool nobody allowed: the prompt steps aside for the question, which says a view asks;
+        # "n" refuses it at once (no model to tell what to do instead)
         term.keys("C-u")
         page.post(view, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "caps", "arguments": {}}})
         term.wait_for(lambda s: "mcp__apps__caps" in s and "[y/" in s, "the permission question")
+        assert "A view of MCP server apps (a page in your browser, not the model) asks to run:" in flat(term.screen())
         term.enter("n")
-        term.wait_for(lambda s: "What should the model do instead?" in s, "the follow-up question")
-        term.keys("Enter")  # just decline
         term.wait_for(lambda s: page.answer(view, 3) is not None, "the view's answer")
         refused = page.answer(view, 3)
         assert refused is not None and refused["error"]["code"] == -32000
         term.wait_for(lambda s: "a view of MCP server apps was refused caps" in flat(s), "the refusal's line")
         term.wait_for(lambda s: s.rstrip().endswith(">"), "the prompt again")
+        assert "do instead" not in term.screen()
+
+        # "b": refused, and so is every later call of this server's views that would ask, without a question
+        page.post(view, {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "caps", "arguments": {}}})
+        term.wait_for(lambda s: s.count("asks to run:") == 2 and s.rstrip().endswith("]"), "the second question")
+        term.enter("b")
+        term.wait_for(lambda s: page.answer(view, 5) is not None, "the view's second answer")
+        term.wait_for(lambda s: "views of MCP server apps that need your approval are refused" in flat(s),
+                      "the note that says so")
+        term.wait_for(lambda s: s.rstrip().endswith(">"), "the prompt again")
+        page.post(view, {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "caps", "arguments": {}}})
+        wait_until(lambda: page.answer(view, 6) is not None, "the third call's answer, with no question asked")
+        third = page.answer(view, 6)
+        assert third is not None and "refuses this server's views' calls" in third["error"]["message"]
+        assert term.screen().count("asks to run:") == 2
 
         # a link the view asks to open: asked first; "n" refuses it
         page.post(view, {"jsonrpc": "2.0", "id": 4, "method": "ui/open-link", "params": {"url": "https://example.com/"}})

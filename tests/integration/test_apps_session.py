@@ -179,6 +179,29 @@ async def test_the_client_declares_the_extension_unless_switched_off(world: ApiW
     assert web.channels == []  # caps has no view: nothing was served
 
 
+async def test_the_permission_callback_is_told_a_view_asks(world: ApiWorld, mock_model, web: FakeWeb) -> None:
+    """`can_use_tool` hears which server's view makes a call (`context.view`); the model's own calls say None."""
+    from mini_claude.api import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
+
+    asked: list[tuple[str, str | None]] = []
+
+    async def can_use_tool(name: str, arguments: dict[str, Any], context: ToolPermissionContext) -> Any:
+        asked.append((name, context.view))
+        return PermissionResultAllow() if context.view is None else PermissionResultDeny(message="not from a page")
+
+    mock = mock_model([call("mcp__apps__show_board"), text("up")])
+    options = world.options(mock.url, mcp_servers={"apps": SERVER}, can_use_tool=can_use_tool,
+                            settings=json.dumps({"mcpApps": {"openBrowser": "never"}}))
+    async with session(options) as running:
+        await running.client.query("show me the board")
+        await eventually(lambda: running.system("mcp_app_view") and running.results(), "the view", within_s=20)
+        channel, view_id = web.channel_, running.system("mcp_app_view")[0].data["view_id"]
+        await request(channel, view_id, "ui/initialize", {})
+        refused = await request(channel, view_id, "tools/call", {"name": "caps", "arguments": {}})
+        assert "not from a page" in refused["error"]["message"]
+    assert asked == [("mcp__apps__show_board", None), ("mcp__apps__caps", "apps")]
+
+
 async def test_one_query_never_declares_the_extension(world: ApiWorld, mock_model, web: FakeWeb) -> None:
     mock = mock_model([call("mcp__apps__caps"), text("{{last_tool_result}}")])
     options = world.options(mock.url, mcp_servers={"apps": SERVER}, allowed_tools=["mcp__apps__caps"])

@@ -1,6 +1,8 @@
 """The REPL's permission question: what the call will do in words, a diff preview for edits and writes, and the
 choices — yes / yes and don't ask again for *this rule* (saved to `.claude/settings.local.json`, and shown) /
-no, optionally telling the model what to do instead.
+no, optionally telling the model what to do instead. A call an MCP Apps view makes (`view`, its server) says so
+above the call, asks nothing of "instead" (no model reads that answer) and has one more choice: refuse this server's
+views' calls without asking for the rest of the session (`BLOCK_VIEW`; the REPL keeps the list).
 
 Everything shown goes through `clean(…, visible=True, exact=True)`: a control, bidi or invisible character (a
 zero-width joiner, a variation selector) in a command is shown as an escape, never obeyed or dropped, so the text
@@ -30,10 +32,11 @@ from mini_claude.permissions.gate import PLAN_ACCEPT_EDITS
 from mini_claude.settings_rules import add_rule, settings_file
 from mini_claude.tools.exit_plan_mode import EXIT_PLAN_MODE_TOOL_NAME
 
-__all__ = ["VIEW_KEY", "PromptAnswers", "describe_call", "permission_question", "plan_lines",
+__all__ = ["BLOCK_VIEW", "VIEW_KEY", "PromptAnswers", "describe_call", "permission_question", "plan_lines",
            "plan_question", "save_allow_rules"]
 
 VIEW_KEY = "v"  # the answer that shows the whole call when the question had to cut it
+BLOCK_VIEW = "block"  # a view's call: no, and refuse its server's views' calls for the rest of the session
 MAX_DIFF_LINES = 40
 MAX_SHOWN_CHARS = 2000  # a command or argument list longer than this (or than MAX_SHOWN_LINES lines) is cut…
 MAX_SHOWN_LINES = 40
@@ -53,16 +56,21 @@ class PromptAnswers:
     interrupted: Callable[[], bool]
 
 
-async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answers: PromptAnswers) -> str:
+async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answers: PromptAnswers,
+                              view: str | None = None) -> str:
     """What the call does (a diff for edits), then yes / always for the rule shown (saved to
     .claude/settings.local.json) / no, optionally saying what to do instead. Ctrl+C denies. ExitPlanMode: the plan
-    and its own choices (`plan_question`)."""
+    and its own choices (`plan_question`). `view`: the MCP server whose Apps view makes the call — said first, no
+    "instead", and `BLOCK_VIEW` as one more answer."""
     if tool.name == EXIT_PLAN_MODE_TOOL_NAME:
         return await plan_question(args, answers)
     rules = gate.always_rules(tool, args)
     why = [f"  {clean(note, visible=True, exact=True)}" for note in gate.why_asking(tool, args)]  # the real target, why
     described = [*describe_call(tool.name, args, gate.cwd, home=gate.home), *why]
     whole = [*describe_call(tool.name, args, gate.cwd, whole=True, home=gate.home), *why]
+    if view is not None:
+        print(f"A view of MCP server {clean(view, visible=True, exact=True)} (a page in your browser, not the model) "
+              "asks to run:", file=sys.stderr)
     print("\n".join(described), file=sys.stderr)
     shown = ", ".join(rules)
     if rules:
@@ -70,6 +78,9 @@ async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answer
         choices = {"y": "yes", "a": "always", "n": "no"}
     else:  # no rule can name it (a WebFetch of [::1]): nothing to remember
         question, choices = "Allow it? y = yes, n = no", {"y": "yes", "n": "no"}
+    if view is not None:
+        question += ", b = no, and refuse this server's views without asking for the rest of the session"
+        choices["b"] = BLOCK_VIEW
     if whole != described:  # something was cut: one more answer shows it all, then asks again
         answer = await answers.ask(f"{question}, {VIEW_KEY} = view the whole call", {**choices, VIEW_KEY: "view"})
         if answer == "view":
@@ -87,7 +98,7 @@ async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answer
         else:
             later = "" if answers.trusted else " (later sessions use it once you trust this folder)"
             answers.ui.info(f"saved {shown} to {path}{later}")
-    elif answer == "no":
+    elif answer == "no" and view is None:  # a view's call: no model reads what to do instead
         instead = await answers.prompt_text("What should the model do instead? (Enter to just decline) ")
         if instead and instead.strip():
             return f"no: {instead.strip()}"

@@ -36,7 +36,7 @@ from typing import Any, Protocol
 from mini_claude import __version__
 from mini_claude.errors import JsonRpcError, McpError, ViewRefusedError
 from mini_claude.mcp.apps.channel import PROTOCOL_VERSION
-from mini_claude.mcp.apps.views import ModelContext, View, ViewPhase
+from mini_claude.mcp.apps.views import ModelContext, View, ViewPhase, notification
 
 __all__ = ["MAX_MESSAGE_CHARS", "MAX_USER_TEXT_CHARS", "AppBridge", "BridgeHost", "host_context"]
 
@@ -90,6 +90,7 @@ class AppBridge:
         self.host = host
         self._send = send
         self._theme = theme
+        self._told_theme: str | None = None  # the theme its `ui/initialize` result gave (None: not answered yet)
         self._env = env
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
@@ -99,6 +100,14 @@ class AppBridge:
         """Send notifications the view's state produced (views.View: tool-input, tool-result, tool-cancelled)."""
         for message in messages:
             self._send(message)
+
+    def set_theme(self, theme: str) -> None:
+        """The page's colour scheme changed: a live view hears `ui/notifications/host-context-changed`; one still
+        loading gets it in its `ui/initialize` result, or on `initialized` if it was answered with the old one."""
+        self._theme = theme
+        if self.view.phase is ViewPhase.LIVE and self._told_theme != theme:
+            self._told_theme = theme
+            self._send(notification("ui/notifications/host-context-changed", {"theme": theme}))
 
     async def teardown(self, reason: str, timeout_s: float = TEARDOWN_TIMEOUT_S) -> bool:
         """`ui/resource-teardown` (a request), waiting at most `timeout_s` for the answer; the view is torn down
@@ -203,6 +212,8 @@ class AppBridge:
         view = self.view
         if method == "ui/notifications/initialized":
             self.push(view.on_initialized())
+            if self._told_theme is not None:
+                self.set_theme(self._theme)  # changed between its initialize result and now
         elif method == "notifications/message":
             self.host.log(view, params)
         elif method == "ui/notifications/request-teardown":
@@ -233,7 +244,11 @@ class AppBridge:
         return {"protocolVersion": asked if asked == PROTOCOL_VERSION else PROTOCOL_VERSION,
                 "hostInfo": {"name": "mini-claude", "version": __version__},
                 "hostCapabilities": capabilities,
-                "hostContext": host_context(view, theme=self._theme, env=self._env)}
+                "hostContext": self._host_context()}
+
+    def _host_context(self) -> dict[str, Any]:
+        self._told_theme = self._theme
+        return host_context(self.view, theme=self._theme, env=self._env)
 
     def _answer(self, request_id: Any, result: dict[str, Any]) -> None:
         if self.view.phase is not ViewPhase.TORN_DOWN:  # torn down while the request ran: nobody to answer

@@ -13,11 +13,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["EXTENSION_ID", "MIME_TYPE", "PROTOCOL_VERSION", "ViewChannel", "ViewInbox", "ViewPage"]
+__all__ = ["EXTENSION_ID", "MIME_TYPE", "PROTOCOL_VERSION", "THEMES", "ThemeInbox", "ViewChannel", "ViewInbox",
+           "ViewPage"]
 
 EXTENSION_ID = "io.modelcontextprotocol/ui"
 MIME_TYPE = "text/html;profile=mcp-app"
 PROTOCOL_VERSION = "2026-01-26"  # the Apps protocol version the SDK's views send in `ui/initialize`
+THEMES = ("light", "dark")  # the `hostContext.theme` values
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,9 @@ class ViewPage:
 
 # view → session: one JSON-RPC message the view posted; awaited in order per view.
 ViewInbox = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+# page → session: the page's colour scheme (one of THEMES) when it connects and whenever the browser's changes.
+ThemeInbox = Callable[[str], None]
 
 
 @runtime_checkable

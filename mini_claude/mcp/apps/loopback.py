@@ -8,7 +8,8 @@ views are also different *sites* (`127.0.0.1` / `localhost`), so Chromium keeps 
 
     http://127.0.0.1:P/<token>/                    the session page (pages.py): every live view, newest first
     http://127.0.0.1:P/<token>/events              GET, text/event-stream: envelopes for the page (see pages.py)
-    http://127.0.0.1:P/<token>/rpc                 POST {"page", "view", "message"} → the inbox → 204
+    http://127.0.0.1:P/<token>/rpc                 POST {"page", "view", "message"} → the inbox → 204;
+                                                   POST {"page", "theme"} → `themes` → 204
     http://localhost:Pv/<token>/v/<id>/sandbox     view <id>'s sandbox proxy (Pv: that view's own port)
     http://localhost:Pv/<token>/v/<id>/view        the view's HTML, served with the view's own CSP header
 
@@ -51,7 +52,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import parse_qs
 
-from mini_claude.mcp.apps.channel import ViewInbox, ViewPage
+from mini_claude.mcp.apps.channel import THEMES, ThemeInbox, ViewInbox, ViewPage
 from mini_claude.mcp.apps.http1 import REASONS, Reject, event_stream, parse_head, respond
 from mini_claude.mcp.apps.pages import (
     PROXY_SCRIPT_HASH,
@@ -110,10 +111,13 @@ def _envelope(**fields: Any) -> str:
 class ViewServer:
     """The loopback web side (see the module docstring). Implements `channel.ViewChannel`."""
 
-    def __init__(self, inbox: ViewInbox, *, host_port: int = 0, sandbox_port: int = 0) -> None:
-        """`host_port` pins the page's port; `sandbox_port` (when not 0) makes views take the first free port of
-        `sandbox_port … sandbox_port + MAX_VIEWS - 1` instead of an ephemeral one. Nothing listens before `start`."""
+    def __init__(self, inbox: ViewInbox, *, themes: ThemeInbox | None = None, host_port: int = 0,
+                 sandbox_port: int = 0) -> None:
+        """`themes` hears the page's colour scheme; `host_port` pins the page's port; `sandbox_port` (when not 0)
+        makes views take the first free port of `sandbox_port … sandbox_port + MAX_VIEWS - 1` instead of an
+        ephemeral one. Nothing listens before `start`."""
         self._inbox = inbox
+        self._themes = themes
         self._host_port = host_port
         self._sandbox_port = sandbox_port
         self.token = secrets.token_urlsafe(24)
@@ -367,8 +371,16 @@ class ViewServer:
             data = json.loads(body)
         except (ValueError, RecursionError):
             raise Reject(400) from None
-        if not (isinstance(data, dict) and isinstance(data.get("message"), dict)
-                and isinstance(data.get("view"), str) and isinstance(data.get("page"), str)):
+        if not isinstance(data, dict) or not isinstance(data.get("page"), str):
+            raise Reject(400)
+        if data.get("theme") in THEMES and "view" not in data and "message" not in data:  # the page's own
+            if self._page is None or data["page"] != self._page.page_id:
+                raise Reject(409)
+            if self._themes is not None:
+                self._themes(data["theme"])
+            await respond(writer, 204)
+            return
+        if not (isinstance(data.get("message"), dict) and isinstance(data.get("view"), str)):
             raise Reject(400)
         if self._page is None or data["page"] != self._page.page_id:
             raise Reject(409)

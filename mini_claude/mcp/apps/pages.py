@@ -12,7 +12,8 @@ stop and clear), `{"closed": true}` (the session ended). Host→view messages wa
 `ui/notifications/sandbox-proxy-ready`; `ui/notifications/sandbox-*` methods are never passed to a proxy. Every
 message a proxy relays (checked: `event.source` is that view's frame and `event.origin` that view's origin) is POSTed
 to `rpc` as `{"page", "view", "message"}`, one after another; a view's `ui/notifications/size-changed` also sets its
-frame's height (50..4000 px).
+frame's height (50..4000 px). On each connect and whenever the browser's colour scheme changes, the page POSTs
+`{"page", "theme": "light" | "dark"}` in the same queue (so before any view message that follows).
 
 Proxy page (one per view, same origin as its view): creates the view's iframe (`sandbox="allow-scripts
 allow-same-origin allow-forms"`, the view's `allow`, `src="view"`), relays JSON-RPC objects both ways (from the
@@ -99,12 +100,16 @@ _SESSION_SCRIPT = """
     else if (view.held.length < MAX_HELD) view.held.push(message);
   }
 
-  function post(id, message) {
+  function send(fields) {
     let body;
-    try { body = JSON.stringify({page: pageId, view: id, message}); } catch { return; }
+    try { body = JSON.stringify({page: pageId, ...fields}); } catch { return; }
     chain = chain.then(() => fetch(cfg.base + "rpc", {method: "POST", body, cache: "no-store",
       credentials: "omit", headers: {"Content-Type": "application/json"}})).catch(() => {});
   }
+  const post = (id, message) => send({view: id, message});
+  const dark = window.matchMedia("(prefers-color-scheme: dark)");
+  const sendTheme = () => send({theme: dark.matches ? "dark" : "light"});
+  dark.addEventListener("change", sendTheme);
 
   function fromView(id, message) {
     const view = views.get(id);
@@ -130,7 +135,7 @@ _SESSION_SCRIPT = """
 
   function clear() { for (const id of [...views.keys()]) removeView(id); }
   const events = new EventSource(cfg.base + "events?page=" + pageId);
-  events.onopen = () => { status.textContent = "connected"; };
+  events.onopen = () => { status.textContent = "connected"; sendTheme(); };
   events.onerror = () => { status.textContent = "disconnected, retrying"; };
   events.onmessage = (event) => {
     let env;

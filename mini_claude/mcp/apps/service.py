@@ -176,6 +176,7 @@ class AppsService:
         self._evicting: set[asyncio.Task[Any]] = set()  # teardowns of views past MAX_VIEWS
         self._browser_opened = False
         self._closed = False
+        self._theme = "dark"  # until the page says which colour scheme the browser uses
 
     # ---- the MCP side --------------------------------------------------------------------------------------------
     def setup(self, cfg: Any, client: Any) -> None:
@@ -190,7 +191,8 @@ class AppsService:
             return None
         view = View(view_id=secrets.token_hex(8), server=server, tool=tool, qualified=qualified,
                     arguments=dict(arguments))
-        bridge = AppBridge(view, self, lambda message: self._send(view.view_id, message), env=self.env)
+        bridge = AppBridge(view, self, lambda message: self._send(view.view_id, message), theme=self._theme,
+                           env=self.env)
         self._bridges[view.view_id] = bridge
         while len(self._bridges) > MAX_VIEWS:  # the oldest goes (its frame leaves the page before this one comes)
             oldest = next(iter(self._bridges.values()))
@@ -268,7 +270,7 @@ class AppsService:
     async def _ensure_channel(self) -> ViewChannel:
         async with self._start_lock:
             if self._channel is None:
-                channel = self.web.channel(self._inbox)
+                channel = self.web.channel(self._inbox, self._page_theme)
                 await channel.start()
                 self._channel = channel
             return self._channel
@@ -276,6 +278,12 @@ class AppsService:
     def _send(self, view_id: str, message: dict[str, Any]) -> None:
         if self._channel is not None:
             self._channel.send(view_id, message)
+
+    def _page_theme(self, theme: str) -> None:
+        """The page's colour scheme: every view's `hostContext.theme` from now on (live ones are told)."""
+        self._theme = theme
+        for bridge in self._bridges.values():
+            bridge.set_theme(theme)
 
     async def _inbox(self, view_id: str, message: dict[str, Any]) -> None:
         """The web side's delivery of one message from a view. `ui/initialize`, notifications and answers are

@@ -70,6 +70,28 @@ async def test_initialize_answers_every_field(world: World) -> None:
     assert other["result"]["protocolVersion"] == PROTOCOL_VERSION
 
 
+async def test_the_pages_colour_scheme_is_each_views_theme(world: World) -> None:
+    """The page says its colour scheme: a view initialized later is given it; a live view is told of a change;
+    a view answered with the old one before `initialized` is told then; an unchanged scheme sends nothing."""
+    _first, live = await world.shown()
+    world.channel.themes("light")
+    assert (await world.initialized(live))["result"]["hostContext"]["theme"] == "light"
+    world.channel.themes("light")
+    assert "ui/notifications/host-context-changed" not in methods(world.channel, live)
+    world.channel.themes("dark")
+    changed = [m for m in world.channel.notifications(live) if m["method"] == "ui/notifications/host-context-changed"]
+    assert [m["params"] for m in changed] == [{"theme": "dark"}]
+
+    _second, late = await world.shown()
+    answer = await world.request(late, "ui/initialize", {"protocolVersion": PROTOCOL_VERSION})
+    assert answer["result"]["hostContext"]["theme"] == "dark"
+    world.channel.themes("light")  # between its initialize result and its `initialized`: nothing sent yet
+    assert world.channel.notifications(late) == []
+    await world.channel.post(late, "ui/notifications/initialized", request=False)
+    assert [m["params"] for m in world.channel.notifications(late)
+            if m["method"] == "ui/notifications/host-context-changed"] == [{"theme": "light"}]
+
+
 async def test_nothing_is_sent_before_initialized_then_input_before_result(world: World) -> None:
     call, view_id = await world.shown()
     call.finish(await world.servers.call_tool("board", "show", {}))

@@ -265,6 +265,28 @@ async def test_bad_posts_are_refused(server: ViewServer, client: httpx.AsyncClie
     assert inbox.got == []
 
 
+async def test_the_current_page_alone_says_its_colour_scheme(inbox: Inbox, client: httpx.AsyncClient) -> None:
+    themes: list[str] = []
+    server = ViewServer(inbox, themes=themes.append)
+    await server.start()
+    try:
+        server.add_view(view("v1"))
+        assert (await post(client, server, {"page": PAGE_A, "theme": "light"})).status_code == 409  # no page yet
+        async with events(client, server, PAGE_A):
+            for theme in ("light", "dark"):
+                assert (await post(client, server, {"page": PAGE_A, "theme": theme})).status_code == 204
+            for bad in ({"page": PAGE_B, "theme": "light"}, {"page": PAGE_A, "theme": "blue"},
+                        {"page": PAGE_A, "theme": ["dark"]}):
+                assert (await post(client, server, bad)).status_code in (400, 409)
+            # a view's message that also names a theme is the view's message, never the page's scheme
+            both = {"page": PAGE_A, "view": "v1", "theme": "light", "message": {"jsonrpc": "2.0", "method": "m"}}
+            assert (await post(client, server, both)).status_code == 204
+            await eventually(lambda: inbox.got, "the view's message")
+        assert themes == ["light", "dark"]
+    finally:
+        await server.close()
+
+
 async def test_a_post_with_no_page_connected_or_no_length_is_refused(server: ViewServer,
                                                                      client: httpx.AsyncClient) -> None:
     server.add_view(view("v1"))

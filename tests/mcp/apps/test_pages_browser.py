@@ -103,7 +103,7 @@ class Harness:
         async def inbox(view_id: str, message: dict[str, Any]) -> None:
             self.inbox.append((view_id, message))
 
-        self.server = ViewServer(inbox)
+        self.server = ViewServer(inbox, themes=lambda theme: self.inbox.append(("", {"theme": theme})))
         loop.run(self.server.start())
 
     def add(self, view_id: str, html: str = VIEW_HTML, csp: str = DEFAULT_CSP) -> str:
@@ -153,6 +153,23 @@ def test_a_views_message_reaches_the_inbox_after_the_proxy_announces_itself(harn
     assert methods[0] == "ui/notifications/sandbox-proxy-ready"
     assert "ui/notifications/sandbox-forged" not in methods  # the view may not speak for the proxy
     assert page.locator("#view-a .title").inner_text() == "server · a"
+
+
+def test_the_page_says_its_colour_scheme_first_and_when_it_changes(harness: Harness, browser: Browser) -> None:
+    context = browser.new_context(color_scheme="light")
+    try:
+        page = context.new_page()
+        harness.add("a")
+        page.goto(harness.server.page_url)
+        wait_until(lambda: "ui/initialize" in harness.methods("a"), "the view's ui/initialize in the inbox")
+        themes = [m["theme"] for v, m in harness.inbox if v == ""]
+        assert themes == ["light"]
+        assert harness.inbox.index(("", {"theme": "light"})) < next(  # before the view's first message
+            n for n, (v, _) in enumerate(harness.inbox) if v == "a")
+        page.emulate_media(color_scheme="dark")
+        wait_until(lambda: ("", {"theme": "dark"}) in harness.inbox, "the new scheme")
+    finally:
+        context.close()
 
 
 def test_send_reaches_the_view_and_reserved_methods_never_do(harness: Harness, page: Page) -> None:

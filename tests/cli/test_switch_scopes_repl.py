@@ -96,6 +96,9 @@ async def test_a_server_switched_in_each_scope_stops_and_starts_in_the_session(
                       context, re.M)
     assert shown is not None, context
     assert shown.group(1) == saved.group(1)  # the same definitions, measured the same way
+    await repl._slash("/mcp")  # the panel says it too
+    panel = capsys.readouterr().out
+    assert f"server off (saves ~{saved.group(1)} tokens, as last listed)" in panel, panel
     await repl._slash(f"/mcp enable probe --scope {scope}")
     assert json.loads(file.read_text())["disabledMcpServers"] == []
     assert repl.parts.manager.states["probe"].status is ServerStatus.READY, err.getvalue()

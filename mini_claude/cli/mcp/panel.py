@@ -10,14 +10,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from mini_claude.cli.mcp.live_switch import Chooser, LiveSwitches, switch_command
+from mini_claude.cli.mcp.live_switch import Chooser, LiveSwitches, server_off_tokens, switch_command
 from mini_claude.cli.questions.pin_review import accept_in_session
 from mini_claude.cli.terminal.render import TerminalUI, clean, one_line
 from mini_claude.cli.terminal.status import server_line
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.mcp.host import McpHost
 from mini_claude.mcp.manager import McpManager, ServerState, ServerStatus
-from mini_claude.mcp.tool_switches import ToolSwitches
+from mini_claude.mcp.tool_switches import ToolSwitches, server_off_note
 from mini_claude.tools.mcp_tool import McpToolAdapter
 from mini_claude.tools.tool_search import DeferredTools, ServerBudget, budget_note, off_note
 
@@ -115,6 +115,8 @@ def _print_servers(manager: McpManager, out: TextIO, host: McpHost | None = None
         print("  " + one_line(line), file=out)
         details = _details(state, host, (budgets or {}).get(state.name))
         saved = off_note((off or {}).get(state.name, ()))
+        if state.status is ServerStatus.DISABLED:  # what switching it off saves, as `mcp list` says
+            saved = server_off_note(server_off_tokens(manager, state))
         print("    " + clean(f"{details} · {saved}" if saved else details), file=out)
     print("  actions: " + MCP_USAGE.removeprefix("usage: "), file=out)
 

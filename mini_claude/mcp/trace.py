@@ -7,7 +7,8 @@ process environments) never reaches this layer, so it is never written. A line:
 
     {"ts": "2026-12-05T20:41:07.123Z", "server": "fs", "dir": "send", "message": {"jsonrpc": "2.0", ...}}
 
-`dir` is "send" (to the server) or "recv" (from it). Redaction (`redact_message`): the value of every key that
+`dir` is "send" (to the server) or "recv" (from it); an MCP Apps view's messages (mcp/apps/bridge.py) are lines
+under its server with `dir` "view-recv" (the view posted it) or "view-send" (sent to the view). Redaction (`redact_message`): the value of every key that
 names a secret (token, password, secret, authorization, cookie, api key…) becomes "***", and every string passes
 through `logredact.redact_text` (URL userinfo and query values, `Bearer`/`Basic` credentials). The file is created
 0600 and appended to; a write that fails stops the trace with one warning, never the session.

@@ -17,6 +17,9 @@ for the view's server (its policy is not `deny`). Elicitation: the Apps protocol
 (neither the 2026-01-26 spec nor the SDK's types); a view asks its user through its own HTML, and an
 `elicitation/create` from a view gets -32601 like every other method the bridge does not know.
 
+With `--mcp-trace`, every message the view posts and every one sent to it is a trace line under its server, `dir`
+"view-recv" / "view-send" (mcp/trace.py), so a view's `tools/call` reads next to the server call it caused.
+
     bridge = AppBridge(view, host, send=lambda m: channel.send(view.view_id, m))
     await bridge.handle({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {...}})
     bridge.push(view.finish(result))        # tool-result, held until the view is initialized
@@ -37,6 +40,7 @@ from mini_claude import __version__
 from mini_claude.errors import JsonRpcError, McpError, ViewRefusedError
 from mini_claude.mcp.apps.channel import PROTOCOL_VERSION
 from mini_claude.mcp.apps.views import ModelContext, View, ViewPhase, notification
+from mini_claude.mcp.trace import active as active_trace
 
 __all__ = ["MAX_MESSAGE_CHARS", "MAX_USER_TEXT_CHARS", "AppBridge", "BridgeHost", "host_context"]
 
@@ -88,12 +92,18 @@ class AppBridge:
                  theme: str = "dark", env: Mapping[str, str] | None = None) -> None:
         self.view = view
         self.host = host
-        self._send = send
+        self._tap = active_trace()
+        self._deliver = send
         self._theme = theme
         self._told_theme: str | None = None  # the theme its `ui/initialize` result gave (None: not answered yet)
         self._env = env
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
+
+    def _send(self, message: dict[str, Any]) -> None:
+        if self._tap is not None:
+            self._tap.record(self.view.server, "view-send", message)
+        self._deliver(message)
 
     # ---- from the host -------------------------------------------------------------------------------------------
     def push(self, messages: list[dict[str, Any]]) -> None:
@@ -137,6 +147,8 @@ class AppBridge:
     async def handle(self, message: dict[str, Any]) -> None:
         """One message the view posted: a request (answered), a notification, or an answer to our request."""
         view = self.view
+        if self._tap is not None:
+            self._tap.record(view.server, "view-recv", message)
         if view.phase is ViewPhase.TORN_DOWN:
             return
         method = message.get("method")

@@ -92,6 +92,24 @@ async def test_the_pages_colour_scheme_is_each_views_theme(world: World) -> None
             if m["method"] == "ui/notifications/host-context-changed"] == [{"theme": "light"}]
 
 
+async def test_a_trace_has_every_message_of_a_view_both_ways(world: World) -> None:
+    from mini_claude.mcp.trace import tapping
+
+    class Tap:
+        def __init__(self) -> None:
+            self.lines: list[tuple[str | None, str, Any]] = []
+
+        def record(self, server: str | None, direction: str, message: Any) -> None:
+            self.lines.append((server, direction, message))
+
+    with tapping(Tap()) as tap:
+        _call, view_id = await world.shown()
+    answer = await world.request(view_id, "ping")
+    assert isinstance(tap, Tap)
+    assert [(s, d, m.get("method", m.get("id"))) for s, d, m in tap.lines] == [
+        ("board", "view-recv", "ping"), ("board", "view-send", answer["id"])]
+
+
 async def test_nothing_is_sent_before_initialized_then_input_before_result(world: World) -> None:
     call, view_id = await world.shown()
     call.finish(await world.servers.call_tool("board", "show", {}))

@@ -30,7 +30,7 @@ from tests.integration.conftest import answer, probe_entry
 
 pytestmark = pytest.mark.timeout(90)
 
-Start = Callable[[Path], Awaitable[tuple[Repl, MockModelServer, io.StringIO]]]
+Start = Callable[..., Awaitable[tuple[Repl, MockModelServer, io.StringIO]]]
 
 
 @pytest.fixture
@@ -46,11 +46,12 @@ async def start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterato
     monkeypatch.setenv("MINI_CLAUDE_TOOL_SEARCH", "false")
     opened: list[tuple[Repl, MockModelServer]] = []
 
-    async def begin(folder: Path) -> tuple[Repl, MockModelServer, io.StringIO]:
+    async def begin(folder: Path, *flags: str) -> tuple[Repl, MockModelServer, io.StringIO]:
         mock = MockModelServer(parse_scenario({"turns": [answer(f"a{i}") for i in range(6)]}, source="t"))
         monkeypatch.setenv("ANTHROPIC_BASE_URL", mock.start())
         monkeypatch.chdir(folder)
-        args = build_parser().parse_args(["--mcp-config", json.dumps({"mcpServers": {"probe": probe_entry()}})])
+        args = build_parser().parse_args(["--mcp-config", json.dumps({"mcpServers": {"probe": probe_entry()}}),
+                                          *flags])
         repl = Repl(args)
         err = io.StringIO()
         repl.ui = TerminalUI(out=io.StringIO(), err=err)
@@ -212,3 +213,17 @@ async def test_switching_on_never_starts_a_project_server_nobody_approved(start:
     await repl._slash("/mcp enable proj -s local")
     assert "but it stays off" in err.getvalue() and "approv" in err.getvalue().split("but it stays off")[-1]
     assert repl.parts.manager.states["proj"].status is not ServerStatus.READY and not marker.exists()
+
+
+async def test_with_trust_project_mcp_a_project_server_switched_on_starts(start: Start, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    marker = tmp_path / "started"
+    (work / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": probe_entry("--marker", str(marker))}}))
+    (work / ".claude").mkdir()
+    (work / ".claude" / "settings.local.json").write_text(json.dumps({"disabledMcpjsonServers": ["proj"]}))
+    repl, _mock, err = await start(work, "--trust-project-mcp")  # the user approved the project's servers
+    assert repl.parts.manager.states["proj"].status is ServerStatus.DISABLED
+    await repl._slash("/mcp enable proj -s local")
+    assert repl.parts.manager.states["proj"].status is ServerStatus.READY, err.getvalue()
+    assert marker.exists()

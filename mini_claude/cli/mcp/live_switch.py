@@ -51,6 +51,7 @@ class LiveSwitches:
     host: McpHost | None = None
     deferred: DeferredTools | None = None
     trusted: bool = False  # the folder is trusted: its project files' approval keys count
+    trust_all: bool = False  # the session was started with --trust-project-mcp: every project server is approved
     flag: tuple[str, Mapping[str, Any]] | None = None  # the session's --settings layer (display, raw)
 
 
@@ -191,7 +192,7 @@ async def _hold_now(live: LiveSwitches, state: ServerState) -> str | None:
     if not live.trusted:
         settings, _ignored = without_project_widening(settings)
     held = await resolve_approvals(LoadedConfig(servers={state.name: state.config}), settings, cwd=live.cwd,
-                                   env=env, trust_all=False, ask=None, trusted=live.trusted)
+                                   env=env, trust_all=live.trust_all, ask=None, trusted=live.trusted)
     return held[state.name][1] if state.name in held else None
 
 

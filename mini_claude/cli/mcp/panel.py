@@ -39,10 +39,12 @@ async def mcp_command(manager: McpManager, args: str, ui: TerminalUI, *,
                       authorizer_for: AuthorizerFactory | None = None, out: TextIO | None = None,
                       host: McpHost | None = None, deferred: DeferredTools | None = None,
                       switches: ToolSwitches | None = None, choose: Chooser | None = None,
-                      trusted: bool = False, flag: tuple[str, Mapping[str, Any]] | None = None) -> None:
+                      trusted: bool = False, flag: tuple[str, Mapping[str, Any]] | None = None,
+                      trust_all: bool = False) -> None:
     """`/mcp [ACTION NAME]` (MCP_USAGE). Raises MiniClaudeError (one line) when a login fails; cancelling it
     (Ctrl+C) stops waiting for the browser and closes the redirect listener. `choose` is the REPL's picker
-    (`/mcp enable|disable` without a name), `trusted` and `flag` the session's trust and --settings layer."""
+    (`/mcp enable|disable` without a name), `trusted` and `flag` the session's trust and --settings layer,
+    `trust_all` its --trust-project-mcp (a project server switched on starts as it would have at start)."""
     stream = out if out is not None else sys.stdout
     words = args.split()
     if not words:
@@ -51,7 +53,7 @@ async def mcp_command(manager: McpManager, args: str, ui: TerminalUI, *,
         return
     if words[0] in ("enable", "disable"):
         live = LiveSwitches(manager, ui, Path.cwd(), switches=switches, choose=choose, host=host, deferred=deferred,
-                            trusted=trusted, flag=flag)
+                            trusted=trusted, flag=flag, trust_all=trust_all)
         await switch_command(live, words[0], words[1:])
         return
     if len(words) != 2 or words[0] not in ACTIONS:

@@ -338,7 +338,8 @@ class SlashCommands:
         flag = (settings.flag_display, settings.flag) if settings.flag else None
         await self.repl.interruptible(mcp_command(parts.manager, rest, self.repl.ui, host=parts.host,
                                                   deferred=parts.deferred, switches=parts.tool_switches,
-                                                  choose=self.repl.choose, trusted=parts.trusted, flag=flag),
+                                                  choose=self.repl.choose, trusted=parts.trusted, flag=flag,
+                                                  trust_all=bool(getattr(self.repl.args, "trust_project_mcp", False))),
                                       "cancelled")
 
 

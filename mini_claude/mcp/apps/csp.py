@@ -19,7 +19,8 @@ A grant only ever adds the granted origins to a directive (`connect-src`, `frame
 granted origins instead of `'none'` / `'self'`, as the spec's sketch does); `font-src` appears only with granted
 resource domains. `AppliedCsp.header` is the exact header; `AppliedCsp.granted` is what to report to the view as
 `hostCapabilities.sandbox.csp` (only the lists that got something); `AppliedCsp.dropped` lists each declared entry
-that was refused and why, for the audit log.
+that was refused and why, for the audit log, and `AppliedCsp.unapproved` the well-formed ones the user has not
+approved (what the user could grant: the terminal names them once).
 
 `allow_attribute(permissions, approved)` gives the iframe `allow` attribute for the asked ∩ approved permissions
 (`camera; microphone; geolocation; clipboard-write`, in that order), "" for none; `granted_permissions` gives the
@@ -59,6 +60,7 @@ class AppliedCsp:
     header: str
     granted: dict[str, list[str]] = field(default_factory=dict)  # hostCapabilities.sandbox.csp
     dropped: tuple[str, ...] = ()  # "connectDomains 'https://x.com': not approved by the user", …
+    unapproved: tuple[str, ...] = ()  # the well-formed declared sources the user has not approved, in order
 
 
 def normalize_source(entry: str, *, allow_wss: bool = False) -> str | None:
@@ -80,10 +82,11 @@ def build_view_csp(declared: ViewCspDeclared | None, approved: Iterable[str] = (
     if declared is None:
         return AppliedCsp(DEFAULT_CSP)
     dropped: list[str] = []
-    connect = _grant("connectDomains", declared.connect_domains, approved_set, dropped, allow_wss=True)
-    resource = _grant("resourceDomains", declared.resource_domains, approved_set, dropped)
-    frame = _grant("frameDomains", declared.frame_domains, approved_set, dropped)
-    base = _grant("baseUriDomains", declared.base_uri_domains, approved_set, dropped)
+    unapproved: list[str] = []
+    connect = _grant("connectDomains", declared.connect_domains, approved_set, dropped, unapproved, allow_wss=True)
+    resource = _grant("resourceDomains", declared.resource_domains, approved_set, dropped, unapproved)
+    frame = _grant("frameDomains", declared.frame_domains, approved_set, dropped, unapproved)
+    base = _grant("baseUriDomains", declared.base_uri_domains, approved_set, dropped, unapproved)
     extra = "".join(f" {source}" for source in resource)
     directives = [
         "default-src 'none'",
@@ -99,14 +102,14 @@ def build_view_csp(declared: ViewCspDeclared | None, approved: Iterable[str] = (
     ]
     granted = {key: list(values) for key, values in (("connectDomains", connect), ("resourceDomains", resource),
                                                       ("frameDomains", frame), ("baseUriDomains", base)) if values}
-    return AppliedCsp("; ".join(directives), granted, tuple(dropped))
+    return AppliedCsp("; ".join(directives), granted, tuple(dropped), tuple(dict.fromkeys(unapproved)))
 
 
 _NONE = "'none'"
 _SELF = "'self'"
 
 
-def _grant(key: str, entries: Iterable[str], approved: set[str], dropped: list[str], *,
+def _grant(key: str, entries: Iterable[str], approved: set[str], dropped: list[str], unapproved: list[str], *,
            allow_wss: bool = False) -> list[str]:
     granted: list[str] = []
     for entry in entries:
@@ -115,6 +118,7 @@ def _grant(key: str, entries: Iterable[str], approved: set[str], dropped: list[s
             dropped.append(f"{key} {entry[:80]!r}: not an https origin{' or wss origin' if allow_wss else ''}")
         elif source not in approved:
             dropped.append(f"{key} {source!r}: not approved by the user")
+            unapproved.append(source)
         elif source not in granted:
             granted.append(source)
     return granted

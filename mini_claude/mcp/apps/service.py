@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 from mini_claude.errors import ViewRefusedError
 from mini_claude.mcp.apps.bridge import AppBridge
 from mini_claude.mcp.apps.channel import EXTENSION_ID, MIME_TYPE, ViewChannel
-from mini_claude.mcp.apps.settings import AppsSettings
+from mini_claude.mcp.apps.settings import AppsSettings, declined_note
 from mini_claude.mcp.apps.views import ModelContext, View
 from mini_claude.mcp.apps.web_side import LoopbackWeb, WebSide
 from mini_claude.mcp.host.sampling import sampling_capability
@@ -177,6 +177,7 @@ class AppsService:
         self._browser_opened = False
         self._closed = False
         self._theme = "dark"  # until the page says which colour scheme the browser uses
+        self._told_declined: set[str] = set()  # servers whose views' unapproved origins the user was told of
 
     # ---- the MCP side --------------------------------------------------------------------------------------------
     def setup(self, cfg: Any, client: Any) -> None:
@@ -266,6 +267,9 @@ class AppsService:
                 functools.partial(self.web.open_browser, view.url, self.settings.open_browser, private=True))
         self.front.view_shown(ViewNotice(url=view.url, server=view.server, tool=view.tool.name,
                                          view_id=view.view_id, opened=opened))
+        if view.declined_domains and view.server not in self._told_declined:  # once a server: what it may not reach
+            self._told_declined.add(view.server)
+            self.front.note(declined_note(view.server, view.tool.name, view.declined_domains))
 
     async def _ensure_channel(self) -> ViewChannel:
         async with self._start_lock:

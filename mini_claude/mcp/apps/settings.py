@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["SETTING_KEY", "AppsSettings"]
+__all__ = ["SETTING_KEY", "AppsSettings", "declined_note"]
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,14 @@ class AppsSettings:
         """From a `settings.Settings` (its per-file raw objects)."""
         return cls.from_layers(user=settings.user, project=settings.project, local=settings.local,
                                flag=settings.flag)
+
+
+def declined_note(server: str, tool: str, domains: tuple[str, ...]) -> str:
+    """The one line that tells the user a server's view declared origins they have not approved, and where
+    approving one would go (server text: the front end neutralises the line)."""
+    named = ", ".join(domains[:5]) + (", …" if len(domains) > 5 else "")
+    return (f"the view of {server}/{tool} may not reach {named}: a view reaches only origins you list in "
+            f'{SETTING_KEY}.approvedDomains["{server}"] of ~/.claude/settings.json')
 
 
 def _section(layer: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -84,6 +84,7 @@ class View:
     qualified: str  # the tool's name as the model and the permission rules see it: mcp__server__tool
     arguments: dict[str, Any]
     granted_csp: dict[str, list[str]] = field(default_factory=dict)  # the declared domains the user approved
+    declined_domains: tuple[str, ...] = ()  # the declared (well-formed) origins the user has not approved
     permissions: dict[str, Any] = field(default_factory=dict)  # the Permission Policy features granted
     url: str = ""
     phase: ViewPhase = ViewPhase.LOADING

@@ -26,7 +26,8 @@ class WebSide(Protocol):
     def channel(self, inbox: ViewInbox, themes: ThemeInbox) -> ViewChannel: ...
 
     def page(self, view: View, uri: str, contents: list[dict[str, Any]], approved: tuple[str, ...]) -> ViewPage:
-        """The view's page; sets `view.granted_csp` and `view.permissions` to what it was granted."""
+        """The view's page; sets `view.granted_csp` and `view.permissions` to what it was granted, and
+        `view.declined_domains` to the declared origins the user has not approved."""
         ...
 
     def open_browser(self, url: str, mode: str, *, private: bool = False) -> bool:
@@ -73,6 +74,7 @@ class LoopbackWeb:
         log.info("view %s of %s: Content-Security-Policy %s%s", uri, view.server, applied.header,
                  f" (cut: {'; '.join(applied.dropped)})" if applied.dropped else "")
         view.granted_csp = {key: list(domains) for key, domains in applied.granted.items()}
+        view.declined_domains = applied.unapproved
         view.permissions = granted_permissions(meta.permissions)  # none approved: no setting grants any yet
         return ViewPage(view_id=view.view_id, title=view.title, html=html, csp=applied.header,
                         allow=allow_attribute(meta.permissions), prefers_border=meta.prefers_border)

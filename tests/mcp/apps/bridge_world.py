@@ -47,7 +47,10 @@ class FakeClient:
         if self.servers.broken:
             raise McpError("resources/read failed: boom", server=self.server)
         self.servers.reads.append((self.server, uri))
-        return [{"uri": uri, "mimeType": MIME_TYPE, "text": "<p>board</p>"}]
+        item: dict[str, Any] = {"uri": uri, "mimeType": MIME_TYPE, "text": "<p>board</p>"}
+        if self.servers.ui_meta is not None:
+            item["_meta"] = {"ui": self.servers.ui_meta}
+        return [item]
 
 
 class FakeServers:
@@ -57,6 +60,7 @@ class FakeServers:
         self.calls: list[tuple[str, str, dict[str, Any]]] = []
         self.reads: list[tuple[str, str]] = []
         self.broken = False
+        self.ui_meta: dict[str, Any] | None = None  # the view resource's `_meta.ui`
 
     def tools(self) -> list[McpToolEntry]:
         return [McpToolEntry(server, t, f"mcp__{server}__{t.name}") for server, ts in TOOLS.items() for t in ts]

@@ -110,6 +110,24 @@ async def test_a_trace_has_every_message_of_a_view_both_ways(world: World) -> No
         ("board", "view-recv", "ping"), ("board", "view-send", answer["id"])]
 
 
+async def test_the_user_is_told_once_a_server_what_its_views_may_not_reach(world: World) -> None:
+    from mini_claude.mcp.apps.web_side import LoopbackWeb
+
+    world.web.page = LoopbackWeb().page  # type: ignore[method-assign]  # the real page builder, the fake channel
+    world.servers.ui_meta = {"csp": {"connectDomains": ["https://api.example.com", "http://plain.example.com"],
+                                     "resourceDomains": ["https://cdn.example.com"]}}
+    _call, view_id = await world.shown()
+    view = world.apps.views[0]
+    assert view.declined_domains == ("https://api.example.com", "https://cdn.example.com")  # not the http one
+    assert "connect-src 'none'" in world.channel.pages[view_id].csp
+    assert world.front.notes == ['the view of board/show may not reach https://api.example.com, '
+                                 'https://cdn.example.com: a view reaches only origins you list in '
+                                 'mcpApps.approvedDomains["board"] of ~/.claude/settings.json']
+    await world.shown()
+    await eventually(lambda: len(world.apps.views) == 2 and all(v.url for v in world.apps.views), "the second")
+    assert len(world.front.notes) == 1  # once a server
+
+
 async def test_nothing_is_sent_before_initialized_then_input_before_result(world: World) -> None:
     call, view_id = await world.shown()
     call.finish(await world.servers.call_tool("board", "show", {}))

@@ -39,6 +39,8 @@ def test_declared_but_not_approved_is_the_default_and_says_why() -> None:
     assert applied.dropped[:2] == ("connectDomains 'https://*.openstreetmap.org': not approved by the user",
                                    "connectDomains 'https://cesium.com': not approved by the user")
     assert len(applied.dropped) == 6
+    assert applied.unapproved == ("https://*.openstreetmap.org", "https://cesium.com",
+                                  "https://*.cesium.com")  # each once, in order
 
 
 def test_a_partial_grant_names_only_the_approved_origins() -> None:
@@ -54,6 +56,7 @@ def test_a_partial_grant_names_only_the_approved_origins() -> None:
         "frame-src 'none'; object-src 'none'; base-uri 'self'")
     assert applied.granted == {"connectDomains": ["https://*.openstreetmap.org", "https://cesium.com"],
                                "resourceDomains": ["https://*.openstreetmap.org", "https://cesium.com"]}
+    assert applied.unapproved == ("https://*.cesium.com",)  # the one origin left unapproved
 
 
 def test_frames_base_uri_and_websockets() -> None:

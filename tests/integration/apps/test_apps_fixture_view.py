@@ -3,7 +3,8 @@
 acceptance 1): an app-only tool never reaches the model but works for its view; the resource's declared outside
 origin is not granted (the view's CSP header is the spec's default and its fetch fails); a view's call to a tool the
 user's deny rule covers is refused and the server never runs it; a model-only tool is refused to the view; the
-view's `ui/message` is the user text of the next model request; and the session's end tears the view down."""
+view's `ui/message` is the user text of the next model request; the view's theme is the browser's colour scheme,
+changed when it changes; and the session's end tears the view down."""
 
 from __future__ import annotations
 
@@ -69,6 +70,12 @@ async def test_the_hosts_rules_hold_for_a_view_in_a_real_browser(
     await assert_view_served_with_the_default_csp(log)
     assert not any("evil.example" in policy for policy in await view_policies(log))
     assert "evil.example" not in await frame.locator("#granted-csp").inner_text()  # and the view is told so
+    assert any("may not reach https://evil.example" in line for line in apps_world.lines), apps_world.lines
+
+    # the theme: the browser's colour scheme (Playwright's default: light), and a change reaches the live view
+    await expect(frame.locator("#theme")).to_have_text("light")
+    await page.emulate_media(color_scheme="dark")
+    await expect(frame.locator("#theme")).to_have_text("dark", timeout=ANSWER_TIMEOUT_MS)
     await frame.locator("#fetch-btn").click()
     await expect(frame.locator("#fetch-out")).to_have_text(re.compile(r"^error: "), timeout=ANSWER_TIMEOUT_MS)
     await expect(frame.locator("#csp-out")).to_have_text("connect-src blocked https://evil.example/",

@@ -20,7 +20,8 @@ element: `#refresh-btn` → `#refresh-out` (tools/call refresh), `#bump-btn` →
 `#secret-btn` → `#secret-out` (tools/call secret), `#fetch-btn` → `#fetch-out` (fetch https://evil.example/; a CSP
 violation also lands in `#csp-out`), `#message-btn` → `#message-out` (ui/message with `MESSAGE_TEXT`). `#status`
 says "initialized" once the host answered `ui/initialize` ("torn down" after `ui/resource-teardown`), and `#granted-csp` shows the CSP domains the host says it
-granted (`hostCapabilities.sandbox.csp`, `{}` when none).
+granted (`hostCapabilities.sandbox.csp`, `{}` when none); `#theme` shows `hostContext.theme` as given in the
+`ui/initialize` result and as changed by `ui/notifications/host-context-changed`.
 
 With `$APPS_SERVER_LOG` set, every `tools/call` the server runs appends its tool name as a line to that file, so a
 test sees what really ran. Exits on stdin EOF.
@@ -64,6 +65,7 @@ VIEW_HTML = """<!doctype html>
 <h1>Board</h1>
 <p>status: <output id="status">loading</output></p>
 <p>granted csp: <output id="granted-csp"></output></p>
+<p>theme: <output id="theme"></output></p>
 <p>tool input: <output id="tool-input"></output></p>
 <p>tool result: <output id="tool-result"></output></p>
 <button id="refresh-btn">Refresh</button><output id="refresh-out"></output>
@@ -101,6 +103,8 @@ window.addEventListener("message", (event) => {
   if (m.method === "ui/notifications/tool-input") $("tool-input").textContent = JSON.stringify(m.params.arguments);
   else if (m.method === "ui/notifications/tool-result") $("tool-result").textContent = textOf(m.params);
   else if (m.method === "ui/notifications/tool-cancelled") $("tool-result").textContent = "cancelled";
+  else if (m.method === "ui/notifications/host-context-changed" && m.params && m.params.theme)
+    $("theme").textContent = m.params.theme;
   else if (m.id !== undefined && m.method === "ui/resource-teardown") {
     $("status").textContent = "torn down";
     post({id: m.id, result: {}});
@@ -133,6 +137,7 @@ request("ui/initialize", {appInfo: {name: "board", version: "1"}, appCapabilitie
                           protocolVersion: "2026-01-26"}).then((result) => {
   const sandbox = (result && result.hostCapabilities && result.hostCapabilities.sandbox) || {};
   $("granted-csp").textContent = JSON.stringify(sandbox.csp || {});
+  $("theme").textContent = (result && result.hostContext && result.hostContext.theme) || "";
   $("status").textContent = "initialized";
   post({method: "ui/notifications/initialized", params: {}});
   post({method: "ui/notifications/size-changed",

@@ -248,7 +248,8 @@ class AppsService:
         try:
             client = await self.servers.connected_client(view.server)
             contents = await client.read_resource(uri)
-            page = self.web.page(view, uri, contents, self.settings.approved_for(view.server))
+            page = self.web.page(view, uri, contents, self.settings.approved_for(view.server),
+                                 self.settings.permissions_for(view.server))
             channel = await self._ensure_channel()
             if self._evicting:
                 await asyncio.gather(*self._evicting, return_exceptions=True)
@@ -267,9 +268,10 @@ class AppsService:
                 functools.partial(self.web.open_browser, view.url, self.settings.open_browser, private=True))
         self.front.view_shown(ViewNotice(url=view.url, server=view.server, tool=view.tool.name,
                                          view_id=view.view_id, opened=opened))
-        if view.declined_domains and view.server not in self._told_declined:  # once a server: what it may not reach
+        declined = (view.declined_domains, view.declined_permissions)
+        if any(declined) and view.server not in self._told_declined:  # once a server: what it may not have
             self._told_declined.add(view.server)
-            self.front.note(declined_note(view.server, view.tool.name, view.declined_domains))
+            self.front.note(declined_note(view.server, view.tool.name, *declined))
 
     async def _ensure_channel(self) -> ViewChannel:
         async with self._start_lock:

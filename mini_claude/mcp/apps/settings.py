@@ -1,17 +1,18 @@
 """The `mcpApps` setting: whether views of MCP Apps are shown, whether a browser opens, and which of a server's
-declared domains the user lets its views reach.
+declared domains and browser permissions the user lets its views have.
 
     "mcpApps": {
       "enabled": true,                 // false: no extension declared, no view shown (default true)
       "openBrowser": "auto",           // "auto": open the first view of a session; "never": print the URL only
-      "approvedDomains": {"map": ["https://*.openstreetmap.org"]}   // per server; default none
+      "approvedDomains": {"map": ["https://*.openstreetmap.org"]},   // per server; default none
+      "approvedPermissions": {"scan": ["camera"]}   // per server: camera, microphone, geolocation, clipboardWrite
     }
 
 `enabled` and `openBrowser` come from the most specific of the user's own files that sets them (--settings, then
 the user's file), and a repository's files (`.claude/settings.json` and `.claude/settings.local.json`: a repository
 can ship either, as settings.py and settings_trust.py treat them) may switch Apps off or the browser to "never" but
-never on. `approvedDomains` counts only from the user's own files (user, --settings): a repository may never
-approve domains for views. Only sessions
+never on. `approvedDomains` and `approvedPermissions` count only from the user's own files (user, --settings): a
+repository may never approve domains or permissions for views. Only sessions
 that can show a view (the REPL, the Python API's `Client`) read it; `-p` never shows views.
 """
 
@@ -35,9 +36,13 @@ class AppsSettings:
     enabled: bool = True
     open_browser: str = "auto"
     approved_domains: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    approved_permissions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def approved_for(self, server: str) -> tuple[str, ...]:
         return tuple(self.approved_domains.get(server, ()))
+
+    def permissions_for(self, server: str) -> tuple[str, ...]:
+        return tuple(self.approved_permissions.get(server, ()))
 
     @classmethod
     def from_layers(cls, *, user: Mapping[str, Any], project: Mapping[str, Any], local: Mapping[str, Any],
@@ -47,24 +52,23 @@ class AppsSettings:
         repos = [_section(project), _section(local)]  # both come with the repository
         enabled, browser = True, "auto"
         approved: dict[str, tuple[str, ...]] = {}
+        permitted: dict[str, tuple[str, ...]] = {}
         for section in own:
             if isinstance(section.get("enabled"), bool):
                 enabled = section["enabled"]
             if section.get("openBrowser") in _MODES:
                 browser = section["openBrowser"]
-            domains = section.get("approvedDomains")
-            if isinstance(domains, dict):
-                for server, listed in domains.items():
-                    if isinstance(server, str) and isinstance(listed, list):
-                        approved[server] = tuple(item for item in listed if isinstance(item, str))
+            approved.update(_per_server(section.get("approvedDomains")))
+            permitted.update(_per_server(section.get("approvedPermissions")))
         for repo in repos:
             if repo.get("enabled") is False:  # a repository may switch Apps off, never on
                 enabled = False
             if repo.get("openBrowser") == "never":
                 browser = "never"
-            if "approvedDomains" in repo:
-                log.info("mcpApps.approvedDomains in a project settings file is ignored (only your own files count)")
-        return cls(enabled=enabled, open_browser=browser, approved_domains=approved)
+            for key in ("approvedDomains", "approvedPermissions"):
+                if key in repo:
+                    log.info("mcpApps.%s in a project settings file is ignored (only your own files count)", key)
+        return cls(enabled=enabled, open_browser=browser, approved_domains=approved, approved_permissions=permitted)
 
     @classmethod
     def from_settings(cls, settings: Any) -> AppsSettings:
@@ -73,12 +77,25 @@ class AppsSettings:
                                flag=settings.flag)
 
 
-def declined_note(server: str, tool: str, domains: tuple[str, ...]) -> str:
-    """The one line that tells the user a server's view declared origins they have not approved, and where
-    approving one would go (server text: the front end neutralises the line)."""
+def declined_note(server: str, tool: str, domains: tuple[str, ...], permissions: tuple[str, ...] = ()) -> str:
+    """The one line that tells the user a server's view declared origins or asked for browser permissions they
+    have not approved, and where approving one would go (server text: the front end neutralises the line)."""
     named = ", ".join(domains[:5]) + (", …" if len(domains) > 5 else "")
-    return (f"the view of {server}/{tool} may not reach {named}: a view reaches only origins you list in "
-            f'{SETTING_KEY}.approvedDomains["{server}"] of ~/.claude/settings.json')
+    parts = [f"may not reach {named}"] if domains else []
+    if permissions:
+        parts.append(f"may not use {', '.join(permissions)}")
+    keys = " / ".join(key for key, wanted in (("approvedDomains", domains), ("approvedPermissions", permissions))
+                      if wanted)
+    return (f"the view of {server}/{tool} {' and '.join(parts)}: only what you list in {SETTING_KEY}.{keys}"
+            f'["{server}"] of ~/.claude/settings.json is allowed')
+
+
+def _per_server(value: Any) -> dict[str, tuple[str, ...]]:
+    """`{"server": ["a", "b"]}` as server → strings; anything else in it is left out."""
+    if not isinstance(value, dict):
+        return {}
+    return {server: tuple(item for item in listed if isinstance(item, str))
+            for server, listed in value.items() if isinstance(server, str) and isinstance(listed, list)}
 
 
 def _section(layer: Mapping[str, Any]) -> Mapping[str, Any]:

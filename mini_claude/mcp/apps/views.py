@@ -85,6 +85,7 @@ class View:
     arguments: dict[str, Any]
     granted_csp: dict[str, list[str]] = field(default_factory=dict)  # the declared domains the user approved
     declined_domains: tuple[str, ...] = ()  # the declared (well-formed) origins the user has not approved
+    declined_permissions: tuple[str, ...] = ()  # the browser permissions it asked for that the user has not approved
     permissions: dict[str, Any] = field(default_factory=dict)  # the Permission Policy features granted
     url: str = ""
     phase: ViewPhase = ViewPhase.LOADING

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from mini_claude.errors import AppsError
 from mini_claude.mcp.apps.channel import ThemeInbox, ViewChannel, ViewInbox, ViewPage
-from mini_claude.mcp.apps.meta import ViewResourceError, read_view_html, resource_meta
+from mini_claude.mcp.apps.meta import PERMISSION_NAMES, ViewResourceError, read_view_html, resource_meta
 from mini_claude.mcp.apps.views import View
 
 __all__ = ["LoopbackWeb", "WebSide", "view_document", "view_item"]
@@ -25,9 +25,11 @@ log = logging.getLogger(__name__)
 class WebSide(Protocol):
     def channel(self, inbox: ViewInbox, themes: ThemeInbox) -> ViewChannel: ...
 
-    def page(self, view: View, uri: str, contents: list[dict[str, Any]], approved: tuple[str, ...]) -> ViewPage:
-        """The view's page; sets `view.granted_csp` and `view.permissions` to what it was granted, and
-        `view.declined_domains` to the declared origins the user has not approved."""
+    def page(self, view: View, uri: str, contents: list[dict[str, Any]], approved: tuple[str, ...],
+             permissions: tuple[str, ...] = ()) -> ViewPage:
+        """The view's page, given the origins and browser permissions the user approved for its server; sets
+        `view.granted_csp` and `view.permissions` to what it was granted, and `view.declined_domains` /
+        `view.declined_permissions` to what it declared or asked for that the user has not approved."""
         ...
 
     def open_browser(self, url: str, mode: str, *, private: bool = False) -> bool:
@@ -60,7 +62,8 @@ class LoopbackWeb:
 
         return ViewServer(inbox, themes=themes)
 
-    def page(self, view: View, uri: str, contents: list[dict[str, Any]], approved: tuple[str, ...]) -> ViewPage:
+    def page(self, view: View, uri: str, contents: list[dict[str, Any]], approved: tuple[str, ...],
+             permissions: tuple[str, ...] = ()) -> ViewPage:
         from mini_claude.mcp.apps.csp import allow_attribute, build_view_csp, granted_permissions
 
         html = view_document(uri, contents)
@@ -75,9 +78,11 @@ class LoopbackWeb:
                  f" (cut: {'; '.join(applied.dropped)})" if applied.dropped else "")
         view.granted_csp = {key: list(domains) for key, domains in applied.granted.items()}
         view.declined_domains = applied.unapproved
-        view.permissions = granted_permissions(meta.permissions)  # none approved: no setting grants any yet
+        view.permissions = granted_permissions(meta.permissions, permissions)
+        view.declined_permissions = tuple(name for name in PERMISSION_NAMES
+                                          if name in meta.permissions and name not in view.permissions)
         return ViewPage(view_id=view.view_id, title=view.title, html=html, csp=applied.header,
-                        allow=allow_attribute(meta.permissions), prefers_border=meta.prefers_border)
+                        allow=allow_attribute(meta.permissions, permissions), prefers_border=meta.prefers_border)
 
     def open_browser(self, url: str, mode: str, *, private: bool = False) -> bool:
         from mini_claude.mcp.apps.launcher import open_in_browser

@@ -116,13 +116,13 @@ class FakeFront:
 
 class World:
     def __init__(self, *, answers_teardown: bool = True, deny: tuple[str, ...] = (),
-                 sampling: SamplingService | None = None) -> None:
+                 sampling: SamplingService | None = None, settings: AppsSettings | None = None) -> None:
         self.servers = FakeServers()
         self.web = FakeWeb(answers_teardown=answers_teardown)
         self.front = FakeFront()
         self.gate = FakeGate(deny)
         self.logged: list[tuple[str, Any]] = []
-        self.apps = AppsService(AppsSettings(open_browser="never"), servers=self.servers, web=self.web,
+        self.apps = AppsService(settings or AppsSettings(open_browser="never"), servers=self.servers, web=self.web,
                                 env={"LANG": "de_DE.UTF-8", "TZ": "Europe/Berlin"}, logs=self,
                                 sampling=sampling)
         self.apps.front, self.apps.gate = self.front, self.gate

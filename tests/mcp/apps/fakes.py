@@ -86,7 +86,8 @@ class FakeWeb:
         self.channels.append(FakeChannel(inbox, themes, answers_teardown=self.answers_teardown))
         return self.channels[-1]
 
-    def page(self, view: View, uri: str, contents: list[dict[str, Any]], approved: tuple[str, ...]) -> ViewPage:
+    def page(self, view: View, uri: str, contents: list[dict[str, Any]], approved: tuple[str, ...],
+             permissions: tuple[str, ...] = ()) -> ViewPage:
         html = view_document(uri, contents)
         return ViewPage(view_id=view.view_id, title=view.title, html=html, csp="default-src 'none'", allow="")
 

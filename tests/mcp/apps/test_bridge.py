@@ -121,11 +121,28 @@ async def test_the_user_is_told_once_a_server_what_its_views_may_not_reach(world
     assert view.declined_domains == ("https://api.example.com", "https://cdn.example.com")  # not the http one
     assert "connect-src 'none'" in world.channel.pages[view_id].csp
     assert world.front.notes == ['the view of board/show may not reach https://api.example.com, '
-                                 'https://cdn.example.com: a view reaches only origins you list in '
-                                 'mcpApps.approvedDomains["board"] of ~/.claude/settings.json']
+                                 'https://cdn.example.com: only what you list in mcpApps.approvedDomains["board"] '
+                                 'of ~/.claude/settings.json is allowed']
     await world.shown()
     await eventually(lambda: len(world.apps.views) == 2 and all(v.url for v in world.apps.views), "the second")
     assert len(world.front.notes) == 1  # once a server
+
+
+async def test_browser_permissions_are_granted_only_as_the_user_approved() -> None:
+    from mini_claude.mcp.apps.web_side import LoopbackWeb
+
+    world = World(settings=AppsSettings(open_browser="never", approved_permissions={"board": ("camera",)}))
+    try:
+        world.web.page = LoopbackWeb().page  # type: ignore[method-assign]
+        world.servers.ui_meta = {"permissions": {"camera": {}, "microphone": {}}}
+        _call, view_id = await world.shown()
+        assert world.channel.pages[view_id].allow == "camera"
+        result = (await world.initialized(view_id))["result"]
+        assert result["hostCapabilities"]["sandbox"]["permissions"] == {"camera": {}}
+        assert world.front.notes == ['the view of board/show may not use microphone: only what you list in '
+                                     'mcpApps.approvedPermissions["board"] of ~/.claude/settings.json is allowed']
+    finally:
+        await world.apps.aclose()
 
 
 async def test_nothing_is_sent_before_initialized_then_input_before_result(world: World) -> None:
@@ -312,7 +329,7 @@ def test_the_refusal_carries_its_code() -> None:
     assert err.code == -32602 and err.reason == "nope" and str(err) == "nope"
 
 
-def test_settings_a_project_may_switch_apps_off_but_never_approve_domains() -> None:
+def test_settings_a_project_may_switch_apps_off_but_never_approve_domains_or_permissions() -> None:
     settings = AppsSettings.from_layers(
         user={"mcpApps": {"approvedDomains": {"map": ["https://tiles.example"]}, "openBrowser": "never"}},
         project={"mcpApps": {"enabled": False, "approvedDomains": {"map": ["https://evil.example"]}}},
@@ -323,6 +340,11 @@ def test_settings_a_project_may_switch_apps_off_but_never_approve_domains() -> N
                                     flag={"mcpApps": {"enabled": False}}).enabled is False
     assert AppsSettings.from_layers(user={"mcpApps": {"enabled": False}}, project={"mcpApps": {"enabled": True}},
                                     local={}, flag={}).enabled is False
+    permitted = AppsSettings.from_layers(
+        user={"mcpApps": {"approvedPermissions": {"scan": ["camera", 7]}}},
+        project={"mcpApps": {"approvedPermissions": {"scan": ["microphone"], "evil": ["camera"]}}},
+        local={"mcpApps": {"approvedPermissions": {"evil": ["geolocation"]}}}, flag={})
+    assert permitted.permissions_for("scan") == ("camera",) and permitted.permissions_for("evil") == ()
 
 
 async def test_a_views_log_goes_to_its_servers_log_and_size_changes_need_nothing(world: World) -> None:

@@ -38,7 +38,7 @@ from typing import Any, Protocol
 
 from mini_claude import __version__
 from mini_claude.errors import JsonRpcError, McpError, ViewRefusedError
-from mini_claude.mcp.apps.channel import PROTOCOL_VERSION
+from mini_claude.mcp.apps.channel import DISPLAY_MODES, PROTOCOL_VERSION
 from mini_claude.mcp.apps.views import ModelContext, View, ViewPhase, notification
 from mini_claude.mcp.trace import active as active_trace
 
@@ -76,11 +76,13 @@ class BridgeHost(Protocol):
 
     def teardown_requested(self, view: View) -> None: ...
 
+    def show_mode(self, view: View, mode: str) -> None: ...  # put the view inline or full screen on the page
+
 
 def host_context(view: View, *, theme: str = "dark", env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The `hostContext` a view gets in its `ui/initialize` result."""
     env = os.environ if env is None else env
-    return {"theme": theme, "displayMode": "inline", "availableDisplayModes": ["inline"],
+    return {"theme": theme, "displayMode": view.display_mode, "availableDisplayModes": list(DISPLAY_MODES),
             "locale": _locale(env), "timeZone": _time_zone(env), "platform": "desktop",
             "toolInfo": {"tool": view.tool.raw}}
 
@@ -95,7 +97,7 @@ class AppBridge:
         self._tap = active_trace()
         self._deliver = send
         self._theme = theme
-        self._told_theme: str | None = None  # the theme its `ui/initialize` result gave (None: not answered yet)
+        self._told: dict[str, str] | None = None  # theme and displayMode as last told (None: not initialized)
         self._env = env
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
@@ -115,9 +117,24 @@ class AppBridge:
         """The page's colour scheme changed: a live view hears `ui/notifications/host-context-changed`; one still
         loading gets it in its `ui/initialize` result, or on `initialized` if it was answered with the old one."""
         self._theme = theme
-        if self.view.phase is ViewPhase.LIVE and self._told_theme != theme:
-            self._told_theme = theme
-            self._send(notification("ui/notifications/host-context-changed", {"theme": theme}))
+        self._tell_changes()
+
+    def set_display_mode(self, mode: str) -> None:
+        """The view is now shown inline or full screen (the user's button on the page, or its own request): told
+        like a change of theme."""
+        if mode in DISPLAY_MODES:
+            self.view.display_mode = mode
+            self._tell_changes()
+
+    def _tell_changes(self) -> None:
+        """`host-context-changed` with what changed since the view was last told, once it is live."""
+        if self.view.phase is not ViewPhase.LIVE or self._told is None:
+            return
+        now = {"theme": self._theme, "displayMode": self.view.display_mode}
+        changed = {key: value for key, value in now.items() if self._told.get(key) != value}
+        if changed:
+            self._told.update(changed)
+            self._send(notification("ui/notifications/host-context-changed", changed))
 
     async def teardown(self, reason: str, timeout_s: float = TEARDOWN_TIMEOUT_S) -> bool:
         """`ui/resource-teardown` (a request), waiting at most `timeout_s` for the answer; the view is torn down
@@ -216,16 +233,19 @@ class AppBridge:
             return {}
         if method == "sampling/createMessage":
             return await host.sample(view, params)
-        if method == "ui/request-display-mode":
-            return {"mode": "inline"}  # the only mode this host has
+        if method == "ui/request-display-mode":  # inline or full screen; any other mode: stays as it is
+            mode = params.get("mode")
+            if mode in DISPLAY_MODES and mode != view.display_mode:
+                host.show_mode(view, mode)
+                self.set_display_mode(mode)
+            return {"mode": view.display_mode}
         raise ViewRefusedError(f"method not found: {method}", code=METHOD_NOT_FOUND)
 
     def _notified(self, method: str, params: dict[str, Any]) -> None:
         view = self.view
         if method == "ui/notifications/initialized":
             self.push(view.on_initialized())
-            if self._told_theme is not None:
-                self.set_theme(self._theme)  # changed between its initialize result and now
+            self._tell_changes()  # what changed between its initialize result and now
         elif method == "notifications/message":
             self.host.log(view, params)
         elif method == "ui/notifications/request-teardown":
@@ -259,7 +279,7 @@ class AppBridge:
                 "hostContext": self._host_context()}
 
     def _host_context(self) -> dict[str, Any]:
-        self._told_theme = self._theme
+        self._told = {"theme": self._theme, "displayMode": self.view.display_mode}
         return host_context(self.view, theme=self._theme, env=self._env)
 
     def _answer(self, request_id: Any, result: dict[str, Any]) -> None:

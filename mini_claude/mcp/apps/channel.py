@@ -13,13 +13,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["EXTENSION_ID", "MIME_TYPE", "PROTOCOL_VERSION", "THEMES", "ThemeInbox", "ViewChannel", "ViewInbox",
-           "ViewPage"]
+__all__ = ["DISPLAY_MODES", "EXTENSION_ID", "MIME_TYPE", "PROTOCOL_VERSION", "THEMES", "PageEvents", "ViewChannel",
+           "ViewInbox", "ViewPage"]
 
 EXTENSION_ID = "io.modelcontextprotocol/ui"
 MIME_TYPE = "text/html;profile=mcp-app"
 PROTOCOL_VERSION = "2026-01-26"  # the Apps protocol version the SDK's views send in `ui/initialize`
 THEMES = ("light", "dark")  # the `hostContext.theme` values
+DISPLAY_MODES = ("inline", "fullscreen")  # the display modes this host has (the spec's "pip" is not one)
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,15 @@ class ViewPage:
 # view → session: one JSON-RPC message the view posted; awaited in order per view.
 ViewInbox = Callable[[str, dict[str, Any]], Awaitable[None]]
 
-# page → session: the page's colour scheme (one of THEMES) when it connects and whenever the browser's changes.
-ThemeInbox = Callable[[str], None]
+
+class PageEvents(Protocol):
+    """page → session: what the page itself says (never a view)."""
+
+    def theme_changed(self, theme: str) -> None:
+        """The page's colour scheme (one of THEMES): when it connects and whenever the browser's changes."""
+
+    def mode_changed(self, view_id: str, mode: str) -> None:
+        """The user switched a view's display mode (one of DISPLAY_MODES) with the page's own button."""
 
 
 @runtime_checkable
@@ -60,6 +68,9 @@ class ViewChannel(Protocol):
 
     def remove_view(self, view_id: str) -> None:
         """Take the view's frame off the page and forget it."""
+
+    def set_mode(self, view_id: str, mode: str) -> None:
+        """Show the view inline or over the whole page (one of DISPLAY_MODES; at most one view is full screen)."""
 
     async def close(self) -> None:
         """Stop serving; every connection ends."""

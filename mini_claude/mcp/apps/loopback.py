@@ -9,7 +9,7 @@ views are also different *sites* (`127.0.0.1` / `localhost`), so Chromium keeps 
     http://127.0.0.1:P/<token>/                    the session page (pages.py): every live view, newest first
     http://127.0.0.1:P/<token>/events              GET, text/event-stream: envelopes for the page (see pages.py)
     http://127.0.0.1:P/<token>/rpc                 POST {"page", "view", "message"} → the inbox → 204;
-                                                   POST {"page", "theme"} → `themes` → 204
+                                                   POST {"page", "theme"} / {"page", "view", "mode"} → `events`
     http://localhost:Pv/<token>/v/<id>/sandbox     view <id>'s sandbox proxy (Pv: that view's own port)
     http://localhost:Pv/<token>/v/<id>/view        the view's HTML, served with the view's own CSP header
 
@@ -41,19 +41,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import re
 import secrets
 import socket
-from collections import deque
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 from urllib.parse import parse_qs
 
-from mini_claude.mcp.apps.channel import THEMES, ThemeInbox, ViewInbox, ViewPage
-from mini_claude.mcp.apps.http1 import REASONS, Reject, event_stream, parse_head, respond
+from mini_claude.mcp.apps.channel import DISPLAY_MODES, PageEvents, ViewInbox, ViewPage
+from mini_claude.mcp.apps.http1 import REASONS, Reject, parse_head, respond
 from mini_claude.mcp.apps.pages import (
     PROXY_SCRIPT_HASH,
     PROXY_STYLE_HASH,
@@ -62,6 +59,15 @@ from mini_claude.mcp.apps.pages import (
     proxy_page,
     session_page,
 )
+from mini_claude.mcp.apps.relay import (
+    MAX_BODY_BYTES,
+    MAX_INBOUND,
+    MAX_QUEUED,
+    PageRelay,
+    PageStream,
+    ServedView,
+    envelope,
+)
 
 __all__ = ["HEADER_TIMEOUT_S", "MAX_BODY_BYTES", "MAX_INBOUND", "MAX_QUEUED", "MAX_VIEWS", "ViewLimitError",
            "ViewServer"]
@@ -69,14 +75,9 @@ __all__ = ["HEADER_TIMEOUT_S", "MAX_BODY_BYTES", "MAX_INBOUND", "MAX_QUEUED", "M
 log = logging.getLogger(__name__)
 
 HEADER_TIMEOUT_S = 10.0
-BODY_TIMEOUT_S = 10.0
 MAX_HEADER_BYTES = 16 * 1024
-MAX_BODY_BYTES = 1024 * 1024
 MAX_VIEWS = 32
-MAX_QUEUED = 1000
-MAX_INBOUND = 256
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_PAGE_ID = re.compile(r"[0-9a-f]{32}")
 _HEADER_VALUE = re.compile(r"[\x20-\x7e]*")
 
 
@@ -84,45 +85,22 @@ class ViewLimitError(RuntimeError):
     """`add_view` refused: the server already shows `MAX_VIEWS` live views (remove one first)."""
 
 
-@dataclass
-class _View:
-    page: ViewPage
-    sock: socket.socket  # this view's own listening socket (its origin's port)
-    listener: asyncio.Task[asyncio.AbstractServer]
-    queued: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_QUEUED))  # SSE envelopes, serialized
-    inbound: asyncio.Queue[dict[str, Any]] = field(default_factory=lambda: asyncio.Queue(MAX_INBOUND))
-    worker: asyncio.Task[None] | None = None
-    overflowed: bool = False  # `queued` has dropped a message (logged once)
-
-
-@dataclass
-class _Page:
-    page_id: str
-    control: deque[str] = field(default_factory=deque)  # added / removed envelopes for this page, in order
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-    ended: str | None = None  # the last envelope to write before ending ("superseded" / "closed"); "" once written
-    stream: asyncio.Task[Any] | None = None  # the connection task writing this page's stream
-
-
-def _envelope(**fields: Any) -> str:
-    return json.dumps(fields, separators=(",", ":"))
-
-
-class ViewServer:
+class ViewServer(PageRelay):
     """The loopback web side (see the module docstring). Implements `channel.ViewChannel`."""
 
-    def __init__(self, inbox: ViewInbox, *, themes: ThemeInbox | None = None, host_port: int = 0,
+    def __init__(self, inbox: ViewInbox, *, events: PageEvents | None = None, host_port: int = 0,
                  sandbox_port: int = 0) -> None:
-        """`themes` hears the page's colour scheme; `host_port` pins the page's port; `sandbox_port` (when not 0)
-        makes views take the first free port of `sandbox_port … sandbox_port + MAX_VIEWS - 1` instead of an
-        ephemeral one. Nothing listens before `start`."""
+        """`events` hears what the page says of itself (its colour scheme, a view's display mode the user
+        switched); `host_port` pins the page's port; `sandbox_port` (when not 0) makes views take the first free
+        port of `sandbox_port … sandbox_port + MAX_VIEWS - 1` instead of an ephemeral one. Nothing listens before
+        `start`."""
         self._inbox = inbox
-        self._themes = themes
+        self._events = events
         self._host_port = host_port
         self._sandbox_port = sandbox_port
         self.token = secrets.token_urlsafe(24)
-        self._views: dict[str, _View] = {}
-        self._page: _Page | None = None
+        self._views: dict[str, ServedView] = {}
+        self._page: PageStream | None = None
         self._server: asyncio.AbstractServer | None = None
         self._connections: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}
         self._host_origin = ""
@@ -167,9 +145,9 @@ class ViewServer:
         sock = self._bind_view_socket()
         listener = asyncio.get_running_loop().create_task(asyncio.start_server(
             partial(self._serve, view_id=page.view_id), sock=sock, limit=MAX_HEADER_BYTES))
-        view = _View(page, sock, listener)
+        view = ServedView(page, sock, listener)
         self._views[page.view_id] = view
-        self._to_page(_envelope(view=page.view_id, added=self._added(page)))
+        self._to_page(envelope(view=page.view_id, added=self._added(view)))
         return f"{self.page_url}#view-{page.view_id}"
 
     def send(self, view_id: str, message: dict[str, Any]) -> None:
@@ -180,16 +158,22 @@ class ViewServer:
             view.overflowed = True
             log.warning("view %s: %d messages wait for a page that is not reading; the oldest are dropped",
                         view_id, MAX_QUEUED)
-        view.queued.append(_envelope(view=view_id, message=message))
+        view.queued.append(envelope(view=view_id, message=message))
         if self._page is not None:
             self._page.wake.set()
+
+    def set_mode(self, view_id: str, mode: str) -> None:
+        view = self._views.get(view_id)
+        if view is not None and mode in DISPLAY_MODES and view.mode != mode:
+            view.mode = mode
+            self._to_page(envelope(view=view_id, mode=mode))
 
     def remove_view(self, view_id: str) -> None:
         view = self._views.pop(view_id, None)
         if view is None:
             return
         _stop_view(view)
-        self._to_page(_envelope(view=view_id, removed=True))
+        self._to_page(envelope(view=view_id, removed=True))
 
     async def close(self) -> None:
         if self._closed:
@@ -201,7 +185,7 @@ class ViewServer:
             _stop_view(view)
         if self._page is not None:  # the page's stream gets a moment to write `closed`
             stream = self._page.stream
-            self._end_page(self._page, _envelope(closed=True))
+            self._end_page(self._page, envelope(closed=True))
             if stream is not None:
                 await asyncio.wait([stream], timeout=0.5)
         # Open connections are cut (so their handlers end on their own: a cancelled stream handler is logged as an
@@ -262,16 +246,18 @@ class ViewServer:
     def _view_url(self, view_id: str) -> str:
         return f"{self.view_origin(view_id)}/{self.token}/v/{view_id}/view"
 
-    def _added(self, page: ViewPage) -> dict[str, Any]:
+    def _added(self, view: ServedView) -> dict[str, Any]:
+        page = view.page
         sandbox = f"{self.view_origin(page.view_id)}/{self.token}/v/{page.view_id}/sandbox"
-        return {"title": page.title, "sandbox": sandbox, "allow": page.allow, "prefersBorder": page.prefers_border}
+        return {"title": page.title, "sandbox": sandbox, "allow": page.allow, "prefersBorder": page.prefers_border,
+                "mode": view.mode}
 
     def _to_page(self, envelope: str) -> None:
         if self._page is not None:
             self._page.control.append(envelope)
             self._page.wake.set()
 
-    def _end_page(self, page: _Page, last: str) -> None:
+    def _end_page(self, page: PageStream, last: str) -> None:
         page.ended = last
         page.wake.set()
         if self._page is page:
@@ -357,86 +343,7 @@ class ViewServer:
                         ("Content-Security-Policy", self.view_ancestors_csp(view_id))]
         await respond(writer, 200, body, [("Content-Type", "text/html; charset=utf-8"), *policies])
 
-    async def _receive(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                       headers: dict[str, str]) -> None:
-        if "transfer-encoding" in headers:
-            raise Reject(411)
-        length_text = headers.get("content-length", "")
-        if not length_text.isdigit():
-            raise Reject(411)
-        if int(length_text) > MAX_BODY_BYTES:
-            raise Reject(413)
-        body = await asyncio.wait_for(reader.readexactly(int(length_text)), BODY_TIMEOUT_S)
-        try:
-            data = json.loads(body)
-        except (ValueError, RecursionError):
-            raise Reject(400) from None
-        if not isinstance(data, dict) or not isinstance(data.get("page"), str):
-            raise Reject(400)
-        if data.get("theme") in THEMES and "view" not in data and "message" not in data:  # the page's own
-            if self._page is None or data["page"] != self._page.page_id:
-                raise Reject(409)
-            if self._themes is not None:
-                self._themes(data["theme"])
-            await respond(writer, 204)
-            return
-        if not (isinstance(data.get("message"), dict) and isinstance(data.get("view"), str)):
-            raise Reject(400)
-        if self._page is None or data["page"] != self._page.page_id:
-            raise Reject(409)
-        view = self._views.get(data["view"])
-        if view is None:
-            raise Reject(404)
-        try:
-            view.inbound.put_nowait(data["message"])
-        except asyncio.QueueFull:
-            raise Reject(429) from None
-        if view.worker is None or view.worker.done():
-            view.worker = asyncio.create_task(self._deliver(data["view"], view))
-        await respond(writer, 204)
-
-    async def _deliver(self, view_id: str, view: _View) -> None:
-        """Hand a view's POSTed messages to the inbox, one at a time, in the order they came."""
-        while True:
-            message = await view.inbound.get()
-            try:
-                await self._inbox(view_id, message)
-            except Exception:
-                log.exception("view %s: the session side failed on a message from the view", view_id)
-
-    async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, page_id: str) -> None:
-        if not _PAGE_ID.fullmatch(page_id):
-            raise Reject(400)
-        if self._closed:
-            raise Reject(404)
-        if self._page is not None:
-            self._end_page(self._page, _envelope(superseded=True))
-        page = _Page(page_id, stream=asyncio.current_task())
-        self._page = page
-        page.control.extend(_envelope(view=view_id, added=self._added(view.page))
-                            for view_id, view in self._views.items())
-        page.control.append(_envelope(live=list(self._views)))
-        try:
-            await event_stream(reader, writer, page.wake, partial(self._batch, page))
-        finally:
-            if self._page is page:
-                self._page = None
-
-    def _batch(self, page: _Page) -> list[str] | None:
-        """What the page's stream writes next: its control envelopes, then (while it is current) queued messages;
-        a page that was superseded or closed gets its last envelope instead, then None (the end)."""
-        if page.ended is not None:
-            last, page.ended = page.ended, ""
-            return [last] if last else None
-        batch = list(page.control)
-        page.control.clear()
-        for view in self._views.values():
-            batch.extend(view.queued)
-            view.queued.clear()
-        return batch
-
-
-def _stop_view(view: _View) -> None:
+def _stop_view(view: ServedView) -> None:
     """Stop serving a view: its listener (or the task still starting it), its socket, its inbox worker."""
     if view.worker is not None:
         view.worker.cancel()

@@ -6,14 +6,18 @@ escaped so it cannot close its element); the scripts build every element with DO
 Session page (`http://127.0.0.1:P/<token>/`): listens to `events` (SSE) and shows each view, newest first, as a
 titled sandbox iframe holding that view's proxy (`http://localhost:Pv/<token>/v/<id>/sandbox`, each view on its own
 port, so its own origin). Envelopes:
-`{"view", "added": {title, sandbox, allow, prefersBorder}}`, `{"view", "message"}`, `{"view", "removed": true}`,
+`{"view", "added": {title, sandbox, allow, prefersBorder, mode}}`, `{"view", "message"}`, `{"view", "removed": true}`,
+`{"view", "mode": "inline" | "fullscreen"}` (the session set it: a full-screen view covers the page, one at a time),
 `{"live": [ids]}` (after a reconnect: drop any other frame), `{"superseded": true}` (another tab took the session:
 stop and clear), `{"closed": true}` (the session ended). Host→view messages wait in the page until the proxy says
 `ui/notifications/sandbox-proxy-ready`; `ui/notifications/sandbox-*` methods are never passed to a proxy. Every
 message a proxy relays (checked: `event.source` is that view's frame and `event.origin` that view's origin) is POSTed
 to `rpc` as `{"page", "view", "message"}`, one after another; a view's `ui/notifications/size-changed` also sets its
 frame's height (50..4000 px). On each connect and whenever the browser's colour scheme changes, the page POSTs
-`{"page", "theme": "light" | "dark"}` in the same queue (so before any view message that follows).
+`{"page", "theme": "light" | "dark"}` in the same queue (so before any view message that follows). Each view's
+title bar has a button that switches it between inline and full screen (Esc on the page leaves full screen too);
+each change the page makes is POSTed as `{"page", "view", "mode"}`, and so is a view the page had to take out of
+full screen for another.
 
 Proxy page (one per view, same origin as its view): creates the view's iframe (`sandbox="allow-scripts
 allow-same-origin allow-forms"`, the view's `allow`, `src="view"`), relays JSON-RPC objects both ways (from the
@@ -41,7 +45,11 @@ h1{font-size:1.1rem;margin:.8rem 0}
 #views:empty::before{content:"No views yet.";display:block;margin:2rem 0;opacity:.7}
 .view{margin:1.2rem 0}
 .view:target .title{font-weight:bold}
-.title{font-size:.9rem;margin:0 0 .3rem;overflow-wrap:anywhere}
+.bar{display:flex;align-items:baseline;gap:.6rem;margin:0 0 .3rem}
+.title{font-size:.9rem;overflow-wrap:anywhere}
+.mode{margin-left:auto;font-size:.75rem}
+.view.full{position:fixed;inset:0;z-index:1;margin:0;padding:.4rem .6rem;display:flex;flex-direction:column;background:Canvas}
+.view.full iframe{flex:1;height:auto!important}
 iframe{display:block;width:100%;height:400px;border:1px solid #8886;border-radius:4px;box-sizing:border-box}
 iframe.plain{border:0}
 """
@@ -72,9 +80,16 @@ _SESSION_SCRIPT = """
     const section = document.createElement("section");
     section.className = "view";
     section.id = "view-" + id;
+    const bar = document.createElement("div");
+    bar.className = "bar";
     const title = document.createElement("div");
     title.className = "title";
     title.textContent = String(info.title);
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "mode";
+    button.onclick = () => switchMode(id, section.classList.contains("full") ? "inline" : "fullscreen");
+    bar.append(title, button);
     const frame = document.createElement("iframe");
     frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
     if (info.allow) frame.setAttribute("allow", String(info.allow));
@@ -82,11 +97,35 @@ _SESSION_SCRIPT = """
     frame.dataset.view = id;
     if (info.prefersBorder === false) frame.className = "plain";
     frame.src = info.sandbox;
-    section.append(title, frame);
+    section.append(bar, frame);
     list.prepend(section);
-    views.set(id, {section, frame, origin, ready: false, held: []});
+    views.set(id, {section, frame, button, origin, ready: false, held: []});
+    setMode(id, info.mode === "fullscreen" ? "fullscreen" : "inline");
     if (location.hash === "#view-" + id) section.scrollIntoView();
   }
+
+  function setMode(id, mode) {
+    const view = views.get(id);
+    if (!view || (mode !== "inline" && mode !== "fullscreen")) return;
+    if (mode === "fullscreen") {
+      for (const [other, v] of views) {
+        if (other !== id && v.section.classList.contains("full")) { v.section.classList.remove("full"); mark(v); send({view: other, mode: "inline"}); }
+      }
+    }
+    view.section.classList.toggle("full", mode === "fullscreen");
+    mark(view);
+  }
+  function mark(view) {
+    view.button.textContent = view.section.classList.contains("full") ? "Exit full screen" : "Full screen";
+  }
+  function switchMode(id, mode) {
+    setMode(id, mode);
+    send({view: id, mode});
+  }
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    for (const [id, view] of views) if (view.section.classList.contains("full")) switchMode(id, "inline");
+  });
 
   function removeView(id) {
     const view = views.get(id);
@@ -144,6 +183,7 @@ _SESSION_SCRIPT = """
     if (env.added) addView(String(env.view), env.added);
     else if (env.message) toView(String(env.view), env.message);
     else if (env.removed) removeView(String(env.view));
+    else if (env.mode) setMode(String(env.view), String(env.mode));
     else if (Array.isArray(env.live)) { for (const id of [...views.keys()]) if (!env.live.includes(id)) removeView(id); }
     else if (env.superseded) { events.close(); clear(); status.textContent = "open in another tab (reload to show the views here)"; }
     else if (env.closed) { events.close(); status.textContent = "the session has ended"; }

@@ -276,7 +276,7 @@ class AppsService:
     async def _ensure_channel(self) -> ViewChannel:
         async with self._start_lock:
             if self._channel is None:
-                channel = self.web.channel(self._inbox, self._page_theme)
+                channel = self.web.channel(self._inbox, self)
                 await channel.start()
                 self._channel = channel
             return self._channel
@@ -285,11 +285,17 @@ class AppsService:
         if self._channel is not None:
             self._channel.send(view_id, message)
 
-    def _page_theme(self, theme: str) -> None:
+    # ---- PageEvents: what the page says of itself ----------------------------------------------------------------
+    def theme_changed(self, theme: str) -> None:
         """The page's colour scheme: every view's `hostContext.theme` from now on (live ones are told)."""
         self._theme = theme
         for bridge in self._bridges.values():
             bridge.set_theme(theme)
+
+    def mode_changed(self, view_id: str, mode: str) -> None:
+        bridge = self._bridges.get(view_id)
+        if bridge is not None:
+            bridge.set_display_mode(mode)
 
     async def _inbox(self, view_id: str, message: dict[str, Any]) -> None:
         """The web side's delivery of one message from a view. `ui/initialize`, notifications and answers are
@@ -373,6 +379,10 @@ class AppsService:
         bridge = self._forget(view.view_id)
         if bridge is not None:
             self._spawn(self._tear_down(bridge, "the view asked to close"))
+
+    def show_mode(self, view: View, mode: str) -> None:
+        if self._channel is not None:
+            self._channel.set_mode(view.view_id, mode)
 
     # ---- inside --------------------------------------------------------------------------------------------------
     def _forget(self, view_id: str) -> AppBridge | None:

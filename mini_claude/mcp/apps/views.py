@@ -88,6 +88,7 @@ class View:
     declined_permissions: tuple[str, ...] = ()  # the browser permissions it asked for that the user has not approved
     permissions: dict[str, Any] = field(default_factory=dict)  # the Permission Policy features granted
     url: str = ""
+    display_mode: str = "inline"  # or "fullscreen" (channel.DISPLAY_MODES)
     phase: ViewPhase = ViewPhase.LOADING
     result: dict[str, Any] | None = None  # the whole CallToolResult, once the call ended
     cancelled: str | None = None  # why the call was cancelled, once it was

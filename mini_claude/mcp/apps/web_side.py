@@ -13,7 +13,7 @@ import logging
 from typing import Any, Protocol
 
 from mini_claude.errors import AppsError
-from mini_claude.mcp.apps.channel import ThemeInbox, ViewChannel, ViewInbox, ViewPage
+from mini_claude.mcp.apps.channel import PageEvents, ViewChannel, ViewInbox, ViewPage
 from mini_claude.mcp.apps.meta import PERMISSION_NAMES, ViewResourceError, read_view_html, resource_meta
 from mini_claude.mcp.apps.views import View
 
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 
 class WebSide(Protocol):
-    def channel(self, inbox: ViewInbox, themes: ThemeInbox) -> ViewChannel: ...
+    def channel(self, inbox: ViewInbox, events: PageEvents) -> ViewChannel: ...
 
     def page(self, view: View, uri: str, contents: list[dict[str, Any]], approved: tuple[str, ...],
              permissions: tuple[str, ...] = ()) -> ViewPage:
@@ -57,10 +57,10 @@ def view_document(uri: str, contents: list[dict[str, Any]]) -> str:
 class LoopbackWeb:
     """The real web side: `loopback.ViewServer`, `csp.build_view_csp`, `launcher.open_in_browser`."""
 
-    def channel(self, inbox: ViewInbox, themes: ThemeInbox) -> ViewChannel:
+    def channel(self, inbox: ViewInbox, events: PageEvents) -> ViewChannel:
         from mini_claude.mcp.apps.loopback import ViewServer  # the web server: loaded with the first view
 
-        return ViewServer(inbox, themes=themes)
+        return ViewServer(inbox, events=events)
 
     def page(self, view: View, uri: str, contents: list[dict[str, Any]], approved: tuple[str, ...],
              permissions: tuple[str, ...] = ()) -> ViewPage:

@@ -1,13 +1,14 @@
 """An in-memory web side for the MCP Apps session side's tests: `FakeWeb` hands out one `FakeChannel` (the
 `ViewChannel` contract of mini_claude/mcp/apps/channel.py) that records what each view is sent and lets a test
-post messages as the view would (`post`) and the colour scheme as the page would (`themes`). A view may answer `ui/resource-teardown` by itself (`answers_teardown`)."""
+post messages as the view would (`post`) and speak as the page would (`events`: its colour scheme, a mode the
+user switched); `modes` records each display mode the session set. A view may answer `ui/resource-teardown` by itself (`answers_teardown`)."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-from mini_claude.mcp.apps.channel import ThemeInbox, ViewInbox, ViewPage
+from mini_claude.mcp.apps.channel import PageEvents, ViewInbox, ViewPage
 from mini_claude.mcp.apps.views import View
 from mini_claude.mcp.apps.web_side import view_document
 
@@ -15,9 +16,10 @@ PAGE = "http://127.0.0.1:1/tok/"
 
 
 class FakeChannel:
-    def __init__(self, inbox: ViewInbox, themes: ThemeInbox, *, answers_teardown: bool = True) -> None:
+    def __init__(self, inbox: ViewInbox, events: PageEvents, *, answers_teardown: bool = True) -> None:
         self.inbox = inbox
-        self.themes = themes  # as the page: its colour scheme
+        self.events = events  # as the page: its colour scheme, a mode the user switched
+        self.modes: list[tuple[str, str]] = []
         self.answers_teardown = answers_teardown
         self.pages: dict[str, ViewPage] = {}
         self.sent: dict[str, list[dict[str, Any]]] = {}
@@ -46,6 +48,9 @@ class FakeChannel:
 
     def remove_view(self, view_id: str) -> None:
         self.removed.append(view_id)
+
+    def set_mode(self, view_id: str, mode: str) -> None:
+        self.modes.append((view_id, mode))
 
     async def close(self) -> None:
         self.closed = True
@@ -82,8 +87,8 @@ class FakeWeb:
     def channel_(self) -> FakeChannel:
         return self.channels[-1]
 
-    def channel(self, inbox: ViewInbox, themes: ThemeInbox) -> FakeChannel:
-        self.channels.append(FakeChannel(inbox, themes, answers_teardown=self.answers_teardown))
+    def channel(self, inbox: ViewInbox, events: PageEvents) -> FakeChannel:
+        self.channels.append(FakeChannel(inbox, events, answers_teardown=self.answers_teardown))
         return self.channels[-1]
 
     def page(self, view: View, uri: str, contents: list[dict[str, Any]], approved: tuple[str, ...],

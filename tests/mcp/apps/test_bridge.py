@@ -62,7 +62,7 @@ async def test_initialize_answers_every_field(world: World) -> None:
                          "sandbox"}
     assert caps["sandbox"] == {"csp": {}, "permissions": {}}
     context = result["hostContext"]
-    assert context["displayMode"] == "inline" and context["availableDisplayModes"] == ["inline"]
+    assert context["displayMode"] == "inline" and context["availableDisplayModes"] == ["inline", "fullscreen"]
     assert context["locale"] == "de-DE" and context["timeZone"] == "Europe/Berlin"
     assert context["platform"] == "desktop" and context["theme"] in ("light", "dark")
     assert context["toolInfo"] == {"tool": SHOW.raw}
@@ -70,22 +70,42 @@ async def test_initialize_answers_every_field(world: World) -> None:
     assert other["result"]["protocolVersion"] == PROTOCOL_VERSION
 
 
+async def test_full_screen_by_the_views_request_or_the_users_button(world: World) -> None:
+    _call, view_id = await world.shown()
+    await world.initialized(view_id)
+
+    def changes() -> list[dict[str, Any]]:
+        return [m["params"] for m in world.channel.notifications(view_id)
+                if m["method"] == "ui/notifications/host-context-changed"]
+
+    answer = await world.request(view_id, "ui/request-display-mode", {"mode": "fullscreen"})
+    assert answer["result"] == {"mode": "fullscreen"}
+    assert world.channel.modes == [(view_id, "fullscreen")] and changes() == [{"displayMode": "fullscreen"}]
+    again = await world.request(view_id, "ui/request-display-mode", {"mode": "fullscreen"})
+    assert again["result"] == {"mode": "fullscreen"} and len(world.channel.modes) == 1 and len(changes()) == 1
+    world.channel.events.mode_changed(view_id, "inline")  # the user's "Exit full screen" on the page
+    assert changes()[-1] == {"displayMode": "inline"} and world.apps.views[0].display_mode == "inline"
+    assert len(world.channel.modes) == 1  # the page already shows it so: nothing sent back to it
+    world.channel.events.mode_changed("gone", "fullscreen")  # a view the session no longer has: nothing
+    assert len(changes()) == 2
+
+
 async def test_the_pages_colour_scheme_is_each_views_theme(world: World) -> None:
     """The page says its colour scheme: a view initialized later is given it; a live view is told of a change;
     a view answered with the old one before `initialized` is told then; an unchanged scheme sends nothing."""
     _first, live = await world.shown()
-    world.channel.themes("light")
+    world.channel.events.theme_changed("light")
     assert (await world.initialized(live))["result"]["hostContext"]["theme"] == "light"
-    world.channel.themes("light")
+    world.channel.events.theme_changed("light")
     assert "ui/notifications/host-context-changed" not in methods(world.channel, live)
-    world.channel.themes("dark")
+    world.channel.events.theme_changed("dark")
     changed = [m for m in world.channel.notifications(live) if m["method"] == "ui/notifications/host-context-changed"]
     assert [m["params"] for m in changed] == [{"theme": "dark"}]
 
     _second, late = await world.shown()
     answer = await world.request(late, "ui/initialize", {"protocolVersion": PROTOCOL_VERSION})
     assert answer["result"]["hostContext"]["theme"] == "dark"
-    world.channel.themes("light")  # between its initialize result and its `initialized`: nothing sent yet
+    world.channel.events.theme_changed("light")  # between its initialize result and its `initialized`: nothing sent yet
     assert world.channel.notifications(late) == []
     await world.channel.post(late, "ui/notifications/initialized", request=False)
     assert [m["params"] for m in world.channel.notifications(late)
@@ -267,8 +287,8 @@ async def test_update_model_context_last_one_wins_once(world: World) -> None:
 async def test_small_requests_and_unknown_ones(world: World) -> None:
     _call, view_id = await world.shown()
     assert (await world.request(view_id, "ping"))["result"] == {}
-    assert (await world.request(view_id, "ui/request-display-mode", {"mode": "fullscreen"}))["result"] == {
-        "mode": "inline"}
+    assert (await world.request(view_id, "ui/request-display-mode", {"mode": "pip"}))["result"] == {"mode": "inline"}
+    assert world.channel.modes == []  # not a mode of this host: it stays inline
     assert (await world.request(view_id, "ui/download-file", {}))["error"]["code"] == -32601
     read = await world.request(view_id, "resources/read", {"uri": VIEW})
     assert read["result"]["contents"][0]["text"] == "<p>board</p>" and world.servers.reads[-1] == ("board", VIEW)

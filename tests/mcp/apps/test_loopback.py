@@ -217,7 +217,8 @@ async def test_messages_sent_before_a_page_connects_are_delivered_after(server: 
     async with events(client, server) as stream:
         sandbox = f"{server.view_origin('v1')}/{server.token}/v/v1/sandbox"
         assert await stream.next() == {"view": "v1", "added": {"title": "srv · v1", "sandbox": sandbox,
-                                                               "allow": "", "prefersBorder": None}}
+                                                               "allow": "", "prefersBorder": None,
+                                                               "mode": "inline"}}
         assert (await stream.next())["added"]["allow"] == "camera"
         assert await stream.next() == {"live": ["v1", "v2"]}
         assert [await stream.next() for _ in range(4)] == [
@@ -267,7 +268,15 @@ async def test_bad_posts_are_refused(server: ViewServer, client: httpx.AsyncClie
 
 async def test_the_current_page_alone_says_its_colour_scheme(inbox: Inbox, client: httpx.AsyncClient) -> None:
     themes: list[str] = []
-    server = ViewServer(inbox, themes=themes.append)
+
+    class Events:
+        def theme_changed(self, theme: str) -> None:
+            themes.append(theme)
+
+        def mode_changed(self, view_id: str, mode: str) -> None:
+            raise AssertionError("no mode here")
+
+    server = ViewServer(inbox, events=Events())
     await server.start()
     try:
         server.add_view(view("v1"))
@@ -283,6 +292,43 @@ async def test_the_current_page_alone_says_its_colour_scheme(inbox: Inbox, clien
             assert (await post(client, server, both)).status_code == 204
             await eventually(lambda: inbox.got, "the view's message")
         assert themes == ["light", "dark"]
+    finally:
+        await server.close()
+
+
+async def test_display_modes_go_both_ways(inbox: Inbox, client: httpx.AsyncClient) -> None:
+    switched: list[tuple[str, str]] = []
+
+    class Events:
+        def theme_changed(self, theme: str) -> None:
+            raise AssertionError("no theme here")
+
+        def mode_changed(self, view_id: str, mode: str) -> None:
+            switched.append((view_id, mode))
+
+    server = ViewServer(inbox, events=Events())
+    await server.start()
+    try:
+        server.add_view(view("v1"))
+        server.set_mode("v1", "fullscreen")  # no page yet: the page that connects gets it in `added`
+        server.set_mode("v1", "pip")  # not a mode of this host: nothing
+        server.set_mode("nope", "fullscreen")
+        async with events(client, server, PAGE_A) as stream:
+            assert (await stream.next())["added"]["mode"] == "fullscreen"
+            assert await stream.next() == {"live": ["v1"]}
+            server.set_mode("v1", "inline")
+            assert await stream.next() == {"view": "v1", "mode": "inline"}
+            # the user's button on the page: the page says so; saying the mode it has changes nothing
+            assert (await post(client, server, {"page": PAGE_A, "view": "v1", "mode": "fullscreen"})).status_code == 204
+            assert (await post(client, server, {"page": PAGE_A, "view": "v1", "mode": "fullscreen"})).status_code == 204
+            for bad, status in (({"page": PAGE_A, "view": "v9", "mode": "inline"}, 404),
+                                ({"page": PAGE_A, "view": "v1", "mode": "pip"}, 400),
+                                ({"page": PAGE_A, "view": "v1", "mode": "inline", "extra": 1}, 400),
+                                ({"page": PAGE_A, "view": ["v1"], "mode": "inline"}, 404),
+                                ({"page": PAGE_B, "view": "v1", "mode": "inline"}, 409)):
+                assert (await post(client, server, bad)).status_code == status, bad
+        assert switched == [("v1", "fullscreen")]
+        assert inbox.got == []  # the page's word never reaches a view's inbox
     finally:
         await server.close()
 

@@ -103,8 +103,14 @@ class Harness:
         async def inbox(view_id: str, message: dict[str, Any]) -> None:
             self.inbox.append((view_id, message))
 
-        self.server = ViewServer(inbox, themes=lambda theme: self.inbox.append(("", {"theme": theme})))
+        self.server = ViewServer(inbox, events=self)
         loop.run(self.server.start())
+
+    def theme_changed(self, theme: str) -> None:  # PageEvents: in the inbox under the view id ""
+        self.inbox.append(("", {"theme": theme}))
+
+    def mode_changed(self, view_id: str, mode: str) -> None:
+        self.inbox.append(("", {"view": view_id, "mode": mode}))
 
     def add(self, view_id: str, html: str = VIEW_HTML, csp: str = DEFAULT_CSP) -> str:
         page = ViewPage(view_id, f"server · {view_id}", html.replace("NAME", view_id), csp, "")
@@ -170,6 +176,32 @@ def test_the_page_says_its_colour_scheme_first_and_when_it_changes(harness: Harn
         wait_until(lambda: ("", {"theme": "dark"}) in harness.inbox, "the new scheme")
     finally:
         context.close()
+
+
+def test_full_screen_from_the_button_from_the_session_and_one_at_a_time(harness: Harness, page: Page) -> None:
+    harness.add("a")
+    page.goto(harness.server.page_url)
+    wait_until(lambda: "ui/initialize" in harness.methods("a"), "the view a to start")
+    section, button = page.locator("#view-a"), page.locator("#view-a .mode")
+    assert button.inner_text() == "Full screen" and "full" not in (section.get_attribute("class") or "")
+    button.click()  # the user's button: the view covers the page, and the session hears it
+    wait_until(lambda: ("", {"view": "a", "mode": "fullscreen"}) in harness.inbox, "the page to say so")
+    assert "full" in (section.get_attribute("class") or "").split() and button.inner_text() == "Exit full screen"
+    box, viewport = page.locator("#view-a iframe").bounding_box(), page.viewport_size
+    assert box is not None and viewport is not None and box["height"] > viewport["height"] * 0.8
+    page.keyboard.press("Escape")  # Esc on the page leaves full screen
+    wait_until(lambda: ("", {"view": "a", "mode": "inline"}) in harness.inbox, "the page to say it left")
+    assert "full" not in (section.get_attribute("class") or "").split()
+
+    harness.add("b")
+    wait_until(lambda: page.locator("#view-b .mode").count() == 1, "view b on the page")
+    harness.loop.call(harness.server.set_mode, "a", "fullscreen")  # the session's word (a view asked)
+    wait_until(lambda: "full" in (section.get_attribute("class") or "").split(), "view a full screen")
+    said = len(harness.inbox)
+    harness.loop.call(harness.server.set_mode, "b", "fullscreen")  # one at a time: a goes back inline
+    wait_until(lambda: ("", {"view": "a", "mode": "inline"}) in harness.inbox[said:], "a back inline, said")
+    assert "full" in (page.locator("#view-b").get_attribute("class") or "").split()
+    assert "full" not in (section.get_attribute("class") or "").split()
 
 
 def test_send_reaches_the_view_and_reserved_methods_never_do(harness: Harness, page: Page) -> None:

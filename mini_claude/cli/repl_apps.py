@@ -73,7 +73,7 @@ class ReplApps:
     async def confirm(self, question: str) -> bool:
         async def asked() -> bool:
             async with self._lock:
-                return await self._ask(clean(f"{question}. Open it?", visible=True))  # a server's tool name in it
+                return await self._ask(clean(question, visible=True))  # a server's tool name (and a view's file names)
         return await self.between_prompts(asked)
 
     # ---- the REPL's side -----------------------------------------------------------------------------------------

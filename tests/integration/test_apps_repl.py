@@ -5,7 +5,8 @@
 The view's line is printed; a view's `ui/message` while the user sits at the prompt is the next turn, shown as from
 the view, and what the user had typed comes back; a view's tool call that needs a permission makes the prompt step
 aside for the question (saying a view asks), and a "no" reaches the view as an error; "refuse this server's views"
-refuses later calls without a question; a link the user would not open is refused too."""
+refuses later calls without a question; a link the user would not open is refused too; a file the view asks to
+save is asked about, then saved in ~/Downloads beside (never over) a file of that name."""
 
 from __future__ import annotations
 
@@ -75,14 +76,14 @@ class Page:
 
 
 @pytest.fixture
-def repl(tmp_path: Path) -> Iterator[Callable[[list[dict[str, Any]]], tuple[Terminal, MockModelServer]]]:
+def repl(tmp_path: Path) -> Iterator[Callable[[list[dict[str, Any]]], tuple[Terminal, MockModelServer, Path]]]:
     tmux = require_program("tmux", "drives the REPL in a real terminal")
     work = tmp_path / "work"
     work.mkdir()
     sessions: list[str] = []
     mocks: list[MockModelServer] = []
 
-    def start(turns: list[dict[str, Any]]) -> tuple[Terminal, MockModelServer]:
+    def start(turns: list[dict[str, Any]]) -> tuple[Terminal, MockModelServer, Path]:
         mock = MockModelServer(parse_scenario({"turns": turns}, source="test"))
         url = mock.start()
         mocks.append(mock)
@@ -95,7 +96,7 @@ def repl(tmp_path: Path) -> Iterator[Callable[[list[dict[str, Any]]], tuple[Term
                f"--mcp-config {config} --allowedTools mcp__apps__show_board --settings {shlex.quote(settings)}")
         subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "200", "-y", "50", cmd], check=True)
         sessions.append(session)
-        return Terminal(tmux, session), mock
+        return Terminal(tmux, session), mock, tmp_path  # tmp_path is the session's HOME
 
     yield start
     for session in sessions:
@@ -104,11 +105,12 @@ def repl(tmp_path: Path) -> Iterator[Callable[[list[dict[str, Any]]], tuple[Term
         mock.stop()
 
 
-def test_a_view_in_the_repl(repl: Callable[..., tuple[Terminal, MockModelServer]]) -> None:
+def test_a_view_in_the_repl(repl: Callable[..., tuple[Terminal, MockModelServer, Path]]) -> None:
     turns = [{"content": [{"type": "tool_use", "name": "mcp__apps__show_board", "input": {}}]},
              {"content": [{"type": "text", "text": "BOARD-UP"}]},
              {"content": [{"type": "text", "text": "VIEW-HEARD"}]}]
-    term, mock = repl(turns)
+    term, mock, home = repl(turns)
+    (home / "Downloads").mkdir()
     term.wait_for(lambda s: "MCP apps" in s and "ready" in s, "the server to be ready")
     term.enter("show the board")
     term.wait_for(lambda s: "BOARD-UP" in s and VIEW_LINE.search(flat(s)) is not None, "the answer and the view line")
@@ -171,6 +173,19 @@ def test_a_view_in_the_repl(repl: Callable[..., tuple[Terminal, MockModelServer]
         wait_until(lambda: page.answer(view, 4) is not None, "the view's answer about the link")
         link = page.answer(view, 4)
         assert link is not None and "did not open" in link["error"]["message"]
+        term.wait_for(lambda s: s.rstrip().endswith(">"), "the prompt again")
+
+        # a file the view asks to save: asked first, then in ~/Downloads (never over a file already there)
+        downloads = home / "Downloads"
+        (downloads / "q3.csv").write_text("mine")
+        page.post(view, {"jsonrpc": "2.0", "id": 7, "method": "ui/download-file", "params": {"contents": [
+            {"type": "resource", "resource": {"uri": "ui://apps/q3.csv", "mimeType": "text/csv", "text": "a,b"}}]}})
+        term.wait_for(lambda s: f"asks to save q3.csv (3 B) to {downloads}. Save it? [y/n]" in flat(s),
+                      "the download question")
+        term.enter("y")
+        wait_until(lambda: page.answer(view, 7) is not None, "the view's answer about the download")
+        assert page.answer(view, 7) == {"jsonrpc": "2.0", "id": 7, "result": {}}
+        assert (downloads / "q3 (1).csv").read_text() == "a,b" and (downloads / "q3.csv").read_text() == "mine"
         term.wait_for(lambda s: s.rstrip().endswith(">"), "the prompt again")
 
         term.keys("C-d")  # exit: the view is asked to tear down, then the page hears the session closed

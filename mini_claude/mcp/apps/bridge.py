@@ -78,6 +78,8 @@ class BridgeHost(Protocol):
 
     def show_mode(self, view: View, mode: str) -> None: ...  # put the view inline or full screen on the page
 
+    async def download_file(self, view: View, params: dict[str, Any]) -> dict[str, Any]: ...  # asked first
+
 
 def host_context(view: View, *, theme: str = "dark", env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The `hostContext` a view gets in its `ui/initialize` result."""
@@ -233,6 +235,8 @@ class AppBridge:
             return {}
         if method == "sampling/createMessage":
             return await host.sample(view, params)
+        if method == "ui/download-file":
+            return await host.download_file(view, params)
         if method == "ui/request-display-mode":  # inline or full screen; any other mode: stays as it is
             mode = params.get("mode")
             if mode in DISPLAY_MODES and mode != view.display_mode:
@@ -265,7 +269,7 @@ class AppBridge:
         view = self.view
         asked = params.get("protocolVersion")
         capabilities: dict[str, Any] = {
-            "openLinks": {}, "serverTools": {}, "serverResources": {}, "logging": {},
+            "openLinks": {}, "downloadFile": {}, "serverTools": {}, "serverResources": {}, "logging": {},
             "message": {"text": {}}, "updateModelContext": {"text": {}, "structuredContent": {}},
             "sandbox": {"csp": {k: list(v) for k, v in view.granted_csp.items()},
                         "permissions": dict(view.permissions)},

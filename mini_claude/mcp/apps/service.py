@@ -7,9 +7,11 @@ server with `resources/read` in the background (the turn never waits for it), pu
 URL; and it answers each view through its `AppBridge`, asking the session for what needs it: a view's tool call
 goes through the `ViewCallGate` (the permission gate and the PreToolUse/PostToolUse hooks, injected by the session
 layer so this package never imports the agent), a `ui/message` and a link through the `AppsFront`, a sampling
-request through the `ViewSampler` (the host's SamplingService: the view's server's own policy, question and limit). A failure to
-show a view costs the view only (a warning and a note), never the tool call. `aclose` sends `ui/resource-teardown`
-to every live view (each waited for at most 2 s) and stops the web side: nothing outlives the session.
+request through the `ViewSampler` (the host's SamplingService: the view's server's own policy, question and limit),
+a file to save checked and written by outside.py after the front end's yes; what it needs of the session is
+declared in ports.py. A failure to show a view costs the view only (a warning and a note), never the tool call.
+`aclose` sends `ui/resource-teardown` to every live view (each waited for at most 2 s) and stops the web side:
+nothing outlives the session.
 
     apps = AppsService(AppsSettings.from_settings(settings), servers=manager, logs=host.logs,
                        sampling=host.sampling)
@@ -30,19 +32,29 @@ import logging
 import re
 import secrets
 from collections.abc import Coroutine, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
-from urllib.parse import urlsplit
+from pathlib import Path
+from typing import Any
 
 from mini_claude.errors import ViewRefusedError
+from mini_claude.mcp.apps import outside
 from mini_claude.mcp.apps.bridge import AppBridge
 from mini_claude.mcp.apps.channel import EXTENSION_ID, MIME_TYPE, ViewChannel
+from mini_claude.mcp.apps.ports import (
+    AppsFront,
+    NoFront,
+    ServerLog,
+    ViewCallAdmission,
+    ViewCallGate,
+    ViewNotice,
+    ViewSampler,
+    ViewServers,
+)
 from mini_claude.mcp.apps.settings import AppsSettings, declined_note
 from mini_claude.mcp.apps.views import ModelContext, View
 from mini_claude.mcp.apps.web_side import LoopbackWeb, WebSide
 from mini_claude.mcp.host.sampling import sampling_capability
 from mini_claude.mcp.protocol import CallToolResult, McpTool
-from mini_claude.mcp.server_state import McpToolEntry
+from mini_claude.paths import user_home
 
 __all__ = ["MAX_VIEWS", "AppsFront", "AppsService", "AppsSettings", "NoFront", "ViewCall", "ViewCallAdmission",
            "ViewCallGate", "ViewNotice", "ViewSampler", "ViewServers"]
@@ -51,89 +63,6 @@ log = logging.getLogger(__name__)
 
 MAX_VIEWS = 32  # live views per session; a new one past this tears the oldest down
 _CONTEXT_TAG = re.compile(r"<(\s*/?\s*mcp-app-context)", re.IGNORECASE)
-
-
-class ResourceReader(Protocol):
-    """A connected server as a view's resources are read from it (McpClient fits)."""
-
-    async def read_resource(self, uri: str) -> list[dict[str, Any]]: ...
-
-
-class ViewServers(Protocol):
-    """The MCP manager as the service uses it (McpManager fits)."""
-
-    def tools(self) -> list[McpToolEntry]: ...
-
-    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult: ...
-
-    async def connected_client(self, server: str) -> ResourceReader: ...
-
-
-class ServerLog(Protocol):
-    def record(self, server: str, params: Any) -> None: ...
-
-
-@dataclass(frozen=True)
-class ViewNotice:
-    """A view is on the page: where, and whether the browser was opened for it."""
-
-    url: str
-    server: str
-    tool: str
-    view_id: str
-    opened: bool
-
-
-@dataclass(frozen=True)
-class ViewCallAdmission:
-    allowed: bool
-    reason: str = ""
-    arguments: dict[str, Any] | None = None  # what runs instead (a hook's or the user's change), when allowed
-    call_id: str = ""  # the call's id as hooks and the permission question see it
-
-
-class ViewCallGate(Protocol):
-    """The session's checks on a view's tool call, the same as on the model's (session/apps_gate.py)."""
-
-    async def admit(self, entry: McpToolEntry, arguments: dict[str, Any]) -> ViewCallAdmission: ...
-
-    async def after(self, entry: McpToolEntry, admission: ViewCallAdmission, result: CallToolResult) -> None: ...
-
-
-class ViewSampler(Protocol):
-    """Sampling as the host answers it for servers (mcp/host/sampling.py's SamplingService fits)."""
-
-    def policy(self, server: str) -> str: ...  # ask | allow | deny
-
-    async def create_message(self, server: str, params: Any, *, view: str = "") -> dict[str, Any]: ...
-
-
-class AppsFront(Protocol):
-    """The front end as views reach it: the REPL, or the Python API."""
-
-    def view_shown(self, notice: ViewNotice) -> None: ...
-
-    def note(self, text: str) -> None: ...  # one warning line (server text: the front end neutralises it)
-
-    async def user_message(self, view: View, text: str) -> None: ...  # raise ViewRefusedError when it cannot
-
-    async def confirm(self, question: str) -> bool: ...  # False where nobody can answer
-
-
-class NoFront:
-    """No front end bound: views are logged, messages and links refused."""
-
-    def view_shown(self, notice: ViewNotice) -> None:
-        log.info("MCP Apps view of %s/%s: %s", notice.server, notice.tool, notice.url)
-
-    def note(self, text: str) -> None:
-        log.warning("%s", text)
-
-    async def user_message(self, view: View, text: str) -> None:
-        raise ViewRefusedError("this session takes no messages from views")
-
-    async def confirm(self, question: str) -> bool:
-        return False
 
 
 class ViewCall:
@@ -343,26 +272,22 @@ class AppsService:
         view.context = context  # the last one wins
 
     async def open_link(self, view: View, url: str) -> None:
-        if not url.lower().startswith(("http://", "https://")) or any(c.isspace() or ord(c) < 32 for c in url):
-            raise ViewRefusedError("only http(s) links are opened")
-        if len(url) > 4096:
-            raise ViewRefusedError("the link is too long")
-        # What the user is asked about must be what opens: printable ASCII only (no bidi override, C1 control or
-        # look-alike letter; an international name comes as punycode) and no `user@` before the host
-        # (`https://bank.example@evil.example/` opens evil.example).
-        if not all("!" <= c <= "~" for c in url):
-            raise ViewRefusedError("a link must be printable ASCII (percent-encode the rest; punycode for names)")
-        try:
-            parts = urlsplit(url)
-            host = parts.hostname
-        except ValueError:
-            raise ViewRefusedError("the link is not a valid URL") from None
-        if not host or "@" in parts.netloc:
-            raise ViewRefusedError("a link must name its host, without a user name or password before it")
-        if not await self.front.confirm(f"The view of {view.server}/{view.tool.name} asks to open {url}"):
+        url = outside.checked_link(url)  # what the user is asked about is what opens (outside.py)
+        if not await self.front.confirm(f"The view of {view.server}/{view.tool.name} asks to open {url}. Open it?"):
             raise ViewRefusedError("the user did not open the link")
         if not await asyncio.to_thread(self.web.open_browser, url, "auto"):
             self.front.note(f"the view of {view.server}/{view.tool.name} asked to open {url} (no browser here)")
+
+    async def download_file(self, view: View, params: dict[str, Any]) -> dict[str, Any]:
+        client = await self.servers.connected_client(view.server)  # a linked file: from its own server only
+        files = await outside.files_to_save(params, client.read_resource)
+        folder = outside.download_folder(user_home(self.env), Path.cwd())
+        who = f"The view of {view.server}/{view.tool.name}"
+        if not await self.front.confirm(outside.download_question(who, files, folder)):
+            return {"isError": True}
+        saved = await asyncio.to_thread(outside.save_files, files, folder)
+        self.front.note(f"{who} saved {', '.join(str(path) for path in saved)}")
+        return {}
 
     def sampling_capability(self, view: View) -> dict[str, Any] | None:
         if self.sampling is None or self.sampling.policy(view.server) == "deny":

@@ -5,6 +5,7 @@ stand-in permission gate (the real gate and hooks are tests/integration/test_app
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -58,8 +59,8 @@ async def test_initialize_answers_every_field(world: World) -> None:
     assert result["protocolVersion"] == "2026-01-26"
     assert result["hostInfo"]["name"] == "mini-claude"
     caps = result["hostCapabilities"]
-    assert set(caps) == {"openLinks", "serverTools", "serverResources", "logging", "message", "updateModelContext",
-                         "sandbox"}
+    assert set(caps) == {"openLinks", "downloadFile", "serverTools", "serverResources", "logging", "message",
+                         "updateModelContext", "sandbox"}
     assert caps["sandbox"] == {"csp": {}, "permissions": {}}
     context = result["hostContext"]
     assert context["displayMode"] == "inline" and context["availableDisplayModes"] == ["inline", "fullscreen"]
@@ -289,7 +290,7 @@ async def test_small_requests_and_unknown_ones(world: World) -> None:
     assert (await world.request(view_id, "ping"))["result"] == {}
     assert (await world.request(view_id, "ui/request-display-mode", {"mode": "pip"}))["result"] == {"mode": "inline"}
     assert world.channel.modes == []  # not a mode of this host: it stays inline
-    assert (await world.request(view_id, "ui/download-file", {}))["error"]["code"] == -32601
+    assert (await world.request(view_id, "ui/no-such-method", {}))["error"]["code"] == -32601
     read = await world.request(view_id, "resources/read", {"uri": VIEW})
     assert read["result"]["contents"][0]["text"] == "<p>board</p>" and world.servers.reads[-1] == ("board", VIEW)
 
@@ -304,6 +305,31 @@ async def test_links_are_http_only_and_asked_about(world: World) -> None:
     world.front.confirms = True
     opened = await world.request(view_id, "ui/open-link", {"url": "https://example.com/b"})
     assert opened["result"] == {} and world.web.opened == ["https://example.com/b"]
+
+
+async def test_a_download_is_asked_about_then_saved_in_downloads(world: World, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "Downloads").mkdir(parents=True)
+    world.apps.env = {"HOME": str(home)}
+    _call, view_id = await world.shown()
+    init = await world.request(view_id, "ui/initialize", {})
+    assert init["result"]["hostCapabilities"]["downloadFile"] == {}
+    wanted = {"contents": [{"type": "resource", "resource": {"uri": "ui://board/q3.csv", "mimeType": "text/csv",
+                                                             "text": "a,b\n"}},
+                           {"type": "resource_link", "uri": VIEW, "name": "board.html"}]}
+    said_no = await world.request(view_id, "ui/download-file", wanted)
+    assert said_no["result"] == {"isError": True} and list((home / "Downloads").iterdir()) == []
+    assert world.front.questions[-1] == (f"The view of board/show asks to save q3.csv (4 B), board.html (12 B) to "
+                                         f"{home / 'Downloads'}. Save them?")
+    assert world.servers.reads[-1] == ("board", VIEW)  # the link: read from the view's own server
+    world.front.confirms = True
+    saved = await world.request(view_id, "ui/download-file", wanted)
+    assert saved["result"] == {}
+    assert (home / "Downloads" / "q3.csv").read_text() == "a,b\n"
+    assert (home / "Downloads" / "board.html").read_text() == "<p>board</p>"
+    assert world.front.notes[-1].startswith("The view of board/show saved ")
+    bad = await world.request(view_id, "ui/download-file", {"contents": "everything"})
+    assert bad["error"]["code"] == -32602 and len(world.front.questions) == 2  # refused before any question
 
 
 async def test_a_view_that_asks_to_close_is_torn_down(world: World) -> None:

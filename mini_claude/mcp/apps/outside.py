@@ -1,0 +1,166 @@
+"""What a view asks that reaches past its page, and is asked of the user first: opening a link (`ui/open-link`) and
+saving a file (`ui/download-file`). This module checks the request and does the work; the yes or no comes from
+the front end (`confirm`, False where nobody can answer).
+
+A link (`checked_link`) must be http(s), printable ASCII (no bidi override, C1 control or look-alike letter; an
+international name comes as punycode), at most 4,096 characters, and name its host without a `user@` before it
+(`https://bank.example@evil.example/` opens evil.example): what the user is asked about is what opens.
+
+A download (`files_to_save`, `save_files`): `contents` is 1..`MAX_FILES` items, each an embedded resource
+(`{"type": "resource", "resource": {uri, mimeType, text | blob}}`) or a resource link (`{"type": "resource_link",
+uri, name, mimeType}`) that the host fetches from the view's own server (`resources/read`, nowhere else). Together
+at most `MAX_DOWNLOAD_BYTES`. Each file's name comes from the link's `name` or the last part of its `uri`, cut to
+letters, digits, `.`, `_` and `-` (no leading dot, at most 100 characters; "download" and an extension from its
+MIME type when nothing is left), and it goes to `~/Downloads` (the working directory when there is none), never
+over an existing file (`name (1).ext`, …), created with O_EXCL, never executable. The user is asked once for
+all the files, with each name, size and the folder. The result is `{}` when saved, `{"isError": true}` when the
+user said no or nobody could answer (the spec's answer for a download that did not happen).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import mimetypes
+import os
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from mini_claude.errors import ViewRefusedError
+
+__all__ = ["MAX_DOWNLOAD_BYTES", "MAX_FILES", "FileToSave", "checked_link", "download_folder", "download_question",
+           "files_to_save", "save_files"]
+
+MAX_LINK_CHARS = 4096
+MAX_FILES = 16
+MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024
+_MAX_NAME_CHARS = 100
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+ReadResource = Callable[[str], Awaitable[list[dict[str, Any]]]]
+
+
+def checked_link(url: str) -> str:
+    """`url` when a view may ask to open it (see the module docstring); ViewRefusedError with the reason if not."""
+    if not url.lower().startswith(("http://", "https://")) or any(c.isspace() or ord(c) < 32 for c in url):
+        raise ViewRefusedError("only http(s) links are opened")
+    if len(url) > MAX_LINK_CHARS:
+        raise ViewRefusedError("the link is too long")
+    if not all("!" <= c <= "~" for c in url):
+        raise ViewRefusedError("a link must be printable ASCII (percent-encode the rest; punycode for names)")
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        raise ViewRefusedError("the link is not a valid URL") from None
+    if not host or "@" in parts.netloc:
+        raise ViewRefusedError("a link must name its host, without a user name or password before it")
+    return url
+
+
+@dataclass(frozen=True)
+class FileToSave:
+    name: str  # already safe as a file name
+    data: bytes
+    mime: str
+
+
+async def files_to_save(params: dict[str, Any], read: ReadResource) -> list[FileToSave]:
+    """The files a `ui/download-file` request names, their links read through `read` (the view's own server)."""
+    contents = params.get("contents")
+    if not isinstance(contents, list) or not contents:
+        raise ViewRefusedError("ui/download-file needs contents: a list of resources", code=-32602)
+    if len(contents) > MAX_FILES:
+        raise ViewRefusedError(f"at most {MAX_FILES} files at once", code=-32602)
+    files: list[FileToSave] = []
+    total = 0
+    for item in contents:
+        found = await _one_file(item, read)
+        total += len(found.data)
+        if total > MAX_DOWNLOAD_BYTES:
+            raise ViewRefusedError(f"the files are over {MAX_DOWNLOAD_BYTES // (1024 * 1024)} MB together")
+        files.append(found)
+    return files
+
+
+async def _one_file(item: Any, read: ReadResource) -> FileToSave:
+    if not isinstance(item, dict):
+        raise ViewRefusedError("each content item must be an object", code=-32602)
+    if item.get("type") == "resource" and isinstance(item.get("resource"), dict):
+        resource, name = item["resource"], None
+    elif item.get("type") == "resource_link" and isinstance(item.get("uri"), str):
+        read_back = await read(item["uri"])
+        resource = next((r for r in read_back if isinstance(r, dict) and ("text" in r or "blob" in r)), None)
+        if resource is None:
+            raise ViewRefusedError(f"{item['uri'][:200]} has no contents to save")
+        name = item.get("name") if isinstance(item.get("name"), str) else None
+        resource = {**resource, "uri": item["uri"], "mimeType": resource.get("mimeType") or item.get("mimeType")}
+    else:
+        raise ViewRefusedError("each content item must be a resource or a resource_link", code=-32602)
+    mime = resource.get("mimeType") if isinstance(resource.get("mimeType"), str) else "application/octet-stream"
+    if isinstance(resource.get("text"), str):
+        data = resource["text"].encode("utf-8", "surrogatepass")
+    elif isinstance(resource.get("blob"), str):
+        try:
+            data = base64.b64decode(resource["blob"], validate=True)
+        except (binascii.Error, ValueError):
+            raise ViewRefusedError("a blob is not valid base64", code=-32602) from None
+    else:
+        raise ViewRefusedError("a resource to save needs text or blob", code=-32602)
+    uri = resource.get("uri") if isinstance(resource.get("uri"), str) else ""
+    return FileToSave(_file_name(name, uri, mime), data, mime)
+
+
+def _file_name(name: str | None, uri: str, mime: str) -> str:
+    """A safe file name from the link's name or the uri's last part (see the module docstring)."""
+    raw = name or unquote(urlsplit(uri).path.rsplit("/", 1)[-1] if uri else "")
+    safe = _UNSAFE.sub("_", raw).strip("._-")[:_MAX_NAME_CHARS].strip("._-")
+    if not safe:
+        safe = "download" + (mimetypes.guess_extension(mime.split(";")[0].strip()) or "")
+    return safe
+
+
+def download_folder(home: Path, cwd: Path) -> Path:
+    """Where downloads go: `~/Downloads`, or the working directory when there is none."""
+    downloads = home / "Downloads"
+    return downloads if downloads.is_dir() else cwd
+
+
+def download_question(who: str, files: list[FileToSave], folder: Path) -> str:
+    """The one question for all the files: each name and size, and the folder."""
+    listed = ", ".join(f"{f.name} ({_size(len(f.data))})" for f in files)
+    return f"{who} asks to save {listed} to {folder}. Save {'it' if len(files) == 1 else 'them'}?"
+
+
+def save_files(files: list[FileToSave], folder: Path) -> list[Path]:
+    """Write each file into `folder` under a name no file has yet (O_EXCL: never over one, never through a
+    link); returns where each went."""
+    saved = []
+    for file in files:
+        stem, dot, ext = file.name.rpartition(".") if "." in file.name else (file.name, "", "")
+        for n in range(1000):
+            name = file.name if n == 0 else f"{stem} ({n}){dot}{ext}"
+            path = folder / name
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            except FileExistsError:
+                continue
+            with os.fdopen(fd, "wb") as out:
+                out.write(file.data)
+            saved.append(path)
+            break
+        else:
+            raise ViewRefusedError(f"{folder} already has 1,000 files named like {file.name}")
+    return saved
+
+
+def _size(count: int) -> str:
+    if count < 1024:
+        return f"{count} B"
+    if count < 1024 * 1024:
+        return f"{count / 1024:.0f} KB"
+    return f"{count / (1024 * 1024):.1f} MB"

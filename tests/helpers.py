@@ -41,6 +41,7 @@ __all__ = [
     "pid_alive",
     "pid_exists",
     "read_pidfile",
+    "refused_port",
     "require",
     "require_program",
     "requirements_enforced",
@@ -48,6 +49,7 @@ __all__ = [
     "server_configs",
     "server_env",
     "session_home",
+    "start_tiny_http",
     "wait_gone",
     "wait_until",
 ]
@@ -96,10 +98,38 @@ def chromium_path() -> str:
 # ---- ports and bounded polls -------------------------------------------------------------------------------------
 
 def free_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
+    """A loopback port nothing listens on (bound, then released). Released, it is anyone's: for a port that must
+    refuse connections use `refused_port()`, for a server of ours `start_tiny_http()` (no race for the port)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+_refusing: socket.socket | None = None
+
+
+def refused_port() -> int:
+    """A loopback port that refuses every connection for as long as this process lives: it stays bound (so no
+    other process, e.g. a server another xdist worker starts on port 0, can take it) but never listens."""
+    global _refusing
+    if _refusing is None:
+        _refusing = socket.socket()
+        _refusing.bind(("127.0.0.1", 0))
+    return int(_refusing.getsockname()[1])
+
+
+def start_tiny_http(*args: str) -> tuple[int, subprocess.Popen[bytes]]:
+    """tests/mcp/servers/tiny_http_server.py serving on a socket bound and listening here, handed to it (`--fd`):
+    its port is known and taken before the child starts, so nothing can take it in between and the server is
+    reachable at once (connections wait in the backlog). The caller kills and reaps the process."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        port = int(sock.getsockname()[1])
+        proc = subprocess.Popen([PYTHON, str(ROOT / "tests" / "mcp" / "servers" / "tiny_http_server.py"),
+                                 "--fd", str(sock.fileno()), *args], stdin=subprocess.DEVNULL,
+                                pass_fds=[sock.fileno()])
+    return port, proc  # our copy is closed: the child's is the only one, so the port refuses once it is gone
 
 
 def wait_until(condition: Callable[[], object], what: str, *, within_s: float = 10.0,

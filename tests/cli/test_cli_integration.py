@@ -14,7 +14,16 @@ from typing import Any
 import pytest
 from cli_helpers import read_log
 
-from tests.helpers import PYTHON, ROOT, anthropic_env, clean_env, free_port, openai_env, pid_alive, wait_until
+from tests.helpers import (
+    PYTHON,
+    ROOT,
+    anthropic_env,
+    clean_env,
+    openai_env,
+    pid_alive,
+    refused_port,
+    wait_until,
+)
 from tests.helpers import run_cli as cli
 
 pytestmark = pytest.mark.timeout(60)
@@ -146,7 +155,7 @@ def test_no_api_key_is_one_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("backend", ["anthropic", "openai"])
 def test_unreachable_base_url_is_one_line(tmp_path: Path, backend: str) -> None:
-    url = f"http://127.0.0.1:{free_port()}"
+    url = f"http://127.0.0.1:{refused_port()}"
     env = anthropic_env(tmp_path, url) if backend == "anthropic" else openai_env(tmp_path, url)
     proc = cli(["-p", "hi"], cwd=tmp_path, env=env)
     assert proc.returncode == 1
@@ -158,7 +167,7 @@ def test_unreachable_base_url_is_one_line(tmp_path: Path, backend: str) -> None:
 
 
 def test_debug_allows_a_traceback(tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{free_port()}"
+    url = f"http://127.0.0.1:{refused_port()}"
     proc = cli(["-p", "--debug", "hi"], cwd=tmp_path, env=anthropic_env(tmp_path, url))
     assert proc.returncode != 0
     assert "Traceback" in proc.stderr

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,11 +17,10 @@ import pytest
 
 from mini_claude.cli.terminal.render import clean
 from mini_claude.logredact import RedactingFilter, add_redaction, redact_text, redact_url
-from tests.helpers import ROOT, anthropic_env, free_port, run_cli, wait_until
+from tests.helpers import anthropic_env, run_cli, start_tiny_http
 
 pytestmark = pytest.mark.timeout(60)
 
-TINY_HTTP = ROOT / "tests" / "mcp" / "servers" / "tiny_http_server.py"
 SECRET = "SECRET123"
 
 
@@ -76,20 +74,9 @@ def test_filter_on_the_root_handler_covers_child_loggers_arguments_and_traceback
 
 @pytest.fixture
 def tiny_http(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    port = free_port()
     log = tmp_path / "requests.log"
-    proc = subprocess.Popen([sys.executable, str(TINY_HTTP), "--port", str(port), "--log", str(log)],
-                            stdin=subprocess.DEVNULL)
-
-    def listening() -> bool:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-        except OSError:
-            return False
-        return True
-
+    port, proc = start_tiny_http("--log", str(log))
     try:
-        wait_until(listening, "the tiny HTTP server to listen")
         yield f"http://127.0.0.1:{port}/mcp?token={SECRET}", log
     finally:
         proc.kill()
@@ -147,7 +134,6 @@ def test_a_warning_while_the_spinner_is_live(monkeypatch: pytest.MonkeyPatch, te
 
 
 def test_an_exception_record_is_one_line_unless_debug() -> None:
-    import subprocess
     import sys
 
     code = ("import logging; from mini_claude.cli.terminal.render import setup_logging; setup_logging(debug={debug})\n"

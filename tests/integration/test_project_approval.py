@@ -11,7 +11,7 @@ import pytest
 
 from mini_claude.mcp.approval import ApprovalStore
 from mini_claude.mcp.config import load_mcp_config
-from tests.helpers import free_port
+from tests.helpers import refused_port
 from tests.integration.conftest import Cli, answer, probe_entry
 
 pytestmark = pytest.mark.timeout(90)
@@ -130,7 +130,7 @@ def test_headers_helper_added_to_an_approved_server_never_runs(cli: Cli) -> None
     helper_marker = cli.tmp / "helper-ran"
     settings = cli.work / ".claude" / "settings.json"
     settings.parent.mkdir()
-    entry: dict[str, object] = {"type": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"}
+    entry: dict[str, object] = {"type": "http", "url": f"http://127.0.0.1:{refused_port()}/mcp"}
     settings.write_text(json.dumps({"mcpServers": {"web": entry}}))
     _approve_in_store(cli, "web")
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +16,7 @@ import pytest
 
 from mini_claude.mcp.host import NoQuestionsUI
 from mini_claude.mcp.host.server_log import MAX_ENTRY_CHARS, ServerLogs
-from tests.helpers import assert_pid_gone, free_port, read_pidfile, wait_until
+from tests.helpers import assert_pid_gone, read_pidfile, refused_port, start_tiny_http
 from tests.integration.conftest import Cli, probe_entry
 
 pytestmark = pytest.mark.timeout(90)
@@ -169,19 +167,8 @@ def test_renamed_tools_tokens_and_a_healthy_server(cli: Cli) -> None:
 
 @pytest.fixture
 def tiny_http(tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, str(SERVERS / "tiny_http_server.py"), "--port", str(port)],
-                            stdin=subprocess.DEVNULL)
-
-    def listening() -> bool:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-        except OSError:
-            return False
-        return True
-
+    port, proc = start_tiny_http()
     try:
-        wait_until(listening, "the tiny HTTP server to listen")
         yield f"http://127.0.0.1:{port}/mcp?token={SECRET}"
     finally:
         proc.kill()
@@ -189,7 +176,7 @@ def tiny_http(tmp_path: Path) -> Iterator[str]:
 
 
 def test_http_servers_working_and_refused_never_show_the_urls_secret(cli: Cli, tiny_http: str) -> None:
-    refused = f"http://127.0.0.1:{free_port()}/mcp?token={SECRET}"
+    refused = f"http://127.0.0.1:{refused_port()}/mcp?token={SECRET}"
     config = cli.config_file({"up": {"type": "http", "url": tiny_http}, "down": {"type": "http", "url": refused}})
     r = cli.run("mcp", "doctor", "--json", "--mcp-config", config, "--timeout", "5")
     assert SECRET not in r.stdout + r.stderr

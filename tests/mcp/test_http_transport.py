@@ -29,7 +29,7 @@ from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.transports.base import RequestFailed
 from mini_claude.mcp.transports.http import StreamableHttpTransport
 from mini_claude.mcp.transports.sse_events import SseParser
-from tests.helpers import free_port
+from tests.helpers import free_port, refused_port
 from tests.peers import peer_command
 
 pytestmark = pytest.mark.timeout(60)
@@ -302,7 +302,7 @@ async def test_500_after_connect_fails_that_call_and_keeps_the_session() -> None
 
 
 async def test_connection_refused_fails_fast() -> None:
-    port = free_port()
+    port = refused_port()
     url = f"http://127.0.0.1:{port}/mcp"
     client = McpClient(StreamableHttpTransport(url, server="gone"), name="gone")
     started = time.monotonic()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -31,13 +30,12 @@ from mini_claude.mcp.transports.json_depth import (
     refuse_undecodable,
 )
 from mini_claude.mcp.transports.stdio import StdioParams, StdioTransport
-from tests.helpers import free_port, wait_until
+from tests.helpers import start_tiny_http
 
 pytestmark = pytest.mark.timeout(60)
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 HOSTILE = SERVERS / "hostile_server.py"
-TINY_HTTP = SERVERS / "tiny_http_server.py"
 CALL_TIMEOUT_S = 20.0
 
 
@@ -178,19 +176,8 @@ async def test_a_listing_deeper_than_a_message_may_be_fails_that_server_only(tmp
 
 @pytest.fixture
 def tiny_http() -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, str(TINY_HTTP), "--port", str(port)], stdin=subprocess.DEVNULL)
+    port, proc = start_tiny_http()
     try:
-        import socket
-
-        def listening() -> bool:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            except OSError:
-                return False
-            return True
-
-        wait_until(listening, "the tiny HTTP server to listen")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.kill()

@@ -13,6 +13,7 @@ import pytest
 from memory_transport import NO_REPLY, FakeServer, MemoryTransport, RpcFailure, memory_pair
 
 from mini_claude.errors import JsonRpcError, ProtocolError, ServerExitedError
+from mini_claude.mcp import lists
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.negotiation import EraMemory, EraRecord
 from mini_claude.mcp.protocol import LATEST_MODERN_VERSION
@@ -505,16 +506,36 @@ async def test_ttl_caches_lists_until_list_changed(modern: tuple[HeaderTransport
     await client.close()
 
 
-async def test_ttl_expires(modern: tuple[HeaderTransport, FakeServer]) -> None:
+class _ListClock:
+    """The clock the list cache reads (`asyncio.get_running_loop().time()` in `mini_claude.mcp.lists`), moved by hand:
+    on a loaded machine 50 ms of wall time can pass between two calls, which made a cached listing expire early."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def get_running_loop(self) -> _ListClock:
+        return self
+
+    def time(self) -> float:
+        return self.now
+
+
+async def test_ttl_expires(modern: tuple[HeaderTransport, FakeServer], monkeypatch: pytest.MonkeyPatch) -> None:
     transport, server = modern
     server.on("tools/list", lambda _p: {"tools": [], "ttlMs": 50})
     client = McpClient(transport, name="mem")
     await client.connect(timeout_s=5)
+    clock = _ListClock()
+    monkeypatch.setattr(lists, "asyncio", clock)
     await client.list_tools()
     await client.list_tools()
-    await asyncio.sleep(0.1)
+    assert len(server.messages("tools/list")) == 1  # served from the cache
+    clock.now += 0.049
     await client.list_tools()
-    assert len(server.messages("tools/list")) == 2
+    assert len(server.messages("tools/list")) == 1  # still within the 50 ms
+    clock.now += 0.002
+    await client.list_tools()
+    assert len(server.messages("tools/list")) == 2  # expired: listed again
     await client.close()
 
 

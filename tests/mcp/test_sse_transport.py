@@ -24,7 +24,7 @@ from test_http_transport import (
 from mini_claude.errors import HttpStatusError, TransportError
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.transports.sse import SseTransport
-from tests.helpers import free_port
+from tests.helpers import refused_port
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -141,7 +141,7 @@ async def test_post_500_fails_fast() -> None:
 
 
 async def test_connection_refused_fails_fast() -> None:
-    port = free_port()
+    port = refused_port()
     client = McpClient(SseTransport(f"http://127.0.0.1:{port}/sse", server="gone"), name="gone")
     started = time.monotonic()
     with pytest.raises(TransportError, match=re.escape(f"cannot connect to 127.0.0.1:{port} (connection refused)")):

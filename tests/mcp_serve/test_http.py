@@ -27,7 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mini_claude.mcp.client import McpClient
 from mini_claude.mcp.transports.http import StreamableHttpTransport
 from tests.helpers import PYTHON, assert_pid_gone, read_pidfile, wait_until
-from tests.mcp_serve.test_mcp_serve import project, text
+from tests.mcp_serve.test_mcp_serve import LAUNCH_CODE, project, text
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -120,7 +120,7 @@ async def test_deny_rule_holds_over_http(tmp_path: Path) -> None:
     with server(work, env) as (_proc, url):
         async with official(url) as session:
             refused = await session.call_tool("Read", {"file_path": str(work / "secret.txt")})
-    assert refused.is_error and "1234" not in text(refused)
+    assert refused.is_error and LAUNCH_CODE not in text(refused)
 
 
 async def test_untrusted_folder_holds_over_http(tmp_path: Path) -> None:

@@ -25,11 +25,16 @@ from tests.helpers import PYTHON, clean_env
 pytestmark = pytest.mark.timeout(120)
 
 
+# what the denied file holds: letters no path shows (a bare "1234" was in the message whenever pytest's numbered
+# temporary folder, quoted in the refusal, was pytest-1234 or the like)
+LAUNCH_CODE = "QZX-1234-LAUNCH"
+
+
 def project(tmp_path: Path, settings: dict[str, Any] | None = None, *, trusted: bool) -> tuple[Path, dict[str, str]]:
     work = tmp_path / "work"
     work.mkdir()
     (work / "notes.txt").write_text("first line\nsecond line\n")
-    (work / "secret.txt").write_text("the launch code is 1234\n")
+    (work / "secret.txt").write_text(f"the launch code is {LAUNCH_CODE}\n")
     if settings is not None:
         (work / ".claude").mkdir()
         (work / ".claude" / "settings.json").write_text(json.dumps(settings))
@@ -73,9 +78,9 @@ async def test_project_deny_rule_holds(tmp_path: Path) -> None:
     work, env = project(tmp_path, {"permissions": {"deny": ["Read(secret.txt)"]}}, trusted=True)
     async with served(work, env) as session:
         refused = await session.call_tool("Read", {"file_path": str(work / "secret.txt")})
-        assert refused.is_error and "1234" not in text(refused)
+        assert refused.is_error and LAUNCH_CODE not in text(refused)
         grep = await session.call_tool("Grep", {"pattern": "launch", "output_mode": "content"})
-        assert "1234" not in text(grep)
+        assert LAUNCH_CODE not in text(grep)
 
 
 async def test_unapproved_bash_refused_without_elicitation(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from mini_claude.models.anthropic_http import AnthropicHttpModel
 from mini_claude.models.base import ToolSpec
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
-from tests.helpers import free_port
+from tests.helpers import refused_port
 
 READ_TOOL = ToolSpec("Read", "Read a file", {"type": "object", "properties": {"file_path": {"type": "string"}}})
 TEXT_AND_TOOL = {"content": [
@@ -146,7 +146,7 @@ async def test_retries_give_up_after_max_attempts(mock_server) -> None:
 
 
 async def test_connection_refused_is_one_line() -> None:
-    url = f"http://127.0.0.1:{free_port()}"
+    url = f"http://127.0.0.1:{refused_port()}"
     with pytest.raises(ModelError) as info:
         await model_for(url).complete(system="", messages=[user("hi")], tools=[])
     message = str(info.value)

@@ -10,7 +10,7 @@ from model_helpers import FAST_RETRY, tool_result, user
 from mini_claude.errors import ModelError
 from mini_claude.models.base import ToolSpec
 from mini_claude.models.openai_compat import OpenAICompatModel, from_openai_message, to_openai_messages
-from tests.helpers import free_port
+from tests.helpers import refused_port
 
 ADD_TOOL = ToolSpec("mcp__demo__add", "Add two numbers",
                     {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}})
@@ -173,7 +173,7 @@ async def test_400_is_not_retried(mock_server) -> None:
 
 
 async def test_connection_refused() -> None:
-    url = f"http://127.0.0.1:{free_port()}"
+    url = f"http://127.0.0.1:{refused_port()}"
     with pytest.raises(ModelError) as info:
         await model_for(url).complete(system="", messages=[user("hi")], tools=[])
     assert str(info.value).startswith(f"cannot reach the model API at {url}/v1: connection refused")

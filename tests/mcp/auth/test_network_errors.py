@@ -22,7 +22,7 @@ from mini_claude.mcp.auth.registration import register_client
 from mini_claude.mcp.auth.tokens import ClientAuth, client_credentials_form, token_request
 from mini_claude.mcp.config import ServerConfig
 from mini_claude.net.errors import describe_http_error
-from tests.helpers import free_port
+from tests.helpers import refused_port
 from tests.mcp.auth.mock_oauth import HeadlessAuthorizer
 
 pytestmark = pytest.mark.timeout(30)
@@ -33,7 +33,7 @@ READ_TIMEOUT_S = 0.3
 @pytest.fixture
 def closed() -> tuple[str, str]:
     """(base URL, host:port) of a loopback port nothing listens on."""
-    port = free_port()
+    port = refused_port()
     return f"http://127.0.0.1:{port}", f"127.0.0.1:{port}"
 
 

@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """A minimal Streamable HTTP MCP server (stdlib only, JSON answers, no sessions) for the trust-boundary tests.
 
-    python tiny_http_server.py --port PORT [--log FILE]
+    python tiny_http_server.py (--port PORT | --fd FD) [--log FILE]
 
 POST any path: `initialize`, `ping`, `tools/list` (`echo`, `deep_reply`) and `tools/call`; notifications get 202;
 anything else -32601. `deep_reply` answers with a result nested 10,000 levels deep (written as bytes). `--log`:
 each request's path (with its query string) is appended to FILE, one a line, so a test can tell the server was
-reached with its URL's secret while the client's logs show none of it.
+reached with its URL's secret while the client's logs show none of it. `--fd`: serve on an inherited socket the
+test already bound and listens on (`tests.helpers.start_tiny_http`), so no other process can take the port first.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import socket
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -77,11 +79,20 @@ class Handler(BaseHTTPRequestHandler):
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--port", type=int)
+    where.add_argument("--fd", type=int, help="an inherited socket, bound and listening (the test holds the port)")
     parser.add_argument("--log")
     args = parser.parse_args()
     Handler.log_file = args.log
-    ThreadingHTTPServer(("127.0.0.1", args.port), Handler).serve_forever()
+    if args.fd is None:
+        ThreadingHTTPServer(("127.0.0.1", args.port), Handler).serve_forever()
+        return
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler, bind_and_activate=False)
+    server.socket.close()
+    server.socket = socket.socket(fileno=args.fd)
+    server.server_address = server.socket.getsockname()
+    server.serve_forever()
 
 
 if __name__ == "__main__":

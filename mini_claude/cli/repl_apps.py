@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from mini_claude.cli.terminal.neutral import clean
+from mini_claude.cli.terminal.neutral import clean, one_line
 from mini_claude.errors import ViewRefusedError
 from mini_claude.mcp.apps.service import ViewNotice
 from mini_claude.mcp.apps.views import View
@@ -81,8 +81,8 @@ class ReplApps:
         """The user's answer: refuse the calls of `server`'s views that would ask, for the rest of the session."""
         if server not in self._refused:
             self._refused.add(server)
-            self.ui.info(clean(f"calls from views of MCP server {server} that need your approval are refused for "
-                               "the rest of this session", visible=True))
+            self.ui.info(f"calls from views of MCP server {one_line(server)} that need your approval are refused for "
+                         "the rest of this session")  # the name on this line: it cannot print a note of its own
 
     def refusing(self, server: str) -> bool:
         return server in self._refused

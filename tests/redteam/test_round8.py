@@ -39,6 +39,7 @@ from mini_claude.mcp.server_state import McpToolEntry
 from mini_claude.models.mock_server import MockModelServer
 from mini_claude.models.scenario import parse_scenario
 from mini_claude.permissions.answers import AskContext
+from tests.helpers import eventually
 from tests.integration.conftest import answer
 from tests.mcp.apps.bridge_world import World, methods, world
 from tests.mcp.apps.test_loopback import PAGE_A, PAGE_B, Inbox, client, events, inbox, post, view
@@ -202,7 +203,7 @@ async def test_questions_waiting_behind_a_b_are_refused_without_hanging(start: S
     session = await start()
     keys = session.keys
     first = asyncio.ensure_future(session.view_call("flood"))
-    await asyncio.wait_for(_until(lambda: len(keys.asked) == 1), 10)
+    await eventually(lambda: len(keys.asked) == 1, "the first question", within_s=10)
     flood = [asyncio.ensure_future(session.view_call("flood")) for _ in range(5)]
     other = asyncio.ensure_future(session.view_call("calm"))
     await asyncio.sleep(0)
@@ -211,11 +212,6 @@ async def test_questions_waiting_behind_a_b_are_refused_without_hanging(start: S
     assert [r.allowed for r in results] == [False] * 6 + [True]
     asked_servers = [q for q, _ in keys.asked]
     assert len(asked_servers) == 2  # the first flood call and calm's; the 5 queued flood calls never asked
-
-
-async def _until(condition: Callable[[], bool]) -> None:
-    while not condition():
-        await asyncio.sleep(0.01)
 
 
 # ---- 2. a server's name cannot print lines of its own in the question or the note ----------------------------
@@ -266,7 +262,7 @@ async def test_every_ask_path_carries_the_view_and_a_subagent_gate_passes_it(sta
 
     gate.ask = ask
     entry = McpToolEntry("s", _tool("t"), "mcp__s__t")
-    adapter = session.repl.parts.apps.gate.adapters.adapter(entry)  # type: ignore[union-attr]
+    adapter = session.repl.parts.apps.gate.adapters.adapter(entry)
     await gate.check(adapter, {}, view="s")  # no rule allows it
     await gate.check(adapter, {}, view="s", hook=HookPermission("ask", "the hook asks"))
     from mini_claude.permissions.rules import RuleSet, parse_rule
@@ -310,7 +306,7 @@ async def test_the_api_callback_hears_the_view_on_a_hook_ask_and_none_for_the_mo
     gate = session.gate
     gate.ask = asker(can_use_tool)
     entry = McpToolEntry("s", _tool("t"), "mcp__s__t")
-    adapter = session.repl.parts.apps.gate.adapters.adapter(entry)  # type: ignore[union-attr]
+    adapter = session.repl.parts.apps.gate.adapters.adapter(entry)
     assert not (await gate.check(adapter, {}, view="s", hook=HookPermission("ask", "hook"))).allowed
     assert not (await gate.check(adapter, {})).allowed
     assert heard == [("mcp__s__t", "s"), ("mcp__s__t", None)]
@@ -370,7 +366,7 @@ async def test_only_the_current_page_says_the_theme_and_only_a_theme(inbox: Inbo
             assert (await post(client, server, extra)).status_code == 204
             both = {**theme, "view": "v1", "message": {"jsonrpc": "2.0", "method": "m"}}
             assert (await post(client, server, both)).status_code == 204
-            await _until(lambda: bool(inbox.got))
+            await eventually(lambda: inbox.got, "the view's message")
             assert themes == ["light", "dark"] and inbox.got == [("v1", {"jsonrpc": "2.0", "method": "m"})]
 
             flips = [post(client, server, {**theme, "theme": THEMES[n % 2]}) for n in range(200)]
@@ -393,7 +389,7 @@ async def test_a_theme_flood_tells_each_live_view_once_per_change_and_never_a_to
     await world.initialized(gone)
     _c, loading = await world.shown()
     await world.channel.post(gone, "ui/notifications/request-teardown", request=False)
-    await _until(lambda: gone not in [v.view_id for v in world.apps.views])
+    await eventually(lambda: gone not in [v.view_id for v in world.apps.views], "the teardown")
     before_gone = len(methods(world.channel, gone))
     for n in range(200):
         world.channel.themes(THEMES[n % 2])

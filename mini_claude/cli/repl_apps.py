@@ -9,7 +9,8 @@ At the prompt, the prompt steps aside for it at once. A question from a view at 
 makes the prompt step aside too — what was typed comes back afterwards — and the question is asked in the usual
 way; during a turn it waits its turn with the turn's own questions. The user may answer a view's permission
 question with "refuse this server's views for the rest of the session" (`refuse`): from then on their calls that
-would ask are refused without a question, and the terminal says so once.
+would ask, and the links they ask to open, are refused without a question (a refused view cannot go on taking the
+prompt away with questions), and the terminal says so once.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from mini_claude.cli.terminal.neutral import clean, one_line
+from mini_claude.cli.terminal.neutral import one_line
 from mini_claude.errors import ViewRefusedError
 from mini_claude.mcp.apps.service import ViewNotice
 from mini_claude.mcp.apps.views import View
@@ -70,19 +71,26 @@ class ReplApps:
         if self._at_prompt():
             self._leave_prompt()
 
-    async def confirm(self, question: str) -> bool:
+    async def confirm(self, question: str, *, server: str = "") -> bool:
+        """A view's link question; no, without asking, once the user refused `server`'s views (`refuse`)."""
         async def asked() -> bool:
             async with self._lock:
-                return await self._ask(clean(f"{question}. Open it?", visible=True))  # a server's tool name in it
+                if self.refusing(server):  # refused while this question waited its turn
+                    return False
+                # a server's name and tool name in it: on the question's one line (a break shown as \n)
+                return await self._ask(one_line(f"{question}. Open it?"))
+        if self.refusing(server):
+            return False
         return await self.between_prompts(asked)
 
     # ---- the REPL's side -----------------------------------------------------------------------------------------
     def refuse(self, server: str) -> None:
-        """The user's answer: refuse the calls of `server`'s views that would ask, for the rest of the session."""
+        """The user's answer: refuse the calls of `server`'s views that would ask, and their links, for the rest of
+        the session."""
         if server not in self._refused:
             self._refused.add(server)
-            self.ui.info(f"calls from views of MCP server {one_line(server)} that need your approval are refused for "
-                         "the rest of this session")  # the name on this line: it cannot print a note of its own
+            self.ui.info(f"calls and links from views of MCP server {one_line(server)} that need your approval are "
+                         "refused for the rest of this session")  # the name on this line: it cannot print a note of its own
 
     def refusing(self, server: str) -> bool:
         return server in self._refused

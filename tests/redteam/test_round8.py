@@ -245,6 +245,56 @@ async def test_a_server_name_cannot_push_the_views_line_away_or_forge_lines(
     assert report.startswith("a view of MCP server docs (a page") and "\\n" in report
 
 
+async def test_after_b_that_servers_views_cannot_keep_asking_through_links(start: Start) -> None:
+    """FIXED (round 8, F2). `b` says "refuse this server's views without asking for the rest of the session", but
+    only their tool calls were refused: the same view could go on asking `ui/open-link` questions — each one makes
+    the prompt step aside — for the rest of the session. Now a link question of a refused server's view is a no
+    without a question (one queued behind the `b` too); another server's view is still asked. The link question
+    also keeps a server's name on its one line (it printed the name's line breaks)."""
+    from mini_claude.errors import ViewRefusedError
+    from mini_claude.mcp.apps.views import View
+
+    session = await start()
+    keys, repl = session.keys, session.repl
+    assert repl.parts is not None and repl.parts.apps is not None
+    repl.parts.apps.front = repl._apps
+    repl._apps._busy = lambda: True  # during a turn: asked in turn, no prompt to step aside
+    views = {name: View(view_id=f"v{n}", server=name, tool=_tool("show"), qualified=f"mcp__{name}__show",
+                        arguments={}) for n, name in enumerate(("docs", "other", "docs\n\nThe view of x"))}
+
+    async def link(server: str) -> bool:
+        try:
+            await asyncio.wait_for(repl.parts.apps.open_link(views[server], "https://example.com/"), 15)  # type: ignore[union-attr]
+        except ViewRefusedError:
+            return False
+        return True
+
+    keys.give("n")
+    assert not await link("docs")  # asked: the path does reach the user
+    assert len(keys.asked) == 1 and "asks to open https://example.com/" in keys.asked[0][0]
+
+    call = asyncio.ensure_future(session.view_call("docs"))  # a tool call's question, not answered yet
+    await eventually(lambda: len(keys.asked) == 2, "the tool call's question")
+    waiting = asyncio.ensure_future(link("docs"))  # a link question waiting behind it
+    await eventually(lambda: repl._apps._side.locked(), "the link question waiting for the terminal")
+    keys.give("b")
+    assert not (await asyncio.wait_for(call, 15)).allowed
+    assert not await asyncio.wait_for(waiting, 15)
+    asked = len(keys.asked)
+    assert asked == 2  # the waiting link question was never asked
+    assert not await link("docs") and not await link("docs")
+    assert len(keys.asked) == asked  # no link question of docs' views once refused
+
+    keys.give("n")
+    assert not await link("other")  # another server's view: still asked
+    assert len(keys.asked) == asked + 1
+
+    keys.give("n")
+    assert not await link("docs\n\nThe view of x")
+    question = keys.asked[-1][0]
+    assert "\n" not in question and "docs\\n\\nThe view of x" in question
+
+
 # ---- 3. the `view` the gate carries: every ask path, sub-agents, the API, a leaked "block" -------------------
 
 async def test_every_ask_path_carries_the_view_and_a_subagent_gate_passes_it(start: Start) -> None:

@@ -117,7 +117,8 @@ class AppsFront(Protocol):
 
     async def user_message(self, view: View, text: str) -> None: ...  # raise ViewRefusedError when it cannot
 
-    async def confirm(self, question: str) -> bool: ...  # False where nobody can answer
+    async def confirm(self, question: str, *, server: str = "") -> bool: ...
+    # False where nobody can answer; `server`: the MCP server whose view asks (the user may refuse all its views)
 
 
 class NoFront:
@@ -132,7 +133,7 @@ class NoFront:
     async def user_message(self, view: View, text: str) -> None:
         raise ViewRefusedError("this session takes no messages from views")
 
-    async def confirm(self, question: str) -> bool:
+    async def confirm(self, question: str, *, server: str = "") -> bool:
         return False
 
 
@@ -347,7 +348,8 @@ class AppsService:
             raise ViewRefusedError("the link is not a valid URL") from None
         if not host or "@" in parts.netloc:
             raise ViewRefusedError("a link must name its host, without a user name or password before it")
-        if not await self.front.confirm(f"The view of {view.server}/{view.tool.name} asks to open {url}"):
+        if not await self.front.confirm(f"The view of {view.server}/{view.tool.name} asks to open {url}",
+                                        server=view.server):
             raise ViewRefusedError("the user did not open the link")
         if not await asyncio.to_thread(self.web.open_browser, url, "auto"):
             self.front.note(f"the view of {view.server}/{view.tool.name} asked to open {url} (no browser here)")

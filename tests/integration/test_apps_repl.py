@@ -5,7 +5,7 @@
 The view's line is printed; a view's `ui/message` while the user sits at the prompt is the next turn, shown as from
 the view, and what the user had typed comes back; a view's tool call that needs a permission makes the prompt step
 aside for the question (saying a view asks), and a "no" reaches the view as an error; "refuse this server's views"
-refuses later calls without a question; a link the user would not open is refused too."""
+refuses later calls and links without a question; a link the user would not open is refused too."""
 
 from __future__ import annotations
 
@@ -150,7 +150,16 @@ def test_a_view_in_the_repl(repl: Callable[..., tuple[Terminal, MockModelServer]
         term.wait_for(lambda s: s.rstrip().endswith(">"), "the prompt again")
         assert "do instead" not in term.screen()
 
-        # "b": refused, and so is every later call of this server's views that would ask, without a question
+        # a link the view asks to open: asked first; "n" refuses it
+        page.post(view, {"jsonrpc": "2.0", "id": 4, "method": "ui/open-link", "params": {"url": "https://example.com/"}})
+        term.wait_for(lambda s: "asks to open https://example.com/. Open it? [y/n]" in flat(s), "the link question")
+        term.enter("n")
+        wait_until(lambda: page.answer(view, 4) is not None, "the view's answer about the link")
+        link = page.answer(view, 4)
+        assert link is not None and "did not open" in link["error"]["message"]
+        term.wait_for(lambda s: s.rstrip().endswith(">"), "the prompt again")
+
+        # "b": refused, and so is every later call of this server's views that would ask, and a link, without a question
         page.post(view, {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "caps", "arguments": {}}})
         term.wait_for(lambda s: s.count("asks to run:") == 2 and s.rstrip().endswith("]"), "the second question")
         term.enter("b")
@@ -163,15 +172,11 @@ def test_a_view_in_the_repl(repl: Callable[..., tuple[Terminal, MockModelServer]
         third = page.answer(view, 6)
         assert third is not None and "refuses this server's views' calls" in third["error"]["message"]
         assert term.screen().count("asks to run:") == 2
-
-        # a link the view asks to open: asked first; "n" refuses it
-        page.post(view, {"jsonrpc": "2.0", "id": 4, "method": "ui/open-link", "params": {"url": "https://example.com/"}})
-        term.wait_for(lambda s: "asks to open https://example.com/. Open it? [y/n]" in flat(s), "the link question")
-        term.enter("n")
-        wait_until(lambda: page.answer(view, 4) is not None, "the view's answer about the link")
-        link = page.answer(view, 4)
-        assert link is not None and "did not open" in link["error"]["message"]
-        term.wait_for(lambda s: s.rstrip().endswith(">"), "the prompt again")
+        page.post(view, {"jsonrpc": "2.0", "id": 7, "method": "ui/open-link", "params": {"url": "https://example.org/"}})
+        wait_until(lambda: page.answer(view, 7) is not None, "the second link's answer, with no question asked")
+        second_link = page.answer(view, 7)
+        assert second_link is not None and "did not open" in second_link["error"]["message"]
+        assert "https://example.org/" not in term.screen()
 
         term.keys("C-d")  # exit: the view is asked to tear down, then the page hears the session closed
         wait_until(lambda: any(e.get("message", {}).get("method") == "ui/resource-teardown"

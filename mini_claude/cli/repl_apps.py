@@ -9,8 +9,8 @@ At the prompt, the prompt steps aside for it at once. A question from a view at 
 makes the prompt step aside too — what was typed comes back afterwards — and the question is asked in the usual
 way; during a turn it waits its turn with the turn's own questions. The user may answer a view's permission
 question with "refuse this server's views for the rest of the session" (`refuse`): from then on their calls that
-would ask, and the links they ask to open, are refused without a question (a refused view cannot go on taking the
-prompt away with questions), and the terminal says so once.
+would ask, the links they ask to open and their sampling requests (questions.host_ui, `refusing_views`) are
+refused without a question (a refused view cannot go on asking), and the terminal says so once.
 """
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ class ReplApps:
         the session."""
         if server not in self._refused:
             self._refused.add(server)
-            self.ui.info(f"calls and links from views of MCP server {one_line(server)} that need your approval are "
-                         "refused for the rest of this session")  # the name on this line: it cannot print a note of its own
+            self.ui.info(f"calls, links and sampling requests from views of MCP server {one_line(server)} that need "
+                         "your approval are refused for the rest of this session")  # the name on this line: it cannot print a note of its own
 
     def refusing(self, server: str) -> bool:
         return server in self._refused

@@ -295,6 +295,60 @@ async def test_after_b_that_servers_views_cannot_keep_asking_through_links(start
     assert "\n" not in question and "docs\\n\\nThe view of x" in question
 
 
+async def test_after_b_that_servers_views_cannot_keep_asking_through_sampling(
+        start: Start, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FIXED (round 8, F3). The same for a view's `sampling/createMessage` (default policy "ask": "Let the model
+    answer?" during a turn): after `b` a refused server's views' requests are denied unasked (one waiting behind the
+    `b` too); the server's own sampling requests (no view) and another server's views are still asked. The REPL
+    hands its refusals to its host UI (repl.py)."""
+    from mini_claude.cli.questions.host_ui import ReplHostUI
+    from mini_claude.mcp.host.ui import SamplingChoice, SamplingRequest
+
+    session = await start()
+    keys, repl = session.keys, session.repl
+    built: list[ReplHostUI] = []
+
+    async def no_session(*args: Any, host_ui: ReplHostUI, **kwargs: Any) -> Any:
+        built.append(host_ui)
+        raise RuntimeError("stop here")
+
+    import mini_claude.cli.repl as repl_module
+
+    parts = repl.parts
+    monkeypatch.setattr(repl_module, "start_session", no_session)
+    monkeypatch.setattr(repl_module, "end_session_on_terminate", lambda: None)  # no signal handlers in pytest
+    with pytest.raises(RuntimeError, match="stop here"):
+        await repl.run()
+    repl.parts = parts
+    host_ui = built[0]
+    assert host_ui.refusing_views == repl._apps.refusing  # the REPL's own refusals
+
+    def request(server: str, view: str = "show") -> SamplingRequest:
+        return SamplingRequest(server, "", [{"role": "user", "content": {"type": "text", "text": "hi"}}], 10,
+                               view=view)
+
+    async def sample(req: SamplingRequest) -> SamplingChoice:
+        return await asyncio.wait_for(host_ui.approve_sampling(req), 15)
+
+    keys.give("n")
+    assert await sample(request("docs")) is SamplingChoice.DENY
+    assert keys.asked[-1][0] == "Let the model answer?"  # asked: the path reaches the user
+    call = asyncio.ensure_future(session.view_call("docs"))
+    await eventually(lambda: len(keys.asked) == 2, "the tool call's question")
+    waiting = asyncio.ensure_future(sample(request("docs")))
+    await eventually(lambda: len(host_ui.lock._waiters or ()) == 1,  # type: ignore[attr-defined]
+                     "the sampling question waiting its turn")
+    keys.give("b")
+    assert not (await asyncio.wait_for(call, 15)).allowed
+    assert await asyncio.wait_for(waiting, 15) is SamplingChoice.DENY
+    assert await sample(request("docs")) is SamplingChoice.DENY
+    assert len(keys.asked) == 2  # neither asked
+    keys.give("y", "y")
+    assert await sample(request("docs", view="")) is SamplingChoice.ONCE  # the server's own: still asked
+    assert await sample(request("other")) is SamplingChoice.ONCE  # another server's view: still asked
+    assert len(keys.asked) == 4
+
+
 # ---- 3. the `view` the gate carries: every ask path, sub-agents, the API, a leaked "block" -------------------
 
 async def test_every_ask_path_carries_the_view_and_a_subagent_gate_passes_it(start: Start) -> None:

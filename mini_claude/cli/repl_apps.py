@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from mini_claude.cli.terminal.neutral import one_line
+from mini_claude.cli.terminal.neutral import clean, one_line
 from mini_claude.errors import ViewRefusedError
 from mini_claude.mcp.apps.service import ViewNotice
 from mini_claude.mcp.apps.views import View
@@ -78,7 +78,7 @@ class ReplApps:
                 if self.refusing(server):  # refused while this question waited its turn
                     return False
                 # a server's name and tool name in it: on the question's one line (a break shown as \n)
-                return await self._ask(one_line(f"{question}. Open it?"))
+                return await self._ask(one_line(f"{question}. Open it?"))  # (secrets masked: not `exact`)
         if self.refusing(server):
             return False
         return await self.between_prompts(asked)
@@ -89,7 +89,7 @@ class ReplApps:
         the session."""
         if server not in self._refused:
             self._refused.add(server)
-            self.ui.info(f"calls, links and sampling requests from views of MCP server {one_line(server)} that need "
+            self.ui.info(f"calls, links and sampling requests from views of MCP server {_named(server)} that need "
                          "your approval are refused for the rest of this session")  # the name on this line: it cannot print a note of its own
 
     def refusing(self, server: str) -> bool:
@@ -150,3 +150,9 @@ class ReplApps:
             return
         if tries > 0:
             asyncio.get_running_loop().call_later(0.05, self._leave_prompt, tries - 1)
+
+
+def _named(text: str) -> str:
+    """A server's name as the user must read it: on one line (a break shown as `\\n`) and exact (an
+    invisible joiner shown as an escape too, so `docs` and `docs`+U+200D never read alike)."""
+    return clean(text, visible=True, exact=True).replace("\n", "\\n").replace("\t", "\\t")

@@ -242,6 +242,10 @@ async def test_a_server_name_cannot_push_the_views_line_away_or_forge_lines(
     assert "views of MCP server docs (a page" in note and "\\n" in note  # one line, the name's breaks shown
     assert not any(line.strip() == "Bash(ls)" for line in notes.splitlines())
     report = next(line for line in notes.splitlines() if "was refused caps" in line)
+    session.keys.give("b")  # a look-alike of a name the user knows: the note shows the joiner it hides
+    await session.view_call("docs\u200d")
+    look_alike = next(line for line in session.err.getvalue().splitlines() if "server docs\\u200d that" in line)
+    assert "\u200d" not in look_alike
     assert report.startswith("a view of MCP server docs (a page") and "\\n" in report
 
 

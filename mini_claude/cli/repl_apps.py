@@ -62,7 +62,7 @@ class ReplApps:
         self.ui.info(f"view: {notice.url}  ({where})")
 
     def note(self, text: str) -> None:
-        self.ui.warn(text)
+        self.ui.warn(one_line(text))  # one line: a server's name or error cannot print lines of its own
 
     async def user_message(self, view: View, text: str) -> None:
         if len(self._messages) >= MAX_QUEUED:

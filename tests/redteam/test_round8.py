@@ -353,6 +353,21 @@ async def test_after_b_that_servers_views_cannot_keep_asking_through_sampling(
     assert len(keys.asked) == 4
 
 
+def test_a_views_note_is_one_line() -> None:
+    """FIXED (round 8, F4). `AppsFront.note` is "one warning line", but the REPL printed a server's name (or error)
+    with its line breaks: "the view of NAME/tool asked to open URL (no browser here)" could print a line of its
+    own."""
+    from mini_claude.cli.repl_apps import ReplApps
+
+    err = io.StringIO()
+    apps = ReplApps(TerminalUI(out=io.StringIO(), err=err), session=lambda: None, at_prompt=lambda: False,
+                    busy=lambda: True, ask=lambda _q: asyncio.sleep(0, False), retype=lambda _t: None,
+                    lock=asyncio.Lock())
+    apps.note("the view of docs\n\nmini-claude: all clear/show asked to open https://a.example/ (no browser here)")
+    lines = [line for line in err.getvalue().splitlines() if line.strip()]
+    assert len(lines) == 1 and "docs\\n\\nmini-claude: all clear" in lines[0]
+
+
 # ---- 3. the `view` the gate carries: every ask path, sub-agents, the API, a leaked "block" -------------------
 
 async def test_every_ask_path_carries_the_view_and_a_subagent_gate_passes_it(start: Start) -> None:

@@ -71,8 +71,8 @@ async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answer
     if view is not None:
         # the name is a repository's text: on this one line (a break shown as \n), or it could push this line off
         # the screen and print lines of its own, and the call below would read as the model's
-        named = clean(view, visible=True, exact=True).replace("\n", "\\n").replace("\t", "\\t")
-        print(f"A view of MCP server {named} (a page in your browser, not the model) asks to run:", file=sys.stderr)
+        print(f"A view of MCP server {_shown(view)} (a page in your browser, not the model) asks to run:",
+              file=sys.stderr)
     print("\n".join(described), file=sys.stderr)
     shown = ", ".join(rules)
     if rules:

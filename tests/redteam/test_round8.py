@@ -34,6 +34,7 @@ from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.mcp.apps.channel import THEMES
 from mini_claude.mcp.apps.loopback import MAX_BODY_BYTES, ViewServer
 from mini_claude.mcp.apps.service import ViewCallAdmission
+from mini_claude.mcp.naming import qualify_tool_name
 from mini_claude.mcp.protocol import McpTool
 from mini_claude.mcp.server_state import McpToolEntry
 from mini_claude.models.mock_server import MockModelServer
@@ -87,13 +88,13 @@ class Session:
     async def view_call(self, server: str, tool: str = "caps") -> ViewCallAdmission:
         """A call `server`'s view makes: the session's own view gate (session/apps_gate.py)."""
         assert self.repl.parts is not None and self.repl.parts.apps is not None
-        entry = McpToolEntry(server, _tool(tool), f"mcp__{server}__{tool}")
+        entry = McpToolEntry(server, _tool(tool), qualify_tool_name(server, tool))
         return await asyncio.wait_for(self.repl.parts.apps.gate.admit(entry, {}), 15)
 
     async def model_call(self, server: str, tool: str = "caps") -> Any:
         """The model's call of the same tool: the same gate, no `view`."""
         assert self.repl.parts is not None and self.repl.parts.apps is not None
-        entry = McpToolEntry(server, _tool(tool), f"mcp__{server}__{tool}")
+        entry = McpToolEntry(server, _tool(tool), qualify_tool_name(server, tool))
         adapter = self.repl.parts.apps.gate.adapters.adapter(entry)
         return await asyncio.wait_for(self.gate.check(adapter, {}), 15)
 
@@ -165,6 +166,9 @@ async def test_b_refuses_that_servers_views_only_never_another_server_or_the_mod
     assert not refused.allowed
     question, choices = keys.asked[-1]
     assert choices.get("b") == BLOCK_VIEW and "refuse this server's views" in question
+    # the question line itself names who asks (a long call can scroll the header away), and what "always" means
+    assert question.startswith("Allow this call of a view of MCP server docs? y = yes, a = yes and don't ask again "
+                                "for mcp__docs__caps (the model's calls too), n = no, b = no")
     assert "A view of MCP server docs (a page in your browser, not the model) asks to run:" in capsys.readouterr().err
     assert keys.typed == []  # no "What should the model do instead?"
 
@@ -235,6 +239,8 @@ async def test_a_server_name_cannot_push_the_views_line_away_or_forge_lines(
     header = next(line for line in printed.splitlines() if "A view of MCP server" in line)
     assert header.endswith("asks to run:") and "\\n" in header  # the whole name on the header's own line
     assert "\x1b" not in printed and "\u202e" not in printed
+    question = session.keys.asked[-1][0]
+    assert "\n" not in question and question.startswith("Allow this call of a view of MCP server docs (a page")
     assert not any(line.strip() == "Bash(ls)" for line in printed.splitlines())
     notes = session.err.getvalue()
     assert "\x1b" not in notes and "\u202e" not in notes

@@ -80,7 +80,10 @@ async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answer
         choices = {"y": "yes", "a": "always", "n": "no"}
     else:  # no rule can name it (a WebFetch of [::1]): nothing to remember
         question, choices = "Allow it? y = yes, n = no", {"y": "yes", "n": "no"}
-    if view is not None:
+    if view is not None:  # the question line says who asks too (the header may have scrolled away above a long
+        # call), and that "always" is a rule the model's calls use as well
+        question = question.replace("Allow it?", f"Allow this call of a view of MCP server {_shown(view)}?", 1)
+        question = question.replace(", n = no", " (the model's calls too), n = no", 1) if rules else question
         question += ", b = no, and refuse this server's views without asking for the rest of the session"
         choices["b"] = BLOCK_VIEW
     if whole != described:  # something was cut: one more answer shows it all, then asks again

@@ -85,12 +85,12 @@ class ReplApps:
 
     # ---- the REPL's side -----------------------------------------------------------------------------------------
     def refuse(self, server: str) -> None:
-        """The user's answer: refuse the calls of `server`'s views that would ask, and their links, for the rest of
-        the session."""
+        """The user's answer: refuse the calls of `server`'s views that would ask, their links and their sampling
+        requests, for the rest of the session (the name shown exactly, on the note's one line)."""
         if server not in self._refused:
             self._refused.add(server)
             self.ui.info(f"calls, links and sampling requests from views of MCP server {_named(server)} that need "
-                         "your approval are refused for the rest of this session")  # the name on this line: it cannot print a note of its own
+                         "your approval are refused for the rest of this session")
 
     def refusing(self, server: str) -> bool:
         return server in self._refused

@@ -48,7 +48,7 @@ class ApiAppsFront:
         if not self._queue_turn(text):
             raise ViewRefusedError("the session has ended")
 
-    async def confirm(self, question: str) -> bool:
+    async def confirm(self, question: str, *, server: str = "") -> bool:
         return False  # a program's session has nobody to ask
 
 

@@ -116,7 +116,8 @@ class Repl(ReplQuestions):
                                          ask_permission=self._ask_permission, on_server_change=self._server_changed,
                                          ask_trust=self._ask_trust, on_tools_review=self._tools_review,
                                          host_ui=ReplHostUI(self.ui, ask=self._ask, prompt=self._prompt_text,
-                                                            lock=self._questions, can_ask=lambda: not self._at_prompt))
+                                                            lock=self._questions, can_ask=lambda: not self._at_prompt,
+                                                            refusing_views=self._apps.refusing))
         if self.parts.apps is not None:
             self.parts.apps.front = self._apps
         self._session.completer = ReplCompleter([*COMPLETIONS, *self.parts.commands], self.parts.host)

@@ -9,7 +9,8 @@ At the prompt, the prompt steps aside for it at once. A question from a view at 
 makes the prompt step aside too — what was typed comes back afterwards — and the question is asked in the usual
 way; during a turn it waits its turn with the turn's own questions. The user may answer a view's permission
 question with "refuse this server's views for the rest of the session" (`refuse`): from then on their calls that
-would ask are refused without a question, and the terminal says so once.
+would ask, the links they ask to open and their sampling requests (questions.host_ui, `refusing_views`) are
+refused without a question (a refused view cannot go on asking), and the terminal says so once.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from mini_claude.cli.terminal.neutral import clean
+from mini_claude.cli.terminal.neutral import clean, one_line
 from mini_claude.errors import ViewRefusedError
 from mini_claude.mcp.apps.service import ViewNotice
 from mini_claude.mcp.apps.views import View
@@ -61,7 +62,7 @@ class ReplApps:
         self.ui.info(f"view: {notice.url}  ({where})")
 
     def note(self, text: str) -> None:
-        self.ui.warn(text)
+        self.ui.warn(one_line(text))  # one line: a server's name or error cannot print lines of its own
 
     async def user_message(self, view: View, text: str) -> None:
         if len(self._messages) >= MAX_QUEUED:
@@ -70,19 +71,28 @@ class ReplApps:
         if self._at_prompt():
             self._leave_prompt()
 
-    async def confirm(self, question: str) -> bool:
+    async def confirm(self, question: str, *, server: str = "") -> bool:
+        """A view's y/n question (a link to open, files to save); no, without asking, once the user refused
+        `server`'s views (`refuse`)."""
         async def asked() -> bool:
             async with self._lock:
-                return await self._ask(clean(question, visible=True))  # a server's tool name (and a view's file names)
+                if self.refusing(server):  # refused while this question waited its turn
+                    return False
+                # a server's name, tool name and a view's file names in it: on the question's one line (a break
+                # shown as \n; secrets masked: not `exact`)
+                return await self._ask(one_line(question))
+        if self.refusing(server):
+            return False
         return await self.between_prompts(asked)
 
     # ---- the REPL's side -----------------------------------------------------------------------------------------
     def refuse(self, server: str) -> None:
-        """The user's answer: refuse the calls of `server`'s views that would ask, for the rest of the session."""
+        """The user's answer: refuse the calls of `server`'s views that would ask, their links and their sampling
+        requests, for the rest of the session (the name shown exactly, on the note's one line)."""
         if server not in self._refused:
             self._refused.add(server)
-            self.ui.info(clean(f"calls from views of MCP server {server} that need your approval are refused for "
-                               "the rest of this session", visible=True))
+            self.ui.info(f"calls, links and sampling requests from views of MCP server {_named(server)} that need "
+                         "your approval are refused for the rest of this session")
 
     def refusing(self, server: str) -> bool:
         return server in self._refused
@@ -142,3 +152,9 @@ class ReplApps:
             return
         if tries > 0:
             asyncio.get_running_loop().call_later(0.05, self._leave_prompt, tries - 1)
+
+
+def _named(text: str) -> str:
+    """A server's name as the user must read it: on one line (a break shown as `\\n`) and exact (an
+    invisible joiner shown as an escape too, so `docs` and `docs`+U+200D never read alike)."""
+    return clean(text, visible=True, exact=True).replace("\n", "\\n").replace("\t", "\\t")

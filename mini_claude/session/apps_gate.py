@@ -47,13 +47,14 @@ class SessionViewGate:
                 arguments = before.updated_input
         decision = await self.gate.check(tool, arguments, hook=permission, tool_use_id=call_id, view=entry.server)
         if not decision.allowed:
-            self._report(f"a view of MCP server {entry.server} was refused {entry.tool.name}: {decision.reason}")
+            self._report(f"a view of MCP server {_one_line(entry.server)} was refused {_one_line(entry.tool.name)}: "
+                         f"{_one_line(decision.reason)}")
             return ViewCallAdmission(False, decision.reason or f"{tool.name} was not allowed", call_id=call_id)
         run_with = decision.updated_input if decision.updated_input is not None else arguments
         return ViewCallAdmission(True, arguments=run_with, call_id=call_id)
 
     async def after(self, entry: McpToolEntry, admission: ViewCallAdmission, result: CallToolResult) -> None:
-        self._report(f"a view of MCP server {entry.server} ran {entry.tool.name}"
+        self._report(f"a view of MCP server {_one_line(entry.server)} ran {_one_line(entry.tool.name)}"
                      + (" (it returned an error)" if result.is_error else ""))
         if self.hooks is None or result.is_error:
             return
@@ -65,3 +66,9 @@ class SessionViewGate:
     def _report(self, line: str) -> None:
         if self.report is not None:
             self.report(line)
+
+
+def _one_line(text: str) -> str:
+    """A server's or a repository's text (a server name is any `.mcp.json` key) kept on the report's one line:
+    a line break shown as `\\n`, so it cannot print a line of its own (the report's door neutralises the rest)."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")

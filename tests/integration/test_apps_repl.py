@@ -5,8 +5,8 @@
 The view's line is printed; a view's `ui/message` while the user sits at the prompt is the next turn, shown as from
 the view, and what the user had typed comes back; a view's tool call that needs a permission makes the prompt step
 aside for the question (saying a view asks), and a "no" reaches the view as an error; "refuse this server's views"
-refuses later calls without a question; a link the user would not open is refused too; a file the view asks to
-save is asked about, then saved in ~/Downloads beside (never over) a file of that name."""
+refuses later calls, links and files to save without a question; a link the user would not open is refused too; a
+file the view asks to save is asked about, then saved in ~/Downloads beside (never over) a file of that name."""
 
 from __future__ import annotations
 
@@ -152,20 +152,6 @@ def test_a_view_in_the_repl(repl: Callable[..., tuple[Terminal, MockModelServer,
         term.wait_for(lambda s: s.rstrip().endswith(">"), "the prompt again")
         assert "do instead" not in term.screen()
 
-        # "b": refused, and so is every later call of this server's views that would ask, without a question
-        page.post(view, {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "caps", "arguments": {}}})
-        term.wait_for(lambda s: s.count("asks to run:") == 2 and s.rstrip().endswith("]"), "the second question")
-        term.enter("b")
-        term.wait_for(lambda s: page.answer(view, 5) is not None, "the view's second answer")
-        term.wait_for(lambda s: "views of MCP server apps that need your approval are refused" in flat(s),
-                      "the note that says so")
-        term.wait_for(lambda s: s.rstrip().endswith(">"), "the prompt again")
-        page.post(view, {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "caps", "arguments": {}}})
-        wait_until(lambda: page.answer(view, 6) is not None, "the third call's answer, with no question asked")
-        third = page.answer(view, 6)
-        assert third is not None and "refuses this server's views' calls" in third["error"]["message"]
-        assert term.screen().count("asks to run:") == 2
-
         # a link the view asks to open: asked first; "n" refuses it
         page.post(view, {"jsonrpc": "2.0", "id": 4, "method": "ui/open-link", "params": {"url": "https://example.com/"}})
         term.wait_for(lambda s: "asks to open https://example.com/. Open it? [y/n]" in flat(s), "the link question")
@@ -178,15 +164,39 @@ def test_a_view_in_the_repl(repl: Callable[..., tuple[Terminal, MockModelServer,
         # a file the view asks to save: asked first, then in ~/Downloads (never over a file already there)
         downloads = home / "Downloads"
         (downloads / "q3.csv").write_text("mine")
-        page.post(view, {"jsonrpc": "2.0", "id": 7, "method": "ui/download-file", "params": {"contents": [
+        page.post(view, {"jsonrpc": "2.0", "id": 8, "method": "ui/download-file", "params": {"contents": [
             {"type": "resource", "resource": {"uri": "ui://apps/q3.csv", "mimeType": "text/csv", "text": "a,b"}}]}})
         term.wait_for(lambda s: f"asks to save q3.csv (3 B) to {downloads}. Save it? [y/n]" in flat(s),
                       "the download question")
         term.enter("y")
-        wait_until(lambda: page.answer(view, 7) is not None, "the view's answer about the download")
-        assert page.answer(view, 7) == {"jsonrpc": "2.0", "id": 7, "result": {}}
+        wait_until(lambda: page.answer(view, 8) is not None, "the view's answer about the download")
+        assert page.answer(view, 8) == {"jsonrpc": "2.0", "id": 8, "result": {}}
         assert (downloads / "q3 (1).csv").read_text() == "a,b" and (downloads / "q3.csv").read_text() == "mine"
         term.wait_for(lambda s: s.rstrip().endswith(">"), "the prompt again")
+
+        # "b": refused, and so is every later call of this server's views that would ask, and a link, without a question
+        page.post(view, {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "caps", "arguments": {}}})
+        term.wait_for(lambda s: s.count("asks to run:") == 2 and s.rstrip().endswith("]"), "the second question")
+        term.enter("b")
+        term.wait_for(lambda s: page.answer(view, 5) is not None, "the view's second answer")
+        term.wait_for(lambda s: "views of MCP server apps that need your approval are refused" in flat(s),
+                      "the note that says so")
+        term.wait_for(lambda s: s.rstrip().endswith(">"), "the prompt again")
+        page.post(view, {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "caps", "arguments": {}}})
+        wait_until(lambda: page.answer(view, 6) is not None, "the third call's answer, with no question asked")
+        third = page.answer(view, 6)
+        assert third is not None and "refuses this server's views' calls" in third["error"]["message"]
+        assert term.screen().count("asks to run:") == 2
+        page.post(view, {"jsonrpc": "2.0", "id": 7, "method": "ui/open-link", "params": {"url": "https://example.org/"}})
+        wait_until(lambda: page.answer(view, 7) is not None, "the second link's answer, with no question asked")
+        second_link = page.answer(view, 7)
+        assert second_link is not None and "did not open" in second_link["error"]["message"]
+        assert "https://example.org/" not in term.screen()
+        page.post(view, {"jsonrpc": "2.0", "id": 9, "method": "ui/download-file", "params": {"contents": [
+            {"type": "resource", "resource": {"uri": "ui://apps/later.csv", "text": "x"}}]}})
+        wait_until(lambda: page.answer(view, 9) is not None, "the later download's answer, with no question asked")
+        assert page.answer(view, 9) == {"jsonrpc": "2.0", "id": 9, "result": {"isError": True}}
+        assert not (downloads / "later.csv").exists() and "later.csv" not in term.screen()
 
         term.keys("C-d")  # exit: the view is asked to tear down, then the page hears the session closed
         wait_until(lambda: any(e.get("message", {}).get("method") == "ui/resource-teardown"

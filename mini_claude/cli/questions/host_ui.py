@@ -118,17 +118,25 @@ class ReplHostUI(PrintHostUI):
     interactive = True
 
     def __init__(self, ui: TerminalUI, *, ask: AskFn, prompt: PromptFn, progress_every_s: float = 0.5,
-                 lock: asyncio.Lock | None = None, can_ask: Callable[[], bool] = lambda: True) -> None:
+                 lock: asyncio.Lock | None = None, can_ask: Callable[[], bool] = lambda: True,
+                 refusing_views: Callable[[str], bool] = lambda _server: False) -> None:
         super().__init__(ui, progress_every_s=progress_every_s)
         self.ask = ask
         self.prompt = prompt
         self.lock = lock or asyncio.Lock()  # one question (or form) at a time, shared with permission questions
         self.can_ask = can_ask  # False while the user is typing at the main prompt: questions cannot go there
+        # the servers whose MCP Apps views the user refused for the session (the REPL's `b`): their views' sampling
+        # requests are denied without a question
+        self.refusing_views = refusing_views
 
     async def approve_sampling(self, request: SamplingRequest) -> SamplingChoice:
+        if request.view and self.refusing_views(request.server):
+            return SamplingChoice.DENY
         if not self.can_ask():
             return await super().approve_sampling(request)
         async with self.lock:
+            if request.view and self.refusing_views(request.server):  # refused while this one waited its turn
+                return SamplingChoice.DENY
             return await self._approve_sampling(request)
 
     async def fill_form(self, request: FormRequest) -> FormAnswer:

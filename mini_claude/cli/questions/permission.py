@@ -69,8 +69,10 @@ async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answer
     described = [*describe_call(tool.name, args, gate.cwd, home=gate.home), *why]
     whole = [*describe_call(tool.name, args, gate.cwd, whole=True, home=gate.home), *why]
     if view is not None:
-        print(f"A view of MCP server {clean(view, visible=True, exact=True)} (a page in your browser, not the model) "
-              "asks to run:", file=sys.stderr)
+        # the name is a repository's text: on this one line (a break shown as \n), or it could push this line off
+        # the screen and print lines of its own, and the call below would read as the model's
+        print(f"A view of MCP server {_shown(view)} (a page in your browser, not the model) asks to run:",
+              file=sys.stderr)
     print("\n".join(described), file=sys.stderr)
     shown = ", ".join(rules)
     if rules:
@@ -78,7 +80,10 @@ async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answer
         choices = {"y": "yes", "a": "always", "n": "no"}
     else:  # no rule can name it (a WebFetch of [::1]): nothing to remember
         question, choices = "Allow it? y = yes, n = no", {"y": "yes", "n": "no"}
-    if view is not None:
+    if view is not None:  # the question line says who asks too (the header may have scrolled away above a long
+        # call), and that "always" is a rule the model's calls use as well
+        question = question.replace("Allow it?", f"Allow this call of a view of MCP server {_shown(view)}?", 1)
+        question = question.replace(", n = no", " (the model's calls too), n = no", 1) if rules else question
         question += ", b = no, and refuse this server's views without asking for the rest of the session"
         choices["b"] = BLOCK_VIEW
     if whole != described:  # something was cut: one more answer shows it all, then asks again

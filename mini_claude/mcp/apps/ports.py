@@ -86,7 +86,9 @@ class AppsFront(Protocol):
 
     async def user_message(self, view: View, text: str) -> None: ...  # raise ViewRefusedError when it cannot
 
-    async def confirm(self, question: str) -> bool: ...  # a whole y/n question; False where nobody can answer
+    async def confirm(self, question: str, *, server: str = "") -> bool: ...
+    # a whole y/n question; False where nobody can answer; `server`: the MCP server whose view asks (the user may
+    # refuse all its views)
 
 
 class NoFront:
@@ -101,5 +103,5 @@ class NoFront:
     async def user_message(self, view: View, text: str) -> None:
         raise ViewRefusedError("this session takes no messages from views")
 
-    async def confirm(self, question: str) -> bool:
+    async def confirm(self, question: str, *, server: str = "") -> bool:
         return False

@@ -273,7 +273,8 @@ class AppsService:
 
     async def open_link(self, view: View, url: str) -> None:
         url = outside.checked_link(url)  # what the user is asked about is what opens (outside.py)
-        if not await self.front.confirm(f"The view of {view.server}/{view.tool.name} asks to open {url}. Open it?"):
+        if not await self.front.confirm(f"The view of {view.server}/{view.tool.name} asks to open {url}. Open it?",
+                                        server=view.server):
             raise ViewRefusedError("the user did not open the link")
         if not await asyncio.to_thread(self.web.open_browser, url, "auto"):
             self.front.note(f"the view of {view.server}/{view.tool.name} asked to open {url} (no browser here)")
@@ -283,7 +284,7 @@ class AppsService:
         files = await outside.files_to_save(params, client.read_resource)
         folder = outside.download_folder(user_home(self.env), Path.cwd())
         who = f"The view of {view.server}/{view.tool.name}"
-        if not await self.front.confirm(outside.download_question(who, files, folder)):
+        if not await self.front.confirm(outside.download_question(who, files, folder), server=view.server):
             return {"isError": True}
         saved = await asyncio.to_thread(outside.save_files, files, folder)
         self.front.note(f"{who} saved {', '.join(str(path) for path in saved)}")

@@ -109,7 +109,7 @@ class FakeFront:
     async def user_message(self, view: View, text: str) -> None:
         self.messages.append(text)
 
-    async def confirm(self, question: str) -> bool:
+    async def confirm(self, question: str, *, server: str = "") -> bool:
         self.questions.append(question)
         return self.confirms
 

@@ -15,7 +15,7 @@ PAYLOAD = ";__import__('os').system('touch PWNED')"
 
 def test_a_short_command_is_shown_whole_with_its_controls_visible(tmp_path: Path) -> None:
     assert describe_call("Bash", {"command": "git status\u202e #\x1b[8m hidden\nls"}, tmp_path) == [
-        "Run a shell command: git status\\u202e #\\x1b[8m hidden", "ls"]
+        "Run a shell command: git status\\u202e #\\x1b[8m hidden", "  │ ls"]
 
 
 def test_a_padded_command_shows_its_tail_and_says_what_is_not_shown(tmp_path: Path) -> None:
@@ -34,9 +34,9 @@ def test_a_payload_in_the_middle_is_announced_by_the_marker(tmp_path: Path) -> N
     lines = describe_call("Bash", {"command": command}, tmp_path)
     assert PAYLOAD not in "\n".join(lines)
     assert "more characters (38 not blank, 39 line breaks) not shown here — answer v" in "\n".join(lines)
-    assert lines[-1] == "echo end"
+    assert lines[-1] == "  │ echo end"
     whole = describe_call("Bash", {"command": command}, tmp_path, whole=True)
-    assert "\n".join(whole) == f"Run a shell command: {command}"
+    assert "\n".join(whole) == "Run a shell command: " + command.replace("\n", "\n  │ ")
 
 
 def test_mcp_and_other_arguments_are_shown_whole_up_to_the_limit_then_marked(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_resource_tools_name_the_server_and_the_whole_uri_sent(tmp_path: Path) -
                           whole=True)
     assert whole == [f"Read the resource docs://x?{secret} from MCP server evil (the server receives this URI)"]
     assert describe_call("ReadMcpResourceTool", {"server": "docs\u202e", "uri": "docs://a\nb"}, tmp_path) == [
-        "Read the resource docs://a", "b from MCP server docs\\u202e (the server receives this URI)"]
+        "Read the resource docs://a", "  │ b from MCP server docs\\u202e (the server receives this URI)"]
     assert describe_call("ListMcpResourcesTool", {"server": "evil"}, tmp_path) == [
         "List the resources of MCP server evil"]
     assert describe_call("ListMcpResourcesTool", {}, tmp_path) == ["List the resources of every connected MCP server"]

@@ -58,7 +58,7 @@ def test_a_views_message_is_never_a_repl_command(
              {"content": [{"type": "text", "text": "VIEW-TURN-2"}]},
              {"content": [{"type": "text", "text": "VIEW-TURN-3"}]},
              {"content": [{"type": "text", "text": "VIEW-TURN-4"}]}]
-    term, mock = repl(turns)
+    term, mock, _home = repl(turns)
     user_settings = tmp_path / ".claude" / "settings.json"
     page, view = _view_up(term)
     try:

@@ -8,7 +8,8 @@ Everything shown goes through `clean(…, visible=True, exact=True)`: a control,
 zero-width joiner, a variation selector) in a command is shown as an escape, never obeyed or dropped, so the text
 approved is the text that runs. Nothing is cut silently: a command, an argument list or a diff too long for the
 screen is shown head and tail around a marker saying how much is not shown, and `describe_call(…, whole=True)` (the
-question's "v" answer) shows all of it.
+question's "v" answer) shows all of it. A command's (or argument text's) lines after its first are shown behind a
+`GUTTER`, so none of them can pass for a line of the question (a view's header, the marker, another call).
 
 ExitPlanMode gets its own question (`plan_question`): the plan, whole, every line behind a bar so none of it can
 pass for our question, then yes / yes and auto-accept edits / no, keep planning (with what should change). No
@@ -32,10 +33,11 @@ from mini_claude.permissions.gate import PLAN_ACCEPT_EDITS
 from mini_claude.settings_rules import add_rule, settings_file
 from mini_claude.tools.exit_plan_mode import EXIT_PLAN_MODE_TOOL_NAME
 
-__all__ = ["BLOCK_VIEW", "VIEW_KEY", "PromptAnswers", "describe_call", "permission_question", "plan_lines",
+__all__ = ["BLOCK_VIEW", "GUTTER", "VIEW_KEY", "PromptAnswers", "describe_call", "permission_question", "plan_lines",
            "plan_question", "save_allow_rules"]
 
 VIEW_KEY = "v"  # the answer that shows the whole call when the question had to cut it
+GUTTER = "  │ "  # before each line of a command or argument text after its first
 BLOCK_VIEW = "block"  # a view's call: no, and refuse its server's views' calls for the rest of the session
 MAX_DIFF_LINES = 40
 MAX_SHOWN_CHARS = 2000  # a command or argument list longer than this (or than MAX_SHOWN_LINES lines) is cut…
@@ -214,9 +216,11 @@ def _shown(text: str) -> str:
 
 
 def _fit(text: str, whole: bool) -> str:
-    """`text` for the question, made visible: whole when short, else its head and tail around a marker line."""
+    """`text` for the question, made visible: whole when short, else its head and tail around a marker line. Each
+    of its own lines after the first starts with `GUTTER`, so no line of a command can pass for the question's
+    (a header naming a view, our marker, another call)."""
     if whole or (len(text) <= MAX_SHOWN_CHARS and text.count("\n") < MAX_SHOWN_LINES):
-        return clean(text, visible=True, exact=True)
+        return _gutter(clean(text, visible=True, exact=True))
     head = "\n".join(text[:_HEAD_CHARS].split("\n")[:_HEAD_LINES])
     tail = "\n".join(text[-_TAIL_CHARS:].split("\n")[-_TAIL_LINES:])
     hidden = text[len(head):len(text) - len(tail)]
@@ -224,7 +228,12 @@ def _fit(text: str, whole: bool) -> str:
     what = [f"{len(hidden) - blank:,} not blank"] + ([f"{lines:,} line breaks"] if lines else [])
     marker = (f"  [… {len(hidden):,} more characters ({', '.join(what)}) not shown here — answer {VIEW_KEY} to see "
               "the whole text …]")
-    return f"{clean(head, visible=True, exact=True)}\n{marker}\n{clean(tail, visible=True, exact=True)}"
+    return (f"{_gutter(clean(head, visible=True, exact=True))}\n{marker}\n"
+            f"{GUTTER}{_gutter(clean(tail, visible=True, exact=True))}")
+
+
+def _gutter(text: str) -> str:
+    return text.replace("\n", "\n" + GUTTER)
 
 
 def _read(path: Path) -> str:

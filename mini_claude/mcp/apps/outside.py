@@ -13,7 +13,10 @@ at most `MAX_DOWNLOAD_BYTES`. Each file's name comes from the link's `name` or t
 letters, digits, `.`, `_` and `-` (no leading dot, at most 100 characters; "download" and an extension from its
 MIME type when nothing is left), and it goes to `~/Downloads` (the working directory when there is none), never
 over an existing file (`name (1).ext`, …), created with O_EXCL, never executable. The user is asked once for
-all the files, with each name, size and the folder. The result is `{}` when saved, `{"isError": true}` when the
+all the files, with each name, size and the folder — the folder as it really is (every link in its path
+resolved: a `Downloads` that is a link elsewhere is named by where it leads), and the files are written into that
+very folder (`save_files(..., same_as=)`: opened once, its identity checked against what was asked about, each
+file created relative to it), so a link swapped between the question and the write cannot move them. The result is `{}` when saved, `{"isError": true}` when the
 user said no or nobody could answer (the spec's answer for a download that did not happen).
 """
 
@@ -33,7 +36,7 @@ from urllib.parse import unquote, urlsplit
 from mini_claude.errors import ViewRefusedError
 
 __all__ = ["MAX_DOWNLOAD_BYTES", "MAX_FILES", "FileToSave", "checked_link", "download_folder", "download_question",
-           "files_to_save", "save_files"]
+           "files_to_save", "folder_identity", "save_files"]
 
 MAX_LINK_CHARS = 4096
 MAX_FILES = 16
@@ -127,7 +130,7 @@ def _file_name(name: str | None, uri: str, mime: str) -> str:
 def download_folder(home: Path, cwd: Path) -> Path:
     """Where downloads go: `~/Downloads`, or the working directory when there is none."""
     downloads = home / "Downloads"
-    return downloads if downloads.is_dir() else cwd
+    return (downloads if downloads.is_dir() else cwd).resolve()  # the question names where the files really go
 
 
 def download_question(who: str, files: list[FileToSave], folder: Path) -> str:
@@ -136,26 +139,41 @@ def download_question(who: str, files: list[FileToSave], folder: Path) -> str:
     return f"{who} asks to save {listed} to {folder}. Save {'it' if len(files) == 1 else 'them'}?"
 
 
-def save_files(files: list[FileToSave], folder: Path) -> list[Path]:
+def folder_identity(folder: Path) -> tuple[int, int]:
+    """The folder's device and inode, taken when the user is asked (`save_files(..., same_as=)` checks them)."""
+    found = os.stat(folder)
+    return found.st_dev, found.st_ino
+
+
+def save_files(files: list[FileToSave], folder: Path, *, same_as: tuple[int, int] | None = None) -> list[Path]:
     """Write each file into `folder` under a name no file has yet (O_EXCL: never over one, never through a
-    link); returns where each went."""
-    saved = []
-    for file in files:
-        stem, dot, ext = file.name.rpartition(".") if "." in file.name else (file.name, "", "")
-        for n in range(1000):
-            name = file.name if n == 0 else f"{stem} ({n}){dot}{ext}"
-            path = folder / name
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-            except FileExistsError:
-                continue
-            with os.fdopen(fd, "wb") as out:
-                out.write(file.data)
-            saved.append(path)
-            break
-        else:
-            raise ViewRefusedError(f"{folder} already has 1,000 files named like {file.name}")
-    return saved
+    link); returns where each went. `same_as` (`folder_identity` at question time): the folder opened now must be
+    that one (a link in its path swapped since: refused, nothing written); each file is created relative to it."""
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise ViewRefusedError(f"cannot open {folder}: {exc.strerror or exc}") from None
+    try:
+        found = os.fstat(dir_fd)
+        if same_as is not None and (found.st_dev, found.st_ino) != same_as:
+            raise ViewRefusedError(f"{folder} is no longer the folder the user was asked about; nothing was saved")
+        return [_save_one(file, folder, dir_fd) for file in files]
+    finally:
+        os.close(dir_fd)
+
+
+def _save_one(file: FileToSave, folder: Path, dir_fd: int) -> Path:
+    stem, dot, ext = file.name.rpartition(".") if "." in file.name else (file.name, "", "")
+    for n in range(1000):
+        name = file.name if n == 0 else f"{stem} ({n}){dot}{ext}"
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as out:
+            out.write(file.data)
+        return folder / name
+    raise ViewRefusedError(f"{folder} already has 1,000 files named like {file.name}")
 
 
 def _size(count: int) -> str:

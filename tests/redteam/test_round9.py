@@ -1,0 +1,341 @@
+"""Red-team round 9: the newest MCP Apps host changes, attacked as a hostile MCP server (its view's HTML/JS and its
+`resources/read` answers), a hostile repository (its `.mcp.json`, its settings' `env`) and a hostile model:
+`ui/download-file` (mcp/apps/outside.py, service.py), full-screen display mode (bridge.py, pages.py, relay.py),
+the `approvedPermissions` / `approvedDomains` grants and their note (settings.py, csp.py, web_side.py), and
+`--mcp-trace`'s view lines (bridge.py, trace.py). Each attack that broke is fixed in the product and the test
+proves the fix; each that held is kept as a regression test. Findings: /work/review/round9/REPORT.md.
+
+Real parts: the real `AppsService` and `AppBridge` over the in-memory web side of the bridge tests
+(tests/mcp/apps/bridge_world.py), real files, links and folders for the downloads, the real page builder
+(`LoopbackWeb.page`) for the grants, a real trace file."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mini_claude.errors import ViewRefusedError
+from mini_claude.mcp.apps.outside import (
+    MAX_DOWNLOAD_BYTES,
+    FileToSave,
+    download_folder,
+    download_question,
+    files_to_save,
+    folder_identity,
+    save_files,
+)
+from mini_claude.mcp.apps.settings import AppsSettings
+from mini_claude.mcp.apps.views import View
+from mini_claude.mcp.apps.web_side import LoopbackWeb
+from mini_claude.mcp.config_entry import ServerConfig
+from mini_claude.mcp.trace import tracing
+from tests.helpers import eventually
+from tests.mcp.apps.bridge_world import FakeFront, World
+from tests.mcp.apps.fakes import FakeWeb
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def embedded(uri: str, text: str = "x") -> dict[str, Any]:
+    return {"type": "resource", "resource": {"uri": uri, "mimeType": "text/plain", "text": text}}
+
+
+async def nothing_to_read(uri: str) -> list[dict[str, Any]]:
+    raise AssertionError(f"nothing should be read, not {uri}")
+
+
+class HeldFront(FakeFront):
+    """A user who takes their time: each question waits until `answer` is set; `during` runs while it waits."""
+
+    def __init__(self) -> None:
+        super().__init__(confirms=True)
+        self.answer = asyncio.Event()
+        self.during: Any = None
+
+    async def confirm(self, question: str) -> bool:
+        self.questions.append(question)
+        if self.during is not None:
+            self.during()
+        await self.answer.wait()
+        return self.confirms
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> Any:
+    made = World()
+    home = tmp_path / "home"
+    (home / "Downloads").mkdir(parents=True)
+    made.apps.env = {"HOME": str(home)}
+    yield made
+    made.front.answer.set() if isinstance(made.front, HeldFront) else None
+    await made.apps.aclose()
+
+
+# ---- 1. names: outside the folder, hidden, look-alike, long, special ---------------------------------------------
+
+@pytest.mark.parametrize("name", [
+    "../../.bashrc", "/etc/passwd", "..", ".", "...", "a/../../b", "x\x00y", "\u202etxt.exe", "ﬁle\u2024txt",
+    "CON", ".desktop", "x.desktop", "-rf", "~/.ssh/authorized_keys", "%2e%2e%2fx", "a" * 5000, "\x1b[31mred",
+    "名前.txt", "a\nb", " .bashrc", "..\\..\\x",
+])
+async def test_a_name_never_leaves_the_folder_nor_hides_itself(name: str, tmp_path: Path) -> None:
+    """HELD. Whatever the link's `name` (or the uri's last part) says, the file lands directly in the folder, its
+    name plain ASCII letters, digits, `.`, `_`, `-`, no leading dot, at most 100 characters, and the question
+    shows exactly that name."""
+    async def reader(uri: str) -> list[dict[str, Any]]:
+        return [{"uri": uri, "text": "data"}]
+
+    [by_name] = await files_to_save({"contents": [{"type": "resource_link", "uri": "ui://s/a", "name": name}]},
+                                    reader)
+    [by_uri] = await files_to_save({"contents": [embedded("ui://s/" + name.replace("/", "%2F"))]}, nothing_to_read)
+    for n, file in enumerate((by_name, by_uri)):
+        assert file.name and len(file.name) <= 100 and not file.name.startswith((".", "-"))
+        assert all(c.isascii() and (c.isalnum() or c in "._-") for c in file.name)
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        [path] = save_files([file], folder)
+        assert path.parent == folder and path.read_bytes() == file.data and list(folder.iterdir()) == [path]
+        assert f"save {path.name} (" in download_question("v", [file], folder)
+
+
+def test_a_planted_link_or_file_is_never_written_through_and_1000_collisions_are_refused(tmp_path: Path) -> None:
+    """HELD. A dangling link (to ~/.bashrc) and a link to a folder sit where the file would go: the file goes
+    beside them; 1,000 files named like it: refused, nothing overwritten."""
+    victim = tmp_path / "victim"
+    os.symlink(victim, tmp_path / "a.txt")  # dangling: O_CREAT alone would create the target
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", tmp_path / "b.txt")
+    saved = save_files([FileToSave("a.txt", b"1", "text/plain"), FileToSave("b.txt", b"2", "text/plain")], tmp_path)
+    assert [p.name for p in saved] == ["a (1).txt", "b (1).txt"] and not victim.exists()
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+    crowded = tmp_path / "crowded"
+    crowded.mkdir()
+    (crowded / "c.txt").write_text("mine")
+    for n in range(1, 1000):
+        (crowded / f"c ({n}).txt").write_text("mine")
+    with pytest.raises(ViewRefusedError, match="1,000 files"):
+        save_files([FileToSave("c.txt", b"theirs", "text/plain")], crowded)
+    assert {p.read_text() for p in crowded.iterdir()} == {"mine"}
+
+
+async def test_sizes_in_the_question_are_the_bytes_written_and_a_huge_link_is_refused_before_asking() -> None:
+    """HELD. The size the question shows is computed from the bytes to write (text as UTF-8, blob decoded), not
+    from anything the view says; a linked file over the cap is refused before any question."""
+    wide = "é" * 1000  # 2,000 bytes in UTF-8
+    [file] = await files_to_save({"contents": [embedded("ui://s/w.txt", wide)]}, nothing_to_read)
+    assert "w.txt (2 KB)" in download_question("v", [file], Path("/d")) and len(file.data) == 2000
+
+    async def huge(uri: str) -> list[dict[str, Any]]:
+        return [{"uri": uri, "blob": base64.b64encode(b"\0" * (MAX_DOWNLOAD_BYTES + 1)).decode()}]
+
+    with pytest.raises(ViewRefusedError, match="together"):
+        await files_to_save({"contents": [{"type": "resource_link", "uri": "ui://s/big", "name": "big"}]}, huge)
+
+
+# ---- 2. the folder the question names is where the files go ------------------------------------------------------
+
+def test_a_downloads_folder_that_is_a_link_is_named_by_where_it_leads(tmp_path: Path) -> None:
+    """BROKE, fixed. A trusted repository's settings `env` sets HOME for the session (session_env), and the
+    repository ships `h/Downloads` as a link to `~/.config/autostart`: the question named `…/h/Downloads` while
+    `x.desktop` went to the autostart folder. Now the folder is resolved before the question names it."""
+    autostart = tmp_path / "real-home" / ".config" / "autostart"
+    autostart.mkdir(parents=True)
+    repo_home = tmp_path / "repo" / "h"
+    repo_home.mkdir(parents=True)
+    os.symlink(autostart, repo_home / "Downloads")
+    folder = download_folder(repo_home, tmp_path / "repo")
+    assert folder == autostart  # the question names where the files really go
+    assert str(autostart) in download_question("v", [FileToSave("x.desktop", b"[Desktop Entry]", "")], folder)
+
+
+def test_a_link_swapped_between_the_question_and_the_write_saves_nothing(tmp_path: Path) -> None:
+    """BROKE, fixed. The folder asked about is pinned by identity: a path swapped for a link to another folder
+    after the user said yes (a model's Bash command, a repository's script) makes the save refuse, not follow."""
+    asked = tmp_path / "Downloads"
+    asked.mkdir()
+    identity = folder_identity(asked)
+    target = tmp_path / "autostart"
+    target.mkdir()
+    asked.rename(tmp_path / "moved")
+    os.symlink(target, asked)
+    with pytest.raises(ViewRefusedError, match="no longer the folder"):
+        save_files([FileToSave("x.desktop", b"evil", "")], asked, same_as=identity)
+    assert list(target.iterdir()) == [] and list((tmp_path / "moved").iterdir()) == []
+
+
+async def test_the_service_asks_about_the_real_folder_and_writes_only_there(world: World, tmp_path: Path) -> None:
+    """BROKE, fixed (end to end through the bridge). The swap happens while the question waits for the user."""
+    front = HeldFront()
+    world.apps.front = world.front = front
+    downloads = tmp_path / "home" / "Downloads"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def swap() -> None:
+        downloads.rename(tmp_path / "old-downloads")
+        os.symlink(elsewhere, downloads)
+
+    front.during = swap
+    _call, view_id = await world.shown()
+    await world.initialized(view_id)
+    request_id = await world.channel.post(view_id, "ui/download-file", {"contents": [embedded("ui://b/x.desktop")]})
+    await eventually(lambda: front.questions, "the question")
+    assert str(downloads) in front.questions[0]
+    front.answer.set()
+    await eventually(lambda: world.channel.answer(view_id, request_id), "the answer")
+    answer = world.channel.answer(view_id, request_id)
+    assert answer is not None and "no longer the folder" in answer["error"]["message"]
+    assert list(elsewhere.iterdir()) == []
+
+
+# ---- 3. a view that floods the terminal with questions -----------------------------------------------------------
+
+async def test_a_view_cannot_queue_questions_faster_than_the_user_answers(world: World, tmp_path: Path) -> None:
+    """BROKE, fixed. Each `ui/download-file` (or `ui/open-link`) ran beside the others and each waited its turn
+    for the user: 100 requests in 10 s meant 100 questions, one after another, for as long as the page liked (the
+    REPL's only way out was answering every one). Now a view has at most one question waiting; the rest are
+    refused at once, before its server is even read."""
+    front = HeldFront()
+    world.apps.front = world.front = front
+    _call, view_id = await world.shown()
+    await world.initialized(view_id)
+    first = await world.channel.post(view_id, "ui/download-file", {"contents": [embedded("ui://b/a.txt")]})
+    await eventually(lambda: front.questions, "the first question")
+    reads = len(world.servers.reads)
+    for n in range(20):
+        link = {"type": "resource_link", "uri": f"ui://b/{n}", "name": f"{n}.txt"}
+        flood = await world.request(view_id, "ui/download-file", {"contents": [link]})
+        assert "already waits" in flood["error"]["message"]
+        opened = await world.request(view_id, "ui/open-link", {"url": f"https://example.com/{n}"})
+        assert "already waits" in opened["error"]["message"]
+    assert len(front.questions) == 1 and len(world.servers.reads) == reads
+    front.answer.set()
+    await eventually(lambda: world.channel.answer(view_id, first), "the first answer")
+    assert (tmp_path / "home" / "Downloads" / "a.txt").read_text() == "x"
+    front.answer.clear()
+    again = await world.channel.post(view_id, "ui/open-link", {"url": "https://example.com/next"})
+    await eventually(lambda: len(front.questions) == 2, "a later question, once the first was answered")
+    front.answer.set()
+    await eventually(lambda: world.channel.answer(view_id, again), "the link's answer")
+
+
+# ---- 4. full screen ----------------------------------------------------------------------------------------------
+
+async def test_a_view_cannot_undo_the_users_exit_from_full_screen(world: World) -> None:
+    """BROKE, fixed. A view that answers its `host-context-changed {displayMode: inline}` with another
+    `ui/request-display-mode fullscreen` covered the page again the moment the user clicked "Exit full screen"
+    (or pressed Esc): the user could never get the page back. Now, once the page took it out of full screen,
+    the view's own requests for it are declined (answered with its mode as it is) until the user's button puts
+    it back; a view the user never took out may still ask."""
+    _call, view_id = await world.shown()
+    await world.initialized(view_id)
+    assert (await world.request(view_id, "ui/request-display-mode", {"mode": "fullscreen"}))["result"] == {
+        "mode": "fullscreen"}
+    world.channel.events.mode_changed(view_id, "inline")  # the user's "Exit full screen"
+    for _ in range(5):
+        back = await world.request(view_id, "ui/request-display-mode", {"mode": "fullscreen"})
+        assert back["result"] == {"mode": "inline"}
+    assert world.channel.modes == [(view_id, "fullscreen")] and world.apps.views[0].display_mode == "inline"
+    world.channel.events.mode_changed(view_id, "fullscreen")  # the user's own "Full screen" button
+    world.channel.events.mode_changed(view_id, "inline")
+    world.channel.events.mode_changed(view_id, "fullscreen")
+    assert world.apps.views[0].display_mode == "fullscreen"
+    assert (await world.request(view_id, "ui/request-display-mode", {"mode": "inline"}))["result"] == {
+        "mode": "inline"}  # leaving full screen is always allowed
+    assert (await world.request(view_id, "ui/request-display-mode", {"mode": "fullscreen"}))["result"] == {
+        "mode": "fullscreen"}  # the user put it full screen since: its own request counts again
+
+
+# ---- 5. grants by server name, and a repository's server of that name --------------------------------------------
+
+class RealPages(FakeWeb):
+    """The in-memory channel, with the real page builder (CSP header, iframe `allow`, what was granted)."""
+
+    def page(self, view: View, uri: str, contents: list[dict[str, Any]], approved: tuple[str, ...],
+             permissions: tuple[str, ...] = ()) -> Any:
+        return LoopbackWeb().page(view, uri, contents, approved, permissions)
+
+
+def _granting_world(scope: str) -> World:
+    settings = AppsSettings(open_browser="never", approved_domains={"board": ("https://tiles.example",)},
+                            approved_permissions={"board": ("camera",)})
+    made = World(settings=settings)
+    made.web = RealPages()
+    made.apps.web = made.web
+    made.servers.ui_meta = {"permissions": {"camera": {}, "microphone": {}},
+                            "csp": {"connectDomains": ["https://tiles.example"]}}
+    config = ServerConfig(name="board", type="stdio", command="board-server", scope=scope, source=".mcp.json")
+    made.apps.setup(config, _Client())
+    return made
+
+
+class _Client:
+    def declare_extension(self, name: str, value: dict[str, Any]) -> None:
+        pass
+
+
+@pytest.mark.parametrize("scope", ["user", "local", "cli", "project"])
+async def test_a_repositorys_server_of_the_users_name_gets_none_of_the_users_grants(scope: str) -> None:
+    """BROKE, fixed. `approvedPermissions` / `approvedDomains` are keyed by server name, and a repository's
+    `.mcp.json` server of that name shadows the user's own (project scope wins over user scope): once the user
+    approved the repository's servers (enableAllProjectMcpServers, or one "yes" to a remote URL), the
+    repository's "board" view got the camera and the tile origin the user granted their own "board". Now a
+    project-scope server gets no grant, and the note says why instead of pointing at a setting that would not
+    help. The user's own scopes (user, local, --mcp-config) keep their grants."""
+    made = _granting_world(scope)
+    try:
+        _call, view_id = await made.shown()
+        page = made.web.channel_.pages[view_id]
+        view = made.apps.views[0]
+        if scope == "project":
+            assert view.permissions == {} and page.allow == "" and "tiles.example" not in page.csp
+            assert view.declined_permissions == ("camera", "microphone")
+            assert "repository's .mcp.json" in made.front.notes[-1]
+        else:
+            assert "camera" in view.permissions and page.allow == "camera" and "https://tiles.example" in page.csp
+            assert view.declined_permissions == ("microphone",)
+            assert 'approvedPermissions["board"] of ~/.claude/settings.json' in made.front.notes[-1]
+    finally:
+        await made.apps.aclose()
+
+
+def test_a_repository_cannot_grant_itself_permissions_or_domains() -> None:
+    """HELD. `approvedDomains` / `approvedPermissions` in `.claude/settings.json` or `.claude/settings.local.json`
+    count for nothing; only the user's file and --settings do."""
+    planted = {"mcpApps": {"approvedDomains": {"board": ["https://evil.example"]},
+                           "approvedPermissions": {"board": ["camera", "microphone"]}, "enabled": True}}
+    settings = AppsSettings.from_layers(user={}, project=planted, local=planted, flag={})
+    assert settings.approved_for("board") == () and settings.permissions_for("board") == ()
+    off = AppsSettings.from_layers(user={}, project={"mcpApps": {"enabled": False}}, local={}, flag={})
+    assert off.enabled is False
+
+
+# ---- 6. the trace ------------------------------------------------------------------------------------------------
+
+async def test_a_views_messages_in_the_trace_keep_secrets_out(tmp_path: Path) -> None:
+    """HELD. A view posting what the user typed into its form (`password`, a `Bearer` header, a URL with
+    credentials) and the tool input it is sent: secret-named keys are masked, credentials in strings
+    redacted, and the file is 0600."""
+    trace_file = tmp_path / "trace.jsonl"
+    with tracing(trace_file):
+        made = World()
+        try:
+            _call, view_id = await made.shown(arguments={"api_key": "sk-live-123456", "q": "x"})
+            await made.initialized(view_id)
+            await made.request(view_id, "tools/call", {"name": "bump", "arguments": {
+                "password": "hunter2hunter2", "note": "Authorization: Bearer abcdefghijklmnop",
+                "url": "https://user:pa55word@example.com/?token=qwertyuiop"}})
+        finally:
+            await made.apps.aclose()
+    text = trace_file.read_text()
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert any(line["dir"] == "view-recv" for line in lines) and any(line["dir"] == "view-send" for line in lines)
+    for secret in ("hunter2hunter2", "abcdefghijklmnop", "pa55word", "qwertyuiop", "sk-live-123456"):
+        assert secret not in text, secret
+    assert os.stat(trace_file).st_mode & 0o777 == 0o600

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from mini_claude.cli.terminal.neutral import clean
+from mini_claude.cli.terminal.neutral import clean, one_line
 from mini_claude.errors import ViewRefusedError
 from mini_claude.mcp.apps.service import ViewNotice
 from mini_claude.mcp.apps.views import View
@@ -73,7 +73,8 @@ class ReplApps:
     async def confirm(self, question: str) -> bool:
         async def asked() -> bool:
             async with self._lock:
-                return await self._ask(clean(question, visible=True))  # a server's tool name (and a view's file names)
+                # one line: a server's tool name in it cannot start a line that reads as a question of its own
+                return await self._ask(one_line(question))
         return await self.between_prompts(asked)
 
     # ---- the REPL's side -----------------------------------------------------------------------------------------

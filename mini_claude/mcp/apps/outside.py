@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import mimetypes
 import os
 import re
@@ -43,6 +44,7 @@ MAX_FILES = 16
 MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024
 _MAX_NAME_CHARS = 100
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_TOO_MUCH = f"the files are over {MAX_DOWNLOAD_BYTES // (1024 * 1024)} MB together"
 
 ReadResource = Callable[[str], Awaitable[list[dict[str, Any]]]]
 
@@ -85,7 +87,7 @@ async def files_to_save(params: dict[str, Any], read: ReadResource) -> list[File
         found = await _one_file(item, read)
         total += len(found.data)
         if total > MAX_DOWNLOAD_BYTES:
-            raise ViewRefusedError(f"the files are over {MAX_DOWNLOAD_BYTES // (1024 * 1024)} MB together")
+            raise ViewRefusedError(_TOO_MUCH)
         files.append(found)
     return files
 
@@ -106,8 +108,12 @@ async def _one_file(item: Any, read: ReadResource) -> FileToSave:
         raise ViewRefusedError("each content item must be a resource or a resource_link", code=-32602)
     mime = resource.get("mimeType") if isinstance(resource.get("mimeType"), str) else "application/octet-stream"
     if isinstance(resource.get("text"), str):
+        if len(resource["text"]) > MAX_DOWNLOAD_BYTES:  # at least a byte a character: refused before encoding
+            raise ViewRefusedError(_TOO_MUCH)
         data = resource["text"].encode("utf-8", "surrogatepass")
     elif isinstance(resource.get("blob"), str):
+        if len(resource["blob"]) // 4 * 3 > MAX_DOWNLOAD_BYTES + 2:  # what it decodes to, before decoding it
+            raise ViewRefusedError(_TOO_MUCH)
         try:
             data = base64.b64decode(resource["blob"], validate=True)
         except (binascii.Error, ValueError):
@@ -157,7 +163,16 @@ def save_files(files: list[FileToSave], folder: Path, *, same_as: tuple[int, int
         found = os.fstat(dir_fd)
         if same_as is not None and (found.st_dev, found.st_ino) != same_as:
             raise ViewRefusedError(f"{folder} is no longer the folder the user was asked about; nothing was saved")
-        return [_save_one(file, folder, dir_fd) for file in files]
+        saved: list[Path] = []
+        for file in files:
+            try:
+                saved.append(_save_one(file, folder, dir_fd))
+            except ViewRefusedError as exc:
+                if not saved:
+                    raise
+                done = ", ".join(str(path) for path in saved)  # what was saved before the failure stays: named
+                raise ViewRefusedError(f"{exc.reason} (saved before it: {done})") from None
+        return saved
     finally:
         os.close(dir_fd)
 
@@ -170,8 +185,15 @@ def _save_one(file: FileToSave, folder: Path, dir_fd: int) -> Path:
             fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
         except FileExistsError:
             continue
-        with os.fdopen(fd, "wb") as out:
-            out.write(file.data)
+        except OSError as exc:
+            raise ViewRefusedError(f"cannot create {folder / name}: {exc.strerror or exc}") from None
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(file.data)
+        except OSError as exc:  # a full disk, a file size limit: no half file is left behind
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=dir_fd)
+            raise ViewRefusedError(f"cannot write {folder / name}: {exc.strerror or exc}") from None
         return folder / name
     raise ViewRefusedError(f"{folder} already has 1,000 files named like {file.name}")
 

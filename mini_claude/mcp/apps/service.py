@@ -299,7 +299,11 @@ class AppsService:
         who = f"The view of {view.server}/{view.tool.name}"
         if not await self._confirm(view, outside.download_question(who, files, folder)):
             return {"isError": True}
-        saved = await asyncio.to_thread(outside.save_files, files, folder, same_as=asked_about)
+        try:
+            saved = await asyncio.to_thread(outside.save_files, files, folder, same_as=asked_about)
+        except ViewRefusedError as exc:  # the user said yes: they hear why it did not happen
+            self.front.note(f"{who}: {exc.reason}")
+            raise
         self.front.note(f"{who} saved {', '.join(str(path) for path in saved)}")
         return {}
 

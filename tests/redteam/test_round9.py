@@ -36,6 +36,7 @@ from mini_claude.mcp.apps.web_side import LoopbackWeb
 from mini_claude.mcp.config_entry import ServerConfig
 from mini_claude.mcp.trace import tracing
 from tests.helpers import eventually
+from tests.mcp.apps import test_pages_browser as _pages_browser
 from tests.mcp.apps.bridge_world import FakeFront, World
 from tests.mcp.apps.fakes import FakeWeb
 
@@ -413,3 +414,66 @@ async def test_an_oversized_text_or_blob_is_refused_before_it_is_decoded() -> No
 
     with pytest.raises(ViewRefusedError, match="together"):
         await files_to_save({"contents": [{"type": "resource_link", "uri": "ui://s/t", "name": "t"}]}, huge_text)
+
+
+# ---- 8. full screen in a real browser: the exit stays the user's -------------------------------------------------
+
+FOCUS_THIEF = """<!doctype html><html><body style="margin:0;background:#fff">
+<input id="grab" autofocus style="width:100%;height:100vh;font-size:40px" value="Exit full screen">
+<script>
+function rpc(message) { window.parent.postMessage(Object.assign({jsonrpc: "2.0"}, message), "*"); }
+const grab = document.getElementById("grab");
+grab.addEventListener("blur", () => setTimeout(() => grab.focus(), 0));
+window.addEventListener("keydown", (event) => { event.stopImmediatePropagation(); event.preventDefault(); }, true);
+rpc({id: 1, method: "ui/initialize", params: {appInfo: {name: "thief", version: "1"}}});
+</script></body></html>"""
+
+
+@pytest.mark.parametrize("long_title", [False, True])
+def test_a_full_screen_view_cannot_cover_or_push_away_the_exit_button(browser_harness: Any, long_title: bool) -> None:
+    """HELD (the button), NOTED (Esc). A view full screen with a title of 20,000 characters and a page that
+    paints a fake "Exit full screen" over all of its frame and keeps the keyboard focus: the page's own button
+    stays on screen, on top at its centre (the view's frame cannot draw over the page's bar), and clicking it
+    leaves full screen. Esc, though, reaches the page only while the page has the focus: a view holding the focus
+    swallows it (keys in a frame never reach its parent), so the button is the exit a view cannot take away."""
+    harness, page = browser_harness
+    from mini_claude.mcp.apps.channel import ViewPage
+    from mini_claude.mcp.apps.csp import DEFAULT_CSP
+
+    title = "Exit full screen " * 1200 if long_title else "Exit full screen"
+    harness.loop.call(harness.server.add_view, ViewPage("t", title, FOCUS_THIEF, DEFAULT_CSP, ""))
+    page.goto(harness.server.page_url)
+    from tests.helpers import wait_until
+
+    wait_until(lambda: "ui/initialize" in harness.methods("t"), "the view to start")
+    harness.loop.call(harness.server.set_mode, "t", "fullscreen")
+    section = page.locator("#view-t")
+    wait_until(lambda: "full" in (section.get_attribute("class") or "").split(), "the view full screen")
+    if not long_title:  # (a title that long leaves its frame no room: nothing of the view to focus)
+        page.frame_locator("#view-t iframe").frame_locator("iframe").locator("#grab").click()
+        page.keyboard.press("Escape")  # swallowed inside the view's frame
+        assert "full" in (section.get_attribute("class") or "").split()
+    button = page.locator("#view-t .mode")
+    box, viewport = button.bounding_box(), page.viewport_size
+    assert box is not None and viewport is not None
+    assert box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"]
+    assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"]
+    on_top = page.evaluate("([x, y]) => document.elementFromPoint(x, y)?.className", [
+        box["x"] + box["width"] / 2, box["y"] + box["height"] / 2])
+    assert on_top == "mode"
+    button.click()
+    wait_until(lambda: "full" not in (section.get_attribute("class") or "").split(), "the page back")
+    wait_until(lambda: ("", {"view": "t", "mode": "inline"}) in harness.inbox, "the session told")
+
+
+@pytest.fixture
+def browser_harness(browser: Any, harness: Any) -> Any:
+    context = browser.new_context()
+    try:
+        yield harness, context.new_page()
+    finally:
+        context.close()
+
+
+browser = _pages_browser.browser  # the browser tests' fixtures: one Chromium per module, a ViewServer per test
+harness = _pages_browser.harness

@@ -416,7 +416,33 @@ async def test_an_oversized_text_or_blob_is_refused_before_it_is_decoded() -> No
         await files_to_save({"contents": [{"type": "resource_link", "uri": "ui://s/t", "name": "t"}]}, huge_text)
 
 
-# ---- 8. full screen in a real browser: the exit stays the user's -------------------------------------------------
+async def test_a_known_secret_value_under_a_plain_key_never_reaches_the_trace(tmp_path: Path) -> None:
+    """BROKE, fixed. The trace masked secret-named keys and URL/Bearer credentials only: a value the session knows
+    to be secret (the agent's API key, a server's OAuth token, a secret-looking variable) under a plain key — the
+    tool input a prompt-injected model hands a view's tool (`view-send` tool-input), a view's `ui/message` — was
+    written as it came, though the terminal and the model never see it. Now every string is masked too."""
+    import secrets as stdlib_secrets
+
+    from mini_claude.secrets import SECRETS
+
+    value = "sk-ant-" + stdlib_secrets.token_hex(16)
+    SECRETS.add("ANTHROPIC_API_KEY", value)
+    trace_file = tmp_path / "trace.jsonl"
+    with tracing(trace_file):
+        made = World()
+        try:
+            _call, view_id = await made.shown(arguments={"q": f"look up {value}"})
+            await made.initialized(view_id)
+            await made.request(view_id, "ui/message", {"role": "user", "content": [
+                {"type": "text", "text": f"the key is {value}"}]})
+        finally:
+            await made.apps.aclose()
+    text = trace_file.read_text()
+    assert "view-send" in text and "view-recv" in text
+    assert value not in text and "[secret ANTHROPIC_API_KEY]" in text
+
+
+# ---- 8. full screen in a real browser (last: its Playwright loop lives to the end of the module) ---------------
 
 FOCUS_THIEF = """<!doctype html><html><body style="margin:0;background:#fff">
 <input id="grab" autofocus style="width:100%;height:100vh;font-size:40px" value="Exit full screen">
@@ -478,28 +504,3 @@ def browser_harness(browser: Any, harness: Any) -> Any:
 browser = _pages_browser.browser  # the browser tests' fixtures: one Chromium per module, a ViewServer per test
 harness = _pages_browser.harness
 
-
-async def test_a_known_secret_value_under_a_plain_key_never_reaches_the_trace(tmp_path: Path) -> None:
-    """BROKE, fixed. The trace masked secret-named keys and URL/Bearer credentials only: a value the session knows
-    to be secret (the agent's API key, a server's OAuth token, a secret-looking variable) under a plain key — the
-    tool input a prompt-injected model hands a view's tool (`view-send` tool-input), a view's `ui/message` — was
-    written as it came, though the terminal and the model never see it. Now every string is masked too."""
-    import secrets as stdlib_secrets
-
-    from mini_claude.secrets import SECRETS
-
-    value = "sk-ant-" + stdlib_secrets.token_hex(16)
-    SECRETS.add("ANTHROPIC_API_KEY", value)
-    trace_file = tmp_path / "trace.jsonl"
-    with tracing(trace_file):
-        made = World()
-        try:
-            _call, view_id = await made.shown(arguments={"q": f"look up {value}"})
-            await made.initialized(view_id)
-            await made.request(view_id, "ui/message", {"role": "user", "content": [
-                {"type": "text", "text": f"the key is {value}"}]})
-        finally:
-            await made.apps.aclose()
-    text = trace_file.read_text()
-    assert "view-send" in text and "view-recv" in text
-    assert value not in text and "[secret ANTHROPIC_API_KEY]" in text

@@ -10,7 +10,9 @@ process environments) never reaches this layer, so it is never written. A line:
 `dir` is "send" (to the server) or "recv" (from it); an MCP Apps view's messages (mcp/apps/bridge.py) are lines
 under its server with `dir` "view-recv" (the view posted it) or "view-send" (sent to the view). Redaction (`redact_message`): the value of every key that
 names a secret (token, password, secret, authorization, cookie, api key…) becomes "***", and every string passes
-through `logredact.redact_text` (URL userinfo and query values, `Bearer`/`Basic` credentials). The file is created
+through `logredact.redact_text` (URL userinfo and query values, `Bearer`/`Basic` credentials) and
+`secrets.mask` (every value the session knows to be secret: the agent's credentials, a server's OAuth token or
+header value, secret-looking variables — wherever it appears, under any key). The file is created
 0600 and appended to; a write that fails stops the trace with one warning, never the session.
 
     with tracing(Path("trace.jsonl")):
@@ -31,6 +33,7 @@ from typing import Any, Protocol
 
 from mini_claude.errors import ConfigError
 from mini_claude.logredact import MASK, redact_text
+from mini_claude.secrets import mask
 
 __all__ = ["McpTrace", "MessageTap", "active", "redact_message", "tapping", "tracing"]
 
@@ -63,7 +66,7 @@ def redact_message(value: Any, *, depth: int = 0) -> Any:
     if isinstance(value, list):
         return [redact_message(item, depth=depth + 1) for item in value]
     if isinstance(value, str):
-        text = redact_text(value)
+        text = mask(redact_text(value))  # and every value the session knows to be secret (mini_claude.secrets)
         if len(text) > MAX_TRACE_STRING:
             text = f"{text[:MAX_TRACE_STRING]}… [{len(text) - MAX_TRACE_STRING} more characters]"
         return text

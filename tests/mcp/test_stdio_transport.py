@@ -290,19 +290,24 @@ async def test_twenty_megabyte_line() -> None:
 
 
 async def test_huge_lines_take_linear_time() -> None:
+    """Our side of a huge line (reading, framing, decoding) costs this process CPU time in proportion to the line:
+    measured as this process's CPU time, which another process's load (a browser test on the other worker) does not
+    inflate as it does the wall clock."""
     async def timed(transport: StdioTransport, request_id: int, size: int) -> float:
-        started = time.perf_counter()
+        started = time.process_time()
         await call(transport, request_id, {"size": size})
         reply = await receive_response(transport, timeout=20)
         assert len(text_of(reply)) == size
-        return time.perf_counter() - started
+        return time.process_time() - started
 
     async with running(faulty_params()) as transport:
         await timed(transport, 1, 1_000_000)  # warm up
         small = min([await timed(transport, 2, 10_000_000), await timed(transport, 3, 10_000_000)])
         big = min([await timed(transport, 4, 40_000_000), await timed(transport, 5, 40_000_000)])
     print(f"10 MB line: {small * 1000:.0f} ms, 40 MB line: {big * 1000:.0f} ms")
-    assert big <= 3 * small + 0.5, (small, big)
+    # 4x the line: about 5x the CPU (allocation grows a little faster than the bytes); a re-scan per chunk (quadratic)
+    # would be 16x. (The bound in wall time was 3x + 0.5 s, which let a loaded machine's stalls decide.)
+    assert big <= 8 * small + 0.05, (small, big)
 
 
 def test_framing_cost_per_chunk_does_not_grow_with_the_line() -> None:

@@ -100,6 +100,7 @@ class AppBridge:
         self._deliver = send
         self._theme = theme
         self._told: dict[str, str] | None = None  # theme and displayMode as last told (None: not initialized)
+        self._kept_inline = False  # the page took it out of full screen: its own requests for it are declined
         self._env = env
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
@@ -127,6 +128,16 @@ class AppBridge:
         if mode in DISPLAY_MODES:
             self.view.display_mode = mode
             self._tell_changes()
+
+    def page_set_mode(self, mode: str) -> None:
+        """The page says the view is now `mode` (the user's button or Esc, or another view took the screen). Once
+        the page took it out of full screen, the view's own requests for full screen are declined until the page
+        puts it back (a view cannot undo the user's "Exit full screen" the moment it hears of it)."""
+        if mode == "inline" and self.view.display_mode == "fullscreen":
+            self._kept_inline = True
+        elif mode == "fullscreen":
+            self._kept_inline = False
+        self.set_display_mode(mode)
 
     def _tell_changes(self) -> None:
         """`host-context-changed` with what changed since the view was last told, once it is live."""
@@ -239,7 +250,8 @@ class AppBridge:
             return await host.download_file(view, params)
         if method == "ui/request-display-mode":  # inline or full screen; any other mode: stays as it is
             mode = params.get("mode")
-            if mode in DISPLAY_MODES and mode != view.display_mode:
+            kept = mode == "fullscreen" and self._kept_inline  # the user left full screen: only the page puts it back
+            if mode in DISPLAY_MODES and mode != view.display_mode and not kept:
                 host.show_mode(view, mode)
                 self.set_display_mode(mode)
             return {"mode": view.display_mode}

@@ -13,7 +13,10 @@ at most `MAX_DOWNLOAD_BYTES`. Each file's name comes from the link's `name` or t
 letters, digits, `.`, `_` and `-` (no leading dot, at most 100 characters; "download" and an extension from its
 MIME type when nothing is left), and it goes to `~/Downloads` (the working directory when there is none), never
 over an existing file (`name (1).ext`, …), created with O_EXCL, never executable. The user is asked once for
-all the files, with each name, size and the folder. The result is `{}` when saved, `{"isError": true}` when the
+all the files, with each name, size and the folder — the folder as it really is (every link in its path
+resolved: a `Downloads` that is a link elsewhere is named by where it leads), and the files are written into that
+very folder (`save_files(..., same_as=)`: opened once, its identity checked against what was asked about, each
+file created relative to it), so a link swapped between the question and the write cannot move them. The result is `{}` when saved, `{"isError": true}` when the
 user said no or nobody could answer (the spec's answer for a download that did not happen).
 """
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import mimetypes
 import os
 import re
@@ -33,13 +37,14 @@ from urllib.parse import unquote, urlsplit
 from mini_claude.errors import ViewRefusedError
 
 __all__ = ["MAX_DOWNLOAD_BYTES", "MAX_FILES", "FileToSave", "checked_link", "download_folder", "download_question",
-           "files_to_save", "save_files"]
+           "files_to_save", "folder_identity", "save_files"]
 
 MAX_LINK_CHARS = 4096
 MAX_FILES = 16
 MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024
 _MAX_NAME_CHARS = 100
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_TOO_MUCH = f"the files are over {MAX_DOWNLOAD_BYTES // (1024 * 1024)} MB together"
 
 ReadResource = Callable[[str], Awaitable[list[dict[str, Any]]]]
 
@@ -82,7 +87,7 @@ async def files_to_save(params: dict[str, Any], read: ReadResource) -> list[File
         found = await _one_file(item, read)
         total += len(found.data)
         if total > MAX_DOWNLOAD_BYTES:
-            raise ViewRefusedError(f"the files are over {MAX_DOWNLOAD_BYTES // (1024 * 1024)} MB together")
+            raise ViewRefusedError(_TOO_MUCH)
         files.append(found)
     return files
 
@@ -103,8 +108,12 @@ async def _one_file(item: Any, read: ReadResource) -> FileToSave:
         raise ViewRefusedError("each content item must be a resource or a resource_link", code=-32602)
     mime = resource.get("mimeType") if isinstance(resource.get("mimeType"), str) else "application/octet-stream"
     if isinstance(resource.get("text"), str):
+        if len(resource["text"]) > MAX_DOWNLOAD_BYTES:  # at least a byte a character: refused before encoding
+            raise ViewRefusedError(_TOO_MUCH)
         data = resource["text"].encode("utf-8", "surrogatepass")
     elif isinstance(resource.get("blob"), str):
+        if len(resource["blob"]) // 4 * 3 > MAX_DOWNLOAD_BYTES + 2:  # what it decodes to, before decoding it
+            raise ViewRefusedError(_TOO_MUCH)
         try:
             data = base64.b64decode(resource["blob"], validate=True)
         except (binascii.Error, ValueError):
@@ -127,7 +136,7 @@ def _file_name(name: str | None, uri: str, mime: str) -> str:
 def download_folder(home: Path, cwd: Path) -> Path:
     """Where downloads go: `~/Downloads`, or the working directory when there is none."""
     downloads = home / "Downloads"
-    return downloads if downloads.is_dir() else cwd
+    return (downloads if downloads.is_dir() else cwd).resolve()  # the question names where the files really go
 
 
 def download_question(who: str, files: list[FileToSave], folder: Path) -> str:
@@ -136,26 +145,57 @@ def download_question(who: str, files: list[FileToSave], folder: Path) -> str:
     return f"{who} asks to save {listed} to {folder}. Save {'it' if len(files) == 1 else 'them'}?"
 
 
-def save_files(files: list[FileToSave], folder: Path) -> list[Path]:
+def folder_identity(folder: Path) -> tuple[int, int]:
+    """The folder's device and inode, taken when the user is asked (`save_files(..., same_as=)` checks them)."""
+    found = os.stat(folder)
+    return found.st_dev, found.st_ino
+
+
+def save_files(files: list[FileToSave], folder: Path, *, same_as: tuple[int, int] | None = None) -> list[Path]:
     """Write each file into `folder` under a name no file has yet (O_EXCL: never over one, never through a
-    link); returns where each went."""
-    saved = []
-    for file in files:
-        stem, dot, ext = file.name.rpartition(".") if "." in file.name else (file.name, "", "")
-        for n in range(1000):
-            name = file.name if n == 0 else f"{stem} ({n}){dot}{ext}"
-            path = folder / name
+    link); returns where each went. `same_as` (`folder_identity` at question time): the folder opened now must be
+    that one (a link in its path swapped since: refused, nothing written); each file is created relative to it."""
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise ViewRefusedError(f"cannot open {folder}: {exc.strerror or exc}") from None
+    try:
+        found = os.fstat(dir_fd)
+        if same_as is not None and (found.st_dev, found.st_ino) != same_as:
+            raise ViewRefusedError(f"{folder} is no longer the folder the user was asked about; nothing was saved")
+        saved: list[Path] = []
+        for file in files:
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-            except FileExistsError:
-                continue
+                saved.append(_save_one(file, folder, dir_fd))
+            except ViewRefusedError as exc:
+                if not saved:
+                    raise
+                done = ", ".join(str(path) for path in saved)  # what was saved before the failure stays: named
+                raise ViewRefusedError(f"{exc.reason} (saved before it: {done})") from None
+        return saved
+    finally:
+        os.close(dir_fd)
+
+
+def _save_one(file: FileToSave, folder: Path, dir_fd: int) -> Path:
+    stem, dot, ext = file.name.rpartition(".") if "." in file.name else (file.name, "", "")
+    for n in range(1000):
+        name = file.name if n == 0 else f"{stem} ({n}){dot}{ext}"
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise ViewRefusedError(f"cannot create {folder / name}: {exc.strerror or exc}") from None
+        try:
             with os.fdopen(fd, "wb") as out:
                 out.write(file.data)
-            saved.append(path)
-            break
-        else:
-            raise ViewRefusedError(f"{folder} already has 1,000 files named like {file.name}")
-    return saved
+        except OSError as exc:  # a full disk, a file size limit: no half file is left behind
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=dir_fd)
+            raise ViewRefusedError(f"cannot write {folder / name}: {exc.strerror or exc}") from None
+        return folder / name
+    raise ViewRefusedError(f"{folder} already has 1,000 files named like {file.name}")
 
 
 def _size(count: int) -> str:

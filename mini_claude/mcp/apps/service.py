@@ -52,6 +52,7 @@ from mini_claude.mcp.apps.ports import (
 from mini_claude.mcp.apps.settings import AppsSettings, declined_note
 from mini_claude.mcp.apps.views import ModelContext, View
 from mini_claude.mcp.apps.web_side import LoopbackWeb, WebSide
+from mini_claude.mcp.config_entry import ServerConfig
 from mini_claude.mcp.host.sampling import sampling_capability
 from mini_claude.mcp.protocol import CallToolResult, McpTool
 from mini_claude.paths import user_home
@@ -62,6 +63,7 @@ __all__ = ["MAX_VIEWS", "AppsFront", "AppsService", "AppsSettings", "NoFront", "
 log = logging.getLogger(__name__)
 
 MAX_VIEWS = 32  # live views per session; a new one past this tears the oldest down
+_ONE_QUESTION = "a question of this view already waits for the user"
 _CONTEXT_TAG = re.compile(r"<(\s*/?\s*mcp-app-context)", re.IGNORECASE)
 
 
@@ -107,10 +109,17 @@ class AppsService:
         self._closed = False
         self._theme = "dark"  # until the page says which colour scheme the browser uses
         self._told_declined: set[str] = set()  # servers whose views' unapproved origins the user was told of
+        self._asking: set[str] = set()  # views with a question (a link, a download) waiting for the user
+        self._repository_servers: set[str] = set()  # servers a repository configured: the user's grants skip them
 
     # ---- the MCP side --------------------------------------------------------------------------------------------
     def setup(self, cfg: Any, client: Any) -> None:
         """Before a client connects: declare the extension (only sessions that can show views build a service)."""
+        if isinstance(cfg, ServerConfig):  # a repository's .mcp.json may name its server like one of yours
+            if cfg.scope == "project":
+                self._repository_servers.add(cfg.name)
+            else:
+                self._repository_servers.discard(cfg.name)
         if self.settings.enabled:
             client.declare_extension(EXTENSION_ID, {"mimeTypes": [MIME_TYPE]})
 
@@ -177,8 +186,9 @@ class AppsService:
         try:
             client = await self.servers.connected_client(view.server)
             contents = await client.read_resource(uri)
-            page = self.web.page(view, uri, contents, self.settings.approved_for(view.server),
-                                 self.settings.permissions_for(view.server))
+            mine = view.server not in self._repository_servers  # a grant names a server of the user's own files
+            page = self.web.page(view, uri, contents, self.settings.approved_for(view.server) if mine else (),
+                                 self.settings.permissions_for(view.server) if mine else ())
             channel = await self._ensure_channel()
             if self._evicting:
                 await asyncio.gather(*self._evicting, return_exceptions=True)
@@ -200,7 +210,8 @@ class AppsService:
         declined = (view.declined_domains, view.declined_permissions)
         if any(declined) and view.server not in self._told_declined:  # once a server: what it may not have
             self._told_declined.add(view.server)
-            self.front.note(declined_note(view.server, view.tool.name, *declined))
+            self.front.note(declined_note(view.server, view.tool.name, *declined,
+                                          repository=view.server in self._repository_servers))
 
     async def _ensure_channel(self) -> ViewChannel:
         async with self._start_lock:
@@ -224,7 +235,7 @@ class AppsService:
     def mode_changed(self, view_id: str, mode: str) -> None:
         bridge = self._bridges.get(view_id)
         if bridge is not None:
-            bridge.set_display_mode(mode)
+            bridge.page_set_mode(mode)
 
     async def _inbox(self, view_id: str, message: dict[str, Any]) -> None:
         """The web side's delivery of one message from a view. `ui/initialize`, notifications and answers are
@@ -273,22 +284,39 @@ class AppsService:
 
     async def open_link(self, view: View, url: str) -> None:
         url = outside.checked_link(url)  # what the user is asked about is what opens (outside.py)
-        if not await self.front.confirm(f"The view of {view.server}/{view.tool.name} asks to open {url}. Open it?",
-                                        server=view.server):
+        if not await self._confirm(view, f"The view of {view.server}/{view.tool.name} asks to open {url}. Open it?"):
             raise ViewRefusedError("the user did not open the link")
         if not await asyncio.to_thread(self.web.open_browser, url, "auto"):
             self.front.note(f"the view of {view.server}/{view.tool.name} asked to open {url} (no browser here)")
 
     async def download_file(self, view: View, params: dict[str, Any]) -> dict[str, Any]:
+        if view.view_id in self._asking:  # before reading anything: a flood costs the view, not the server
+            raise ViewRefusedError(_ONE_QUESTION)
         client = await self.servers.connected_client(view.server)  # a linked file: from its own server only
         files = await outside.files_to_save(params, client.read_resource)
-        folder = outside.download_folder(user_home(self.env), Path.cwd())
+        folder = outside.download_folder(user_home(self.env), Path.cwd())  # links resolved: named as it is
+        asked_about = outside.folder_identity(folder)
         who = f"The view of {view.server}/{view.tool.name}"
-        if not await self.front.confirm(outside.download_question(who, files, folder), server=view.server):
+        if not await self._confirm(view, outside.download_question(who, files, folder)):
             return {"isError": True}
-        saved = await asyncio.to_thread(outside.save_files, files, folder)
+        try:
+            saved = await asyncio.to_thread(outside.save_files, files, folder, same_as=asked_about)
+        except ViewRefusedError as exc:  # the user said yes: they hear why it did not happen
+            self.front.note(f"{who}: {exc.reason}")
+            raise
         self.front.note(f"{who} saved {', '.join(str(path) for path in saved)}")
         return {}
+
+    async def _confirm(self, view: View, question: str) -> bool:
+        """The front end's y/n, at most one waiting per view: a view that asks again before the user answered is
+        refused at once (a page cannot queue questions faster than the user can say no to them)."""
+        if view.view_id in self._asking:
+            raise ViewRefusedError(_ONE_QUESTION)
+        self._asking.add(view.view_id)
+        try:
+            return await self.front.confirm(question, server=view.server)
+        finally:
+            self._asking.discard(view.view_id)
 
     def sampling_capability(self, view: View) -> dict[str, Any] | None:
         if self.sampling is None or self.sampling.policy(view.server) == "deny":

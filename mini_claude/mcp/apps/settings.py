@@ -12,7 +12,8 @@ declared domains and browser permissions the user lets its views have.
 the user's file), and a repository's files (`.claude/settings.json` and `.claude/settings.local.json`: a repository
 can ship either, as settings.py and settings_trust.py treat them) may switch Apps off or the browser to "never" but
 never on. `approvedDomains` and `approvedPermissions` count only from the user's own files (user, --settings): a
-repository may never approve domains or permissions for views. Only sessions
+repository may never approve domains or permissions for views, nor borrow the user's: a grant names a server,
+and a server of that name from the repository's `.mcp.json` (which shadows the user's own) gets none. Only sessions
 that can show a view (the REPL, the Python API's `Client`) read it; `-p` never shows views.
 """
 
@@ -77,15 +78,21 @@ class AppsSettings:
                                flag=settings.flag)
 
 
-def declined_note(server: str, tool: str, domains: tuple[str, ...], permissions: tuple[str, ...] = ()) -> str:
+def declined_note(server: str, tool: str, domains: tuple[str, ...], permissions: tuple[str, ...] = (), *,
+                  repository: bool = False) -> str:
     """The one line that tells the user a server's view declared origins or asked for browser permissions they
-    have not approved, and where approving one would go (server text: the front end neutralises the line)."""
+    have not approved, and where approving one would go (server text: the front end neutralises the line);
+    `repository`: the server comes from the repository's `.mcp.json`, which no approval of a name reaches (a
+    grant for `"scan"` is for the user's own server of that name, never a repository's that shadows it)."""
     named = ", ".join(domains[:5]) + (", …" if len(domains) > 5 else "")
     parts = [f"may not reach {named}"] if domains else []
     if permissions:
         parts.append(f"may not use {', '.join(permissions)}")
     keys = " / ".join(key for key, wanted in (("approvedDomains", domains), ("approvedPermissions", permissions))
                       if wanted)
+    if repository:
+        return (f"the view of {server}/{tool} {' and '.join(parts)}: it is a server of this repository's "
+                f".mcp.json, and {SETTING_KEY}.{keys} grants only servers of your own configuration")
     return (f"the view of {server}/{tool} {' and '.join(parts)}: only what you list in {SETTING_KEY}.{keys}"
             f'["{server}"] of ~/.claude/settings.json is allowed')
 

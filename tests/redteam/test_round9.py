@@ -72,7 +72,7 @@ async def world(tmp_path: Path) -> Any:
     made = World()
     home = tmp_path / "home"
     (home / "Downloads").mkdir(parents=True)
-    made.apps.env = {"HOME": str(home)}
+    made.apps.home = home
     yield made
     made.front.answer.set() if isinstance(made.front, HeldFront) else None
     await made.apps.aclose()
@@ -150,7 +150,7 @@ def test_a_downloads_folder_that_is_a_link_is_named_by_where_it_leads(tmp_path: 
     repo_home = tmp_path / "repo" / "h"
     repo_home.mkdir(parents=True)
     os.symlink(autostart, repo_home / "Downloads")
-    folder = download_folder(repo_home, tmp_path / "repo")
+    folder = download_folder(repo_home)
     assert folder == autostart  # the question names where the files really go
     assert str(autostart) in download_question("v", [FileToSave("x.desktop", b"[Desktop Entry]", "")], folder)
 

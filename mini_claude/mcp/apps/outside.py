@@ -11,13 +11,15 @@ A download (`files_to_save`, `save_files`): `contents` is 1..`MAX_FILES` items, 
 uri, name, mimeType}`) that the host fetches from the view's own server (`resources/read`, nowhere else). Together
 at most `MAX_DOWNLOAD_BYTES`. Each file's name comes from the link's `name` or the last part of its `uri`, cut to
 letters, digits, `.`, `_` and `-` (no leading dot, at most 100 characters; "download" and an extension from its
-MIME type when nothing is left), and it goes to `~/Downloads` (the working directory when there is none), never
-over an existing file (`name (1).ext`, …), created with O_EXCL, never executable. The user is asked once for
-all the files, with each name, size and the folder — the folder as it really is (every link in its path
-resolved: a `Downloads` that is a link elsewhere is named by where it leads), and the files are written into that
-very folder (`save_files(..., same_as=)`: opened once, its identity checked against what was asked about, each
-file created relative to it), so a link swapped between the question and the write cannot move them. The result is `{}` when saved, `{"isError": true}` when the
-user said no or nobody could answer (the spec's answer for a download that did not happen).
+MIME type when nothing is left), and it goes to `~/Downloads` of the user's real home (made when missing, as a
+browser does; never the project folder, never a HOME a repository's settings set), never over an existing file
+(`name (1).ext`, …), created with O_EXCL, never executable. The user is asked once for all the files, with each
+name, size and the folder — the folder as it really is (every link in its path resolved: a `Downloads` that is a
+link elsewhere is named by where it leads), and the files are written into that very folder (`save_files(...,
+same_as=)`: opened once, its identity checked against what was asked about, each file created relative to it), so
+a link swapped between the question and the write cannot move them. The result is `{}` when saved,
+`{"isError": true}` when the user said no or nobody could answer (the spec's answer for a download that did not
+happen).
 """
 
 from __future__ import annotations
@@ -133,10 +135,19 @@ def _file_name(name: str | None, uri: str, mime: str) -> str:
     return safe
 
 
-def download_folder(home: Path, cwd: Path) -> Path:
-    """Where downloads go: `~/Downloads`, or the working directory when there is none."""
+def download_folder(home: Path) -> Path:
+    """Where downloads go: `~/Downloads` of the user's real home (never a folder a repository could choose: not the
+    project, not a HOME its settings set), made when missing as a browser would; links resolved, so the question
+    names where the files really go. ViewRefusedError when it cannot be made."""
     downloads = home / "Downloads"
-    return (downloads if downloads.is_dir() else cwd).resolve()  # the question names where the files really go
+    try:
+        downloads.mkdir(mode=0o755, exist_ok=True)
+        resolved = downloads.resolve(strict=True)
+    except OSError as exc:
+        raise ViewRefusedError(f"no folder to save in: {downloads} cannot be made ({exc.strerror or exc})") from None
+    if not resolved.is_dir():
+        raise ViewRefusedError(f"no folder to save in: {downloads} is not a folder")
+    return resolved
 
 
 def download_question(who: str, files: list[FileToSave], folder: Path) -> str:

@@ -15,7 +15,8 @@ message a proxy relays (checked: `event.source` is that view's frame and `event.
 to `rpc` as `{"page", "view", "message"}`, one after another; a view's `ui/notifications/size-changed` also sets its
 frame's height (50..4000 px). On each connect and whenever the browser's colour scheme changes, the page POSTs
 `{"page", "theme": "light" | "dark"}` in the same queue (so before any view message that follows). Each view's
-title bar has a button that switches it between inline and full screen (Esc on the page leaves full screen too);
+title bar has a button that switches it between inline and full screen (Esc leaves full screen too while the page
+has the keyboard: a view that has it keeps Esc to itself, and the button stays on top, outside every view's frame);
 each change the page makes is POSTed as `{"page", "view", "mode"}`, and so is a view the page had to take out of
 full screen for another.
 

@@ -90,8 +90,9 @@ class AppsService:
 
     def __init__(self, settings: AppsSettings, *, servers: ViewServers, logs: ServerLog | None = None,
                  web: WebSide | None = None, env: Mapping[str, str] | None = None,
-                 sampling: ViewSampler | None = None) -> None:
+                 sampling: ViewSampler | None = None, home: Path | None = None) -> None:
         self.settings = settings
+        self.home = home  # where `Downloads` is; None: the real home (the process's HOME, never the session's env)
         self.servers = servers
         self.logs = logs
         self.web: WebSide = web if web is not None else LoopbackWeb()
@@ -294,7 +295,7 @@ class AppsService:
             raise ViewRefusedError(_ONE_QUESTION)
         client = await self.servers.connected_client(view.server)  # a linked file: from its own server only
         files = await outside.files_to_save(params, client.read_resource)
-        folder = outside.download_folder(user_home(self.env), Path.cwd())  # links resolved: named as it is
+        folder = outside.download_folder(self.home or user_home())  # the real home's (os.environ), links resolved
         asked_about = outside.folder_identity(folder)
         who = f"The view of {view.server}/{view.tool.name}"
         if not await self._confirm(view, outside.download_question(who, files, folder)):

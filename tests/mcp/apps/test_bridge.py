@@ -309,8 +309,8 @@ async def test_links_are_http_only_and_asked_about(world: World) -> None:
 
 async def test_a_download_is_asked_about_then_saved_in_downloads(world: World, tmp_path: Path) -> None:
     home = tmp_path / "home"
-    (home / "Downloads").mkdir(parents=True)
-    world.apps.env = {"HOME": str(home)}
+    home.mkdir()
+    world.apps.home = home  # ~/Downloads is made on the first download
     _call, view_id = await world.shown()
     init = await world.request(view_id, "ui/initialize", {})
     assert init["result"]["hostCapabilities"]["downloadFile"] == {}

@@ -109,10 +109,15 @@ def test_files_land_next_to_what_is_there_never_over_it_nor_through_a_link(tmp_p
 
 
 def test_the_folder_and_the_question(tmp_path: Path) -> None:
-    home, cwd = tmp_path / "home", tmp_path / "work"
+    home = tmp_path / "home"
     home.mkdir()
-    assert download_folder(home, cwd) == cwd
-    (home / "Downloads").mkdir()
-    assert download_folder(home, cwd) == home / "Downloads"
+    assert download_folder(home) == home / "Downloads" and (home / "Downloads").is_dir()  # made, never the project
+    assert download_folder(home) == home / "Downloads"  # and found again
+    with pytest.raises(ViewRefusedError, match="cannot be made"):
+        download_folder(tmp_path / "no-such-home")
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "Downloads").write_text("a file")
+    with pytest.raises(ViewRefusedError, match="no folder to save in"):
+        download_folder(tmp_path / "odd")
     question = download_question("The view of s/t", [FileToSave("a.csv", b"x" * 2048, "text/csv")], home)
     assert question == f"The view of s/t asks to save a.csv (2 KB) to {home}. Save it?"

@@ -43,9 +43,21 @@ from mini_claude.permissions.answers import AskContext
 from tests.helpers import eventually
 from tests.integration.conftest import answer
 from tests.mcp.apps.bridge_world import World, methods, world
-from tests.mcp.apps.test_loopback import PAGE_A, PAGE_B, Inbox, client, events, inbox, post, view
+from tests.mcp.apps.fakes import PageWords
+from tests.mcp.apps.test_loopback import (
+    PAGE_A,
+    PAGE_B,
+    Inbox,
+    client,
+    events,
+    inbox,
+    post,
+    said,
+    server,
+    view,
+)
 
-__all__ = ["client", "inbox", "world"]  # fixtures shared with tests/mcp/apps
+__all__ = ["client", "inbox", "said", "server", "world"]  # fixtures shared with tests/mcp/apps
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -455,66 +467,54 @@ async def _raw(port: int, head: str, body: bytes = b"") -> int:
     return int(line.split(b" ", 2)[1])
 
 
-async def test_only_the_current_page_says_the_theme_and_only_a_theme(inbox: Inbox, client: httpx.AsyncClient) -> None:
+async def test_only_the_current_page_says_the_theme_and_only_a_theme(server: ViewServer, said: PageWords, inbox: Inbox,
+                                                                   client: httpx.AsyncClient) -> None:
     """HELD. The theme POST takes the same checks as a view's message: another origin (a view's own
     `http://localhost:Pv`, another web site), no Origin, a cross-site fetch, the wrong token, an older or unknown
     page — all refused, the scheme unchanged. A theme outside `THEMES` (a long string, a control character, an
     object carrying more hostContext), a theme beside a `message` but no `view`, a body past the limit: refused.
     A theme with extra keys is refused (nothing rides along with it); a theme beside a view's message is that
     view's message. A flood of flips is just that many calls of the callback (nothing queues, nothing grows)."""
-    themes: list[str] = []
+    themes = said.themes
+    server.add_view(view("v1"))
+    theme = {"page": PAGE_A, "theme": "light"}
+    async with events(client, server, PAGE_A):
+        assert (await post(client, server, theme)).status_code == 204  # the page itself: taken
+        assert themes == ["light"]
+        view_origin = server.view_origin("v1")
+        for headers in ({"Origin": view_origin}, {"Origin": "http://evil.example"},
+                        {"Origin": "null"}, {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}):
+            assert (await post(client, server, {**theme, "theme": "dark"}, **headers)).status_code == 403
+        port = int(server.host_origin.rsplit(":", 1)[1])
+        body = json.dumps({**theme, "theme": "dark"}).encode()
+        assert await _raw(port, f"POST /{server.token}/rpc HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                          f"Content-Length: {len(body)}\r\n\r\n", body) == 403  # no Origin
+        wrong = await client.post(server.page_url.replace(server.token, "x" + server.token[1:]) + "rpc",
+                                  content=body, headers={"Origin": server.host_origin})
+        assert wrong.status_code == 404
+        assert (await post(client, server, {**theme, "page": PAGE_B, "theme": "dark"})).status_code == 409
+        for bad in ("DARK", "dark ", "dark\x1b", "x" * 100_000, {"theme": "dark", "fontFamily": "x"},
+                    ["dark"], None, 1):
+            assert (await post(client, server, {**theme, "theme": bad})).status_code == 400
+        assert (await post(client, server, {**theme, "theme": "dark", "message": {}})).status_code == 400
+        huge = json.dumps({**theme, "pad": "x" * MAX_BODY_BYTES}).encode()
+        assert (await post(client, server, huge)).status_code == 413
+        assert themes == ["light"]  # none of those changed it
 
-    class Events:
-        def theme_changed(self, theme: str) -> None:
-            themes.append(theme)
+        extra = {**theme, "theme": "dark", "styles": {"variables": {"--x": "url(http://evil)"}}}
+        assert (await post(client, server, extra)).status_code == 400  # nothing rides along with a theme
+        assert (await post(client, server, {**theme, "theme": "dark"})).status_code == 204
+        both = {**theme, "view": "v1", "message": {"jsonrpc": "2.0", "method": "m"}}
+        assert (await post(client, server, both)).status_code == 204
+        await eventually(lambda: inbox.got, "the view's message")
+        assert themes == ["light", "dark"] and inbox.got == [("v1", {"jsonrpc": "2.0", "method": "m"})]
 
-        def mode_changed(self, view_id: str, mode: str) -> None:
-            raise AssertionError("no mode here")
-
-    server = ViewServer(inbox, events=Events())
-    await server.start()
-    try:
-        server.add_view(view("v1"))
-        theme = {"page": PAGE_A, "theme": "light"}
-        async with events(client, server, PAGE_A):
-            assert (await post(client, server, theme)).status_code == 204  # the page itself: taken
-            assert themes == ["light"]
-            view_origin = server.view_origin("v1")
-            for headers in ({"Origin": view_origin}, {"Origin": "http://evil.example"},
-                            {"Origin": "null"}, {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}):
-                assert (await post(client, server, {**theme, "theme": "dark"}, **headers)).status_code == 403
-            port = int(server.host_origin.rsplit(":", 1)[1])
-            body = json.dumps({**theme, "theme": "dark"}).encode()
-            assert await _raw(port, f"POST /{server.token}/rpc HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                              f"Content-Length: {len(body)}\r\n\r\n", body) == 403  # no Origin
-            wrong = await client.post(server.page_url.replace(server.token, "x" + server.token[1:]) + "rpc",
-                                      content=body, headers={"Origin": server.host_origin})
-            assert wrong.status_code == 404
-            assert (await post(client, server, {**theme, "page": PAGE_B, "theme": "dark"})).status_code == 409
-            for bad in ("DARK", "dark ", "dark\x1b", "x" * 100_000, {"theme": "dark", "fontFamily": "x"},
-                        ["dark"], None, 1):
-                assert (await post(client, server, {**theme, "theme": bad})).status_code == 400
-            assert (await post(client, server, {**theme, "theme": "dark", "message": {}})).status_code == 400
-            huge = json.dumps({**theme, "pad": "x" * MAX_BODY_BYTES}).encode()
-            assert (await post(client, server, huge)).status_code == 413
-            assert themes == ["light"]  # none of those changed it
-
-            extra = {**theme, "theme": "dark", "styles": {"variables": {"--x": "url(http://evil)"}}}
-            assert (await post(client, server, extra)).status_code == 400  # nothing rides along with a theme
-            assert (await post(client, server, {**theme, "theme": "dark"})).status_code == 204
-            both = {**theme, "view": "v1", "message": {"jsonrpc": "2.0", "method": "m"}}
-            assert (await post(client, server, both)).status_code == 204
-            await eventually(lambda: inbox.got, "the view's message")
-            assert themes == ["light", "dark"] and inbox.got == [("v1", {"jsonrpc": "2.0", "method": "m"})]
-
-            flips = [post(client, server, {**theme, "theme": THEMES[n % 2]}) for n in range(200)]
-            assert {r.status_code for r in await asyncio.gather(*flips)} == {204}
-            assert len(themes) == 202 and set(themes) <= set(THEMES)
-        async with events(client, server, PAGE_B):  # a newer page: the older one may not say the scheme any more
-            assert (await post(client, server, theme)).status_code == 409
-        assert len(themes) == 202
-    finally:
-        await server.close()
+        flips = [post(client, server, {**theme, "theme": THEMES[n % 2]}) for n in range(200)]
+        assert {r.status_code for r in await asyncio.gather(*flips)} == {204}
+        assert len(themes) == 202 and set(themes) <= set(THEMES)
+    async with events(client, server, PAGE_B):  # a newer page: the older one may not say the scheme any more
+        assert (await post(client, server, theme)).status_code == 409
+    assert len(themes) == 202 and said.modes == []
 
 
 async def test_a_theme_flood_tells_each_live_view_once_per_change_and_never_a_torn_down_one(world: World) -> None:

@@ -99,3 +99,18 @@ class FakeWeb:
     def open_browser(self, url: str, mode: str, *, private: bool = False) -> bool:
         self.opened.append(url)
         return False
+
+
+class PageWords:
+    """`PageEvents` that records what the page said: each colour scheme (`themes`) and each mode the user switched
+    (`modes`: view id, mode)."""
+
+    def __init__(self) -> None:
+        self.themes: list[str] = []
+        self.modes: list[tuple[str, str]] = []
+
+    def theme_changed(self, theme: str) -> None:
+        self.themes.append(theme)
+
+    def mode_changed(self, view_id: str, mode: str) -> None:
+        self.modes.append((view_id, mode))

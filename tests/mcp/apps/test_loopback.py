@@ -24,6 +24,7 @@ from mini_claude.mcp.apps.pages import (
     SESSION_STYLE_HASH,
 )
 from tests.helpers import eventually
+from tests.mcp.apps.fakes import PageWords
 
 PAGE_A = "a" * 32
 PAGE_B = "b" * 32
@@ -47,8 +48,14 @@ async def inbox() -> Inbox:
 
 
 @pytest.fixture
-async def server(inbox: Inbox) -> AsyncIterator[ViewServer]:
-    made = ViewServer(inbox)
+def said() -> PageWords:
+    """What the page says of itself to the `server` fixture (its colour scheme, a mode the user switched)."""
+    return PageWords()
+
+
+@pytest.fixture
+async def server(inbox: Inbox, said: PageWords) -> AsyncIterator[ViewServer]:
+    made = ViewServer(inbox, events=said)
     await made.start()
     yield made
     await made.close()
@@ -266,71 +273,47 @@ async def test_bad_posts_are_refused(server: ViewServer, client: httpx.AsyncClie
     assert inbox.got == []
 
 
-async def test_the_current_page_alone_says_its_colour_scheme(inbox: Inbox, client: httpx.AsyncClient) -> None:
-    themes: list[str] = []
-
-    class Events:
-        def theme_changed(self, theme: str) -> None:
-            themes.append(theme)
-
-        def mode_changed(self, view_id: str, mode: str) -> None:
-            raise AssertionError("no mode here")
-
-    server = ViewServer(inbox, events=Events())
-    await server.start()
-    try:
-        server.add_view(view("v1"))
-        assert (await post(client, server, {"page": PAGE_A, "theme": "light"})).status_code == 409  # no page yet
-        async with events(client, server, PAGE_A):
-            for theme in ("light", "dark"):
-                assert (await post(client, server, {"page": PAGE_A, "theme": theme})).status_code == 204
-            for bad in ({"page": PAGE_B, "theme": "light"}, {"page": PAGE_A, "theme": "blue"},
-                        {"page": PAGE_A, "theme": ["dark"]}):
-                assert (await post(client, server, bad)).status_code in (400, 409)
-            # a view's message that also names a theme is the view's message, never the page's scheme
-            both = {"page": PAGE_A, "view": "v1", "theme": "light", "message": {"jsonrpc": "2.0", "method": "m"}}
-            assert (await post(client, server, both)).status_code == 204
-            await eventually(lambda: inbox.got, "the view's message")
-        assert themes == ["light", "dark"]
-    finally:
-        await server.close()
+async def test_the_current_page_alone_says_its_colour_scheme(server: ViewServer, said: PageWords, inbox: Inbox,
+                                                             client: httpx.AsyncClient) -> None:
+    themes = said.themes
+    server.add_view(view("v1"))
+    assert (await post(client, server, {"page": PAGE_A, "theme": "light"})).status_code == 409  # no page yet
+    async with events(client, server, PAGE_A):
+        for theme in ("light", "dark"):
+            assert (await post(client, server, {"page": PAGE_A, "theme": theme})).status_code == 204
+        for bad in ({"page": PAGE_B, "theme": "light"}, {"page": PAGE_A, "theme": "blue"},
+                    {"page": PAGE_A, "theme": ["dark"]}):
+            assert (await post(client, server, bad)).status_code in (400, 409)
+        # a view's message that also names a theme is the view's message, never the page's scheme
+        both = {"page": PAGE_A, "view": "v1", "theme": "light", "message": {"jsonrpc": "2.0", "method": "m"}}
+        assert (await post(client, server, both)).status_code == 204
+        await eventually(lambda: inbox.got, "the view's message")
+    assert themes == ["light", "dark"] and said.modes == []
 
 
-async def test_display_modes_go_both_ways(inbox: Inbox, client: httpx.AsyncClient) -> None:
-    switched: list[tuple[str, str]] = []
-
-    class Events:
-        def theme_changed(self, theme: str) -> None:
-            raise AssertionError("no theme here")
-
-        def mode_changed(self, view_id: str, mode: str) -> None:
-            switched.append((view_id, mode))
-
-    server = ViewServer(inbox, events=Events())
-    await server.start()
-    try:
-        server.add_view(view("v1"))
-        server.set_mode("v1", "fullscreen")  # no page yet: the page that connects gets it in `added`
-        server.set_mode("v1", "pip")  # not a mode of this host: nothing
-        server.set_mode("nope", "fullscreen")
-        async with events(client, server, PAGE_A) as stream:
-            assert (await stream.next())["added"]["mode"] == "fullscreen"
-            assert await stream.next() == {"live": ["v1"]}
-            server.set_mode("v1", "inline")
-            assert await stream.next() == {"view": "v1", "mode": "inline"}
-            # the user's button on the page: the page says so; saying the mode it has changes nothing
-            assert (await post(client, server, {"page": PAGE_A, "view": "v1", "mode": "fullscreen"})).status_code == 204
-            assert (await post(client, server, {"page": PAGE_A, "view": "v1", "mode": "fullscreen"})).status_code == 204
-            for bad, status in (({"page": PAGE_A, "view": "v9", "mode": "inline"}, 404),
-                                ({"page": PAGE_A, "view": "v1", "mode": "pip"}, 400),
-                                ({"page": PAGE_A, "view": "v1", "mode": "inline", "extra": 1}, 400),
-                                ({"page": PAGE_A, "view": ["v1"], "mode": "inline"}, 404),
-                                ({"page": PAGE_B, "view": "v1", "mode": "inline"}, 409)):
-                assert (await post(client, server, bad)).status_code == status, bad
-        assert switched == [("v1", "fullscreen")]
-        assert inbox.got == []  # the page's word never reaches a view's inbox
-    finally:
-        await server.close()
+async def test_display_modes_go_both_ways(server: ViewServer, said: PageWords, inbox: Inbox,
+                                          client: httpx.AsyncClient) -> None:
+    switched = said.modes
+    server.add_view(view("v1"))
+    server.set_mode("v1", "fullscreen")  # no page yet: the page that connects gets it in `added`
+    server.set_mode("v1", "pip")  # not a mode of this host: nothing
+    server.set_mode("nope", "fullscreen")
+    async with events(client, server, PAGE_A) as stream:
+        assert (await stream.next())["added"]["mode"] == "fullscreen"
+        assert await stream.next() == {"live": ["v1"]}
+        server.set_mode("v1", "inline")
+        assert await stream.next() == {"view": "v1", "mode": "inline"}
+        # the user's button on the page: the page says so; saying the mode it has changes nothing
+        assert (await post(client, server, {"page": PAGE_A, "view": "v1", "mode": "fullscreen"})).status_code == 204
+        assert (await post(client, server, {"page": PAGE_A, "view": "v1", "mode": "fullscreen"})).status_code == 204
+        for bad, status in (({"page": PAGE_A, "view": "v9", "mode": "inline"}, 404),
+                            ({"page": PAGE_A, "view": "v1", "mode": "pip"}, 400),
+                            ({"page": PAGE_A, "view": "v1", "mode": "inline", "extra": 1}, 400),
+                            ({"page": PAGE_A, "view": ["v1"], "mode": "inline"}, 404),
+                            ({"page": PAGE_B, "view": "v1", "mode": "inline"}, 409)):
+            assert (await post(client, server, bad)).status_code == status, bad
+    assert switched == [("v1", "fullscreen")] and said.themes == []
+    assert inbox.got == []  # the page's word never reaches a view's inbox
 
 
 async def test_a_post_with_no_page_connected_or_no_length_is_refused(server: ViewServer,

@@ -340,6 +340,32 @@ async def test_the_picker_tells_a_tool_from_its_invisible_look_alike(start: Star
     assert not any("\u200b" in label for label in labels)
 
 
+async def test_a_tool_named_star_is_not_a_row_that_switches_the_whole_server(start: Start, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 7 left this open: a server lists a tool named `*`; its picker row switched `probe/*`, which means every
+    tool of the server. The row now says it cannot be switched alone, and choosing it switches nothing."""
+    work = tmp_path / "work"
+    work.mkdir()
+    repl, err = await start(work, {"probe": probe_entry("--tool", "*")})
+    assert {"*", "poke"} <= _offered(repl)
+    picks = iter([None])
+    shown: list[list[Any]] = []
+
+    async def choose(title: str, options: Any, default: int = 0) -> int | None:
+        shown.append(list(options))
+        if len(shown) == 1:
+            return next(i for i, o in enumerate(options) if o.label.strip() == "● probe/*")
+        return next(picks)
+
+    monkeypatch.setattr(repl, "choose", choose)
+    await repl._slash("/mcp disable")
+    star = next(o for o in shown[0] if o.label.strip() == "● probe/*")
+    assert star.detail == "a tool named * cannot be switched alone (probe/* is every tool)"
+    assert "a tool named * cannot be switched alone" in err.getvalue()
+    assert {"*", "poke"} <= _offered(repl)  # nothing was switched off
+    assert not (work / ".claude" / "settings.local.json").exists()
+
+
 def test_an_untrusted_repository_cannot_swap_the_users_own_agent_type(tmp_path: Path) -> None:
     """The user's `~/.claude/agents/rev.md` limits the type to `tools: Read`. An untrusted repository ships
     `.claude/agents/rev.md` with no `tools` (every tool) and its own prompt: it silently replaced the user's type, so

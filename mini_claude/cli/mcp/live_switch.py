@@ -201,7 +201,7 @@ async def _hold_now(live: LiveSwitches, state: ServerState) -> str | None:
 @dataclass(frozen=True)
 class _Row:
     option: Option
-    target: str  # "server" or "server/tool"
+    target: str  # "server" or "server/tool"; "" for a row that cannot be switched (a tool named `*`)
     on: bool
 
 
@@ -220,8 +220,11 @@ async def pick_and_switch(live: LiveSwitches, scope: str | None) -> None:
         if chosen is None:
             return
         row = rows[chosen]
-        await switch_one(live, row.target, enabled=not row.on, scope=scope)
         at = chosen
+        if not row.target:
+            live.ui.warn(clean(row.option.detail))
+            continue
+        await switch_one(live, row.target, enabled=not row.on, scope=scope)
 
 
 def _where(live: LiveSwitches, scope: str | None) -> str:
@@ -264,9 +267,12 @@ def _rows(live: LiveSwitches) -> list[_Row]:
         for tool, cost in tools.items():
             tool_on = tool in offered
             detail = f"~{cost} tokens; off saves them" if tool_on else f"off; on adds ~{cost} tokens a request"
+            target = f"{state.name}/{tool}"
+            if tool == "*":  # `SERVER/*` means every tool of the server: a tool named `*` cannot be switched alone
+                detail, target = f"a tool named * cannot be switched alone ({state.name}/* is every tool)", ""
             rows.append(_Row(Option(clean(f"    {'●' if tool_on else '○'} {state.name}/{tool}", visible=True),
                                     clean(detail)),
-                             f"{state.name}/{tool}", tool_on))
+                             target, tool_on))
     return rows
 
 

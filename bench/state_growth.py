@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -98,16 +99,44 @@ def run_once(run: int, files: list[Path], env: dict[str, str], work: Path, mock:
 
 def run_series(runs: int, servers: int, base: Path) -> list[RunFigures]:
     """`runs` runs with one HOME and state folder under `base`; the figures of each."""
+    return young_and_grown(runs, servers, base, pairs=0)[0]
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Runs taken in turn on a copy of the state as it was after the first run (`young`) and as it is after the
+    whole series (`grown`): both see the same load of a shared machine, so their difference is the state's."""
+
+    young: list[RunFigures]
+    grown: list[RunFigures]
+
+
+def young_and_grown(runs: int, servers: int, base: Path, *, pairs: int = 3) -> tuple[list[RunFigures], Paired]:
+    """The series (`runs` runs on one state folder under `base`), then `pairs` pairs of runs, young then grown,
+    each on a fresh copy of its state (each with a config no run had before, as in the series)."""
     files = largest_corpus_files(servers)
     home, work, state = base / "home", base / "work", base / "state"
     for folder in (home, work):
         folder.mkdir(parents=True, exist_ok=True)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "ANTHROPIC_API_KEY": "x",
            "MINI_CLAUDE_STATE_DIR": str(state), "PYTHONPATH": str(ROOT), "MCP_TIMEOUT": "60000"}
-    mock = TimedMock(runs * 4 + 4)
+    mock = TimedMock((runs + 2 * pairs) * 4 + 4)
     env["ANTHROPIC_BASE_URL"] = mock.start()
+    young_state = base / "state-after-run-1"
+    paired = Paired([], [])
     try:
-        return [run_once(run, files, env, work, mock) for run in range(1, runs + 1)]
+        figures = []
+        for run in range(1, runs + 1):
+            figures.append(run_once(run, files, env, work, mock))
+            if run == 1:
+                shutil.copytree(state, young_state, symlinks=True)
+        for pair in range(pairs):
+            for kept, into in ((young_state, paired.young), (state, paired.grown)):
+                copy = base / f"state-pair-{pair}-{len(into)}-{kept.name}"
+                shutil.copytree(kept, copy, symlinks=True)
+                run = runs + 1 + 2 * pair + (into is paired.grown)
+                into.append(run_once(run, files, {**env, "MINI_CLAUDE_STATE_DIR": str(copy)}, work, mock))
+        return figures, paired
     finally:
         mock.stop()
 

@@ -193,9 +193,10 @@ def test_40_mb_is_fast(tmp_path: Path) -> None:
     blob = b64(b"\x00" * (8 * 1024 * 1024))
     content = [{"type": "text", "text": big}, {"type": "resource", "resource": {"uri": "x://blob", "blob": blob}},
                {"type": "text", "text": '{"a": 1}'}]
-    began = time.perf_counter()
+    began = time.process_time()  # this process's CPU (~0.4 s here): a loaded machine's stalls do not count in it
     out = convert(tmp_path, content, structured={"rows": [1, 2, 3]})
-    elapsed = time.perf_counter() - began
+    elapsed = time.process_time() - began
+    print(f"40 MB converted in {elapsed:.2f} s of CPU")
     assert elapsed < 3, elapsed
     assert out.warnings and len(out.blocks[0]["text"]) < 10_000
 

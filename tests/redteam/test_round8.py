@@ -212,17 +212,30 @@ async def test_b_refuses_that_servers_views_only_never_another_server_or_the_mod
     assert "A view of MCP server" not in capsys.readouterr().err
 
 
+class _CountingLock(asyncio.Lock):
+    """The gate's question lock, counting every call that came to wait for it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tried = 0
+
+    async def acquire(self) -> bool:
+        self.tried += 1
+        return await super().acquire()
+
+
 async def test_questions_waiting_behind_a_b_are_refused_without_hanging(start: Start) -> None:
     """HELD. A view floods calls that each need a question; the user answers the first with `b`: the rest,
     already queued behind it, are refused without a question (none waits for a key that never comes), while a
     call of another server's view that was queued among them is still asked."""
     session = await start()
     keys = session.keys
+    lock = session.gate._ask_lock = _CountingLock()  # one question at a time: who waits for it is counted
     first = asyncio.ensure_future(session.view_call("flood"))
     await eventually(lambda: len(keys.asked) == 1, "the first question", within_s=10)
     flood = [asyncio.ensure_future(session.view_call("flood")) for _ in range(5)]
     other = asyncio.ensure_future(session.view_call("calm"))
-    await asyncio.sleep(0)
+    await eventually(lambda: lock.tried == 7, "the six calls queued behind the first question", within_s=10)
     keys.give("b", "y")  # b for the first; y for whatever is asked next (only calm's should be)
     results = await asyncio.wait_for(asyncio.gather(first, *flood, other), 15)
     assert [r.allowed for r in results] == [False] * 6 + [True]

@@ -145,9 +145,10 @@ class ViewServer(PageRelay):
         sock = self._bind_view_socket()
         listener = asyncio.get_running_loop().create_task(asyncio.start_server(
             partial(self._serve, view_id=page.view_id), sock=sock, limit=MAX_HEADER_BYTES))
-        view = ServedView(page, sock, listener)
+        sandbox = f"http://localhost:{sock.getsockname()[1]}/{self.token}/v/{page.view_id}/sandbox"
+        view = ServedView(page, sock, listener, sandbox)
         self._views[page.view_id] = view
-        self._to_page(envelope(view=page.view_id, added=self._added(view)))
+        self._to_page(envelope(view=page.view_id, added=view.added()))
         return f"{self.page_url}#view-{page.view_id}"
 
     def send(self, view_id: str, message: dict[str, Any]) -> None:
@@ -246,22 +247,10 @@ class ViewServer(PageRelay):
     def _view_url(self, view_id: str) -> str:
         return f"{self.view_origin(view_id)}/{self.token}/v/{view_id}/view"
 
-    def _added(self, view: ServedView) -> dict[str, Any]:
-        page = view.page
-        sandbox = f"{self.view_origin(page.view_id)}/{self.token}/v/{page.view_id}/sandbox"
-        return {"title": page.title, "sandbox": sandbox, "allow": page.allow, "prefersBorder": page.prefers_border,
-                "mode": view.mode}
-
     def _to_page(self, envelope: str) -> None:
         if self._page is not None:
             self._page.control.append(envelope)
             self._page.wake.set()
-
-    def _end_page(self, page: PageStream, last: str) -> None:
-        page.ended = last
-        page.wake.set()
-        if self._page is page:
-            self._page = None
 
     # ---- internals: HTTP ----------------------------------------------------------------------------------------
 

@@ -41,11 +41,18 @@ class ServedView:
     page: ViewPage
     sock: socket.socket  # this view's own listening socket (its origin's port)
     listener: asyncio.Task[asyncio.AbstractServer]
+    sandbox: str  # its sandbox proxy's URL (on its own port)
     queued: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_QUEUED))  # SSE envelopes, serialized
     inbound: asyncio.Queue[dict[str, Any]] = field(default_factory=lambda: asyncio.Queue(MAX_INBOUND))
     worker: asyncio.Task[None] | None = None
     overflowed: bool = False  # `queued` has dropped a message (logged once)
     mode: str = "inline"  # its display mode (DISPLAY_MODES), told to a page that connects later too
+
+    def added(self) -> dict[str, Any]:
+        """What the page needs to put the view on screen (the `added` envelope)."""
+        page = self.page
+        return {"title": page.title, "sandbox": self.sandbox, "allow": page.allow,
+                "prefersBorder": page.prefers_border, "mode": self.mode}
 
 
 @dataclass
@@ -73,11 +80,12 @@ class PageRelay:
     _page: PageStream | None
     _closed: bool
 
-    def _added(self, view: ServedView) -> dict[str, Any]:
-        raise NotImplementedError  # ViewServer's: what the page needs to put a view on screen
-
     def _end_page(self, page: PageStream, last: str) -> None:
-        raise NotImplementedError  # ViewServer's: write `last` to `page` and end its stream
+        """`last` is the page's final envelope; its stream ends after writing it."""
+        page.ended = last
+        page.wake.set()
+        if self._page is page:
+            self._page = None
 
     async def _receive(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                        headers: dict[str, str]) -> None:
@@ -150,7 +158,7 @@ class PageRelay:
             self._end_page(self._page, envelope(superseded=True))
         page = PageStream(page_id, stream=asyncio.current_task())
         self._page = page
-        page.control.extend(envelope(view=view_id, added=self._added(view))
+        page.control.extend(envelope(view=view_id, added=view.added())
                             for view_id, view in self._views.items())
         page.control.append(envelope(live=list(self._views)))
         try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -18,14 +17,11 @@ from typing import Any
 
 import pytest
 
-from mini_claude.cli.main import build_parser
 from mini_claude.cli.repl import Repl
-from mini_claude.cli.session_args import start_session
 from mini_claude.cli.terminal.picker import Option
-from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.mcp.manager import ServerStatus
 from mini_claude.models.mock_server import MockModelServer
-from mini_claude.models.scenario import parse_scenario
+from tests.cli.repl_in_process import InProcessRepls
 from tests.integration.conftest import answer, probe_entry
 
 pytestmark = pytest.mark.timeout(90)
@@ -36,34 +32,18 @@ Start = Callable[..., Awaitable[tuple[Repl, MockModelServer, io.StringIO]]]
 @pytest.fixture
 async def start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Start]:
     """A REPL session started in the folder given (the probe server from --mcp-config)."""
-    home = tmp_path / "home"
-    (home / ".claude").mkdir(parents=True)
-    for name in [n for n in os.environ if n.startswith(("ANTHROPIC_", "OPENAI_", "MINI_CLAUDE_"))]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("MINI_CLAUDE_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    repls = InProcessRepls(tmp_path, monkeypatch)
     monkeypatch.setenv("MINI_CLAUDE_TOOL_SEARCH", "false")
-    opened: list[tuple[Repl, MockModelServer]] = []
 
     async def begin(folder: Path, *flags: str) -> tuple[Repl, MockModelServer, io.StringIO]:
-        mock = MockModelServer(parse_scenario({"turns": [answer(f"a{i}") for i in range(6)]}, source="t"))
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", mock.start())
-        monkeypatch.chdir(folder)
-        args = build_parser().parse_args(["--mcp-config", json.dumps({"mcpServers": {"probe": probe_entry()}}),
-                                          *flags])
-        repl = Repl(args)
-        err = io.StringIO()
-        repl.ui = TerminalUI(out=io.StringIO(), err=err)
-        repl.parts = await start_session(args, repl.ui)
-        opened.append((repl, mock))
+        repl, mock, err = await repls.start(
+            folder, ["--mcp-config", json.dumps({"mcpServers": {"probe": probe_entry()}}), *flags],
+            [answer(f"a{i}") for i in range(6)])
         await repl.parts.manager.wait_started(timeout=20)
         return repl, mock, err
 
     yield begin
-    for repl, mock in opened:
-        await repl.parts.manager.aclose()
-        mock.stop()
+    await repls.close()
 
 
 def _files(work: Path, home: Path) -> dict[str, Path]:

@@ -19,13 +19,9 @@ from typing import Any
 
 import pytest
 
-from mini_claude.cli.main import build_parser
 from mini_claude.cli.repl import Repl
-from mini_claude.cli.session_args import start_session
-from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.mcp.manager import ServerStatus
-from mini_claude.models.mock_server import MockModelServer
-from mini_claude.models.scenario import parse_scenario
+from tests.cli.repl_in_process import InProcessRepls
 from tests.integration.conftest import ROOT, Cli, answer, probe_entry, result_text, tool_results, tool_use
 
 pytestmark = pytest.mark.timeout(120)
@@ -37,33 +33,17 @@ Start = Callable[[Path, dict[str, Any]], Awaitable[tuple[Repl, io.StringIO]]]
 @pytest.fixture
 async def start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Start]:
     """A REPL session started in the folder given, with the servers given as --mcp-config."""
-    home = tmp_path / "home"
-    (home / ".claude").mkdir(parents=True)
-    for name in [n for n in os.environ if n.startswith(("ANTHROPIC_", "OPENAI_", "MINI_CLAUDE_"))]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("MINI_CLAUDE_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    repls = InProcessRepls(tmp_path, monkeypatch)
     monkeypatch.setenv("MINI_CLAUDE_TOOL_SEARCH", "false")
-    opened: list[tuple[Repl, MockModelServer]] = []
 
     async def begin(folder: Path, servers: dict[str, Any]) -> tuple[Repl, io.StringIO]:
-        mock = MockModelServer(parse_scenario({"turns": [answer("a")]}, source="t"))
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", mock.start())
-        monkeypatch.chdir(folder)
-        args = build_parser().parse_args(["--mcp-config", json.dumps({"mcpServers": servers})])
-        repl = Repl(args)
-        err = io.StringIO()
-        repl.ui = TerminalUI(out=io.StringIO(), err=err)
-        repl.parts = await start_session(args, repl.ui)
-        opened.append((repl, mock))
+        repl, _mock, err = await repls.start(folder, ["--mcp-config", json.dumps({"mcpServers": servers})],
+                                             [answer("a")])
         await repl.parts.manager.wait_started(timeout=20)
         return repl, err
 
     yield begin
-    for repl, mock in opened:
-        await repl.parts.manager.aclose()
-        mock.stop()
+    await repls.close()
 
 
 def _offered(repl: Repl) -> set[str]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -26,10 +25,8 @@ import pytest
 
 from mini_claude.agent.subagents import SubagentGate
 from mini_claude.api.permissions import PermissionResultDeny, ToolPermissionContext, asker
-from mini_claude.cli.main import build_parser
 from mini_claude.cli.questions.permission import BLOCK_VIEW
 from mini_claude.cli.repl import Repl
-from mini_claude.cli.session_args import start_session
 from mini_claude.cli.terminal.render import TerminalUI
 from mini_claude.mcp.apps.channel import THEMES
 from mini_claude.mcp.apps.loopback import MAX_BODY_BYTES, ViewServer
@@ -37,9 +34,8 @@ from mini_claude.mcp.apps.service import ViewCallAdmission
 from mini_claude.mcp.naming import qualify_tool_name
 from mini_claude.mcp.protocol import McpTool
 from mini_claude.mcp.server_state import McpToolEntry
-from mini_claude.models.mock_server import MockModelServer
-from mini_claude.models.scenario import parse_scenario
 from mini_claude.permissions.answers import AskContext
+from tests.cli.repl_in_process import InProcessRepls
 from tests.helpers import eventually
 from tests.integration.conftest import answer
 from tests.mcp.apps.bridge_world import World, methods, world
@@ -122,40 +118,25 @@ def _tool(name: str) -> McpTool:
 
 @pytest.fixture
 async def start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Start]:
-    home = tmp_path / "home"
-    (home / ".claude").mkdir(parents=True)
+    repls = InProcessRepls(tmp_path, monkeypatch)
     work = tmp_path / "work"
     work.mkdir()
-    for name in [n for n in os.environ if n.startswith(("ANTHROPIC_", "OPENAI_", "MINI_CLAUDE_"))]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("MINI_CLAUDE_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
-    monkeypatch.chdir(work)
-    opened: list[tuple[Repl, MockModelServer]] = []
 
     async def begin() -> Session:
-        mock = MockModelServer(parse_scenario({"turns": [answer("a")]}, source="t"))
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", mock.start())
-        args = build_parser().parse_args(["--settings", json.dumps({"mcpApps": {"openBrowser": "never"}})])
-        repl = Repl(args)
-        err = io.StringIO()
-        repl.ui = TerminalUI(out=io.StringIO(), err=err)
-        repl._apps.ui = repl.ui
         keys = Keys()
-        repl._ask = keys.ask  # type: ignore[method-assign]
-        repl._prompt_text = keys.prompt_text  # type: ignore[method-assign]
-        repl.parts = await start_session(args, repl.ui, apps=True, ask_permission=repl._ask_permission)
-        opened.append((repl, mock))
+
+        def prepare(repl: Repl) -> dict[str, Any]:
+            repl._apps.ui = repl.ui
+            repl._ask = keys.ask  # type: ignore[method-assign]
+            repl._prompt_text = keys.prompt_text  # type: ignore[method-assign]
+            return {"apps": True, "ask_permission": repl._ask_permission}
+
+        repl, _mock, err = await repls.start(
+            work, ["--settings", json.dumps({"mcpApps": {"openBrowser": "never"}})], [answer("a")], prepare=prepare)
         return Session(repl, keys, err)
 
     yield begin
-    for repl, mock in opened:
-        assert repl.parts is not None
-        if repl.parts.apps is not None:
-            await repl.parts.apps.aclose()
-        await repl.parts.manager.aclose()
-        mock.stop()
+    await repls.close()
 
 
 def _question_lines(printed: str) -> list[str]:

@@ -78,6 +78,14 @@ async def session(options: Options) -> AsyncIterator[Session]:
         await running.close()
 
 
+async def board_view(running: Session, web: FakeWeb) -> tuple[FakeChannel, str]:
+    """Ask for the board; once its view is announced and the turn has its result: the view's channel and id."""
+    await running.client.query("show me the board")
+    await eventually(lambda: running.system("mcp_app_view") and running.results(), "the view and the result",
+                     within_s=20)
+    return web.channel_, running.system("mcp_app_view")[0].data["view_id"]
+
+
 async def request(channel: FakeChannel, view_id: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
     request_id = await channel.post(view_id, method, params)
     assert request_id is not None
@@ -193,9 +201,7 @@ async def test_the_permission_callback_is_told_a_view_asks(world: ApiWorld, mock
     options = world.options(mock.url, mcp_servers={"apps": SERVER}, can_use_tool=can_use_tool,
                             settings=json.dumps({"mcpApps": {"openBrowser": "never"}}))
     async with session(options) as running:
-        await running.client.query("show me the board")
-        await eventually(lambda: running.system("mcp_app_view") and running.results(), "the view", within_s=20)
-        channel, view_id = web.channel_, running.system("mcp_app_view")[0].data["view_id"]
+        channel, view_id = await board_view(running, web)
         await request(channel, view_id, "ui/initialize", {})
         refused = await request(channel, view_id, "tools/call", {"name": "caps", "arguments": {}})
         assert "not from a page" in refused["error"]["message"]
@@ -309,10 +315,7 @@ async def test_a_views_sampling_follows_its_servers_policy(world: ApiWorld, mock
     server = {**SERVER, "sampling": policy}  # "ask" with no on_sampling callback: nobody answers, so refused
     options = world.options(mock.url, mcp_servers={"apps": server}, settings=json.dumps(SETTINGS))
     async with session(options) as running:
-        await running.client.query("show me the board")
-        await eventually(lambda: running.system("mcp_app_view") and running.results(), "the view and the result",
-                         within_s=20)
-        channel, view_id = web.channel_, running.system("mcp_app_view")[0].data["view_id"]
+        channel, view_id = await board_view(running, web)
         init = await request(channel, view_id, "ui/initialize", {"protocolVersion": "2026-01-26"})
         assert init["result"]["hostCapabilities"]["sampling"] == {"tools": {}}  # offered: the policy is not deny
         turns_before = len(mock.requests)
@@ -334,10 +337,7 @@ async def test_a_deny_policy_offers_views_no_sampling(world: ApiWorld, mock_mode
     options = world.options(mock.url, mcp_servers={"apps": {**SERVER, "sampling": "deny"}},
                             settings=json.dumps(SETTINGS))
     async with session(options) as running:
-        await running.client.query("show me the board")
-        await eventually(lambda: running.system("mcp_app_view") and running.results(), "the view and the result",
-                         within_s=20)
-        channel, view_id = web.channel_, running.system("mcp_app_view")[0].data["view_id"]
+        channel, view_id = await board_view(running, web)
         init = await request(channel, view_id, "ui/initialize", {"protocolVersion": "2026-01-26"})
         assert "sampling" not in init["result"]["hostCapabilities"]
         answer = await request(channel, view_id, "sampling/createMessage", SAMPLE)

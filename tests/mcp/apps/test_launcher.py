@@ -86,13 +86,20 @@ def test_a_failing_or_hanging_launcher_never_reaches_the_caller(calls: list[str]
         release.set()
 
 
-def test_a_real_browser_program_from_the_browser_variable(tmp_path: Path) -> None:
-    opened = tmp_path / "opened"
+def fake_browser(tmp_path: Path, argv_file: Path) -> tuple[Path, dict[str, str]]:
+    """A browser program that writes its argument to `argv_file`, and an environment with no display and no SSH
+    (so only $BROWSER decides)."""
     program = tmp_path / "fake-browser"
-    program.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {opened}\n')
+    program.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {argv_file}\n')
     program.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION",
                                                             "SSH_TTY")}
+    return program, env
+
+
+def test_a_real_browser_program_from_the_browser_variable(tmp_path: Path) -> None:
+    opened = tmp_path / "opened"
+    program, env = fake_browser(tmp_path, opened)
     code = f"from mini_claude.mcp.apps.launcher import open_in_browser; print(open_in_browser({URL!r}, 'auto'))"
     for browser, printed in ((str(program), "True"), ("", "False")):
         run = subprocess.run([sys.executable, "-c", code], env={**env, "BROWSER": browser}, cwd=ROOT,
@@ -107,11 +114,7 @@ def test_the_views_page_reaches_the_browser_without_its_token_on_the_command_lin
     without it (a link a view asked to open) the URL itself."""
     secret_url = "http://127.0.0.1:45678/TOKEN-abcdef123456/"
     argv_file = tmp_path / "argv"
-    program = tmp_path / "fake-browser"
-    program.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {argv_file}\n')
-    program.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION",
-                                                            "SSH_TTY")}
+    program, env = fake_browser(tmp_path, argv_file)
     code = ("import pathlib, stat, sys; from mini_claude.mcp.apps.launcher import open_in_browser; "
             f"print(open_in_browser({secret_url!r}, 'auto', private=True)); "
             f"arg = pathlib.Path({str(argv_file)!r}).read_text(); "

@@ -4,6 +4,9 @@ hang (500, dropped streams, expired sessions, 401), plus the SSE parser.
 
 Every failure must surface as a TransportError (or, for a lost response stream, a JSON-RPC error) within a second
 or so, never at the request's deadline.
+
+Why this module is long: each test is one way a real HTTP server fails a client, and they share the scripted
+server, its fixtures and the client helpers; split, each half would need all of them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""JsonRpcSession semantics over an in-memory transport (fast, deterministic), plus its hot path on a real pipe."""
+"""JsonRpcSession semantics over an in-memory transport (fast, deterministic), plus its hot path on a real pipe.
+
+Why this module is long: it is the one place the session's rules (ids, deadlines, cancellation, progress, inbound
+requests) are pinned, each a short test over the same in-memory transport."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """McpClient in the 2026-07-28 (modern, stateless) era over the in-memory transport: the era choice and memory,
 per-request `_meta`, -32022 retries, multi-round-trip requests, resultType defaults, ttl list caching, and the
-SEP-2243 header plumbing."""
+SEP-2243 header plumbing.
+
+Why this module is long: every test drives the same scripted modern-era server over the same in-memory transport;
+the era's features are pinned together because each changes what the others send."""
 
 from __future__ import annotations
 

@@ -8,7 +8,9 @@ user's browser), a hostile model and another local web page. Each test first sho
 (a question is asked, a POST is taken), then that the attack does not. Real parts: a real REPL session
 (`start_session` with the REPL's own question code, answers scripted at the one place keys are read), the real
 permission gate, the view gate the session builds, the real loopback server over real HTTP.
-/work/review/round8/REPORT.md has the whole list."""
+/work/review/round8/REPORT.md has the whole list.
+
+Why this module is long: a round's attacks stay together, one test per attack, as its report lists them."""
 
 from __future__ import annotations
 

@@ -7,7 +7,9 @@ proves the fix; each that held is kept as a regression test. Findings: /work/rev
 
 Real parts: the real `AppsService` and `AppBridge` over the in-memory web side of the bridge tests
 (tests/mcp/apps/bridge_world.py), real files, links and folders for the downloads, the real page builder
-(`LoopbackWeb.page`) for the grants, a real trace file."""
+(`LoopbackWeb.page`) for the grants, a real trace file.
+
+Why this module is long: a round's attacks stay together, one test per attack, as its report lists them."""
 
 from __future__ import annotations
 

@@ -9,7 +9,9 @@ zero-width joiner, a variation selector) in a command is shown as an escape, nev
 approved is the text that runs. Nothing is cut silently: a command, an argument list or a diff too long for the
 screen is shown head and tail around a marker saying how much is not shown, and `describe_call(…, whole=True)` (the
 question's "v" answer) shows all of it. A command's (or argument text's) lines after its first are shown behind a
-`GUTTER`, so none of them can pass for a line of the question (a view's header, the marker, another call).
+`GUTTER`, so none of them can pass for a line of the question (a view's header, the marker, another call); the rest
+(a name, a path in a note on why it asks, the "always" rule) is shown on one line, a break as `\n`, and U+2028/U+2029
+are shown as escapes everywhere.
 
 ExitPlanMode gets its own question (`plan_question`): the plan, whole, every line behind a bar so none of it can
 pass for our question, then yes / yes and auto-accept edits / no, keep planning (with what should change). No

@@ -9,7 +9,9 @@ zero-width joiner, a variation selector) in a command is shown as an escape, nev
 approved is the text that runs. Nothing is cut silently: a command, an argument list or a diff too long for the
 screen is shown head and tail around a marker saying how much is not shown, and `describe_call(…, whole=True)` (the
 question's "v" answer) shows all of it. A command's (or argument text's) lines after its first are shown behind a
-`GUTTER`, so none of them can pass for a line of the question (a view's header, the marker, another call).
+`GUTTER`, so none of them can pass for a line of the question (a view's header, the marker, another call); the rest
+(a name, a path in a note on why it asks, the "always" rule) is shown on one line, a break as `\n`, and U+2028/U+2029
+are shown as escapes everywhere.
 
 ExitPlanMode gets its own question (`plan_question`): the plan, whole, every line behind a bar so none of it can
 pass for our question, then yes / yes and auto-accept edits / no, keep planning (with what should change). No
@@ -67,7 +69,8 @@ async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answer
     if tool.name == EXIT_PLAN_MODE_TOOL_NAME:
         return await plan_question(args, answers)
     rules = gate.always_rules(tool, args)
-    why = [f"  {clean(note, visible=True, exact=True)}" for note in gate.why_asking(tool, args)]  # the real target, why
+    # the real target, why: on one line each (a path may hold a line break, and a line of its own would pass for ours)
+    why = [f"  {_shown(note)}" for note in gate.why_asking(tool, args)]
     described = [*describe_call(tool.name, args, gate.cwd, home=gate.home), *why]
     whole = [*describe_call(tool.name, args, gate.cwd, whole=True, home=gate.home), *why]
     if view is not None:
@@ -78,7 +81,7 @@ async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answer
     print("\n".join(described), file=sys.stderr)
     shown = ", ".join(rules)
     if rules:
-        question = f"Allow it? y = yes, a = yes and don't ask again for {clean(shown, visible=True, exact=True)}, n = no"
+        question = f"Allow it? y = yes, a = yes and don't ask again for {_shown(shown)}, n = no"
         choices = {"y": "yes", "a": "always", "n": "no"}
     else:  # no rule can name it (a WebFetch of [::1]): nothing to remember
         question, choices = "Allow it? y = yes, n = no", {"y": "yes", "n": "no"}
@@ -104,7 +107,7 @@ async def permission_question(gate: Any, tool: Any, args: dict[str, Any], answer
             answers.ui.warn(f"allowed for this session only: {exc}")
         else:
             later = "" if answers.trusted else " (later sessions use it once you trust this folder)"
-            answers.ui.info(f"saved {shown} to {path}{later}")
+            answers.ui.info(f"saved {_shown(shown)} to {path}{later}")
     elif answer == "no" and view is None:  # a view's call: no model reads what to do instead
         instead = await answers.prompt_text("What should the model do instead? (Enter to just decline) ")
         if instead and instead.strip():
@@ -212,7 +215,14 @@ def describe_call(name: str, args: dict[str, Any], cwd: Path, *, whole: bool = F
 
 def _shown(text: str) -> str:
     """Text on one line of the question: controls shown as escapes, a newline as `\\n`."""
-    return clean(text, visible=True, exact=True).replace("\n", "\\n")
+    return _visible(text).replace("\n", "\\n")
+
+
+def _visible(text: str) -> str:
+    """`clean(…, visible=True, exact=True)`, and the Unicode line and paragraph separators (U+2028/U+2029) shown
+    as escapes too: an editor or a terminal may break the line there, and elsewhere they show as nothing, so the
+    text approved would not read as the text that runs."""
+    return clean(text, visible=True, exact=True).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def _fit(text: str, whole: bool) -> str:
@@ -220,7 +230,7 @@ def _fit(text: str, whole: bool) -> str:
     of its own lines after the first starts with `GUTTER`, so no line of a command can pass for the question's
     (a header naming a view, our marker, another call)."""
     if whole or (len(text) <= MAX_SHOWN_CHARS and text.count("\n") < MAX_SHOWN_LINES):
-        return _gutter(clean(text, visible=True, exact=True))
+        return _gutter(_visible(text))
     head = "\n".join(text[:_HEAD_CHARS].split("\n")[:_HEAD_LINES])
     tail = "\n".join(text[-_TAIL_CHARS:].split("\n")[-_TAIL_LINES:])
     hidden = text[len(head):len(text) - len(tail)]
@@ -228,8 +238,8 @@ def _fit(text: str, whole: bool) -> str:
     what = [f"{len(hidden) - blank:,} not blank"] + ([f"{lines:,} line breaks"] if lines else [])
     marker = (f"  [… {len(hidden):,} more characters ({', '.join(what)}) not shown here — answer {VIEW_KEY} to see "
               "the whole text …]")
-    return (f"{_gutter(clean(head, visible=True, exact=True))}\n{marker}\n"
-            f"{GUTTER}{_gutter(clean(tail, visible=True, exact=True))}")
+    return (f"{_gutter(_visible(head))}\n{marker}\n"
+            f"{GUTTER}{_gutter(_visible(tail))}")
 
 
 def _gutter(text: str) -> str:

@@ -219,10 +219,8 @@ def _shown(text: str) -> str:
 
 
 def _visible(text: str) -> str:
-    """`clean(…, visible=True, exact=True)`, and the Unicode line and paragraph separators (U+2028/U+2029) shown
-    as escapes too: an editor or a terminal may break the line there, and elsewhere they show as nothing, so the
-    text approved would not read as the text that runs."""
-    return clean(text, visible=True, exact=True).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    """The text as it will run, every hidden character (U+2028/U+2029 too) shown as an escape."""
+    return clean(text, visible=True, exact=True)
 
 
 def _fit(text: str, whole: bool) -> str:

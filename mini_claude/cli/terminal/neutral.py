@@ -38,10 +38,11 @@ _HIDDEN = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069"
     "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
 )
-# invisible but otherwise harmless in prose (joiners, variation selectors, fillers, a soft hyphen): kept in what the
-# model writes (emoji need them), shown as escapes where the text shown is the text that runs (`exact`)
+# invisible but otherwise harmless in prose (joiners, variation selectors, fillers, a soft hyphen, the Unicode line
+# and paragraph separators U+2028/U+2029, which an editor may break a line at): kept in what the model writes
+# (emoji need them), shown as escapes where the text shown is the text that runs (`exact`)
 _INVISIBLE = re.compile(
-    "[\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200c\u200d\u206a-\u206f\u3164\ufe00-\ufe0f"
+    "[\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200c\u200d\u2028\u2029\u206a-\u206f\u3164\ufe00-\ufe0f"
     "\uffa0\U000e0100-\U000e01ef]"
 )
 
